@@ -1,0 +1,12 @@
+# zgc_add_unit_test(NAME SOURCES src... [LIBS lib...])
+# Builds one Criterion test binary and registers it with ctest.
+find_library(CRITERION_LIB criterion)
+function(zgc_add_unit_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} ${CRITERION_LIB})
+  target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
+  # Criterion forks one process per test; keep it to one job per core.
+  add_test(NAME ${name} COMMAND ${name} --jobs 2)
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300)
+endfunction()

@@ -1,0 +1,141 @@
+/* internal.h — data layout shared by the anomaly modules (not installed).
+ *
+ * A history is a flat array of records.  Every cell, value, agent, tool
+ * and transaction id is interned to a dense uint32_t (ZGAN_NULL = 0 is the
+ * null value), so the detectors compare integers and can index arrays by
+ * id.  Per-record lists live in two pools (pairs and ids) addressed by
+ * spans. */
+#ifndef ZGAN_INTERNAL_H
+#define ZGAN_INTERNAL_H
+
+#include "anomalies.h"
+
+#include <jansson.h>
+
+/* ---- allocation (aborts with a message when memory runs out) ---- */
+
+void *zgan_xmalloc(size_t n);
+void *zgan_xcalloc(size_t n, size_t size);
+void *zgan_xrealloc(void *p, size_t n);
+/* Grows *p (element size `size`) so that it holds at least `need`
+ * elements; *cap is updated. */
+void zgan_grow(void **p, size_t *cap, size_t need, size_t size);
+
+/* ---- interning (intern.c) ---- */
+
+typedef enum { ZGAN_TEXT_NULL, ZGAN_TEXT_STRING, ZGAN_TEXT_INT, ZGAN_TEXT_JSON } zgan_text_kind;
+
+typedef struct {
+  size_t off;   /* into chars: the id's text, NUL-terminated */
+  uint32_t len;
+  uint8_t kind; /* how the first occurrence was written (for display) */
+} zgan_entry;
+
+typedef struct {
+  char *chars;
+  size_t nchars, capchars;
+  zgan_entry *entries;
+  size_t n, cap;
+  uint32_t *slots;  /* open addressing; ZGAN_NONE = empty */
+  uint32_t *hashes; /* high half of each occupied slot's hash */
+  size_t nslots;
+} zgan_intern;
+
+void zgan_intern_init(zgan_intern *t);
+void zgan_intern_free(zgan_intern *t);
+/* The id of `text` (len bytes), adding it with display kind `kind` if new.
+ * Returns ZGAN_NONE only if the table is full (2^32 - 2 ids). */
+uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text_kind kind);
+uint32_t zgan_intern_find(const zgan_intern *t, const char *text, size_t len);
+const char *zgan_intern_text(const zgan_intern *t, uint32_t id);
+/* Appends the id as JSON text (strings quoted and escaped) to `f`. */
+void zgan_intern_print(const zgan_intern *t, uint32_t id, FILE *f);
+/* A new jansson value for the id. */
+json_t *zgan_intern_json(const zgan_intern *t, uint32_t id);
+
+/* ---- records ---- */
+
+typedef struct {
+  uint32_t off, len;
+} zgan_span;
+
+typedef struct {
+  uint32_t cell, value;
+} zgan_pair;
+
+enum {
+  ZGAN_HAS_READ_TIME = 1u << 0,
+  ZGAN_HAS_WRITE_TIME = 1u << 1,
+  ZGAN_ABORTED = 1u << 2,
+  ZGAN_HAS_READ_REG = 1u << 3,  /* read_registry or tools_visible_at_read */
+  ZGAN_HAS_WRITE_REG = 1u << 4, /* write_registry or tools_used */
+  ZGAN_HAS_TXN = 1u << 5,       /* an explicit `txn` key */
+};
+
+typedef struct {
+  uint32_t line;  /* 1-based line of the record in its file */
+  uint32_t flags; /* ZGAN_HAS_* / ZGAN_ABORTED */
+  uint32_t agent; /* ZGAN_NULL when absent */
+  uint32_t id;    /* txn id (or record number, see reader.c); ZGAN_NONE */
+  uint32_t planned_tool; /* ZGAN_NULL when absent */
+  int64_t read_time, write_time;
+  zgan_span reads;  /* pairs: distinct cells read, with the values read */
+  zgan_span writes; /* pairs: distinct cells written, with the values */
+  zgan_span io, co; /* pairs: issuance and commit order */
+  zgan_span read_reg, write_reg, preds; /* ids */
+} zgan_record;
+
+struct zgan_history {
+  char *name;
+  zgan_intern strings;
+  zgan_record *rec;
+  size_t nrec, caprec;
+  zgan_pair *pairs;
+  size_t npairs, cappairs;
+  uint32_t *ids;
+  size_t nids, capids;
+  bool provenance; /* some record has `preds` */
+};
+
+static inline const zgan_pair *zgan_pairs(const zgan_history *h, zgan_span s) {
+  return h->pairs + s.off;
+}
+static inline const uint32_t *zgan_ids(const zgan_history *h, zgan_span s) {
+  return h->ids + s.off;
+}
+
+/* ---- reports ---- */
+
+void zgan_report_init(zgan_report *r);
+void zgan_report_add(zgan_report *r, zgan_kind k, zgan_witness w);
+zgan_witness zgan_witness_none(void);
+
+/* fast detectors, one per predicate (detect.c, detect_a1.c) */
+void zgan_detect_a1(const zgan_history *h, bool same_agent, zgan_report *r);
+void zgan_detect_a2(const zgan_history *h, zgan_report *r);
+void zgan_detect_a3_precise(const zgan_history *h, zgan_report *r);
+void zgan_detect_a3_residue(const zgan_history *h, zgan_report *r);
+void zgan_detect_a6(const zgan_history *h, bool any_diff, zgan_report *r);
+
+/* the oracle, one per predicate (oracle.c, library zgc_anomalies_oracle) */
+void zgan_oracle_a1(const zgan_history *h, bool same_agent, zgan_report *r);
+void zgan_oracle_a2(const zgan_history *h, zgan_report *r);
+void zgan_oracle_a3_precise(const zgan_history *h, zgan_report *r);
+void zgan_oracle_a3_residue(const zgan_history *h, zgan_report *r);
+void zgan_oracle_a6(const zgan_history *h, bool any_diff, zgan_report *r);
+
+/* ---- output (output.c) ---- */
+
+typedef struct {
+  size_t histories;
+  size_t with[ZGAN_NKINDS];
+  size_t levels[5];
+} zgan_summary;
+
+void zgan_summary_add(zgan_summary *s, const zgan_report *r);
+void zgan_print_text(FILE *f, const zgan_history *h, const zgan_report *r);
+void zgan_print_summary(FILE *f, const zgan_summary *s);
+json_t *zgan_file_json(const zgan_history *h, const zgan_report *r);
+json_t *zgan_summary_json(const zgan_summary *s, json_t *files);
+
+#endif

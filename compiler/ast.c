@@ -1,0 +1,463 @@
+/* ast.c — AST constructors, names of kinds, and printers. */
+#include "zgc.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+ZExpr *za_expr(ZArena *a, ZExprKind k, ZSpan span)
+{
+    ZExpr *e = zu_alloc(a, sizeof *e);
+    e->kind = k;
+    e->span = span;
+    e->life = -1;
+    return e;
+}
+
+ZStmt *za_stmt(ZArena *a, ZStmtKind k, ZSpan span)
+{
+    ZStmt *s = zu_alloc(a, sizeof *s);
+    s->kind = k;
+    s->span = span;
+    s->life.index = s->to.index = -1;
+    return s;
+}
+
+ZDecl *za_decl(ZArena *a, ZDeclKind k, ZSpan span)
+{
+    ZDecl *d = zu_alloc(a, sizeof *d);
+    d->kind = k;
+    d->span = span;
+    return d;
+}
+
+ZType *za_type(ZArena *a, ZTypeKind k, ZSpan span)
+{
+    ZType *t = zu_alloc(a, sizeof *t);
+    t->kind = k;
+    t->span = span;
+    return t;
+}
+
+#define ZA_NAME(k, s) [k] = s,
+static const char *const expr_names[] = {ZA_EXPR_KINDS(ZA_NAME)};
+static const char *const stmt_names[] = {ZA_STMT_KINDS(ZA_NAME)};
+static const char *const decl_names[] = {ZA_DECL_KINDS(ZA_NAME)};
+
+const char *za_expr_kind_name(ZExprKind k) { return k < E__COUNT ? expr_names[k] : "?"; }
+const char *za_stmt_kind_name(ZStmtKind k) { return k < S__COUNT ? stmt_names[k] : "?"; }
+const char *za_decl_kind_name(ZDeclKind k) { return k < D__COUNT ? decl_names[k] : "?"; }
+
+const char *za_op_text(ZOp op)
+{
+    switch (op) {
+    case OP_NEG: return "-";
+    case OP_NOT: return "!";
+    case OP_ADD: return "+";
+    case OP_SUB: return "-";
+    case OP_MUL: return "*";
+    case OP_DIV: return "/";
+    case OP_MOD: return "%";
+    case OP_EQ: return "==";
+    case OP_NE: return "!=";
+    case OP_LT: return "<";
+    case OP_LE: return "<=";
+    case OP_GT: return ">";
+    case OP_GE: return ">=";
+    case OP_AND: return "&&";
+    case OP_OR: return "||";
+    }
+    return "?";
+}
+
+#define ZA_BI_NAME(k, s, n) [k] = s,
+#define ZA_BI_ARITY(k, s, n) [k] = n,
+static const char *const builtin_names[] = {[BI_NONE] = "", ZA_BUILTINS(ZA_BI_NAME)};
+static const int builtin_arity[] = {[BI_NONE] = 0, ZA_BUILTINS(ZA_BI_ARITY)};
+
+const char *za_builtin_name(ZBuiltin b) { return b < BI__COUNT ? builtin_names[b] : "?"; }
+int za_builtin_arity(ZBuiltin b) { return b < BI__COUNT ? builtin_arity[b] : 0; }
+
+ZBuiltin za_builtin_lookup(const char *name)
+{
+    for (int i = 1; i < BI__COUNT; i++)
+        if (strcmp(builtin_names[i], name) == 0) return (ZBuiltin)i;
+    return BI_NONE;
+}
+
+const char *za_action_kind_name(ZActionKind k)
+{
+    switch (k) {
+    case ACT_LLM: return "llm";
+    case ACT_PURE: return "pure";
+    case ACT_EXTERN_PURE: return "extern pure";
+    case ACT_EFFECT: return "effect";
+    case ACT_HUMAN: return "human";
+    }
+    return "?";
+}
+
+static void type_to_buf(ZBuf *b, const ZType *t)
+{
+    if (!t) {
+        zu_buf_puts(b, "<none>");
+        return;
+    }
+    switch (t->kind) {
+    case TY_ERROR: zu_buf_puts(b, "<error>"); break;
+    case TY_BOOL: zu_buf_puts(b, "bool"); break;
+    case TY_INT: zu_buf_puts(b, "int"); break;
+    case TY_FLOAT: zu_buf_puts(b, "float"); break;
+    case TY_STR: zu_buf_puts(b, "str"); break;
+    case TY_JSON: zu_buf_puts(b, "json"); break;
+    case TY_VOID: zu_buf_puts(b, "()"); break;
+    case TY_NULL: zu_buf_puts(b, "null"); break;
+    case TY_ENUM:
+    case TY_NAMED: zu_buf_puts(b, t->name ? t->name : "?"); break;
+    case TY_TUPLE:
+        zu_buf_putc(b, '(');
+        for (int i = 0; i < t->elems.len; i++) {
+            if (i) zu_buf_puts(b, ", ");
+            type_to_buf(b, t->elems.items[i]);
+        }
+        zu_buf_putc(b, ')');
+        break;
+    }
+}
+
+const char *za_type_str(ZArena *a, const ZType *t)
+{
+    ZBuf b = {0};
+    type_to_buf(&b, t);
+    const char *s = zu_strdup(a, b.data ? b.data : "");
+    zu_buf_free(&b);
+    return s;
+}
+
+bool za_type_eq(const ZType *x, const ZType *y)
+{
+    if (!x || !y) return x == y;
+    if (x->kind != y->kind) return false;
+    switch (x->kind) {
+    case TY_ENUM: return x->enum_decl == y->enum_decl;
+    case TY_NAMED: return x->name == y->name || (x->name && y->name && !strcmp(x->name, y->name));
+    case TY_TUPLE:
+        if (x->elems.len != y->elems.len) return false;
+        for (int i = 0; i < x->elems.len; i++)
+            if (!za_type_eq(x->elems.items[i], y->elems.items[i])) return false;
+        return true;
+    default: return true;
+    }
+}
+
+/* ---- expression printer ---------------------------------------------------- */
+
+/* Binding strength, loosest first, mirroring grammar/parser.y. */
+enum { P_COND = 1, P_OR, P_AND, P_SINCE, P_PREFIX, P_EQ, P_REL, P_ADD, P_MUL, P_UNARY, P_PRIMARY };
+
+static int prec(const ZExpr *e)
+{
+    switch (e->kind) {
+    case E_COND: return P_COND;
+    case E_SINCE: return P_SINCE;
+    case E_PREV: case E_ONCE: case E_HIST: case E_PAST: return P_PREFIX;
+    case E_UNARY: return P_UNARY;
+    case E_BINARY:
+        switch (e->op) {
+        case OP_OR: return P_OR;
+        case OP_AND: return P_AND;
+        case OP_EQ: case OP_NE: return P_EQ;
+        case OP_LT: case OP_LE: case OP_GT: case OP_GE: return P_REL;
+        case OP_ADD: case OP_SUB: return P_ADD;
+        default: return P_MUL;
+        }
+    case E_INT: return e->lit.i < 0 ? P_UNARY : P_PRIMARY;
+    case E_FLOAT: return e->lit.f < 0 ? P_UNARY : P_PRIMARY;
+    default: return P_PRIMARY;
+    }
+}
+
+static void print_str_lit(ZBuf *b, const char *s, size_t n)
+{
+    zu_buf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': zu_buf_puts(b, "\\\""); break;
+        case '\\': zu_buf_puts(b, "\\\\"); break;
+        case '\n': zu_buf_puts(b, "\\n"); break;
+        case '\t': zu_buf_puts(b, "\\t"); break;
+        case '\r': zu_buf_puts(b, "\\r"); break;
+        default:
+            if (c < 0x20 || c == 0x7f) zu_buf_printf(b, "\\u{%x}", c);
+            else zu_buf_putc(b, (char)c);
+        }
+    }
+    zu_buf_putc(b, '"');
+}
+
+static void pe(ZBuf *b, const ZExpr *e, int min);
+
+static void pe_list(ZBuf *b, const ZVec *v)
+{
+    for (int i = 0; i < v->len; i++) {
+        if (i) zu_buf_puts(b, ", ");
+        pe(b, v->items[i], P_COND);
+    }
+}
+
+static void pe(ZBuf *b, const ZExpr *e, int min)
+{
+    if (!e) {
+        zu_buf_puts(b, "<null>");
+        return;
+    }
+    int p = prec(e);
+    bool paren = p < min;
+    if (paren) zu_buf_putc(b, '(');
+    switch (e->kind) {
+    case E_INT: zu_buf_printf(b, "%" PRId64, e->lit.i); break;
+    case E_FLOAT: {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.17g", e->lit.f);
+        if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
+        zu_buf_puts(b, tmp);
+        break;
+    }
+    case E_STR: print_str_lit(b, e->lit.s ? e->lit.s : "", e->slen); break;
+    case E_BOOL: zu_buf_puts(b, e->lit.b ? "true" : "false"); break;
+    case E_NULL: zu_buf_puts(b, "null"); break;
+    case E_NAME: zu_buf_puts(b, e->name); break;
+    case E_AT_VAR: zu_buf_printf(b, "@%s.%s", e->lifeline, e->name); break;
+    case E_UNARY:
+        zu_buf_puts(b, za_op_text(e->op));
+        pe(b, e->a, P_UNARY);
+        break;
+    case E_BINARY:
+        /* left-associative: the right operand binds one level tighter */
+        pe(b, e->a, p);
+        zu_buf_printf(b, " %s ", za_op_text(e->op));
+        pe(b, e->b, p + 1);
+        break;
+    case E_COND:
+        pe(b, e->c, P_OR);
+        zu_buf_puts(b, " ? ");
+        pe(b, e->a, P_COND);
+        zu_buf_puts(b, " : ");
+        pe(b, e->b, P_COND);
+        break;
+    case E_CALL:
+        zu_buf_printf(b, "%s(", e->name);
+        pe_list(b, &e->args);
+        zu_buf_putc(b, ')');
+        break;
+    case E_TUPLE:
+        zu_buf_putc(b, '(');
+        pe_list(b, &e->args);
+        zu_buf_putc(b, ')');
+        break;
+    case E_AT:
+        zu_buf_printf(b, "@%s(", e->lifeline);
+        pe(b, e->a, P_COND);
+        zu_buf_putc(b, ')');
+        break;
+    case E_PREV: zu_buf_puts(b, "prev "); pe(b, e->a, P_PREFIX); break;
+    case E_ONCE: zu_buf_puts(b, "once "); pe(b, e->a, P_PREFIX); break;
+    case E_HIST: zu_buf_puts(b, "historically "); pe(b, e->a, P_PREFIX); break;
+    case E_PAST: zu_buf_puts(b, "past "); pe(b, e->a, P_PREFIX); break;
+    case E_SINCE:
+        pe(b, e->a, P_SINCE);
+        zu_buf_puts(b, " since ");
+        pe(b, e->b, P_PREFIX);
+        break;
+    case E_SEEN: zu_buf_printf(b, "seen %s", e->lifeline); break;
+    default: zu_buf_puts(b, "?"); break;
+    }
+    if (paren) zu_buf_putc(b, ')');
+}
+
+void za_print_expr(ZBuf *b, const ZExpr *e) { pe(b, e, P_COND); }
+
+/* ---- program printer (`zgc parse --ast`) ----------------------------------- */
+
+static void indent(FILE *out, int n)
+{
+    for (int i = 0; i < n; i++) fputs("  ", out);
+}
+
+static void print_expr_line(FILE *out, const ZExpr *e)
+{
+    ZBuf b = {0};
+    za_print_expr(&b, e);
+    fputs(b.data ? b.data : "", out);
+    zu_buf_free(&b);
+}
+
+static void print_type(FILE *out, const ZType *t)
+{
+    ZBuf b = {0};
+    type_to_buf(&b, t);
+    fputs(b.data ? b.data : "", out);
+    zu_buf_free(&b);
+}
+
+static void print_exprs(FILE *out, const ZVec *v)
+{
+    for (int i = 0; i < v->len; i++) {
+        if (i) fputs(", ", out);
+        print_expr_line(out, v->items[i]);
+    }
+}
+
+static void print_span(FILE *out, ZSpan s)
+{
+    fprintf(out, " <%d:%d-%d:%d>", s.first_line, s.first_column, s.last_line, s.last_column);
+}
+
+static void print_stmts(FILE *out, const ZVec *v, int d);
+
+static void print_stmt(FILE *out, const ZStmt *s, int d)
+{
+    indent(out, d);
+    fputs(za_stmt_kind_name(s->kind), out);
+    switch (s->kind) {
+    case S_MSG:
+        fprintf(out, " %s(", s->life.name);
+        print_exprs(out, &s->args);
+        fprintf(out, ") -> %s(", s->to.name);
+        print_exprs(out, &s->params);
+        fputc(')', out);
+        break;
+    case S_ASSIGN:
+        fprintf(out, " %s: ", s->life.name);
+        if (s->targets.len || s->tuple_lhs) {
+            if (s->tuple_lhs) fputc('(', out);
+            for (int i = 0; i < s->targets.len; i++)
+                fprintf(out, "%s%s", i ? ", " : "", ((ZTarget *)s->targets.items[i])->name);
+            if (s->tuple_lhs) fputc(')', out);
+            fputs(" = ", out);
+        }
+        print_expr_line(out, s->expr);
+        if (s->is_action) fputs(" [action]", out);
+        break;
+    case S_BLOCK:
+    case S_SKIP: fprintf(out, " %s", s->life.name); break;
+    case S_IF:
+    case S_WHILE:
+        if (s->construct) fprintf(out, "#%d", s->construct);
+        fputc(' ', out);
+        print_expr_line(out, s->expr);
+        fprintf(out, " @ %s", s->life.name);
+        break;
+    case S_PAR:
+        if (s->construct) fprintf(out, " par%d", s->construct);
+        break;
+    case S_COREGION: break;
+    case S_RETURN:
+        for (int i = 0; i < s->items.len; i++) {
+            ZReturnItem *r = s->items.items[i];
+            fprintf(out, "%s %s @ %s", i ? "," : "", r->value->name, r->at.name);
+        }
+        break;
+    default: break;
+    }
+    print_span(out, s->span);
+    fputc('\n', out);
+    switch (s->kind) {
+    case S_BLOCK:
+    case S_COREGION: print_stmts(out, &s->body, d + 1); break;
+    case S_IF:
+    case S_WHILE:
+        print_stmts(out, &s->body, d + 1);
+        if (s->has_else) {
+            indent(out, d);
+            fputs("else\n", out);
+            print_stmts(out, &s->els, d + 1);
+        }
+        break;
+    case S_PAR:
+        for (int i = 0; i < s->branches.len; i++) {
+            indent(out, d + 1);
+            fprintf(out, "branch %d\n", i + 1);
+            print_stmts(out, &((ZBranch *)s->branches.items[i])->body, d + 2);
+        }
+        break;
+    default: break;
+    }
+}
+
+static void print_stmts(FILE *out, const ZVec *v, int d)
+{
+    for (int i = 0; i < v->len; i++) print_stmt(out, v->items[i], d);
+}
+
+static void print_params(FILE *out, const ZVec *v)
+{
+    for (int i = 0; i < v->len; i++) {
+        ZParam *p = v->items[i];
+        if (i) fputs(", ", out);
+        if (p->name) fprintf(out, "%s: ", p->name);
+        print_type(out, p->type);
+        if (p->owner) fprintf(out, " @ %s", p->owner);
+    }
+}
+
+void za_print_program(FILE *out, const ZProgram *p)
+{
+    for (int i = 0; i < p->decls.len; i++) {
+        const ZDecl *d = p->decls.items[i];
+        switch (d->kind) {
+        case D_LIFELINE: fprintf(out, "lifeline %s", d->name); break;
+        case D_CONST:
+            fprintf(out, "const %s = ", d->name);
+            print_expr_line(out, d->expr);
+            break;
+        case D_ENUM:
+            fprintf(out, "enum %s {", d->name);
+            for (int k = 0; k < d->members.len; k++)
+                fprintf(out, "%s %s", k ? "," : "", ((ZParam *)d->members.items[k])->name);
+            fputs(" }", out);
+            break;
+        case D_VAR:
+            fprintf(out, "var %s: ", d->name);
+            print_type(out, d->type);
+            if (d->expr) {
+                fputs(" = ", out);
+                print_expr_line(out, d->expr);
+            }
+            break;
+        case D_GUARD:
+            fprintf(out, "guard %s = ", d->name);
+            print_expr_line(out, d->expr);
+            break;
+        case D_ACTION:
+            fprintf(out, "%s %s(", za_action_kind_name(d->action), d->name);
+            print_params(out, &d->params);
+            fputs(") -> (", out);
+            print_params(out, &d->results);
+            fputc(')', out);
+            if (d->expr) {
+                fputs(" = ", out);
+                print_expr_line(out, d->expr);
+            }
+            break;
+        case D_WORKFLOW:
+            fprintf(out, "workflow %s(", d->name);
+            print_params(out, &d->params);
+            fputs(") -> (", out);
+            print_params(out, &d->results);
+            fputc(')', out);
+            break;
+        default: break;
+        }
+        print_span(out, d->span);
+        fputc('\n', out);
+        if (d->kind == D_ACTION)
+            for (int k = 0; k < d->props.len; k++) {
+                ZProp *pr = d->props.items[k];
+                fprintf(out, "  %s = ", pr->key);
+                print_expr_line(out, pr->value);
+                fputc('\n', out);
+            }
+        if (d->kind == D_WORKFLOW) print_stmts(out, &d->body, 1);
+    }
+}

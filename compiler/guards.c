@@ -1,0 +1,916 @@
+/* guards.c — CPL guard enumeration: unfolding, sub(Φ), Vars(Φ) and the
+ * per-lifeline monitor tables (§6, CPL paper §4–§5).
+ *
+ * 1. Unfolding.  Every guard that zk_is_cpl() reports as CPL is unfolded
+ *    to primitive CPL: named guards are inlined; `once φ` becomes
+ *    `true since φ`; `historically φ` becomes `!(true since !φ)`; `past φ`
+ *    becomes `@B1(true since φ) || … || @Bn(true since φ)` over all
+ *    lifelines in declaration order; `seen B` becomes `@B(true)`.  A
+ *    maximal subexpression without a temporal or causal operator is one
+ *    atom (it may contain @B.x terms); named guards inside an atom are
+ *    inlined too, so an atom never refers to a guard.  A bare `true` is
+ *    the constant F_TRUE.  Formulas are hash-consed: atoms by their
+ *    printed text, other nodes by kind, lifeline and operands.  The
+ *    evaluation lifeline is not part of a formula's identity: sub(Φ) is
+ *    lifeline independent and the lifeline indexes the monitor tables.
+ *    Nodes are created children first, so creation order is a bottom-up
+ *    order and a node's id is its position in sub(Φ).
+ *
+ * 2. Evaluation lifelines.  A guard is evaluated by its owner; inside
+ *    @B(θ) the evaluation lifeline switches to B.  The walk visits each
+ *    (subformula, lifeline) pair once.  For @B(θ) evaluated on E ≠ B:
+ *      - if B cannot reach E in the message graph, @B(θ) is constantly
+ *        false on E (no B-event is ever in E's causal past), so nothing is
+ *        required and θ is not evaluated on B on its behalf;
+ *      - otherwise E requires view(B, θ), and B evaluates θ at every one
+ *        of its events.
+ *    An @B.x term of an atom evaluated on E ≠ B likewise requires
+ *    var(B, x) on E when B can reach E (when E = B it is the local store).
+ *
+ * 3. Forwarding rule.  The message graph has an edge Y → X for every send
+ *    and send-ctl of the projected programs (user and control messages
+ *    both carry monitor metadata); ⇝ is its reflexive-transitive closure
+ *    and over-approximates every causal path of every run.  A requirement
+ *    "E needs entry (B, θ)" (or (B, x)) is carried by exactly the
+ *    lifelines
+ *          C(E, B) = { Y | B ⇝ Y and Y ⇝ E }
+ *    (B itself exports the entry, E keeps it, everybody in between
+ *    forwards it).  Every monitor lifeline sends its full vector clock and
+ *    all its entries on every outgoing message; a lifeline without a
+ *    monitor sends no metadata, which receivers read as the zero clock.
+ *
+ *    Why this preserves Algorithm 1's invariant (for every kept entry
+ *    (B, θ) of X with vc_X(B) = k > 0, view_X(B, θ) is θ at B's k-th
+ *    event): the invariant can only break on a receive at X from Y where
+ *    the message is ahead on B (μ.vc(B) > vc_X(B)) but does not carry
+ *    (B, θ).  Being ahead on B means a B-event reached Y, so B ⇝ Y; X ∈
+ *    C(E, B) gives X ⇝ E, hence Y → X ⇝ E; so Y ∈ C(E, B) carries the
+ *    entry, and Y's own copy is correct by induction over the causally
+ *    closed prefix.  The same argument shows that a lifeline without a
+ *    monitor is never ahead on a lifeline whose entries its receiver
+ *    keeps, so reading its missing metadata as zero loses nothing, and
+ *    that vc_X(B) is exact for every B that X keeps entries about.
+ *    Lifelines that cannot reach E never influence E's causal past and
+ *    need nothing.  Entries not required anywhere only ever feed
+ *    subformulas that are not evaluated, so dropping them changes no
+ *    guard value.  Hence every guard value equals Definition 3 at its
+ *    choice event.
+ *
+ * 4. State-size model (bytes per lifeline with a monitor; 0 otherwise):
+ *      vc      8 × |lifelines|            one 64-bit counter per lifeline
+ *      values  ceil(|evaluates| / 8)      view(L, ψ): current truth values
+ *      old     ceil(|evaluates| / 8)      previous-event copies
+ *      views   ceil(|remote views| / 8)   view(B, θ), B ≠ L; presence is
+ *                                         given by the vector clock
+ *      vars    16 × |var views|           tagged value slots var(B, x),
+ *                                         including L's own exported ones
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "zgc.h"
+
+typedef struct Triple {
+    int y;   /* carrier lifeline */
+    int b;   /* entry lifeline */
+    int key; /* formula id or variable index */
+} Triple;
+
+typedef struct TripleVec {
+    Triple *items;
+    size_t len, cap;
+} TripleVec;
+
+typedef struct Enum {
+    ZArena *arena;
+    const ZProgram *prog;
+    ZGuardTable *t;
+    int nlife;
+    /* hash-consing of formulas */
+    ZFormula **htab;
+    size_t hcap, hcount;
+    ZVec texts;        /* const char* per formula id: atom text (NULL otherwise) */
+    ZVec inlining;     /* named guards being inlined (cycle protection) */
+    /* monitor tables */
+    ZLifeSet *adj;     /* adj[Y]: lifelines Y sends to */
+    ZLifeSet *reach;   /* reach[Y]: lifelines reachable from Y (reflexive) */
+    ZLifeSet *evalset; /* per formula id: its evaluation lifelines */
+    TripleVec views, vars;
+} Enum;
+
+/* ------------------------------------------------------------------ */
+/* hash-consing                                                        */
+/* ------------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t fhash(ZFormulaKind k, const char *text, int life, const ZFormula *a, const ZFormula *b)
+{
+    uint64_t h = mix(0x12345, (uint64_t)k);
+    h = mix(h, (uint64_t)(uintptr_t)text);
+    h = mix(h, (uint64_t)(life + 1));
+    h = mix(h, (uint64_t)(a ? a->id + 1 : 0));
+    h = mix(h, (uint64_t)(b ? b->id + 1 : 0));
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return h;
+}
+
+static const char *text_of(const Enum *en, const ZFormula *f)
+{
+    return ZU_VEC_AT(en->texts, f->id);
+}
+
+static bool fsame(const Enum *en, const ZFormula *f, ZFormulaKind k, const char *text, int life,
+                  const ZFormula *a, const ZFormula *b)
+{
+    return f->kind == k && text_of(en, f) == text && f->life == life && f->a == a && f->b == b;
+}
+
+static void rehash(Enum *en)
+{
+    size_t ncap = en->hcap ? en->hcap * 2 : 256;
+    ZFormula **nt = calloc(ncap, sizeof *nt);
+    if (!nt)
+        ZU_ICE("out of memory");
+    for (size_t i = 0; i < en->hcap; i++) {
+        ZFormula *f = en->htab[i];
+        if (!f)
+            continue;
+        size_t j = fhash(f->kind, text_of(en, f), f->life, f->a, f->b) & (ncap - 1);
+        while (nt[j])
+            j = (j + 1) & (ncap - 1);
+        nt[j] = f;
+    }
+    free(en->htab);
+    en->htab = nt;
+    en->hcap = ncap;
+}
+
+static ZFormula *mk(Enum *en, ZFormulaKind k, const ZExpr *atom, const char *text, int life,
+                    ZFormula *a, ZFormula *b)
+{
+    if ((en->hcount + 1) * 2 > en->hcap)
+        rehash(en);
+    size_t j = fhash(k, text, life, a, b) & (en->hcap - 1);
+    for (ZFormula *f; (f = en->htab[j]) != NULL; j = (j + 1) & (en->hcap - 1))
+        if (fsame(en, f, k, text, life, a, b))
+            return f;
+    ZFormula *f = zu_alloc(en->arena, sizeof *f);
+    f->kind = k;
+    f->id = en->t->subs.len;
+    f->atom = atom;
+    f->life = life;
+    f->a = a;
+    f->b = b;
+    zu_vec_push(en->arena, &en->t->subs, f);
+    zu_vec_push(en->arena, &en->texts, (void *)text);
+    en->htab[j] = f;
+    en->hcount++;
+    return f;
+}
+
+static ZFormula *mk_true(Enum *en) { return mk(en, F_TRUE, NULL, NULL, -1, NULL, NULL); }
+static ZFormula *mk1(Enum *en, ZFormulaKind k, ZFormula *a) { return mk(en, k, NULL, NULL, -1, a, NULL); }
+static ZFormula *mk2(Enum *en, ZFormulaKind k, ZFormula *a, ZFormula *b)
+{
+    return mk(en, k, NULL, NULL, -1, a, b);
+}
+static ZFormula *mk_at(Enum *en, int life, ZFormula *a) { return mk(en, F_AT, NULL, NULL, life, a, NULL); }
+
+/* ------------------------------------------------------------------ */
+/* unfolding                                                           */
+/* ------------------------------------------------------------------ */
+
+static bool is_inlining(const Enum *en, const ZDecl *d)
+{
+    for (int i = 0; i < en->inlining.len; i++)
+        if (ZU_VEC_AT(en->inlining, i) == d)
+            return true;
+    return false;
+}
+
+static const ZDecl *guard_ref(const Enum *en, const ZExpr *e)
+{
+    if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl && e->decl->expr &&
+        !is_inlining(en, e->decl))
+        return e->decl;
+    return NULL;
+}
+
+/* The expression with every named-guard reference replaced by the guard's
+ * formula (copy on write: unchanged subtrees are shared). */
+static const ZExpr *inline_guards(Enum *en, const ZExpr *e)
+{
+    if (!e)
+        return NULL;
+    const ZDecl *g = guard_ref(en, e);
+    if (g) {
+        zu_vec_push(en->arena, &en->inlining, (void *)g);
+        const ZExpr *r = inline_guards(en, g->expr);
+        en->inlining.len--;
+        return r;
+    }
+    const ZExpr *a = inline_guards(en, e->a);
+    const ZExpr *b = inline_guards(en, e->b);
+    const ZExpr *c = inline_guards(en, e->c);
+    bool changed = a != e->a || b != e->b || c != e->c;
+    const ZExpr **args = NULL;
+    if (e->args.len) {
+        args = zu_alloc(en->arena, sizeof *args * (size_t)e->args.len);
+        for (int i = 0; i < e->args.len; i++) {
+            args[i] = inline_guards(en, ZU_VEC_AT(e->args, i));
+            changed |= args[i] != ZU_VEC_AT(e->args, i);
+        }
+    }
+    if (!changed)
+        return e;
+    ZExpr *n = zu_alloc(en->arena, sizeof *n);
+    *n = *e;
+    n->a = (ZExpr *)a;
+    n->b = (ZExpr *)b;
+    n->c = (ZExpr *)c;
+    memset(&n->args, 0, sizeof n->args);
+    for (int i = 0; i < e->args.len; i++)
+        zu_vec_push(en->arena, &n->args, (void *)args[i]);
+    return n;
+}
+
+static void note_vars(Enum *en, const ZExpr *e)
+{
+    if (!e)
+        return;
+    if (e->kind == E_AT_VAR && e->name) {
+        const char *x = zu_intern(en->arena, e->name, strlen(e->name));
+        bool known = false;
+        for (int i = 0; i < en->t->vars.len && !known; i++)
+            known = ZU_VEC_AT(en->t->vars, i) == x;
+        if (!known)
+            zu_vec_push(en->arena, &en->t->vars, (void *)x);
+    }
+    note_vars(en, e->a);
+    note_vars(en, e->b);
+    note_vars(en, e->c);
+    for (int i = 0; i < e->args.len; i++)
+        note_vars(en, ZU_VEC_AT(e->args, i));
+}
+
+/* A maximal subexpression without temporal or causal operators. */
+static ZFormula *mk_atom(Enum *en, const ZExpr *e)
+{
+    if (e->kind == E_BOOL && e->lit.b)
+        return mk_true(en);
+    const ZExpr *x = inline_guards(en, e);
+    ZBuf b = {0};
+    za_print_expr(&b, x);
+    const char *text = zu_intern(en->arena, b.data ? b.data : "", b.len);
+    zu_buf_free(&b);
+    int before = en->t->subs.len;
+    ZFormula *f = mk(en, F_ATOM, x, text, -1, NULL, NULL);
+    if (en->t->subs.len > before)
+        note_vars(en, x);
+    return f;
+}
+
+static ZFormula *unfold(Enum *en, const ZExpr *e);
+
+/* An operand of a formula operator: unfolded, or an atom if it has no
+ * temporal/causal operator. */
+static ZFormula *operand(Enum *en, const ZExpr *e, ZFormula *f)
+{
+    return f ? f : mk_atom(en, e);
+}
+
+/* Returns the unfolded formula, or NULL when `e` contains no temporal or
+ * causal operator (the caller then makes it, or an enclosing expression,
+ * an atom).  Children are unfolded left to right, so atoms (and Vars(Φ))
+ * appear in source order. */
+static ZFormula *unfold(Enum *en, const ZExpr *e)
+{
+    if (!e)
+        return NULL;
+    const ZDecl *g = guard_ref(en, e);
+    if (g) {
+        zu_vec_push(en->arena, &en->inlining, (void *)g);
+        ZFormula *f = unfold(en, g->expr);
+        en->inlining.len--;
+        return f;
+    }
+    ZFormula *fa, *fb, *fc, *t;
+    switch (e->kind) {
+    case E_AT:
+        return mk_at(en, e->life, operand(en, e->a, unfold(en, e->a)));
+    case E_SEEN:
+        return mk_at(en, e->life, mk_true(en));
+    case E_PREV:
+        return mk1(en, F_PREV, operand(en, e->a, unfold(en, e->a)));
+    case E_SINCE:
+        fa = operand(en, e->a, unfold(en, e->a));
+        fb = operand(en, e->b, unfold(en, e->b));
+        return mk2(en, F_SINCE, fa, fb);
+    case E_ONCE:
+        t = mk_true(en);
+        return mk2(en, F_SINCE, t, operand(en, e->a, unfold(en, e->a)));
+    case E_HIST:
+        t = mk_true(en);
+        fa = mk1(en, F_NOT, operand(en, e->a, unfold(en, e->a)));
+        return mk1(en, F_NOT, mk2(en, F_SINCE, t, fa));
+    case E_PAST: {
+        t = mk_true(en);
+        ZFormula *inner = mk2(en, F_SINCE, t, operand(en, e->a, unfold(en, e->a)));
+        ZFormula *r = NULL;
+        for (int i = 0; i < en->nlife; i++) {
+            ZFormula *at = mk_at(en, i, inner);
+            r = r ? mk2(en, F_OR, r, at) : at;
+        }
+        return r ? r : mk_true(en);
+    }
+    case E_UNARY:
+        fa = unfold(en, e->a);
+        if (!fa)
+            return NULL;
+        if (e->op == OP_NOT)
+            return mk1(en, F_NOT, fa);
+        break;
+    case E_BINARY:
+        fa = unfold(en, e->a);
+        fb = unfold(en, e->b);
+        if (!fa && !fb)
+            return NULL;
+        fa = operand(en, e->a, fa);
+        fb = operand(en, e->b, fb);
+        switch (e->op) {
+        case OP_AND:
+            return mk2(en, F_AND, fa, fb);
+        case OP_OR:
+            return mk2(en, F_OR, fa, fb);
+        case OP_EQ: /* a == b on formulas: (a && b) || (!a && !b) */
+            return mk2(en, F_OR, mk2(en, F_AND, fa, fb),
+                       mk2(en, F_AND, mk1(en, F_NOT, fa), mk1(en, F_NOT, fb)));
+        case OP_NE: /* (a && !b) || (!a && b) */
+            return mk2(en, F_OR, mk2(en, F_AND, fa, mk1(en, F_NOT, fb)),
+                       mk2(en, F_AND, mk1(en, F_NOT, fa), fb));
+        default:
+            break;
+        }
+        break;
+    case E_COND: /* c ? a : b on formulas: (c && a) || (!c && b) */
+        fc = unfold(en, e->c);
+        fa = unfold(en, e->a);
+        fb = unfold(en, e->b);
+        if (!fa && !fb && !fc)
+            return NULL;
+        fc = operand(en, e->c, fc);
+        fa = operand(en, e->a, fa);
+        fb = operand(en, e->b, fb);
+        return mk2(en, F_OR, mk2(en, F_AND, fc, fa), mk2(en, F_AND, mk1(en, F_NOT, fc), fb));
+    default: {
+        /* terms, literals, calls: a CPL operator may not occur inside */
+        bool inner = unfold(en, e->a) || unfold(en, e->b) || unfold(en, e->c);
+        for (int i = 0; i < e->args.len && !inner; i++)
+            inner = unfold(en, ZU_VEC_AT(e->args, i)) != NULL;
+        if (!inner)
+            return NULL;
+        break;
+    }
+    }
+    ZU_ICE("CPL operator inside a %s expression (the checker should have rejected it)",
+           za_expr_kind_name(e->kind));
+}
+
+/* ------------------------------------------------------------------ */
+/* guards of the workflow                                              */
+/* ------------------------------------------------------------------ */
+
+static void collect_guards(Enum *en, const ZVec *stmts)
+{
+    for (int i = 0; i < stmts->len; i++) {
+        const ZStmt *s = ZU_VEC_AT(*stmts, i);
+        switch (s->kind) {
+        case S_IF:
+        case S_WHILE: {
+            ZGuardInfo *gi = zu_alloc(en->arena, sizeof *gi);
+            gi->construct = s;
+            gi->tag = zu_fmt(en->arena, "%s#%d", s->kind == S_IF ? "if" : "while", s->construct);
+            gi->owner = s->life.index;
+            gi->source = s->expr;
+            gi->cpl = s->expr && zk_is_cpl(s->expr);
+            if (gi->cpl)
+                gi->root = operand(en, s->expr, unfold(en, s->expr));
+            zu_vec_push(en->arena, &en->t->guards, gi);
+            collect_guards(en, &s->body);
+            collect_guards(en, &s->els);
+            break;
+        }
+        case S_PAR:
+            for (int k = 0; k < s->branches.len; k++) {
+                const ZBranch *br = ZU_VEC_AT(s->branches, k);
+                collect_guards(en, &br->body);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* message graph                                                       */
+/* ------------------------------------------------------------------ */
+
+static void add_edges(Enum *en, int from, const ZVec *locals)
+{
+    for (int i = 0; i < locals->len; i++) {
+        const ZLocal *l = ZU_VEC_AT(*locals, i);
+        if ((l->kind == L_SEND || l->kind == L_SEND_CTL) && l->peer >= 0 && l->peer < en->nlife)
+            zj_set_add(&en->adj[from], l->peer);
+        add_edges(en, from, &l->body);
+        add_edges(en, from, &l->els);
+    }
+}
+
+static void compute_reach(Enum *en, const ZLocalSet *ls)
+{
+    int n = en->nlife;
+    for (int i = 0; i < ls->programs.len; i++) {
+        const ZLocalProgram *lp = ZU_VEC_AT(ls->programs, i);
+        if (lp->lifeline >= 0 && lp->lifeline < n)
+            add_edges(en, lp->lifeline, &lp->body);
+    }
+    int *stack = malloc(sizeof *stack * (size_t)(n > 0 ? n : 1));
+    if (!stack)
+        ZU_ICE("out of memory");
+    for (int s = 0; s < n; s++) {
+        ZLifeSet *r = &en->reach[s];
+        int sp = 0;
+        zj_set_add(r, s);
+        stack[sp++] = s;
+        while (sp > 0) {
+            int u = stack[--sp];
+            for (int v = 0; v < n; v++) {
+                if (zj_set_has(&en->adj[u], v) && !zj_set_has(r, v)) {
+                    zj_set_add(r, v);
+                    stack[sp++] = v;
+                }
+            }
+        }
+    }
+    free(stack);
+}
+
+static bool reaches(const Enum *en, int from, int to) { return zj_set_has(&en->reach[from], to); }
+
+/* ------------------------------------------------------------------ */
+/* evaluation lifelines and view requirements                          */
+/* ------------------------------------------------------------------ */
+
+static void push_triple(TripleVec *v, int y, int b, int key)
+{
+    if (v->len == v->cap) {
+        size_t ncap = v->cap ? v->cap * 2 : 64;
+        Triple *n = realloc(v->items, ncap * sizeof *n);
+        if (!n)
+            ZU_ICE("out of memory");
+        v->items = n;
+        v->cap = ncap;
+    }
+    v->items[v->len++] = (Triple){y, b, key};
+}
+
+/* E needs an entry about B: every lifeline on a path B ⇝ Y ⇝ E carries it. */
+static void require(Enum *en, TripleVec *into, int e, int b, int key)
+{
+    for (int y = 0; y < en->nlife; y++)
+        if (reaches(en, y, e) && reaches(en, b, y))
+            push_triple(into, y, b, key);
+}
+
+static int var_index(const Enum *en, const char *name)
+{
+    const char *x = zu_intern(en->arena, name, strlen(name));
+    for (int i = 0; i < en->t->vars.len; i++)
+        if (ZU_VEC_AT(en->t->vars, i) == x)
+            return i;
+    ZU_ICE("variable %s missing from Vars", name);
+}
+
+static void scan_terms(Enum *en, const ZExpr *e, int eval)
+{
+    if (!e)
+        return;
+    if (e->kind == E_AT_VAR && e->name && e->life >= 0 && e->life < en->nlife && e->life != eval &&
+        reaches(en, e->life, eval))
+        require(en, &en->vars, eval, e->life, var_index(en, e->name));
+    scan_terms(en, e->a, eval);
+    scan_terms(en, e->b, eval);
+    scan_terms(en, e->c, eval);
+    for (int i = 0; i < e->args.len; i++)
+        scan_terms(en, ZU_VEC_AT(e->args, i), eval);
+}
+
+static void mark(Enum *en, const ZFormula *f, int eval)
+{
+    if (zj_set_has(&en->evalset[f->id], eval))
+        return;
+    zj_set_add(&en->evalset[f->id], eval);
+    switch (f->kind) {
+    case F_TRUE:
+        break;
+    case F_ATOM:
+        scan_terms(en, f->atom, eval);
+        break;
+    case F_NOT:
+    case F_PREV:
+        mark(en, f->a, eval);
+        break;
+    case F_AND:
+    case F_OR:
+    case F_SINCE:
+        mark(en, f->a, eval);
+        mark(en, f->b, eval);
+        break;
+    case F_AT:
+        if (f->life == eval) {
+            mark(en, f->a, eval);
+        } else if (f->life >= 0 && f->life < en->nlife && reaches(en, f->life, eval)) {
+            require(en, &en->views, eval, f->life, f->a->id);
+            mark(en, f->a, f->life);
+        }
+        break;
+    }
+}
+
+static int cmp_triple(const void *x, const void *y)
+{
+    const Triple *a = x, *b = y;
+    if (a->y != b->y)
+        return a->y < b->y ? -1 : 1;
+    if (a->b != b->b)
+        return a->b < b->b ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return 0;
+}
+
+/* Sorts, removes duplicates and distributes the entries to the monitors. */
+static void distribute(Enum *en, TripleVec *v, bool is_var)
+{
+    if (v->len == 0)
+        return;
+    qsort(v->items, v->len, sizeof *v->items, cmp_triple);
+    for (size_t i = 0; i < v->len; i++) {
+        const Triple *tr = &v->items[i];
+        if (i > 0 && cmp_triple(tr, &v->items[i - 1]) == 0)
+            continue;
+        ZLifelineMonitor *m = ZU_VEC_AT(en->t->monitors, tr->y);
+        ZViewEntry *ve = zu_alloc(en->arena, sizeof *ve);
+        ve->life = tr->b;
+        if (is_var) {
+            ve->sub = -1;
+            ve->var = ZU_VEC_AT(en->t->vars, tr->key);
+            zu_vec_push(en->arena, &m->var_views, ve);
+        } else {
+            ve->sub = tr->key;
+            zu_vec_push(en->arena, &m->bool_views, ve);
+        }
+    }
+}
+
+static size_t bits_bytes(size_t n) { return (n + 7) / 8; }
+
+static int remote_views(const ZLifelineMonitor *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->bool_views.len; i++) {
+        const ZViewEntry *v = ZU_VEC_AT(m->bool_views, i);
+        n += v->life != m->life;
+    }
+    return n;
+}
+
+static void build_monitors(Enum *en)
+{
+    ZGuardTable *t = en->t;
+    int nsub = t->subs.len;
+    for (int L = 0; L < en->nlife; L++) {
+        ZLifelineMonitor *m = zu_alloc(en->arena, sizeof *m);
+        m->life = L;
+        zu_vec_push(en->arena, &t->monitors, m);
+    }
+    if (nsub == 0)
+        return;
+    en->evalset = calloc((size_t)nsub, sizeof *en->evalset);
+    if (!en->evalset)
+        ZU_ICE("out of memory");
+    for (int i = 0; i < t->guards.len; i++) {
+        const ZGuardInfo *gi = ZU_VEC_AT(t->guards, i);
+        if (gi->root && gi->owner >= 0 && gi->owner < en->nlife)
+            mark(en, gi->root, gi->owner);
+    }
+    distribute(en, &en->views, false);
+    distribute(en, &en->vars, true);
+    for (int L = 0; L < en->nlife; L++) {
+        ZLifelineMonitor *m = ZU_VEC_AT(t->monitors, L);
+        for (int id = 0; id < nsub; id++)
+            if (zj_set_has(&en->evalset[id], L))
+                zu_vec_push(en->arena, &m->evaluates, ZU_VEC_AT(t->subs, id));
+        m->needs_monitor = m->evaluates.len > 0 || m->bool_views.len > 0 || m->var_views.len > 0;
+        if (m->needs_monitor)
+            m->state_bytes = 8 * (size_t)en->nlife + 2 * bits_bytes((size_t)m->evaluates.len) +
+                             bits_bytes((size_t)remote_views(m)) + 16 * (size_t)m->var_views.len;
+    }
+}
+
+ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls)
+{
+    Enum en;
+    memset(&en, 0, sizeof en);
+    en.arena = a;
+    en.prog = p;
+    en.nlife = p->lifelines.len;
+    if (en.nlife > ZJ_MAX_LIFELINES)
+        ZU_ICE("%d lifelines exceed the limit of %d", en.nlife, ZJ_MAX_LIFELINES);
+    en.t = zu_alloc(a, sizeof *en.t);
+    en.t->prog = p;
+    if (!ls)
+        ls = zj_project(a, p, wf);
+
+    collect_guards(&en, &wf->body);
+
+    size_t nl = (size_t)(en.nlife > 0 ? en.nlife : 1);
+    en.adj = calloc(nl, sizeof *en.adj);
+    en.reach = calloc(nl, sizeof *en.reach);
+    if (!en.adj || !en.reach)
+        ZU_ICE("out of memory");
+    compute_reach(&en, ls);
+    build_monitors(&en);
+
+    free(en.htab);
+    free(en.adj);
+    free(en.reach);
+    free(en.evalset);
+    free(en.views.items);
+    free(en.vars.items);
+    return en.t;
+}
+
+/* ------------------------------------------------------------------ */
+/* printing                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *life_name(const ZProgram *p, int i)
+{
+    if (i < 0 || i >= p->lifelines.len)
+        return "?";
+    const ZDecl *d = ZU_VEC_AT(p->lifelines, i);
+    return d->name;
+}
+
+/* Precedence of formula-level syntax: || 1, && 2, since 3, prefix 4,
+ * comparison and arithmetic atoms 5, primaries 6. */
+static int atom_prec(const ZExpr *e)
+{
+    switch (e->kind) {
+    case E_BINARY:
+        if (e->op == OP_OR)
+            return 1;
+        if (e->op == OP_AND)
+            return 2;
+        return 5;
+    case E_UNARY:
+        return 4;
+    case E_COND:
+        return 0;
+    default:
+        return 6;
+    }
+}
+
+static int fprec(const ZFormula *f)
+{
+    switch (f->kind) {
+    case F_OR:
+        return 1;
+    case F_AND:
+        return 2;
+    case F_SINCE:
+        return 3;
+    case F_NOT:
+    case F_PREV:
+        return 4;
+    case F_ATOM:
+        return atom_prec(f->atom);
+    case F_TRUE:
+    case F_AT:
+        return 6;
+    }
+    return 6;
+}
+
+static void put_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f, int ctx)
+{
+    bool paren = fprec(f) < ctx;
+    if (paren)
+        zu_buf_putc(b, '(');
+    switch (f->kind) {
+    case F_TRUE:
+        zu_buf_puts(b, "true");
+        break;
+    case F_ATOM:
+        za_print_expr(b, f->atom);
+        break;
+    case F_NOT:
+        zu_buf_putc(b, '!');
+        put_formula(b, t, f->a, 6);
+        break;
+    case F_PREV:
+        zu_buf_puts(b, "prev ");
+        put_formula(b, t, f->a, 6);
+        break;
+    case F_AND:
+    case F_OR:
+        put_formula(b, t, f->a, fprec(f));
+        zu_buf_puts(b, f->kind == F_AND ? " && " : " || ");
+        put_formula(b, t, f->b, fprec(f) + 1);
+        break;
+    case F_SINCE:
+        put_formula(b, t, f->a, 4);
+        zu_buf_puts(b, " since ");
+        put_formula(b, t, f->b, 4);
+        break;
+    case F_AT:
+        zu_buf_printf(b, "@%s(", life_name(t->prog, f->life));
+        put_formula(b, t, f->a, 0);
+        zu_buf_putc(b, ')');
+        break;
+    }
+    if (paren)
+        zu_buf_putc(b, ')');
+}
+
+void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
+{
+    put_formula(b, t, f, 0);
+}
+
+static const char *fkind_name(ZFormulaKind k)
+{
+    switch (k) {
+    case F_TRUE: return "true";
+    case F_ATOM: return "atom";
+    case F_NOT: return "not";
+    case F_AND: return "and";
+    case F_OR: return "or";
+    case F_PREV: return "prev";
+    case F_SINCE: return "since";
+    case F_AT: return "at";
+    }
+    return "?";
+}
+
+static void put_sub_row(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
+{
+    zu_buf_printf(b, "  φ%-4d %-6s ", f->id, fkind_name(f->kind));
+    switch (f->kind) {
+    case F_TRUE:
+        zu_buf_puts(b, "true");
+        break;
+    case F_ATOM:
+        za_print_expr(b, f->atom);
+        break;
+    case F_NOT:
+        zu_buf_printf(b, "!φ%d", f->a->id);
+        break;
+    case F_PREV:
+        zu_buf_printf(b, "prev φ%d", f->a->id);
+        break;
+    case F_AND:
+        zu_buf_printf(b, "φ%d && φ%d", f->a->id, f->b->id);
+        break;
+    case F_OR:
+        zu_buf_printf(b, "φ%d || φ%d", f->a->id, f->b->id);
+        break;
+    case F_SINCE:
+        zu_buf_printf(b, "φ%d since φ%d", f->a->id, f->b->id);
+        break;
+    case F_AT:
+        zu_buf_printf(b, "@%s(φ%d)", life_name(t->prog, f->life), f->a->id);
+        break;
+    }
+    zu_buf_putc(b, '\n');
+}
+
+/* Distinct @B.x terms of the atoms of sub(Φ), in sub(Φ) order. */
+static void collect_terms(const ZExpr *e, ZVec *terms, ZArena *scratch)
+{
+    if (!e)
+        return;
+    if (e->kind == E_AT_VAR) {
+        bool dup = false;
+        for (int i = 0; i < terms->len && !dup; i++) {
+            const ZExpr *o = ZU_VEC_AT(*terms, i);
+            dup = o->life == e->life && o->name && e->name && strcmp(o->name, e->name) == 0;
+        }
+        if (!dup)
+            zu_vec_push(scratch, terms, (void *)e);
+    }
+    collect_terms(e->a, terms, scratch);
+    collect_terms(e->b, terms, scratch);
+    collect_terms(e->c, terms, scratch);
+    for (int i = 0; i < e->args.len; i++)
+        collect_terms(ZU_VEC_AT(e->args, i), terms, scratch);
+}
+
+void zg_print(FILE *out, const ZGuardTable *t)
+{
+    ZBuf b = {0};
+    const ZProgram *p = t->prog;
+
+    for (int i = 0; i < t->guards.len; i++) {
+        const ZGuardInfo *gi = ZU_VEC_AT(t->guards, i);
+        zu_buf_printf(&b, "guard %s @ %s: ", gi->tag, life_name(p, gi->owner));
+        if (gi->source)
+            za_print_expr(&b, gi->source);
+        zu_buf_putc(&b, '\n');
+        if (gi->root) {
+            zu_buf_puts(&b, "  unfolded: ");
+            zg_print_formula(&b, t, gi->root);
+            zu_buf_printf(&b, "  [φ%d]\n", gi->root->id);
+            zu_buf_puts(&b, "  kind: cpl\n");
+        } else {
+            zu_buf_puts(&b, "  kind: plain (no monitor)\n");
+        }
+    }
+    if (t->guards.len == 0)
+        zu_buf_puts(&b, "no guards\n");
+
+    zu_buf_printf(&b, "\nsub(Φ): %d\n", t->subs.len);
+    for (int i = 0; i < t->subs.len; i++)
+        put_sub_row(&b, t, ZU_VEC_AT(t->subs, i));
+
+    zu_buf_puts(&b, "\nVars(Φ):");
+    if (t->vars.len == 0)
+        zu_buf_puts(&b, " none");
+    for (int i = 0; i < t->vars.len; i++)
+        zu_buf_printf(&b, " %s", (const char *)ZU_VEC_AT(t->vars, i));
+    zu_buf_putc(&b, '\n');
+    if (t->vars.len) {
+        ZArena *scratch = zu_arena_new();
+        ZVec terms = {0};
+        for (int i = 0; i < t->subs.len; i++) {
+            const ZFormula *f = ZU_VEC_AT(t->subs, i);
+            if (f->kind == F_ATOM)
+                collect_terms(f->atom, &terms, scratch);
+        }
+        zu_buf_puts(&b, "  terms:");
+        for (int i = 0; i < terms.len; i++) {
+            const ZExpr *e = ZU_VEC_AT(terms, i);
+            zu_buf_printf(&b, " @%s.%s", life_name(p, e->life), e->name);
+        }
+        zu_buf_putc(&b, '\n');
+        zu_arena_free(scratch);
+    }
+
+    for (int i = 0; i < t->monitors.len; i++) {
+        const ZLifelineMonitor *m = ZU_VEC_AT(t->monitors, i);
+        zu_buf_putc(&b, '\n');
+        zu_buf_printf(&b, "lifeline %s: %s\n", life_name(p, m->life),
+                      m->needs_monitor ? "monitor" : "no monitor");
+        if (!m->needs_monitor)
+            continue;
+        zu_buf_puts(&b, "  evaluates:");
+        if (m->evaluates.len == 0)
+            zu_buf_puts(&b, " none");
+        for (int k = 0; k < m->evaluates.len; k++) {
+            const ZFormula *f = ZU_VEC_AT(m->evaluates, k);
+            zu_buf_printf(&b, " φ%d", f->id);
+        }
+        zu_buf_puts(&b, "\n  bool views:");
+        if (m->bool_views.len == 0)
+            zu_buf_puts(&b, " none");
+        for (int k = 0; k < m->bool_views.len; k++) {
+            const ZViewEntry *v = ZU_VEC_AT(m->bool_views, k);
+            zu_buf_printf(&b, " view(%s, φ%d)", life_name(p, v->life), v->sub);
+        }
+        zu_buf_puts(&b, "\n  var views:");
+        if (m->var_views.len == 0)
+            zu_buf_puts(&b, " none");
+        for (int k = 0; k < m->var_views.len; k++) {
+            const ZViewEntry *v = ZU_VEC_AT(m->var_views, k);
+            zu_buf_printf(&b, " var(%s, %s)", life_name(p, v->life), v->var);
+        }
+        int nl = p->lifelines.len;
+        size_t ev = bits_bytes((size_t)m->evaluates.len);
+        zu_buf_printf(&b,
+                      "\n  state: vc %d × 8 B + values %zu B + old %zu B + views %zu B + vars %d × 16 B = %zu B\n",
+                      nl, ev, ev, bits_bytes((size_t)remote_views(m)), m->var_views.len, m->state_bytes);
+    }
+    if (b.len)
+        fwrite(b.data, 1, b.len, out);
+    zu_buf_free(&b);
+}

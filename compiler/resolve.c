@@ -1,0 +1,772 @@
+/* resolve.c — names (language reference §3, §4 rule 5).
+ *
+ * zr_resolve builds one symbol table per namespace and binds every name in
+ * the program to its declaration:
+ *
+ *   lifelines   `lifeline A, B;`
+ *   values      variables, constants, enum members and named guards share
+ *               one namespace: `x` in an expression must mean one thing, so
+ *               an enum member may not have the name of a variable (or of a
+ *               member of another enum)
+ *   types       enums
+ *   actions     every action kind; a name of a builtin function is refused
+ *   workflows
+ *
+ * A workflow input `x: T @ A` initialises the variable `x`; when no `var x`
+ * is declared the input declares it (an implicit D_VAR appended to
+ * p->vars).  Several workflows may share such an implicit variable; the
+ * checker verifies that all the types agree.
+ *
+ * Besides names, the resolver checks what is purely structural: duplicate
+ * declarations, parameters, outputs and inputs, `return` as the last
+ * statement of a workflow, recursion among pure actions and among named
+ * guards.  It numbers if/while constructs and parallel regions in pre-order
+ * (per workflow) and marks action statements.
+ *
+ * After zr_resolve, `index` is the ordinal within its kind for every
+ * declaration (lifelines and variables as documented in zgc.h; constants,
+ * enums, guards, actions and workflows likewise), and an enum's `type` is
+ * the TY_ENUM type naming it. */
+#include "zgc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- symbol tables ------------------------------------------------------ */
+
+typedef struct Sym {
+    const char *name;
+    ZNameKind kind; /* values namespace */
+    ZDecl *decl;
+    int member;     /* enum member index */
+    ZSpan span;     /* where it was declared */
+} Sym;
+
+typedef struct Table {
+    Sym **slots;
+    int cap, len;
+} Table;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static Sym *tab_get(const Table *t, const char *name)
+{
+    if (!t->cap || !name) return NULL;
+    for (size_t i = hash_str(name) & (size_t)(t->cap - 1);; i = (i + 1) & (size_t)(t->cap - 1)) {
+        Sym *s = t->slots[i];
+        if (!s) return NULL;
+        if (s->name == name || strcmp(s->name, name) == 0) return s;
+    }
+}
+
+static void tab_put(ZArena *a, Table *t, Sym *sym)
+{
+    if ((t->len + 1) * 2 > t->cap) {
+        int ncap = t->cap ? t->cap * 2 : 32;
+        Sym **ns = zu_alloc(a, sizeof *ns * (size_t)ncap);
+        for (int i = 0; i < t->cap; i++) {
+            Sym *s = t->slots[i];
+            if (!s) continue;
+            size_t j = hash_str(s->name) & (size_t)(ncap - 1);
+            while (ns[j]) j = (j + 1) & (size_t)(ncap - 1);
+            ns[j] = s;
+        }
+        t->slots = ns;
+        t->cap = ncap;
+    }
+    size_t j = hash_str(sym->name) & (size_t)(t->cap - 1);
+    while (t->slots[j]) j = (j + 1) & (size_t)(t->cap - 1);
+    t->slots[j] = sym;
+    t->len++;
+}
+
+typedef struct R {
+    ZArena *a;
+    ZProgram *p;
+    ZDiag *d;
+    Table lifes, vals, types, acts, wfs;
+    ZDecl *pure;    /* the pure action whose body is being resolved */
+    int n_ctl, n_par;
+    int counts[D__COUNT];
+} R;
+
+static const char *value_kind_name(ZNameKind k)
+{
+    switch (k) {
+    case NAME_VAR: return "variable";
+    case NAME_CONST: return "constant";
+    case NAME_MEMBER: return "enum member";
+    case NAME_GUARD: return "guard";
+    case NAME_PARAM: return "parameter";
+    default: return "name";
+    }
+}
+
+/* Declares `name` in `t`; reports a duplicate and returns NULL if taken.
+ * `what` names the new declaration's kind; `old_what` (may be NULL) the
+ * kind of what is already there when it can differ. */
+static Sym *declare(R *r, Table *t, const char *name, ZSpan at, const char *what)
+{
+    if (!name) return NULL;
+    Sym *old = tab_get(t, name);
+    if (old) {
+        const char *old_what = t == &r->vals ? value_kind_name(old->kind) : what;
+        if (strcmp(old_what, what) == 0)
+            zd_error(r->d, at, "duplicate %s `%s`", what, name);
+        else
+            zd_error(r->d, at, "%s `%s` clashes with %s `%s`", what, name, old_what, name);
+        zd_note(r->d, old->span, "previous declaration of `%s` here", name);
+        return NULL;
+    }
+    Sym *s = zu_alloc(r->a, sizeof *s);
+    s->name = name;
+    s->span = at;
+    tab_put(r->a, t, s);
+    return s;
+}
+
+/* ---- suggestions -------------------------------------------------------- */
+
+/* Levenshtein distance, giving up (returning a large value) beyond 2. */
+static int edit_distance(const char *x, const char *y)
+{
+    size_t n = strlen(x), m = strlen(y);
+    if (n > 64 || m > 64) return 99;
+    if ((n > m ? n - m : m - n) > 2) return 99;
+    int row[65];
+    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int up = row[j];
+            int best = diag + (x[i - 1] != y[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+/* The closest name in `t` within distance 2 (and shorter than the name). */
+static const Sym *closest(const Table *t, const char *name, bool vars_only)
+{
+    const Sym *best = NULL;
+    int bestd = 3;
+    int len = (int)strlen(name);
+    for (int i = 0; i < t->cap; i++) {
+        const Sym *s = t->slots[i];
+        if (!s || (vars_only && s->kind != NAME_VAR)) continue;
+        int dist = edit_distance(name, s->name);
+        if (dist < bestd && dist < len) {
+            best = s;
+            bestd = dist;
+        }
+    }
+    return best;
+}
+
+static void suggest(R *r, const Table *t, const char *name, bool vars_only)
+{
+    const Sym *s = closest(t, name, vars_only);
+    if (s) zd_note(r->d, s->span, "did you mean `%s`?", s->name);
+}
+
+/* ---- lifelines and types ------------------------------------------------ */
+
+static int resolve_lifeline(R *r, const char *name, ZSpan at)
+{
+    if (!name) return -1;
+    Sym *s = tab_get(&r->lifes, name);
+    if (s) return s->decl->index;
+    zd_error(r->d, at, "unknown lifeline `%s`", name);
+    suggest(r, &r->lifes, name, false);
+    return -1;
+}
+
+static void resolve_life_ref(R *r, ZLifeRef *l)
+{
+    l->index = resolve_lifeline(r, l->name, l->span);
+}
+
+static void resolve_type(R *r, ZType *t)
+{
+    if (!t) return;
+    if (t->kind == TY_TUPLE) {
+        for (int i = 0; i < t->elems.len; i++) resolve_type(r, t->elems.items[i]);
+        return;
+    }
+    if (t->kind != TY_NAMED) return;
+    Sym *s = tab_get(&r->types, t->name);
+    if (!s) {
+        zd_error(r->d, t->span, "unknown type `%s`", t->name ? t->name : "?");
+        suggest(r, &r->types, t->name ? t->name : "", false);
+        t->kind = TY_ERROR;
+        return;
+    }
+    t->kind = TY_ENUM;
+    t->enum_decl = s->decl;
+}
+
+/* ---- expressions -------------------------------------------------------- */
+
+static void resolve_expr(R *r, ZExpr *e);
+
+static void unknown_value(R *r, const char *name, ZSpan at)
+{
+    zd_error(r->d, at, "unknown variable `%s`", name);
+    suggest(r, &r->vals, name, false);
+}
+
+static void resolve_name(R *r, ZExpr *e)
+{
+    if (r->pure) {
+        for (int i = 0; i < r->pure->params.len; i++) {
+            ZParam *pp = r->pure->params.items[i];
+            if (pp->name && strcmp(pp->name, e->name) == 0) {
+                e->name_kind = NAME_PARAM;
+                e->decl = r->pure;
+                e->member = i;
+                return;
+            }
+        }
+    }
+    Sym *s = tab_get(&r->vals, e->name);
+    if (!s) {
+        unknown_value(r, e->name, e->name_span);
+        return;
+    }
+    e->name_kind = s->kind;
+    e->decl = s->decl;
+    e->member = s->member;
+}
+
+static void resolve_call(R *r, ZExpr *e)
+{
+    ZBuiltin b = za_builtin_lookup(e->name);
+    if (b != BI_NONE) {
+        e->builtin = b;
+        return;
+    }
+    Sym *s = tab_get(&r->acts, e->name);
+    if (s) {
+        e->decl = s->decl;
+        return;
+    }
+    zd_error(r->d, e->name_span, "unknown action `%s`", e->name);
+    suggest(r, &r->acts, e->name, false);
+}
+
+static void resolve_expr(R *r, ZExpr *e)
+{
+    if (!e) return;
+    switch (e->kind) {
+    case E_NAME:
+        if (e->name) resolve_name(r, e);
+        break;
+    case E_AT_VAR: {
+        e->life = resolve_lifeline(r, e->lifeline, e->lifeline_span);
+        Sym *s = e->name ? tab_get(&r->vals, e->name) : NULL;
+        if (!s) {
+            if (e->name) unknown_value(r, e->name, e->name_span);
+        } else if (s->kind != NAME_VAR) {
+            zd_error(r->d, e->name_span, "`@%s.%s` needs a variable, but `%s` is a %s",
+                     e->lifeline, e->name, e->name, value_kind_name(s->kind));
+        } else {
+            e->name_kind = NAME_VAR;
+            e->decl = s->decl;
+        }
+        break;
+    }
+    case E_AT:
+        e->life = resolve_lifeline(r, e->lifeline, e->lifeline_span);
+        resolve_expr(r, e->a);
+        break;
+    case E_SEEN:
+        e->life = resolve_lifeline(r, e->lifeline, e->lifeline_span);
+        break;
+    case E_CALL:
+        if (e->name) resolve_call(r, e);
+        for (int i = 0; i < e->args.len; i++) resolve_expr(r, e->args.items[i]);
+        break;
+    case E_TUPLE:
+        for (int i = 0; i < e->args.len; i++) resolve_expr(r, e->args.items[i]);
+        break;
+    default:
+        resolve_expr(r, e->a);
+        resolve_expr(r, e->b);
+        resolve_expr(r, e->c);
+        break;
+    }
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+static void resolve_target(R *r, ZTarget *t)
+{
+    Sym *s = tab_get(&r->vals, t->name);
+    if (!s) {
+        zd_error(r->d, t->span, "unknown variable `%s`", t->name);
+        suggest(r, &r->vals, t->name, true);
+    } else if (s->kind != NAME_VAR) {
+        zd_error(r->d, t->span, "cannot assign to %s `%s`", value_kind_name(s->kind), t->name);
+        zd_note(r->d, s->span, "`%s` is declared here", t->name);
+    } else {
+        t->var = s->decl;
+    }
+}
+
+static void resolve_stmts(R *r, ZVec *body);
+
+static void resolve_assign(R *r, ZStmt *s)
+{
+    resolve_life_ref(r, &s->life);
+    for (int i = 0; i < s->targets.len; i++) resolve_target(r, s->targets.items[i]);
+    resolve_expr(r, s->expr);
+    s->is_action = s->expr && s->expr->kind == E_CALL && s->expr->decl &&
+                   s->expr->decl->kind == D_ACTION;
+}
+
+static void resolve_stmt(R *r, ZStmt *s)
+{
+    switch (s->kind) {
+    case S_MSG:
+        resolve_life_ref(r, &s->life);
+        resolve_life_ref(r, &s->to);
+        for (int i = 0; i < s->args.len; i++) resolve_expr(r, s->args.items[i]);
+        for (int i = 0; i < s->params.len; i++) resolve_expr(r, s->params.items[i]);
+        break;
+    case S_ASSIGN:
+        resolve_assign(r, s);
+        break;
+    case S_BLOCK:
+        resolve_life_ref(r, &s->life);
+        for (int i = 0; i < s->body.len; i++) {
+            ZStmt *in = s->body.items[i];
+            if (in->kind == S_ASSIGN) {
+                in->life = s->life;
+                for (int k = 0; k < in->targets.len; k++) resolve_target(r, in->targets.items[k]);
+                resolve_expr(r, in->expr);
+                in->is_action = in->expr && in->expr->kind == E_CALL && in->expr->decl &&
+                                in->expr->decl->kind == D_ACTION;
+            } else {
+                resolve_stmt(r, in);
+            }
+        }
+        break;
+    case S_IF:
+    case S_WHILE:
+        s->construct = ++r->n_ctl;
+        resolve_life_ref(r, &s->life);
+        resolve_expr(r, s->expr);
+        resolve_stmts(r, &s->body);
+        resolve_stmts(r, &s->els);
+        break;
+    case S_SKIP:
+        resolve_life_ref(r, &s->life);
+        break;
+    case S_PAR:
+        s->construct = ++r->n_par;
+        for (int i = 0; i < s->branches.len; i++) {
+            ZBranch *b = s->branches.items[i];
+            resolve_stmts(r, &b->body);
+        }
+        break;
+    case S_COREGION:
+        resolve_stmts(r, &s->body);
+        break;
+    case S_RETURN:
+        for (int i = 0; i < s->items.len; i++) {
+            ZReturnItem *it = s->items.items[i];
+            resolve_expr(r, it->value);
+            resolve_life_ref(r, &it->at);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void resolve_stmts(R *r, ZVec *body)
+{
+    for (int i = 0; i < body->len; i++) resolve_stmt(r, body->items[i]);
+}
+
+/* A `return` anywhere but as the last statement of the workflow body. */
+static void misplaced_returns(R *r, ZVec *body, bool top)
+{
+    for (int i = 0; i < body->len; i++) {
+        ZStmt *s = body->items[i];
+        if (s->kind == S_RETURN && !(top && i == body->len - 1))
+            zd_error(r->d, s->span, "`return` must be the last statement of the workflow");
+        misplaced_returns(r, &s->body, false);
+        misplaced_returns(r, &s->els, false);
+        for (int k = 0; k < s->branches.len; k++) {
+            ZBranch *b = s->branches.items[k];
+            misplaced_returns(r, &b->body, false);
+        }
+    }
+}
+
+/* ---- declarations ------------------------------------------------------- */
+
+static void declare_value(R *r, ZDecl *d, ZNameKind k)
+{
+    Sym *s = declare(r, &r->vals, d->name, d->name_span, value_kind_name(k));
+    if (!s) return;
+    s->kind = k;
+    s->decl = d;
+}
+
+static void collect(R *r, ZDecl *d)
+{
+    d->index = r->counts[d->kind]++;
+    Sym *s;
+    switch (d->kind) {
+    case D_LIFELINE:
+        if ((s = declare(r, &r->lifes, d->name, d->name_span, "lifeline"))) s->decl = d;
+        zu_vec_push(r->a, &r->p->lifelines, d);
+        d->index = r->p->lifelines.len - 1;
+        break;
+    case D_CONST:
+        declare_value(r, d, NAME_CONST);
+        break;
+    case D_VAR:
+        declare_value(r, d, NAME_VAR);
+        zu_vec_push(r->a, &r->p->vars, d);
+        d->index = r->p->vars.len - 1;
+        break;
+    case D_GUARD:
+        declare_value(r, d, NAME_GUARD);
+        break;
+    case D_ENUM: {
+        if ((s = declare(r, &r->types, d->name, d->name_span, "enum"))) s->decl = d;
+        ZType *t = za_type(r->a, TY_ENUM, d->name_span);
+        t->name = d->name;
+        t->enum_decl = d;
+        d->type = t;
+        for (int i = 0; i < d->members.len; i++) {
+            ZParam *m = d->members.items[i];
+            Sym *ms = declare(r, &r->vals, m->name, m->span, "enum member");
+            if (!ms) continue;
+            ms->kind = NAME_MEMBER;
+            ms->decl = d;
+            ms->member = i;
+        }
+        break;
+    }
+    case D_ACTION:
+        if (d->name && za_builtin_lookup(d->name) != BI_NONE) {
+            zd_error(r->d, d->name_span, "action `%s` has the name of a builtin function", d->name);
+            break;
+        }
+        if ((s = declare(r, &r->acts, d->name, d->name_span, "action"))) s->decl = d;
+        break;
+    case D_WORKFLOW:
+        if ((s = declare(r, &r->wfs, d->name, d->name_span, "workflow"))) s->decl = d;
+        zu_vec_push(r->a, &r->p->workflows, d);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Reports the second of two equal names in a ZParam list. */
+static void unique_params(R *r, const ZVec *ps, const char *what)
+{
+    for (int i = 0; i < ps->len; i++) {
+        ZParam *x = ps->items[i];
+        if (!x->name) continue;
+        for (int j = 0; j < i; j++) {
+            ZParam *y = ps->items[j];
+            if (y->name && strcmp(x->name, y->name) == 0) {
+                zd_error(r->d, x->span, "duplicate %s `%s`", what, x->name);
+                zd_note(r->d, y->span, "previous declaration of `%s` here", x->name);
+                break;
+            }
+        }
+    }
+}
+
+static void resolve_signature(R *r, ZDecl *d)
+{
+    for (int i = 0; i < d->params.len; i++) resolve_type(r, ((ZParam *)d->params.items[i])->type);
+    for (int i = 0; i < d->results.len; i++)
+        resolve_type(r, ((ZParam *)d->results.items[i])->type);
+    if (d->kind == D_ACTION) unique_params(r, &d->params, "parameter");
+    unique_params(r, &d->results, "output");
+}
+
+/* `x: T @ A` initialises the variable x, declaring it when needed. */
+static void resolve_inputs(R *r, ZDecl *wf)
+{
+    for (int i = 0; i < wf->params.len; i++) {
+        ZParam *in = wf->params.items[i];
+        if (!in->name) continue;
+        ZParam *dup = NULL;
+        for (int j = 0; j < i && !dup; j++) {
+            ZParam *o = wf->params.items[j];
+            if (o->name && strcmp(o->name, in->name) == 0) dup = o;
+        }
+        Sym *s = tab_get(&r->vals, in->name);
+        if (dup) {
+            zd_error(r->d, in->span, "duplicate input `%s`", in->name);
+            zd_note(r->d, dup->span, "previous declaration of `%s` here", in->name);
+        } else if (s && s->kind != NAME_VAR) {
+            zd_error(r->d, in->span, "input `%s` clashes with %s `%s`", in->name,
+                     value_kind_name(s->kind), in->name);
+            zd_note(r->d, s->span, "previous declaration of `%s` here", in->name);
+        }
+        in->owner_index = resolve_lifeline(r, in->owner, in->owner_span);
+        if (dup || (s && s->kind != NAME_VAR)) continue;
+        if (!s) {
+            ZDecl *v = za_decl(r->a, D_VAR, in->span);
+            v->name = in->name;
+            v->name_span = in->span;
+            v->type = in->type;
+            zu_vec_push(r->a, &r->p->vars, v);
+            v->index = r->p->vars.len - 1;
+            s = declare(r, &r->vals, v->name, v->name_span, "variable");
+            s->kind = NAME_VAR;
+            s->decl = v;
+        }
+        in->var = s->decl;
+    }
+}
+
+static void resolve_props(R *r, ZDecl *d)
+{
+    for (int i = 0; i < d->props.len; i++) {
+        ZProp *pr = d->props.items[i];
+        if (!pr->key || !pr->value) continue;
+        /* keyword-valued properties and prompts (string literals) are read
+         * by the checker */
+        if (strcmp(pr->key, "parse") == 0 || strcmp(pr->key, "kind") == 0) continue;
+        if (strcmp(pr->key, "retries") == 0 && pr->value->kind == E_NAME && pr->value->name &&
+            strcmp(pr->value->name, "forever") == 0)
+            continue;
+        if (strcmp(pr->key, "fallback") == 0 || strcmp(pr->key, "model") == 0 ||
+            strcmp(pr->key, "temperature") == 0 || strcmp(pr->key, "retries") == 0)
+            resolve_expr(r, pr->value);
+    }
+}
+
+/* ---- recursion among pure actions and named guards ---------------------- */
+
+typedef struct Cyc {
+    R *r;
+    ZDecl **stack;
+    int depth;
+    unsigned char *act_color, *guard_color; /* 0 new, 1 on stack, 2 done */
+} Cyc;
+
+static void visit_decl(Cyc *c, ZDecl *d);
+
+static unsigned char *color_of(Cyc *c, const ZDecl *d)
+{
+    return d->kind == D_GUARD ? &c->guard_color[d->index] : &c->act_color[d->index];
+}
+
+static void report_cycle(Cyc *c, ZDecl *to, ZSpan at)
+{
+    int k = c->depth - 1;
+    while (k > 0 && c->stack[k] != to) k--;
+    ZBuf b = {0};
+    for (int i = k; i < c->depth; i++) zu_buf_printf(&b, "`%s` -> ", c->stack[i]->name);
+    zu_buf_printf(&b, "`%s`", to->name);
+    if (to->kind == D_GUARD)
+        zd_error(c->r->d, at, "guard `%s` refers to itself: %s", to->name, b.data);
+    else
+        zd_error(c->r->d, at, "recursion among pure actions: %s", b.data);
+    zu_buf_free(&b);
+}
+
+static void visit_edges(Cyc *c, ZExpr *e)
+{
+    if (!e) return;
+    ZDecl *to = NULL;
+    ZSpan at = e->span;
+    if (e->kind == E_CALL && e->decl && e->decl->kind == D_ACTION && e->decl->action == ACT_PURE &&
+        e->decl->expr) {
+        to = e->decl;
+        at = e->name_span;
+    } else if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl) {
+        to = e->decl;
+    }
+    if (to) {
+        unsigned char *col = color_of(c, to);
+        if (*col == 1) report_cycle(c, to, at);
+        else if (*col == 0) visit_decl(c, to);
+    }
+    visit_edges(c, e->a);
+    visit_edges(c, e->b);
+    visit_edges(c, e->c);
+    for (int i = 0; i < e->args.len; i++) visit_edges(c, e->args.items[i]);
+}
+
+static void visit_decl(Cyc *c, ZDecl *d)
+{
+    *color_of(c, d) = 1;
+    c->stack[c->depth++] = d;
+    visit_edges(c, d->expr);
+    c->depth--;
+    *color_of(c, d) = 2;
+}
+
+static void check_cycles(R *r)
+{
+    Cyc c = {r, NULL, 0, NULL, NULL};
+    int n = r->p->decls.len + 1;
+    c.stack = calloc((size_t)n, sizeof *c.stack);
+    c.act_color = calloc((size_t)r->counts[D_ACTION] + 1, 1);
+    c.guard_color = calloc((size_t)r->counts[D_GUARD] + 1, 1);
+    if (!c.stack || !c.act_color || !c.guard_color) ZU_ICE("out of memory");
+    for (int i = 0; i < r->p->decls.len; i++) {
+        ZDecl *d = r->p->decls.items[i];
+        bool node = d->kind == D_GUARD || (d->kind == D_ACTION && d->action == ACT_PURE);
+        if (node && d->expr && *color_of(&c, d) == 0) visit_decl(&c, d);
+    }
+    free(c.stack);
+    free(c.act_color);
+    free(c.guard_color);
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+bool zr_resolve(ZArena *a, ZProgram *p, ZDiag *d)
+{
+    int errors = d->errors;
+    R r = {0};
+    r.a = a;
+    r.p = p;
+    r.d = d;
+    p->lifelines = (ZVec){0};
+    p->vars = (ZVec){0};
+    p->workflows = (ZVec){0};
+
+    for (int i = 0; i < p->decls.len; i++) {
+        ZDecl *x = p->decls.items[i];
+        if (x->name) collect(&r, x);
+    }
+    if (p->lifelines.len > ZJ_MAX_LIFELINES)
+        zd_error(d, ((ZDecl *)p->lifelines.items[ZJ_MAX_LIFELINES])->name_span,
+                 "too many lifelines (the limit is %d)", ZJ_MAX_LIFELINES);
+
+    for (int i = 0; i < p->decls.len; i++) {
+        ZDecl *x = p->decls.items[i];
+        if (!x->name) continue;
+        if (x->kind == D_VAR) resolve_type(&r, x->type);
+        if (x->kind == D_ACTION || x->kind == D_WORKFLOW) resolve_signature(&r, x);
+    }
+    for (int i = 0; i < p->workflows.len; i++) resolve_inputs(&r, p->workflows.items[i]);
+
+    for (int i = 0; i < p->decls.len; i++) {
+        ZDecl *x = p->decls.items[i];
+        if (!x->name) continue;
+        switch (x->kind) {
+        case D_CONST:
+        case D_VAR:
+        case D_GUARD:
+            resolve_expr(&r, x->expr);
+            break;
+        case D_ACTION:
+            r.pure = x;
+            resolve_expr(&r, x->expr);
+            r.pure = NULL;
+            resolve_props(&r, x);
+            break;
+        case D_WORKFLOW:
+            r.n_ctl = r.n_par = 0;
+            resolve_stmts(&r, &x->body);
+            misplaced_returns(&r, &x->body, true);
+            x->ret = NULL;
+            if (x->body.len && ((ZStmt *)x->body.items[x->body.len - 1])->kind == S_RETURN)
+                x->ret = x->body.items[x->body.len - 1];
+            break;
+        default:
+            break;
+        }
+    }
+    check_cycles(&r);
+    return d->errors == errors;
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+ZDecl *zr_lookup(const ZProgram *p, const char *name)
+{
+    if (!name) return NULL;
+    for (int i = 0; i < p->decls.len; i++) {
+        ZDecl *d = p->decls.items[i];
+        if (d->name && strcmp(d->name, name) == 0) return d;
+    }
+    for (int i = 0; i < p->vars.len; i++) {
+        ZDecl *d = p->vars.items[i];
+        if (d->name && strcmp(d->name, name) == 0) return d;
+    }
+    return NULL;
+}
+
+ZDecl *zr_lifeline(const ZProgram *p, const char *name)
+{
+    if (!name) return NULL;
+    for (int i = 0; i < p->lifelines.len; i++) {
+        ZDecl *d = p->lifelines.items[i];
+        if (d->name && strcmp(d->name, name) == 0) return d;
+    }
+    return NULL;
+}
+
+static void count_constructs(const ZVec *body, int *ctl, int *par)
+{
+    for (int i = 0; i < body->len; i++) {
+        const ZStmt *s = body->items[i];
+        if ((s->kind == S_IF || s->kind == S_WHILE) && s->construct > *ctl) *ctl = s->construct;
+        if (s->kind == S_PAR && s->construct > *par) *par = s->construct;
+        count_constructs(&s->body, ctl, par);
+        count_constructs(&s->els, ctl, par);
+        for (int k = 0; k < s->branches.len; k++) {
+            const ZBranch *b = s->branches.items[k];
+            count_constructs(&b->body, ctl, par);
+        }
+    }
+}
+
+ZDecl *zr_select_workflow(ZProgram *p, const char *name, ZDiag *d)
+{
+    static const ZSpan top = {1, 1, 1, 1};
+    ZDecl *wf = NULL;
+    if (p->workflows.len == 0) {
+        zd_error(d, top, "no workflow in this file");
+        return NULL;
+    }
+    if (name) {
+        for (int i = 0; i < p->workflows.len && !wf; i++) {
+            ZDecl *w = p->workflows.items[i];
+            if (w->name && strcmp(w->name, name) == 0) wf = w;
+        }
+        if (!wf) {
+            zd_error(d, top, "unknown workflow `%s`", name);
+            ZBuf b = {0};
+            for (int i = 0; i < p->workflows.len; i++) {
+                ZDecl *w = p->workflows.items[i];
+                zu_buf_printf(&b, "%s`%s`", i ? ", " : "", w->name);
+            }
+            zd_note(d, top, "the workflows in this file are %s", b.data);
+            zu_buf_free(&b);
+            return NULL;
+        }
+    } else {
+        wf = p->workflows.items[p->workflows.len - 1];
+    }
+    p->n_controls = p->n_pars = 0;
+    count_constructs(&wf->body, &p->n_controls, &p->n_pars);
+    return wf;
+}

@@ -1,0 +1,257 @@
+/* util.c — arena, vectors, string buffers, interning. */
+#include "zgc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arena -------------------------------------------------------------- */
+
+typedef struct ZChunk {
+    struct ZChunk *next;
+    size_t used, size;
+    _Alignas(16) unsigned char data[];
+} ZChunk;
+
+#define INTERN_INIT 1024
+
+typedef struct ZInternEntry {
+    const char *s;
+    size_t n;
+    uint64_t h;
+} ZInternEntry;
+
+struct ZArena {
+    ZChunk *chunks;
+    ZInternEntry *itab; /* open addressing, malloc-backed */
+    size_t icap, icount;
+};
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("zgc: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+ZArena *zu_arena_new(void)
+{
+    ZArena *a = xmalloc(sizeof *a);
+    memset(a, 0, sizeof *a);
+    return a;
+}
+
+void zu_arena_free(ZArena *a)
+{
+    if (!a) return;
+    for (ZChunk *c = a->chunks, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(a->itab);
+    free(a);
+}
+
+void *zu_alloc(ZArena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    ZChunk *c = a->chunks;
+    if (!c || c->size - c->used < size) {
+        size_t want = size > 60000 ? size : 60000;
+        c = xmalloc(sizeof *c + want);
+        c->size = want;
+        c->used = 0;
+        c->next = a->chunks;
+        a->chunks = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *zu_strndup(ZArena *a, const char *s, size_t n)
+{
+    char *p = zu_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *zu_strdup(ZArena *a, const char *s) { return zu_strndup(a, s, strlen(s)); }
+
+char *zu_fmt(ZArena *a, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = zu_alloc(a, (size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static void intern_grow(ZArena *a)
+{
+    size_t ncap = a->icap ? a->icap * 2 : INTERN_INIT;
+    ZInternEntry *nt = xmalloc(ncap * sizeof *nt);
+    memset(nt, 0, ncap * sizeof *nt);
+    for (size_t i = 0; i < a->icap; i++) {
+        ZInternEntry e = a->itab[i];
+        if (!e.s) continue;
+        size_t j = e.h & (ncap - 1);
+        while (nt[j].s) j = (j + 1) & (ncap - 1);
+        nt[j] = e;
+    }
+    free(a->itab);
+    a->itab = nt;
+    a->icap = ncap;
+}
+
+const char *zu_intern(ZArena *a, const char *s, size_t n)
+{
+    if ((a->icount + 1) * 2 > a->icap) intern_grow(a);
+    uint64_t h = hash_bytes(s, n);
+    size_t j = h & (a->icap - 1);
+    while (a->itab[j].s) {
+        ZInternEntry *e = &a->itab[j];
+        if (e->h == h && e->n == n && memcmp(e->s, s, n) == 0) return e->s;
+        j = (j + 1) & (a->icap - 1);
+    }
+    char *copy = zu_strndup(a, s, n);
+    a->itab[j] = (ZInternEntry){copy, n, h};
+    a->icount++;
+    return copy;
+}
+
+void zu_ice(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "zgc: internal compiler error at %s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+/* ---- vectors ------------------------------------------------------------ */
+
+void zu_vec_push(ZArena *a, ZVec *v, void *item)
+{
+    if (v->len == v->cap) {
+        int ncap = v->cap ? v->cap * 2 : 4;
+        void **n = zu_alloc(a, (size_t)ncap * sizeof *n);
+        if (v->len) memcpy(n, v->items, (size_t)v->len * sizeof *n);
+        v->items = n;
+        v->cap = ncap;
+    }
+    v->items[v->len++] = item;
+}
+
+/* ---- string buffers ------------------------------------------------------ */
+
+static void buf_reserve(ZBuf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap) return;
+    size_t ncap = b->cap ? b->cap : 64;
+    while (ncap < b->len + extra + 1) ncap *= 2;
+    char *n = realloc(b->data, ncap);
+    if (!n) {
+        fputs("zgc: out of memory\n", stderr);
+        exit(1);
+    }
+    b->data = n;
+    b->cap = ncap;
+}
+
+void zu_buf_putc(ZBuf *b, char c)
+{
+    buf_reserve(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = 0;
+}
+
+void zu_buf_puts(ZBuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    buf_reserve(b, n);
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+}
+
+void zu_buf_printf(ZBuf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    b->len += (size_t)n;
+}
+
+void zu_buf_free(ZBuf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ---- files ----------------------------------------------------------------- */
+
+char *zu_read_file(const char *path, size_t *len, const char **err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *err = strerror(errno);
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *data = xmalloc(cap);
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap *= 2;
+            char *nd = realloc(data, cap);
+            if (!nd) {
+                free(data);
+                fclose(f);
+                *err = "out of memory";
+                return NULL;
+            }
+            data = nd;
+        }
+        size_t r = fread(data + n, 1, 4096, f);
+        n += r;
+        if (r < 4096) {
+            if (ferror(f)) {
+                *err = strerror(errno);
+                free(data);
+                fclose(f);
+                return NULL;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    data[n] = 0;
+    *len = n;
+    return data;
+}

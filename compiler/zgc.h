@@ -1,0 +1,565 @@
+/* zgc.h — the compiler's table of contents.
+ *
+ * The pipeline (compiler/main.c) is a straight list of passes:
+ *
+ *   source --zp_parse--> AST --zr_resolve--> resolved AST --zk_check-->
+ *   typed AST --zj_project--> local programs --zg_enumerate--> guard tables
+ *
+ * Every intermediate form has a printer (za_print_program, zj_print,
+ * zg_print).  Modules and their prefixes:
+ *
+ *   util.c     zu_   arena, vectors, string buffers, interning
+ *   diag.c     zd_   diagnostics with source excerpts
+ *   ast.c      za_   AST constructors, kind names, printer
+ *   syntax.c   zp_   lexer + parser driver (grammar/lexer.l, grammar/parser.y)
+ *   resolve.c  zr_   name resolution and declaration checks
+ *   check.c    zk_   types, definedness, coregion/parallel rules
+ *   project.c  zj_   projection to local programs (language spec §7)
+ *   guards.c   zg_   CPL guard unfolding, sub(Φ), Vars(Φ), monitor tables
+ *
+ * Memory policy: everything a compilation allocates (tokens, AST, types,
+ * local programs, guard tables, interned names) lives in one ZArena and is
+ * freed by zu_arena_free.  Nothing in the compiler frees individual nodes.
+ */
+#ifndef ZGC_H
+#define ZGC_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define ZG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define ZG_NORETURN __attribute__((noreturn))
+#else
+#define ZG_PRINTF(f, a)
+#define ZG_NORETURN
+#endif
+
+/* ===================================================================== */
+/* util.c                                                                 */
+/* ===================================================================== */
+
+typedef struct ZArena ZArena;
+
+ZArena *zu_arena_new(void);
+void zu_arena_free(ZArena *a);
+void *zu_alloc(ZArena *a, size_t size);            /* zeroed, 16-aligned */
+char *zu_strndup(ZArena *a, const char *s, size_t n);
+char *zu_strdup(ZArena *a, const char *s);
+char *zu_fmt(ZArena *a, const char *fmt, ...) ZG_PRINTF(2, 3);
+/* Interned identifiers: equal strings give the same pointer. */
+const char *zu_intern(ZArena *a, const char *s, size_t n);
+
+/* Internal compiler error: a bug in zgc, never a user error. */
+ZG_NORETURN void zu_ice(const char *file, int line, const char *fmt, ...) ZG_PRINTF(3, 4);
+#define ZU_ICE(...) zu_ice(__FILE__, __LINE__, __VA_ARGS__)
+#define ZU_UNREACHABLE() zu_ice(__FILE__, __LINE__, "unreachable")
+
+/* Growable arrays of pointers, arena-backed.  Used for every list in the
+ * AST and the local programs. */
+typedef struct ZVec {
+    void **items;
+    int len, cap;
+} ZVec;
+void zu_vec_push(ZArena *a, ZVec *v, void *item);
+#define ZU_VEC_AT(v, i) ((v).items[(i)])
+
+/* Heap string buffer (malloc-backed; free with zu_buf_free). */
+typedef struct ZBuf {
+    char *data;
+    size_t len, cap;
+} ZBuf;
+void zu_buf_putc(ZBuf *b, char c);
+void zu_buf_puts(ZBuf *b, const char *s);
+void zu_buf_printf(ZBuf *b, const char *fmt, ...) ZG_PRINTF(2, 3);
+void zu_buf_free(ZBuf *b);
+
+/* Reads a whole file; returns NULL and sets *err (static text) on failure. */
+char *zu_read_file(const char *path, size_t *len, const char **err);
+
+/* ===================================================================== */
+/* diag.c                                                                 */
+/* ===================================================================== */
+
+/* A source span.  Lines and columns are 1-based; columns count Unicode code
+ * points (a tab is one column).  last_* is inclusive.  The field names are
+ * the ones bison's default location code uses. */
+typedef struct ZSpan {
+    int first_line, first_column;
+    int last_line, last_column;
+} ZSpan;
+
+typedef struct ZSource {
+    const char *path;
+    const char *text; /* NUL-terminated copy */
+    size_t len;
+} ZSource;
+
+typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
+
+typedef struct ZDiag {
+    const ZSource *src;
+    FILE *out;        /* where diagnostics go (stderr by default) */
+    int errors;       /* errors reported so far */
+    int max_errors;   /* stop reporting after this many (0 = 100) */
+    bool color;
+} ZDiag;
+
+void zd_init(ZDiag *d, const ZSource *src, FILE *out);
+void zd_error(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
+void zd_warning(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
+/* A note attached to the previous error ("`x` is defined on A here"). */
+void zd_note(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
+void zd_vreport(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list ap);
+ZSpan zd_join(ZSpan a, ZSpan b); /* from a's start to b's end */
+
+/* ===================================================================== */
+/* ast.c — the global workflow                                            */
+/* ===================================================================== */
+
+/* Types.  Named types are resolved to enums by the resolver. */
+typedef enum {
+    TY_ERROR, /* after an error: silences follow-on errors */
+    TY_BOOL,
+    TY_INT,
+    TY_FLOAT,
+    TY_STR,
+    TY_JSON,
+    TY_ENUM,
+    TY_NAMED, /* unresolved name (parser output) */
+    TY_TUPLE, /* action results only */
+    TY_VOID,  /* workflow without result */
+    TY_NULL,  /* the type of the literal null (assignable to json) */
+} ZTypeKind;
+
+typedef struct ZDecl ZDecl;
+typedef struct ZType ZType;
+struct ZType {
+    ZTypeKind kind;
+    ZSpan span;
+    const char *name; /* TY_NAMED/TY_ENUM: the enum's name */
+    ZDecl *enum_decl; /* TY_ENUM */
+    ZVec elems;       /* TY_TUPLE: ZType* */
+};
+
+/* Expressions.  One tree serves plain expressions and CPL formulas. */
+#define ZA_EXPR_KINDS(X)                                                     \
+    X(E_INT, "int")                                                          \
+    X(E_FLOAT, "float")                                                      \
+    X(E_STR, "str")                                                          \
+    X(E_BOOL, "bool")                                                        \
+    X(E_NULL, "null")                                                        \
+    X(E_NAME, "name")       /* variable, const, enum member, guard, param */ \
+    X(E_AT_VAR, "at-var")   /* @B.x */                                       \
+    X(E_UNARY, "unary")                                                      \
+    X(E_BINARY, "binary")                                                    \
+    X(E_COND, "cond")       /* c ? a : b */                                  \
+    X(E_CALL, "call")       /* builtin or action */                          \
+    X(E_TUPLE, "tuple")     /* (a, b): fallback values only */               \
+    X(E_AT, "at")           /* @B(φ) */                                      \
+    X(E_PREV, "prev")                                                        \
+    X(E_SINCE, "since")                                                      \
+    X(E_ONCE, "once")                                                        \
+    X(E_HIST, "historically")                                                \
+    X(E_PAST, "past")                                                        \
+    X(E_SEEN, "seen")
+
+#define ZA_ENUM(k, s) k,
+typedef enum { ZA_EXPR_KINDS(ZA_ENUM) E__COUNT } ZExprKind;
+
+typedef enum {
+    OP_NEG, OP_NOT,                         /* unary */
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, /* arithmetic */
+    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+    OP_AND, OP_OR,
+} ZOp;
+
+/* What a name refers to after resolution. */
+typedef enum {
+    NAME_UNRESOLVED,
+    NAME_VAR,    /* a workflow variable (per lifeline) */
+    NAME_CONST,
+    NAME_MEMBER, /* enum member */
+    NAME_GUARD,  /* named guard formula */
+    NAME_PARAM,  /* parameter of a pure action body */
+} ZNameKind;
+
+/* Builtin functions of the expression language (§5). */
+#define ZA_BUILTINS(X)                 \
+    X(BI_LEN, "len", 1)                \
+    X(BI_LOWER, "lower", 1)            \
+    X(BI_UPPER, "upper", 1)            \
+    X(BI_TRIM, "trim", 1)              \
+    X(BI_CONTAINS, "contains", 2)      \
+    X(BI_STARTS_WITH, "starts_with", 2) \
+    X(BI_ENDS_WITH, "ends_with", 2)    \
+    X(BI_STR, "str", 1)                \
+    X(BI_INT, "int", 1)                \
+    X(BI_FLOAT, "float", 1)            \
+    X(BI_JSON_GET, "json_get", 2)      \
+    X(BI_JSON_STR, "json_str", 1)
+#define ZA_BI_ENUM(k, s, n) k,
+typedef enum { BI_NONE = 0, ZA_BUILTINS(ZA_BI_ENUM) BI__COUNT } ZBuiltin;
+
+typedef struct ZExpr ZExpr;
+struct ZExpr {
+    ZExprKind kind;
+    ZSpan span;
+    int depth;   /* nesting depth of the tree (the parser bounds it) */
+    ZType *type; /* set by the checker */
+    union {
+        int64_t i;      /* E_INT */
+        double f;       /* E_FLOAT */
+        bool b;         /* E_BOOL */
+        const char *s;  /* E_STR: decoded UTF-8 (may contain NUL? no: rejected) */
+    } lit;
+    size_t slen;        /* E_STR: byte length */
+    ZOp op;             /* E_UNARY, E_BINARY */
+    /* E_NAME: name; E_AT_VAR: lifeline + name; E_AT/E_SEEN: lifeline;
+     * E_CALL: callee name */
+    const char *name;
+    ZSpan name_span;
+    const char *lifeline;
+    ZSpan lifeline_span;
+    int life;           /* resolved lifeline index, -1 if none */
+    ZNameKind name_kind;
+    ZDecl *decl;        /* resolved declaration (var, const, enum, guard, action) */
+    int member;         /* NAME_MEMBER: member index; NAME_PARAM: param index */
+    ZBuiltin builtin;   /* E_CALL of a builtin */
+    ZExpr *a, *b, *c;   /* operands: unary a; binary/since a,b; cond c?a:b */
+    ZVec args;          /* E_CALL, E_TUPLE: ZExpr* */
+};
+
+/* A lifeline reference in a statement. */
+typedef struct ZLifeRef {
+    const char *name;
+    ZSpan span;
+    int index; /* declaration order, -1 until resolved */
+} ZLifeRef;
+
+/* A variable being written (assignment target, receive binding). */
+typedef struct ZTarget {
+    const char *name;
+    ZSpan span;
+    ZDecl *var; /* resolved D_VAR */
+} ZTarget;
+
+#define ZA_STMT_KINDS(X)                                            \
+    X(S_MSG, "message")       /* A(e..) -> B(p..); self when A == B */ \
+    X(S_ASSIGN, "assign")     /* A: (y..) = expr;  (action or local) */ \
+    X(S_BLOCK, "block")       /* A { assignments } */               \
+    X(S_IF, "if")                                                   \
+    X(S_WHILE, "while")                                             \
+    X(S_SKIP, "skip")                                               \
+    X(S_PAR, "parallel")                                            \
+    X(S_COREGION, "coregion")                                       \
+    X(S_RETURN, "return")
+typedef enum { ZA_STMT_KINDS(ZA_ENUM) S__COUNT } ZStmtKind;
+
+typedef struct ZStmt ZStmt;
+typedef struct ZBranch {
+    ZVec body; /* ZStmt* */
+    ZSpan span;
+} ZBranch;
+
+typedef struct ZReturnItem {
+    ZExpr *value; /* E_NAME */
+    ZLifeRef at;
+} ZReturnItem;
+
+struct ZStmt {
+    ZStmtKind kind;
+    ZSpan span;
+    ZLifeRef life;   /* S_MSG sender, S_ASSIGN/S_BLOCK/S_SKIP lifeline,
+                        S_IF/S_WHILE owner */
+    ZLifeRef to;     /* S_MSG receiver */
+    ZVec args;       /* S_MSG: sender values (ZExpr*, E_NAME or literal) */
+    ZVec params;     /* S_MSG: receiver bindings (ZExpr*, E_NAME var or constant) */
+    ZVec targets;    /* S_ASSIGN: ZTarget* (0..n) */
+    ZExpr *expr;     /* S_ASSIGN: right-hand side; S_IF/S_WHILE: guard */
+    bool is_action;  /* S_ASSIGN: rhs is a call of a non-pure action (set by resolver) */
+    bool tuple_lhs;  /* S_ASSIGN: written as (y1, ...) = */
+    ZVec body;       /* S_BLOCK, S_IF then, S_WHILE body, S_COREGION messages */
+    ZVec els;        /* S_IF/S_WHILE else */
+    bool has_else;
+    ZSpan else_span;
+    ZVec branches;   /* S_PAR: ZBranch* */
+    ZVec items;      /* S_RETURN: ZReturnItem* */
+    bool tuple_ret;  /* S_RETURN: return (a @ A, b @ B) */
+    int construct;   /* S_IF/S_WHILE: pre-order control index (1-based),
+                        S_PAR: pre-order parallel index (1-based);
+                        set by zr_resolve */
+};
+
+#define ZA_DECL_KINDS(X)        \
+    X(D_LIFELINE, "lifeline")   \
+    X(D_CONST, "const")         \
+    X(D_ENUM, "enum")           \
+    X(D_VAR, "var")             \
+    X(D_GUARD, "guard")         \
+    X(D_ACTION, "action")       \
+    X(D_WORKFLOW, "workflow")
+typedef enum { ZA_DECL_KINDS(ZA_ENUM) D__COUNT } ZDeclKind;
+
+typedef enum { ACT_LLM, ACT_PURE, ACT_EXTERN_PURE, ACT_EFFECT, ACT_HUMAN } ZActionKind;
+
+typedef struct ZParam {
+    const char *name; /* NULL for unnamed results */
+    ZSpan span;
+    ZType *type;
+    const char *owner; /* workflow inputs: x: T @ owner */
+    ZSpan owner_span;
+    int owner_index;
+    ZDecl *var;        /* workflow inputs: the variable it initialises */
+} ZParam;
+
+/* `key = value;` inside an llm/human body. */
+typedef struct ZProp {
+    const char *key;
+    ZSpan span;
+    ZExpr *value;       /* literal, name, or tuple */
+} ZProp;
+
+struct ZDecl {
+    ZDeclKind kind;
+    ZSpan span;      /* the whole declaration */
+    const char *name;
+    ZSpan name_span;
+    int index;       /* D_LIFELINE: declaration order; D_VAR: var number */
+    /* D_CONST, D_VAR (default), D_GUARD (formula), pure action body */
+    ZExpr *expr;
+    ZType *type;     /* D_VAR, D_CONST (after checking) */
+    ZVec members;    /* D_ENUM: ZParam* (name + span) */
+    /* D_ACTION */
+    ZActionKind action;
+    ZVec params;     /* ZParam* (actions and workflow inputs) */
+    ZVec results;    /* ZParam* (name NULL when unnamed) */
+    bool named_results;
+    bool has_body;   /* llm/human { props } */
+    ZVec props;      /* ZProp* */
+    /* D_WORKFLOW */
+    ZVec body;       /* ZStmt* (the last may be S_RETURN) */
+    ZStmt *ret;      /* the return statement, or NULL */
+};
+
+typedef struct ZProgram {
+    const ZSource *src;
+    ZVec decls;     /* ZDecl*, in source order */
+    /* filled by zr_resolve */
+    ZVec lifelines; /* ZDecl* D_LIFELINE in declaration order */
+    ZVec vars;      /* ZDecl* D_VAR (including implicit input vars) */
+    ZVec workflows; /* ZDecl* D_WORKFLOW */
+    int n_controls; /* number of if/while constructs in the selected workflow */
+    int n_pars;     /* number of parallel regions */
+} ZProgram;
+
+ZExpr *za_expr(ZArena *a, ZExprKind k, ZSpan span);
+ZStmt *za_stmt(ZArena *a, ZStmtKind k, ZSpan span);
+ZDecl *za_decl(ZArena *a, ZDeclKind k, ZSpan span);
+ZType *za_type(ZArena *a, ZTypeKind k, ZSpan span);
+const char *za_expr_kind_name(ZExprKind k);
+const char *za_stmt_kind_name(ZStmtKind k);
+const char *za_decl_kind_name(ZDeclKind k);
+const char *za_op_text(ZOp op);
+const char *za_builtin_name(ZBuiltin b);
+int za_builtin_arity(ZBuiltin b);
+ZBuiltin za_builtin_lookup(const char *name);
+const char *za_action_kind_name(ZActionKind k);
+/* "int", "str", "Status", "(int, str)" — arena string. */
+const char *za_type_str(ZArena *a, const ZType *t);
+bool za_type_eq(const ZType *x, const ZType *y);
+/* Source-like rendering of an expression/formula (for tables and messages). */
+void za_print_expr(ZBuf *b, const ZExpr *e);
+/* The AST as an indented tree (`zgc parse --ast`). */
+void za_print_program(FILE *out, const ZProgram *p);
+
+/* ===================================================================== */
+/* syntax.c — lexer and parser                                            */
+/* ===================================================================== */
+
+typedef struct ZToken {
+    int kind;          /* bison token number */
+    ZSpan span;
+    const char *text;  /* source text of the token */
+} ZToken;
+
+/* Parses src; reports syntax errors to d.  Returns a program (possibly
+ * partial) even after errors; d->errors tells whether it is usable. */
+ZProgram *zp_parse(ZArena *a, const ZSource *src, ZDiag *d);
+/* Token dump (`zgc parse --tokens`): one line per token, with spans. */
+void zp_dump_tokens(FILE *out, ZArena *a, const ZSource *src, ZDiag *d);
+/* For unit tests: lex the whole source into an arena vector of ZToken*. */
+ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d);
+/* Name of a token kind for printing ("identifier", "'->'", "'while'"). */
+const char *zp_token_name(int kind);
+
+/* ===================================================================== */
+/* resolve.c — names                                                      */
+/* ===================================================================== */
+
+/* Builds the program's symbol tables, resolves every name (lifelines,
+ * variables, constants, enum members, guards, actions), checks uniqueness
+ * per namespace and the absence of recursion among pure actions, numbers
+ * control constructs and parallel regions in pre-order, and marks action
+ * statements.  Returns false if any error was reported. */
+bool zr_resolve(ZArena *a, ZProgram *p, ZDiag *d);
+/* Lookups valid after zr_resolve. */
+ZDecl *zr_lookup(const ZProgram *p, const char *name); /* any global decl */
+ZDecl *zr_lifeline(const ZProgram *p, const char *name);
+/* The workflow to compile: by name, or the only/last one.  NULL + error if
+ * none or unknown. */
+ZDecl *zr_select_workflow(ZProgram *p, const char *name, ZDiag *d);
+
+/* ===================================================================== */
+/* check.c — types and definedness                                        */
+/* ===================================================================== */
+
+/* Type-checks declarations and the given workflow (or every workflow when
+ * wf is NULL), checks definedness per lifeline on every path, guard
+ * ownership, coregion and parallel rules.  Keeps going after errors.
+ * Returns false if any error was reported. */
+bool zk_check(ZArena *a, ZProgram *p, ZDecl *wf, ZDiag *d);
+/* True if the formula uses a temporal or causal operator or an @B.x term
+ * (named guards are looked through). */
+bool zk_is_cpl(const ZExpr *e);
+
+/* ===================================================================== */
+/* project.c — local programs (§7)                                        */
+/* ===================================================================== */
+
+#define ZJ_LOCAL_KINDS(X)                                                  \
+    X(L_SEND, "send")                                                      \
+    X(L_RECV, "recv")                                                      \
+    X(L_ASSIGN, "assign")       /* action, local expression, self message */ \
+    X(L_SEND_CTL, "send-ctl")                                              \
+    X(L_IF, "if")               /* owner side: evaluates the guard */      \
+    X(L_WHILE, "while")                                                    \
+    X(L_IF_RECV, "if-recv-ctl") /* recipient side */                       \
+    X(L_WHILE_RECV, "while-recv-ctl")                                      \
+    X(L_RECV_ANY, "recv-any")                                              \
+    X(L_PAR, "parallel")                                                   \
+    X(L_RETURN, "return")
+typedef enum { ZJ_LOCAL_KINDS(ZA_ENUM) L__COUNT } ZLocalKind;
+
+typedef struct ZLocal ZLocal;
+struct ZLocal {
+    ZLocalKind kind;
+    const ZStmt *src;   /* the global statement it comes from */
+    int peer;           /* send/recv/send-ctl: the other lifeline;
+                           if-recv/while-recv: the owner */
+    int chan;           /* channel namespace id (index into ZLocalSet.namespaces) */
+    ZVec vals;          /* L_SEND: ZExpr*; L_RECV: bindings ZExpr*;
+                           L_ASSIGN self message: the source ZExpr* (targets are
+                           src->params); L_RETURN: the returned E_NAME */
+    bool ctl_value;     /* L_SEND_CTL: true/false */
+    const char *tag;    /* L_SEND_CTL, L_IF.., L_WHILE..: "if#3" */
+    ZVec body;          /* then / loop body / L_RECV_ANY arms (ZLocal* L_RECV)
+                           / L_PAR branches (ZLocal* with kind L_PAR, one per branch
+                           L participates in; a branch's chan is its namespace, the
+                           region's chan the enclosing one) */
+    ZVec els;           /* else / exit protocol */
+    bool has_else;      /* owner-side else present (always true for owner ifs/whiles
+                           that broadcast) */
+    const ZExpr *guard; /* L_IF, L_WHILE */
+    int ret_index;      /* L_RETURN: component index (-1 for a single result) */
+};
+
+typedef struct ZLocalProgram {
+    int lifeline;
+    const char *name;
+    ZVec body; /* ZLocal* */
+} ZLocalProgram;
+
+typedef struct ZLocalSet {
+    const ZProgram *prog;
+    const ZDecl *wf;
+    ZVec programs;   /* ZLocalProgram*, one per lifeline in declaration order */
+    ZVec namespaces; /* const char*: "main", "main/par1.2", ... (id = index) */
+} ZLocalSet;
+
+/* Projects a checked workflow.  Total: never fails on checked input. */
+ZLocalSet *zj_project(ZArena *a, const ZProgram *p, const ZDecl *wf);
+/* §7 text form.  lifeline < 0 prints every lifeline. */
+void zj_print(FILE *out, const ZLocalSet *ls, int lifeline);
+/* The participation set of a statement list as a bitmask over lifeline
+ * indices (lifelines are limited to ZJ_MAX_LIFELINES). */
+#define ZJ_MAX_LIFELINES 256
+typedef struct ZLifeSet {
+    uint64_t w[ZJ_MAX_LIFELINES / 64];
+} ZLifeSet;
+ZLifeSet zj_part_stmt(const ZStmt *s);
+ZLifeSet zj_part_list(const ZVec *stmts);
+static inline bool zj_set_has(const ZLifeSet *s, int i) { return (s->w[i >> 6] >> (i & 63)) & 1u; }
+static inline void zj_set_add(ZLifeSet *s, int i) { s->w[i >> 6] |= (uint64_t)1 << (i & 63); }
+
+/* ===================================================================== */
+/* guards.c — CPL guard enumeration                                       */
+/* ===================================================================== */
+
+/* Primitive CPL after unfolding derived forms (once, historically, past,
+ * seen) and named guards.  Formulas are hash-consed: structurally equal
+ * subformulas are the same node and have the same id. */
+typedef enum {
+    F_TRUE,
+    F_ATOM,  /* a boolean expression over terms (no CPL operator inside) */
+    F_NOT,
+    F_AND,
+    F_OR,
+    F_PREV,  /* Y φ */
+    F_SINCE, /* φ S ψ */
+    F_AT,    /* @B(φ) */
+} ZFormulaKind;
+
+typedef struct ZFormula ZFormula;
+struct ZFormula {
+    ZFormulaKind kind;
+    int id;              /* index in ZGuardTable.subs (bottom-up order) */
+    const ZExpr *atom;   /* F_ATOM */
+    int life;            /* F_AT: lifeline B */
+    ZFormula *a, *b;     /* operands */
+};
+
+typedef struct ZGuardInfo {
+    const ZStmt *construct; /* the if/while */
+    const char *tag;        /* "if#3" */
+    int owner;
+    const ZExpr *source;    /* the guard as written */
+    ZFormula *root;         /* unfolded; NULL for a plain guard */
+    bool cpl;               /* needs the monitor */
+} ZGuardInfo;
+
+/* A (lifeline, subformula) or (lifeline, variable) view entry. */
+typedef struct ZViewEntry {
+    int life;
+    int sub;          /* formula id, or -1 for a variable view */
+    const char *var;  /* variable view: the variable */
+} ZViewEntry;
+
+typedef struct ZLifelineMonitor {
+    int life;
+    ZVec evaluates;   /* ZFormula*: subformulas evaluated at every event here */
+    ZVec bool_views;  /* ZViewEntry*: view(B, ψ) entries kept and exported,
+                         sorted by (B, ψ); B == life: L's own entry */
+    ZVec var_views;   /* ZViewEntry*: var(B, x) entries kept and exported,
+                         sorted by (B, Vars(Φ) order) */
+    bool needs_monitor;
+    size_t state_bytes; /* monitor state size (see zg_print for the breakdown) */
+} ZLifelineMonitor;
+
+typedef struct ZGuardTable {
+    const ZProgram *prog;
+    ZVec guards;      /* ZGuardInfo*, one per if/while, in construct order */
+    ZVec subs;        /* ZFormula*: sub(Φ) over all CPL guards, bottom-up */
+    ZVec vars;        /* const char*: Vars(Φ) (variables of @B.x terms) */
+    ZVec monitors;    /* ZLifelineMonitor*, one per lifeline */
+} ZGuardTable;
+
+ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls);
+void zg_print(FILE *out, const ZGuardTable *t);
+/* Renders a primitive formula in source-like syntax. */
+void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f);
+
+#endif

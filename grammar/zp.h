@@ -1,0 +1,35 @@
+/* zp.h — state shared by the lexer (lexer.l), the parser (parser.y) and
+ * their driver (compiler/syntax.c).  Not part of the compiler's interface. */
+#ifndef ZGC_ZP_H
+#define ZGC_ZP_H
+#include "zgc.h"
+
+#define ZP_MAX_NESTING 256   /* brackets and braces open at once */
+#define ZP_MAX_EXPR_DEPTH 1000
+
+typedef struct ZParser {
+    ZArena *arena;
+    ZDiag *diag;
+    ZProgram *prog;
+    void *scanner;
+    /* lexer position (1-based line, code-point column) */
+    int line, col;
+    /* the most recent token's text, for "unexpected `x`" */
+    const char *last_text;
+    int last_kind;
+    /* open brackets: kind ('{', '(') and where */
+    char open_kind[ZP_MAX_NESTING];
+    ZSpan open_at[ZP_MAX_NESTING];
+    int depth;
+    bool too_deep;   /* nesting limit hit: the parse is abandoned */
+    ZSpan comment_at; /* where the open block comment started */
+    bool in_error;   /* syntax error seen */
+} ZParser;
+
+/* lexer.l */
+void zp_lex_error(ZParser *ps, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
+/* Decodes the body of a string literal (without quotes); reports bad
+ * escapes.  triple: a """ string (indentation stripped). */
+const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple,
+                             ZSpan at, size_t *out_len);
+#endif

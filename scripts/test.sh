@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds zgc and runs every test:
+#   1. the unit, golden, fail and CLI tests (ctest) in a normal build;
+#   2. the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+./scripts/install-deps.sh
+
+echo "== build (RelWithDebInfo)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+cmake --build build -j2
+ctest --test-dir build --output-on-failure -j2
+
+echo "== build (ASan + UBSan)"
+cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZGC_SANITIZE=ON > /dev/null
+cmake --build build-san -j2
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-san --output-on-failure -j2
+
+echo "== fuzz"
+./scripts/fuzz.sh "${ZGC_FUZZ_SECONDS:-20}"

@@ -1,0 +1,243 @@
+/* zggen.c — random well-typed, terminating .zg workflows.
+ *
+ * Every variable is an int with a default, so definedness holds on every
+ * path.  Loops run at most three times: each while has a counter, reset
+ * before the loop and incremented by the owner in the body; loops share a
+ * counter only when they are neither nested in each other nor in concurrent
+ * parallel branches (the counter is chosen by nesting depth and branch).  Parallel
+ * branches use disjoint variables, so no branch writes what another reads.
+ * Coregions have one receiver, distinct senders and distinct bound
+ * variables. */
+#include "zggen.h"
+
+#include <string.h>
+
+typedef struct Gen {
+    ZBuf *out;
+    const ZGenOptions *o;
+    uint64_t rng;
+    int budget;      /* statements left */
+    int nvars;       /* data variables v0..v{nvars-1} */
+    int ncounters;   /* loop counters c0.. */
+    int indent;
+} Gen;
+
+static uint64_t next(Gen *g)
+{
+    /* splitmix64 */
+    uint64_t z = (g->rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int pick(Gen *g, int n) { return n <= 1 ? 0 : (int)(next(g) % (uint64_t)n); }
+
+static void line(Gen *g, const char *fmt, ...) ZG_PRINTF(2, 3);
+static void line(Gen *g, const char *fmt, ...)
+{
+    for (int i = 0; i < g->indent; i++) zu_buf_puts(g->out, "    ");
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    zu_buf_puts(g->out, tmp);
+    zu_buf_putc(g->out, '\n');
+}
+
+/* A variable from the allowed set [lo, lo + span) of data variables. */
+typedef struct VarSet {
+    int lo, span;
+} VarSet;
+
+static int var(Gen *g, VarSet vs) { return vs.lo + pick(g, vs.span); }
+
+static int other(Gen *g, int not)
+{
+    int n = g->o->lifelines;
+    int k = pick(g, n - 1);
+    return k >= not ? k + 1 : k;
+}
+
+static void atom(Gen *g, ZBuf *b, VarSet vs)
+{
+    static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
+    zu_buf_printf(b, "v%d %s %d", var(g, vs), ops[pick(g, 6)], pick(g, 4));
+}
+
+/* A random guard formula over the owner's variables. */
+static void formula(Gen *g, ZBuf *b, VarSet vs, int depth)
+{
+    int choice = g->o->cpl ? pick(g, depth > 0 ? 12 : 9) : pick(g, depth > 0 ? 4 : 1);
+    if (!g->o->cpl && choice >= 1) choice = 9 + (choice - 1); /* only && || ! */
+    switch (choice) {
+    case 0: atom(g, b, vs); break;
+    case 1: zu_buf_puts(b, "prev "); atom(g, b, vs); break;
+    case 2: zu_buf_puts(b, "("); atom(g, b, vs); zu_buf_puts(b, ") since ("); atom(g, b, vs); zu_buf_puts(b, ")"); break;
+    case 3: zu_buf_puts(b, "once "); atom(g, b, vs); break;
+    case 4: zu_buf_puts(b, "historically "); atom(g, b, vs); break;
+    case 5: zu_buf_puts(b, "past "); atom(g, b, vs); break;
+    case 6: zu_buf_printf(b, "seen L%d", pick(g, g->o->lifelines)); break;
+    case 7:
+        zu_buf_printf(b, "@L%d(", pick(g, g->o->lifelines));
+        if (depth > 0) formula(g, b, vs, depth - 1);
+        else atom(g, b, vs);
+        zu_buf_puts(b, ")");
+        break;
+    case 8: zu_buf_printf(b, "@L%d.v%d == v%d", pick(g, g->o->lifelines), var(g, vs), var(g, vs)); break;
+    case 9:
+        zu_buf_puts(b, "(");
+        formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ") && (");
+        formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 10:
+        zu_buf_puts(b, "(");
+        formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ") || (");
+        formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    default:
+        zu_buf_puts(b, "!(");
+        formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    }
+}
+
+static void stmts(Gen *g, VarSet vs, int depth, int count);
+
+static void simple(Gen *g, VarSet vs)
+{
+    int n = g->o->lifelines;
+    int a = pick(g, n);
+    switch (pick(g, 6)) {
+    case 0:
+    case 1: {
+        int b = other(g, a);
+        if (vs.span >= 2 && pick(g, 3) == 0)
+            line(g, "L%d(v%d, v%d) -> L%d(v%d, v%d);", a, var(g, vs), var(g, vs), b, vs.lo, vs.lo + 1);
+        else
+            line(g, "L%d(v%d) -> L%d(v%d);", a, var(g, vs), b, var(g, vs));
+        break;
+    }
+    case 2: line(g, "L%d(v%d) -> L%d(v%d);", a, var(g, vs), a, var(g, vs)); break;
+    case 3: line(g, "L%d: v%d = inc(v%d);", a, var(g, vs), var(g, vs)); break;
+    case 4: line(g, "L%d: v%d = v%d %% 7 + %d;", a, var(g, vs), var(g, vs), pick(g, 3)); break;
+    default: line(g, "skip L%d;", a); break;
+    }
+    g->budget--;
+}
+
+static void compound(Gen *g, VarSet vs, int depth)
+{
+    int n = g->o->lifelines;
+    int kind = pick(g, g->o->parallel ? 4 : 2);
+    int owner = pick(g, n);
+    ZBuf f = {0};
+    int body = 1 + pick(g, 4);
+    switch (kind) {
+    case 0: /* if */
+        formula(g, &f, vs, 2);
+        line(g, "if %s @ L%d {", f.data, owner);
+        g->indent++;
+        stmts(g, vs, depth + 1, body);
+        g->indent--;
+        if (pick(g, 2)) {
+            line(g, "} else {");
+            g->indent++;
+            stmts(g, vs, depth + 1, 1 + pick(g, 3));
+            g->indent--;
+        }
+        line(g, "}");
+        g->budget--;
+        break;
+    case 1: { /* while with a counter of its own nesting level and branch */
+        int c = depth * 8 + vs.lo; /* distinct for nested loops and concurrent branches */
+        if (c >= g->ncounters) g->ncounters = c + 1;
+        formula(g, &f, vs, 1);
+        line(g, "L%d: c%d = 0;", owner, c);
+        line(g, "while c%d < %d && (%s) @ L%d {", c, 1 + pick(g, 3), f.data, owner);
+        g->indent++;
+        line(g, "L%d: c%d = c%d + 1;", owner, c, c);
+        stmts(g, vs, depth + 1, body);
+        g->indent--;
+        if (pick(g, 3) == 0) {
+            line(g, "} else {");
+            g->indent++;
+            stmts(g, vs, depth + 1, 1);
+            g->indent--;
+        }
+        line(g, "}");
+        g->budget -= 3;
+        break;
+    }
+    case 2: { /* parallel: branches on disjoint variable sets */
+        int nb = vs.span >= 2 ? 2 + pick(g, vs.span >= 3 ? 2 : 1) : 1;
+        int per = vs.span / nb;
+        line(g, "parallel {");
+        g->indent++;
+        for (int k = 0; k < nb; k++) {
+            line(g, "branch {");
+            g->indent++;
+            VarSet sub = {vs.lo + k * per, per};
+            stmts(g, sub, depth + 1, 1 + pick(g, 3));
+            g->indent--;
+            line(g, "}");
+        }
+        g->indent--;
+        line(g, "}");
+        g->budget--;
+        break;
+    }
+    default: { /* coregion: distinct senders, one receiver, distinct variables */
+        if (n < 3 || vs.span < 2) {
+            simple(g, vs);
+            break;
+        }
+        int recv = pick(g, n);
+        int s1 = other(g, recv), s2 = (s1 + 1) % n;
+        if (s2 == recv) s2 = (s2 + 1) % n; /* n >= 3: s2 differs from s1 and recv */
+        line(g, "coregion { L%d(v%d) -> L%d(v%d); L%d(v%d) -> L%d(v%d); }", s1, var(g, vs), recv, vs.lo,
+             s2, var(g, vs), recv, vs.lo + 1);
+        g->budget--;
+        break;
+    }
+    }
+    zu_buf_free(&f);
+}
+
+static void stmts(Gen *g, VarSet vs, int depth, int count)
+{
+    for (int i = 0; i < count && g->budget > 0; i++) {
+        if (depth < g->o->max_depth && pick(g, 4) == 0) compound(g, vs, depth);
+        else simple(g, vs);
+    }
+}
+
+void zggen_program(ZBuf *out, const ZGenOptions *o)
+{
+    Gen g = {.out = out, .o = o, .rng = o->seed * 0x2545F4914F6CDD1Dull + 1, .budget = o->statements};
+    g.nvars = 8;
+    zu_buf_puts(out, "// generated by zggen\n");
+    zu_buf_puts(out, "lifeline ");
+    for (int i = 0; i < o->lifelines; i++) zu_buf_printf(out, "%sL%d", i ? ", " : "", i);
+    zu_buf_puts(out, ";\n");
+    for (int i = 0; i < g.nvars; i++) zu_buf_printf(out, "var v%d: int = %d;\n", i, i % 3);
+    zu_buf_puts(out, "pure inc(t: int) -> int = t % 1000 + 1;\n");
+    ZBuf body = {0};
+    g.out = &body;
+    g.indent = 1;
+    VarSet all = {0, g.nvars};
+    while (g.budget > 0) stmts(&g, all, 0, g.budget);
+    line(&g, "return v0 @ L0;");
+    g.out = out;
+    for (int i = 0; i < g.ncounters; i++) zu_buf_printf(out, "var c%d: int = 0;\n", i);
+    zu_buf_puts(out, "workflow gen() -> int {\n");
+    zu_buf_puts(out, body.data ? body.data : "");
+    zu_buf_puts(out, "}\n");
+    zu_buf_free(&body);
+}

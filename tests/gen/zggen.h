@@ -1,0 +1,20 @@
+/* zggen.h — random well-typed, terminating .zg workflows, for property
+ * tests, fuzz seeds and benchmarks. */
+#ifndef ZGGEN_H
+#define ZGGEN_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "zgc.h"
+
+typedef struct ZGenOptions {
+    uint64_t seed;
+    int lifelines;   /* 2..64 */
+    int statements;  /* approximate number of statements to generate */
+    int max_depth;   /* nesting of if/while/parallel */
+    bool cpl;        /* draw guards from the CPL operator set */
+    bool parallel;   /* parallel regions and coregions */
+} ZGenOptions;
+
+/* Appends a whole .zg program (one workflow named `gen`) to out. */
+void zggen_program(ZBuf *out, const ZGenOptions *o);
+#endif

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The command line: help texts, usage errors, exit statuses, and hostile
+# inputs (each must give a clear error and exit 1 — never a crash or hang).
+set -u
+zgc=${1:?usage: run_cli.sh ZGC}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# expect STATUS PATTERN -- CMD...: runs CMD, checks the exit status and that
+# stdout+stderr contain PATTERN (a grep -E regex; empty = anything).
+expect() {
+  local want=$1 pat=$2; shift 3
+  local out status
+  out=$(timeout 20 "$@" 2>&1)
+  status=$?
+  if [ "$status" -ne "$want" ]; then
+    echo "FAIL (exit $status, expected $want): $*"
+    printf '%s\n' "$out" | head -5
+    fail=$((fail + 1))
+  elif [ -n "$pat" ] && ! printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+    echo "FAIL (no /$pat/ in output): $*"
+    printf '%s\n' "$out" | head -5
+    fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+hello=$root/examples/hello.zg
+
+# help and version
+expect 0 '^usage: zgc <command>' -- "$zgc" --help
+expect 0 '^usage: zgc <command>' -- "$zgc" help
+expect 2 '^usage: zgc <command>' -- "$zgc"
+expect 0 '^zgc [0-9]' -- "$zgc" --version
+for c in check project guards parse anomalies; do
+  expect 0 "^usage: zgc $c" -- "$zgc" "$c" --help
+  expect 0 "^usage: zgc $c" -- "$zgc" help "$c"
+done
+
+# usage errors: exit 2
+expect 2 'unknown command `frobnicate`' -- "$zgc" frobnicate
+expect 2 'no input file' -- "$zgc" check
+expect 2 'unknown option `--bogus`' -- "$zgc" check --bogus "$hello"
+expect 2 'more than one input file' -- "$zgc" check "$hello" "$hello"
+expect 2 'needs a workflow name' -- "$zgc" project "$hello" --workflow
+expect 2 'exactly one of --tokens and --ast' -- "$zgc" parse "$hello"
+
+# input errors: exit 1
+expect 1 'cannot read .*nope.zg' -- "$zgc" check "$tmp/nope.zg"
+expect 1 'cannot read' -- "$zgc" check "$tmp"
+expect 1 "no workflow named \`nope\`|unknown workflow \`nope\`" -- "$zgc" project --workflow nope "$hello"
+expect 1 'no lifeline `Nobody`' -- "$zgc" project --lifeline Nobody "$hello"
+
+# success
+expect 0 '' -- "$zgc" check "$hello"
+expect 0 '^lifeline User \{' -- "$zgc" project "$hello"
+expect 0 '^lifeline Writer \{' -- "$zgc" project --lifeline Writer "$hello"
+expect 0 'identifier `User`' -- "$zgc" parse --tokens "$hello"
+expect 0 'workflow hello' -- "$zgc" parse --ast "$hello"
+
+# hostile inputs
+: > "$tmp/empty.zg"
+expect 0 '' -- "$zgc" check "$tmp/empty.zg"
+expect 1 'no workflow' -- "$zgc" project "$tmp/empty.zg"
+head -c 65536 /dev/urandom > "$tmp/garbage.zg" 2>/dev/null || dd if=/dev/urandom of="$tmp/garbage.zg" bs=1k count=64 2>/dev/null
+expect 1 'garbage.zg:[0-9]+:[0-9]+: error: ' -- "$zgc" check "$tmp/garbage.zg"
+printf 'lifeline A;\n/* never closed\n' > "$tmp/comment.zg"
+expect 1 'comment.zg:2:1: error: unterminated comment' -- "$zgc" check "$tmp/comment.zg"
+printf 'lifeline A;\nconst s = "caf\xe9";\n' > "$tmp/latin1.zg"
+expect 1 'latin1.zg:2:15: error: invalid UTF-8' -- "$zgc" check "$tmp/latin1.zg"
+printf 'lifeline A;\x00\n' > "$tmp/nul.zg"
+expect 1 'nul.zg:1:12: error: unexpected byte 0x00' -- "$zgc" check "$tmp/nul.zg"
+awk 'BEGIN { printf "lifeline A; var x: bool = true; workflow w() { "; for (i = 0; i < 1048576; i++) printf "{"; }' > "$tmp/braces.zg"
+expect 1 'braces.zg:1:[0-9]+: error: ' -- "$zgc" check "$tmp/braces.zg"
+awk 'BEGIN { printf "const c = "; for (i = 0; i < 1048576; i++) printf "("; printf "1"; }' > "$tmp/parens.zg"
+expect 1 'brackets nested too deeply' -- "$zgc" check "$tmp/parens.zg"
+awk 'BEGIN { printf "const c = 1"; for (i = 0; i < 349525; i++) printf "+1"; print ";" }' > "$tmp/chain.zg"
+expect 1 'expression nested too deeply' -- "$zgc" check "$tmp/chain.zg"
+awk 'BEGIN { printf "lifeline A; var x: bool = true; workflow w() { if "; for (i = 0; i < 200000; i++) printf "prev "; print "x @ A { skip A; } }" }' > "$tmp/prev.zg"
+expect 1 'nested too deeply' -- "$zgc" check "$tmp/prev.zg"
+awk 'BEGIN { printf "lifeline A, B; var x: bool = true; workflow w() { "; for (i = 0; i < 200; i++) printf "if x @ A { "; printf "skip B;"; for (i = 0; i < 200; i++) printf " }"; print " }" }' > "$tmp/nested_ok.zg"
+expect 0 '' -- "$zgc" check "$tmp/nested_ok.zg"
+expect 0 'if#200' -- "$zgc" project "$tmp/nested_ok.zg"
+printf '"""never closed\n' > "$tmp/triple.zg"
+expect 1 'triple.zg:1:1: error: unterminated string' -- "$zgc" check "$tmp/triple.zg"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

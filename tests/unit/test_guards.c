@@ -1,0 +1,460 @@
+/* Unit tests for CPL guard enumeration (guards.c, language reference §6). */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+
+static TComp *compile_ok(const char *text)
+{
+    TComp *c = t_compile(text, T_GUARDS);
+    cr_assert(c->ok, "compilation failed:\n%s", c->diag_text ? c->diag_text : "");
+    cr_assert_not_null(c->guards);
+    return c;
+}
+
+static const ZGuardInfo *guard_at(const TComp *c, int i)
+{
+    cr_assert(i < c->guards->guards.len, "only %d guards", c->guards->guards.len);
+    return ZU_VEC_AT(c->guards->guards, i);
+}
+
+static char *formula_text(const TComp *c, const ZFormula *f)
+{
+    ZBuf b = {0};
+    zg_print_formula(&b, c->guards, f);
+    zu_buf_putc(&b, '\0');
+    return b.data;
+}
+
+static const ZLifelineMonitor *monitor(const TComp *c, int life)
+{
+    cr_assert(life < c->guards->monitors.len);
+    return ZU_VEC_AT(c->guards->monitors, life);
+}
+
+/* Lifelines A, B, C in a ring (A -> B -> C -> A), one guard owned by A. */
+#define RING_DECLS                              \
+    "lifeline A, B, C;\n"                       \
+    "var x: int = 0;\n"                         \
+    "var y: int = 0;\n"                         \
+    "var ok: bool = false;\n"
+
+#define RING_MSGS                               \
+    "  A(x) -> B(x);\n"                         \
+    "  B(x) -> C(x);\n"                         \
+    "  C(ok) -> A(ok);\n"
+
+static char *unfold_one(const char *guard_decls, const char *guard)
+{
+    ZBuf src = {0};
+    zu_buf_printf(&src, RING_DECLS "%s\nworkflow w() {\n" RING_MSGS "  if %s @ A { A: x = 1; }\n}\n",
+                  guard_decls, guard);
+    TComp *c = compile_ok(src.data);
+    const ZGuardInfo *g = guard_at(c, 0);
+    cr_assert(g->cpl, "guard %s is not CPL", guard);
+    cr_assert_not_null(g->root);
+    char *text = formula_text(c, g->root);
+    t_free(c);
+    zu_buf_free(&src);
+    return text;
+}
+
+static void expect_unfold(const char *decls, const char *guard, const char *want)
+{
+    char *got = unfold_one(decls, guard);
+    cr_expect_str_eq(got, want, "unfolding %s: got %s, want %s", guard, got, want);
+    free(got);
+}
+
+/* ---- unfolding --------------------------------------------------------- */
+
+Test(guards, unfold_derived_forms)
+{
+    expect_unfold("", "once ok", "true since ok");
+    expect_unfold("", "historically ok", "!(true since !ok)");
+    expect_unfold("", "past x == 2", "@A(true since x == 2) || @B(true since x == 2) || @C(true since x == 2)");
+    expect_unfold("", "seen B", "@B(true)");
+    expect_unfold("", "prev ok", "prev ok");
+    expect_unfold("", "prev (x > 1)", "prev (x > 1)");
+    expect_unfold("", "!ok since x > 1", "!ok since x > 1");
+    expect_unfold("", "@B(once ok) || !(prev ok)", "@B(true since ok) || !(prev ok)");
+}
+
+Test(guards, atoms_are_maximal)
+{
+    expect_unfold("", "x > 1 && y < 2 && once ok", "x > 1 && y < 2 && true since ok");
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if @B.x == x && y < 2 && once ok @ A { A: x = 1; }\n}\n");
+    const ZGuardInfo *g = guard_at(c, 0);
+    /* ((@B.x == x && y < 2) && once ok): the left conjunction is one atom */
+    cr_assert_eq(g->root->kind, F_AND);
+    cr_expect_eq(g->root->a->kind, F_ATOM);
+    cr_expect_eq(g->root->b->kind, F_SINCE);
+    char *t = formula_text(c, g->root->a);
+    cr_expect_str_eq(t, "@B.x == x && y < 2");
+    free(t);
+    t_free(c);
+}
+
+Test(guards, named_guards_are_inlined)
+{
+    expect_unfold("guard good = once x > 3;\n", "good && ok", "true since x > 3 && ok");
+    expect_unfold("guard small = x < 3;\n", "small && once ok", "x < 3 && true since ok");
+    expect_unfold("guard small = x < 3;\nguard both = small && seen C;\n", "@B(both)",
+                  "@B(x < 3 && @C(true))");
+}
+
+Test(guards, var_only_guard_is_one_atom)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS "  if @C.x > x @ A { A: x = 1; }\n}\n");
+    const ZGuardInfo *g = guard_at(c, 0);
+    cr_expect(g->cpl);
+    cr_assert_not_null(g->root);
+    cr_expect_eq(g->root->kind, F_ATOM);
+    cr_expect_eq(c->guards->subs.len, 1);
+    const ZLifelineMonitor *a = monitor(c, 0);
+    cr_expect(a->needs_monitor);
+    cr_assert_eq(a->var_views.len, 1);
+    const ZViewEntry *v = ZU_VEC_AT(a->var_views, 0);
+    cr_expect_eq(v->life, 2);
+    cr_expect_eq(v->sub, -1);
+    cr_expect_str_eq(v->var, "x");
+    t_free(c);
+}
+
+/* ---- sub(Φ) -------------------------------------------------------------- */
+
+Test(guards, hash_consing_counts_duplicates_once)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if once ok && once ok @ A { A: x = 1; }\n"
+                                     "  if once ok || ok @ A { A: x = 2; }\n"
+                                     "  if @B(once ok) && once ok @ A { A: x = 3; }\n"
+                                     "}\n");
+    /* true, ok, true S ok, (S && S), (S || ok), @B(S), (@B(S) && S) */
+    cr_expect_eq(c->guards->subs.len, 7);
+    const ZGuardInfo *g1 = guard_at(c, 0), *g2 = guard_at(c, 1), *g3 = guard_at(c, 2);
+    cr_expect_eq(g1->root->a, g1->root->b);
+    cr_expect_eq(g2->root->a, g1->root->a);
+    cr_expect_eq(g3->root->a->a, g1->root->a);
+    cr_expect_eq(g2->root->b, g1->root->a->b); /* the atom `ok` */
+    t_free(c);
+}
+
+Test(guards, subformulas_are_numbered_bottom_up)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if historically ok || past x == 2 @ A { A: x = 1; }\n"
+                                     "  while prev (y > 1) && @C(ok since x > 0) @ B { B: y = y + 1; }\n"
+                                     "}\n");
+    const ZVec *subs = &c->guards->subs;
+    cr_assert(subs->len > 0);
+    for (int i = 0; i < subs->len; i++) {
+        const ZFormula *f = ZU_VEC_AT(*subs, i);
+        cr_expect_eq(f->id, i);
+        if (f->a)
+            cr_expect_lt(f->a->id, f->id);
+        if (f->b)
+            cr_expect_lt(f->b->id, f->id);
+        for (int j = 0; j < i; j++) {
+            const ZFormula *g = ZU_VEC_AT(*subs, j);
+            bool same = g->kind == f->kind && g->a == f->a && g->b == f->b && g->life == f->life &&
+                        g->kind != F_ATOM;
+            cr_expect(!same, "φ%d and φ%d are structurally equal", j, i);
+        }
+    }
+    t_free(c);
+}
+
+Test(guards, vars_distinct_in_first_appearance_order)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if @B.y > 0 && @C.x == x && @B.x > 1 && once ok @ A { A: x = 1; }\n"
+                                     "  if @A.y > y && seen A @ B { B: y = 1; }\n"
+                                     "}\n");
+    const ZVec *vars = &c->guards->vars;
+    cr_assert_eq(vars->len, 2);
+    cr_expect_str_eq(ZU_VEC_AT(*vars, 0), "y");
+    cr_expect_str_eq(ZU_VEC_AT(*vars, 1), "x");
+    t_free(c);
+}
+
+Test(guards, guards_in_construct_order)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  while x < 3 @ A {\n"
+                                     "    if once ok @ A { A(x) -> B(x); }\n"
+                                     "    A: x = x + 1;\n"
+                                     "  }\n"
+                                     "  if ok @ C { C: y = 1; }\n"
+                                     "}\n");
+    cr_assert_eq(c->guards->guards.len, 3);
+    const char *tags[] = {"while#1", "if#2", "if#3"};
+    const int owners[] = {0, 0, 2};
+    const bool cpl[] = {false, true, false};
+    for (int i = 0; i < 3; i++) {
+        const ZGuardInfo *g = guard_at(c, i);
+        cr_expect_str_eq(g->tag, tags[i]);
+        cr_expect_eq(g->owner, owners[i]);
+        cr_expect_eq(g->cpl, cpl[i]);
+        cr_expect_eq(g->root == NULL, !cpl[i]);
+        cr_expect_not_null(g->source);
+        cr_expect_not_null(g->construct);
+    }
+    t_free(c);
+}
+
+/* ---- per-lifeline tables ----------------------------------------------- */
+
+static const char *MERGE_SRC =
+    "lifeline Orchestrator, TestRunner, Security, Committer;\n"
+    "enum Status { pending, passed, failed, cleared, critical }\n"
+    "var patch: str = \"\";\n"
+    "var candidate: str = \"\";\n"
+    "var status: Status = pending;\n"
+    "var merged: bool = false;\n"
+    "extern pure run_tests(patch: str) -> Status;\n"
+    "extern pure scan(patch: str) -> Status;\n"
+    "effect do_merge(candidate: str) -> bool;\n"
+    "workflow review(patch: str @ Orchestrator, candidate: str @ Orchestrator) {\n"
+    "  Orchestrator(patch, candidate) -> TestRunner(patch, candidate);\n"
+    "  Orchestrator(patch, candidate) -> Security(patch, candidate);\n"
+    "  parallel {\n"
+    "    branch { TestRunner: status = run_tests(patch); TestRunner(status) -> Committer(status); }\n"
+    "    branch { Security: status = scan(patch); Security(candidate) -> Committer(candidate); }\n"
+    "  }\n"
+    "  Orchestrator(candidate) -> Committer(candidate);\n"
+    "  if @TestRunner.candidate == candidate && @Security.candidate == candidate\n"
+    "     && @TestRunner(status != failed since status == passed)\n"
+    "     && @Security(status != critical since status == cleared) @ Committer {\n"
+    "    Committer: merged = do_merge(candidate);\n"
+    "  }\n"
+    "}\n";
+
+Test(guards, merge_example_text)
+{
+    TComp *c = compile_ok(MERGE_SRC);
+    T_CAPTURE(got, zg_print(out, c->guards));
+    const char *want =
+        "guard if#1 @ Committer: @TestRunner.candidate == candidate && @Security.candidate == candidate"
+        " && @TestRunner(status != failed since status == passed)"
+        " && @Security(status != critical since status == cleared)\n"
+        "  unfolded: @TestRunner.candidate == candidate && @Security.candidate == candidate"
+        " && @TestRunner(status != failed since status == passed)"
+        " && @Security(status != critical since status == cleared)  [φ10]\n"
+        "  kind: cpl\n"
+        "\n"
+        "sub(Φ): 11\n"
+        "  φ0    atom   status != failed\n"
+        "  φ1    atom   status == passed\n"
+        "  φ2    since  φ0 since φ1\n"
+        "  φ3    at     @TestRunner(φ2)\n"
+        "  φ4    atom   @TestRunner.candidate == candidate && @Security.candidate == candidate\n"
+        "  φ5    and    φ4 && φ3\n"
+        "  φ6    atom   status != critical\n"
+        "  φ7    atom   status == cleared\n"
+        "  φ8    since  φ6 since φ7\n"
+        "  φ9    at     @Security(φ8)\n"
+        "  φ10   and    φ5 && φ9\n"
+        "\n"
+        "Vars(Φ): candidate\n"
+        "  terms: @TestRunner.candidate @Security.candidate\n"
+        "\n"
+        "lifeline Orchestrator: no monitor\n"
+        "\n"
+        "lifeline TestRunner: monitor\n"
+        "  evaluates: φ0 φ1 φ2\n"
+        "  bool views: view(TestRunner, φ2)\n"
+        "  var views: var(TestRunner, candidate)\n"
+        "  state: vc 4 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 50 B\n"
+        "\n"
+        "lifeline Security: monitor\n"
+        "  evaluates: φ6 φ7 φ8\n"
+        "  bool views: view(Security, φ8)\n"
+        "  var views: var(Security, candidate)\n"
+        "  state: vc 4 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 50 B\n"
+        "\n"
+        "lifeline Committer: monitor\n"
+        "  evaluates: φ3 φ4 φ5 φ9 φ10\n"
+        "  bool views: view(TestRunner, φ2) view(Security, φ8)\n"
+        "  var views: var(TestRunner, candidate) var(Security, candidate)\n"
+        "  state: vc 4 × 8 B + values 1 B + old 1 B + views 1 B + vars 2 × 16 B = 67 B\n";
+    cr_expect_str_eq(got, want, "--- got ---\n%s--- want ---\n%s", got, want);
+    free(got);
+    t_free(c);
+}
+
+Test(guards, merge_example_tables)
+{
+    TComp *c = compile_ok(MERGE_SRC);
+    enum { ORCH, TEST, SEC, COMMIT };
+    cr_expect(!monitor(c, ORCH)->needs_monitor);
+    cr_expect_eq(monitor(c, ORCH)->state_bytes, 0);
+    cr_expect_eq(monitor(c, ORCH)->bool_views.len, 0);
+    const ZLifelineMonitor *cm = monitor(c, COMMIT);
+    cr_expect(cm->needs_monitor);
+    cr_assert_eq(cm->bool_views.len, 2);
+    const ZViewEntry *v0 = ZU_VEC_AT(cm->bool_views, 0), *v1 = ZU_VEC_AT(cm->bool_views, 1);
+    cr_expect_eq(v0->life, TEST);
+    cr_expect_eq(v1->life, SEC);
+    const ZFormula *s0 = ZU_VEC_AT(c->guards->subs, v0->sub);
+    cr_expect_eq(s0->kind, F_SINCE);
+    cr_expect_eq(cm->var_views.len, 2);
+    cr_expect_eq(cm->state_bytes, 4 * 8 + 1 + 1 + 1 + 2 * 16);
+    /* the reviewers evaluate their own since formulas and nothing else */
+    const ZLifelineMonitor *tm = monitor(c, TEST);
+    cr_assert_eq(tm->evaluates.len, 3);
+    const ZFormula *top = ZU_VEC_AT(tm->evaluates, 2);
+    cr_expect_eq(top, s0);
+    t_free(c);
+}
+
+Test(guards, plain_guards_need_no_monitor)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  while x < 3 && !ok @ A { A: x = x + 1; }\n"
+                                     "  if y == 0 @ B { B(y) -> C(y); }\n"
+                                     "}\n");
+    cr_expect_eq(c->guards->guards.len, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_expect(!guard_at(c, i)->cpl);
+        cr_expect_null(guard_at(c, i)->root);
+    }
+    cr_expect_eq(c->guards->subs.len, 0);
+    cr_expect_eq(c->guards->vars.len, 0);
+    for (int L = 0; L < 3; L++) {
+        cr_expect(!monitor(c, L)->needs_monitor);
+        cr_expect_eq(monitor(c, L)->state_bytes, 0);
+    }
+    T_CAPTURE(got, zg_print(out, c->guards));
+    cr_expect_str_eq(got,
+                     "guard while#1 @ A: x < 3 && !ok\n"
+                     "  kind: plain (no monitor)\n"
+                     "guard if#2 @ B: y == 0\n"
+                     "  kind: plain (no monitor)\n"
+                     "\n"
+                     "sub(Φ): 0\n"
+                     "\n"
+                     "Vars(Φ): none\n"
+                     "\n"
+                     "lifeline A: no monitor\n"
+                     "\n"
+                     "lifeline B: no monitor\n"
+                     "\n"
+                     "lifeline C: no monitor\n");
+    free(got);
+    t_free(c);
+}
+
+/* Src -> Mid -> Owner; Owner -> Far; Far never reaches Owner. */
+static const char *FORWARD_SRC =
+    "lifeline Owner, Mid, Src, Far, Idle;\n"
+    "var x: int = 0;\n"
+    "var ok: bool = false;\n"
+    "workflow w() {\n"
+    "  Src(x) -> Mid(x);\n"
+    "  Mid(x) -> Owner(x);\n"
+    "  Owner(x) -> Far(x);\n"
+    "  if @Src(once ok) && @Far(once ok) && @Src.x > 0 && @Far.x > 0 @ Owner { Owner: x = 1; }\n"
+    "}\n";
+
+Test(guards, unreachable_lifeline_exports_nothing)
+{
+    TComp *c = compile_ok(FORWARD_SRC);
+    enum { OWNER, MID, SRC, FAR, IDLE };
+    const ZLifelineMonitor *far = monitor(c, FAR);
+    cr_expect(!far->needs_monitor);
+    cr_expect_eq(far->evaluates.len, 0);
+    cr_expect_eq(far->bool_views.len, 0);
+    cr_expect_eq(far->var_views.len, 0);
+    cr_expect(!monitor(c, IDLE)->needs_monitor);
+    /* the owner keeps no entry about Far */
+    const ZLifelineMonitor *own = monitor(c, OWNER);
+    for (int i = 0; i < own->bool_views.len; i++)
+        cr_expect_neq(((const ZViewEntry *)ZU_VEC_AT(own->bool_views, i))->life, FAR);
+    for (int i = 0; i < own->var_views.len; i++)
+        cr_expect_neq(((const ZViewEntry *)ZU_VEC_AT(own->var_views, i))->life, FAR);
+    t_free(c);
+}
+
+Test(guards, forwarders_carry_views)
+{
+    TComp *c = compile_ok(FORWARD_SRC);
+    T_CAPTURE(got, zg_print(out, c->guards));
+    const char *tail = strstr(got, "\nlifeline Owner:");
+    cr_assert_not_null(tail, "%s", got);
+    cr_expect_str_eq(tail,
+                     "\nlifeline Owner: monitor\n"
+                     "  evaluates: φ3 φ4 φ5 φ6 φ7 φ8 φ9\n"
+                     "  bool views: view(Src, φ2)\n"
+                     "  var views: var(Src, x)\n"
+                     "  state: vc 5 × 8 B + values 1 B + old 1 B + views 1 B + vars 1 × 16 B = 59 B\n"
+                     "\n"
+                     "lifeline Mid: monitor\n"
+                     "  evaluates: none\n"
+                     "  bool views: view(Src, φ2)\n"
+                     "  var views: var(Src, x)\n"
+                     "  state: vc 5 × 8 B + values 0 B + old 0 B + views 1 B + vars 1 × 16 B = 57 B\n"
+                     "\n"
+                     "lifeline Src: monitor\n"
+                     "  evaluates: φ0 φ1 φ2\n"
+                     "  bool views: view(Src, φ2)\n"
+                     "  var views: var(Src, x)\n"
+                     "  state: vc 5 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 58 B\n"
+                     "\n"
+                     "lifeline Far: no monitor\n"
+                     "\n"
+                     "lifeline Idle: no monitor\n",
+                     "%s", got);
+    free(got);
+    t_free(c);
+}
+
+Test(guards, control_messages_are_forwarding_edges)
+{
+    /* B reaches A only through the control broadcast of C's if */
+    TComp *c = compile_ok("lifeline A, B, C;\n"
+                          "var x: int = 0;\n"
+                          "var ok: bool = false;\n"
+                          "workflow w() {\n"
+                          "  B(x) -> C(x);\n"
+                          "  if x > 0 @ C { A: x = 1; }\n"
+                          "  if @B(once ok) @ A { A: x = 2; }\n"
+                          "}\n");
+    const ZLifelineMonitor *a = monitor(c, 0), *b = monitor(c, 1), *cc = monitor(c, 2);
+    cr_expect_eq(a->bool_views.len, 1);
+    cr_expect_eq(b->bool_views.len, 1);
+    cr_expect_eq(cc->bool_views.len, 1);
+    cr_expect(cc->needs_monitor);
+    t_free(c);
+}
+
+Test(guards, nested_at_switches_evaluation_lifeline)
+{
+    /* A needs view(B, @C(ok)); B needs view(C, ok); C evaluates ok */
+    TComp *c = compile_ok("lifeline A, B, C;\n"
+                          "var x: int = 0;\n"
+                          "var ok: bool = false;\n"
+                          "workflow w() {\n"
+                          "  C(ok) -> B(ok);\n"
+                          "  B(ok) -> A(ok);\n"
+                          "  if @B(@C(ok)) @ A { A: x = 1; }\n"
+                          "}\n");
+    /* subs: ok, @C(ok), @B(@C(ok)) */
+    cr_assert_eq(c->guards->subs.len, 3);
+    const ZLifelineMonitor *a = monitor(c, 0), *b = monitor(c, 1), *cc = monitor(c, 2);
+    cr_assert_eq(a->evaluates.len, 1);
+    cr_expect_eq(((const ZFormula *)ZU_VEC_AT(a->evaluates, 0))->id, 2);
+    cr_assert_eq(b->evaluates.len, 1);
+    cr_expect_eq(((const ZFormula *)ZU_VEC_AT(b->evaluates, 0))->id, 1);
+    cr_assert_eq(cc->evaluates.len, 1);
+    cr_expect_eq(((const ZFormula *)ZU_VEC_AT(cc->evaluates, 0))->id, 0);
+    /* A keeps view(B, φ1); B exports view(B, φ1) and keeps view(C, φ0);
+     * C exports view(C, φ0) only: it is not downstream of B. */
+    cr_assert_eq(a->bool_views.len, 1);
+    cr_assert_eq(b->bool_views.len, 2);
+    cr_assert_eq(cc->bool_views.len, 1);
+    const ZViewEntry *cv = ZU_VEC_AT(cc->bool_views, 0);
+    cr_expect_eq(cv->life, 2);
+    cr_expect_eq(cv->sub, 0);
+    t_free(c);
+}
