@@ -449,6 +449,9 @@ static void builder_init(builder *b, const char *name, char *err, size_t errlen)
   b->h->name = zgan_xmalloc(n + 1);
   memcpy(b->h->name, name, n + 1);
   zgan_intern_init(&b->h->strings);
+  /* the pools are never NULL, so pointer arithmetic on empty spans is defined */
+  zgan_grow((void **)&b->h->pairs, &b->h->cappairs, 1, sizeof *b->h->pairs);
+  zgan_grow((void **)&b->h->ids, &b->h->capids, 1, sizeof *b->h->ids);
   scratch_fit(&b->seen, b->h->strings.n);
   scratch_fit(&b->map, b->h->strings.n);
 }
