@@ -38,6 +38,7 @@
 #include "zgc.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- context ------------------------------------------------------------ */
@@ -97,6 +98,9 @@ typedef struct Ck {
     bool *const_ok;             /* value known */
     CVal *const_val;
     unsigned char *guard_state;
+    int n_guard;
+    unsigned *guard_gen; /* reads(): guards expanded in the current expression */
+    unsigned gen;
     const ZDecl *pure; /* the pure action being checked (X_PURE) */
     /* workflow walk */
     const ZDecl *wf;
@@ -229,7 +233,27 @@ static ZSpan first_line(ZSpan s)
 
 /* ---- zk_is_cpl ---------------------------------------------------------- */
 
-static bool is_cpl(const ZExpr *e, int depth)
+/* Named guards already looked through: each is expanded once, so shared
+ * subformulas cost nothing more. */
+typedef struct Seen {
+    const ZDecl **d;
+    int len, cap;
+} Seen;
+
+static bool seen_add(Seen *s, const ZDecl *d)
+{
+    for (int i = 0; i < s->len; i++)
+        if (s->d[i] == d) return false;
+    if (s->len == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        s->d = realloc(s->d, sizeof *s->d * (size_t)s->cap);
+        if (!s->d) ZU_ICE("out of memory");
+    }
+    s->d[s->len++] = d;
+    return true;
+}
+
+static bool is_cpl(const ZExpr *e, Seen *seen)
 {
     if (!e) return false;
     switch (e->kind) {
@@ -243,18 +267,24 @@ static bool is_cpl(const ZExpr *e, int depth)
     case E_SEEN:
         return true;
     case E_NAME:
-        return e->name_kind == NAME_GUARD && e->decl && depth < 64 &&
-               is_cpl(e->decl->expr, depth + 1);
+        return e->name_kind == NAME_GUARD && e->decl && seen_add(seen, e->decl) &&
+               is_cpl(e->decl->expr, seen);
     default:
         break;
     }
-    if (is_cpl(e->a, depth) || is_cpl(e->b, depth) || is_cpl(e->c, depth)) return true;
+    if (is_cpl(e->a, seen) || is_cpl(e->b, seen) || is_cpl(e->c, seen)) return true;
     for (int i = 0; i < e->args.len; i++)
-        if (is_cpl(e->args.items[i], depth)) return true;
+        if (is_cpl(e->args.items[i], seen)) return true;
     return false;
 }
 
-bool zk_is_cpl(const ZExpr *e) { return is_cpl(e, 0); }
+bool zk_is_cpl(const ZExpr *e)
+{
+    Seen seen = {0};
+    bool r = is_cpl(e, &seen);
+    free(seen.d);
+    return r;
+}
 
 /* ---- expressions -------------------------------------------------------- */
 
@@ -597,7 +627,8 @@ static ZType *tc(Ck *c, ZExpr *e, XKind x)
     case E_COND: return set(e, check_cond(c, e, x));
     case E_CALL: return set(e, check_call(c, e, x));
     case E_TUPLE:
-        zd_error(c->d, e->span, "a tuple is only allowed as a `fallback` value or as the body of a pure action");
+        zd_error(c->d, e->span,
+                 "a tuple is only allowed as a `fallback` value or as the body of a pure action");
         for (int i = 0; i < e->args.len; i++) tc(c, e->args.items[i], x);
         return set(e, c->t_err);
     case E_AT:
@@ -690,7 +721,8 @@ static bool fold_arith(Ck *c, const ZExpr *e, const CVal *l, const CVal *r, CVal
 static bool fold_binary(Ck *c, const ZExpr *e, CVal *v)
 {
     CVal l = {0}, r = {0};
-    if (!fold(c, e->a, &l) | !fold(c, e->b, &r)) return false;
+    bool ok_l = fold(c, e->a, &l), ok_r = fold(c, e->b, &r); /* report both sides */
+    if (!ok_l || !ok_r) return false;
     switch (e->op) {
     case OP_AND: v->k = TY_BOOL; v->b = l.b && r.b; return true;
     case OP_OR: v->k = TY_BOOL; v->b = l.b || r.b; return true;
@@ -745,7 +777,8 @@ static bool fold(Ck *c, const ZExpr *e, CVal *v)
     case E_BINARY: return fold_binary(c, e, v);
     case E_COND: {
         CVal cv, a, b;
-        if (!fold(c, e->c, &cv) | !fold(c, e->a, &a) | !fold(c, e->b, &b)) return false;
+        bool ok_c = fold(c, e->c, &cv), ok_a = fold(c, e->a, &a), ok_b = fold(c, e->b, &b);
+        if (!ok_c || !ok_a || !ok_b) return false;
         *v = cv.b ? a : b;
         return true;
     }
@@ -818,6 +851,56 @@ static ZType *const_type(Ck *c, ZDecl *d, ZSpan use)
     return t;
 }
 
+/* In a guard, temporal and causal formulas combine only through `!`, `&&`,
+ * `||`, `==`, `!=` and `?:` (and the CPL operators themselves).  Under any
+ * other operator or inside a call they would be values of an expression,
+ * which the monitor does not compute.  `ctx` is the innermost enclosing
+ * operator or call that needs values, or NULL in formula position. */
+static bool is_formula_op(const ZExpr *e)
+{
+    switch (e->kind) {
+    case E_AT: case E_PREV: case E_SINCE: case E_ONCE: case E_HIST: case E_PAST: case E_SEEN:
+        return true;
+    case E_NAME: return e->name_kind == NAME_GUARD && zk_is_cpl(e);
+    default: return false;
+    }
+}
+
+static void check_formula_shape(Ck *c, const ZExpr *e, const ZExpr *ctx)
+{
+    if (!e) return;
+    if (is_formula_op(e)) {
+        if (ctx) {
+            const char *what = e->kind == E_NAME ? e->name
+                             : e->kind == E_AT ? "@(...)"
+                             : e->kind == E_SEEN ? "seen" : cpl_op_name(e);
+            if (ctx->kind == E_CALL)
+                zd_error(c->d, e->span, "`%s` cannot be an argument of `%s`: combine temporal and causal "
+                         "formulas only with `!`, `&&`, `||`, `==`, `!=` and `?:`", what, ctx->name);
+            else
+                zd_error(c->d, e->span, "`%s` cannot be an operand of `%s`: combine temporal and causal "
+                         "formulas only with `!`, `&&`, `||`, `==`, `!=` and `?:`", what, za_op_text(ctx->op));
+            return;
+        }
+        check_formula_shape(c, e->a, NULL);
+        check_formula_shape(c, e->b, NULL);
+        return;
+    }
+    const ZExpr *inner = ctx;
+    switch (e->kind) {
+    case E_UNARY: if (e->op != OP_NOT) inner = e; break;
+    case E_BINARY:
+        if (e->op != OP_AND && e->op != OP_OR && e->op != OP_EQ && e->op != OP_NE) inner = e;
+        break;
+    case E_CALL: inner = e; break;
+    default: break;
+    }
+    check_formula_shape(c, e->a, inner);
+    check_formula_shape(c, e->b, inner);
+    check_formula_shape(c, e->c, inner);
+    for (int i = 0; i < e->args.len; i++) check_formula_shape(c, e->args.items[i], inner);
+}
+
 static ZType *guard_type(Ck *c, ZDecl *d)
 {
     int i = d->index;
@@ -827,6 +910,8 @@ static ZType *guard_type(Ck *c, ZDecl *d)
     if (!is_err(t) && t->kind != TY_BOOL)
         zd_error(c->d, d->expr->span, "guard `%s` must be a `bool` formula, not `%s`", d->name,
                  tstr(c, t));
+    else if (!is_err(t))
+        check_formula_shape(c, d->expr, NULL);
     c->guard_state[i] = 2;
     return c->t_bool;
 }
@@ -868,7 +953,10 @@ static long source_offset(const ZSource *src, int line, int col)
     return (long)i;
 }
 
-static bool ident_start(char ch) { return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
+static bool ident_start(char ch)
+{
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
 static bool ident_char(char ch) { return ident_start(ch) || (ch >= '0' && ch <= '9'); }
 
 static bool is_input(const ZDecl *act, const char *s, size_t n)
@@ -1234,7 +1322,10 @@ static void check_action(Ck *c, ZDecl *act)
 
 /* ---- definedness: bit sets ---------------------------------------------- */
 
-static uint64_t *bits_new(Ck *c) { return zu_alloc(c->a, sizeof(uint64_t) * (size_t)(c->nwords ? c->nwords : 1)); }
+static uint64_t *bits_new(Ck *c)
+{
+    return zu_alloc(c->a, sizeof(uint64_t) * (size_t)(c->nwords ? c->nwords : 1));
+}
 static bool bit_has(const uint64_t *b, int i) { return (b[i >> 6] >> (i & 63)) & 1u; }
 static void bit_add(uint64_t *b, int i) { b[i >> 6] |= (uint64_t)1 << (i & 63); }
 
@@ -1332,18 +1423,28 @@ static void use(Ck *c, Flow *f, int life, const ZExpr *e, const ZExpr *via, bool
     if (check && !bit_has(f->must, bit)) undefined(c, f, life, var, at, via, e->span);
 }
 
+/* Whether a named guard is looked through for the first time in this
+ * expression (each is expanded once per expression). */
+static bool first_visit(Ck *c, const ZDecl *g)
+{
+    if (g->index < 0 || g->index >= c->n_guard) return false;
+    if (c->guard_gen[g->index] == c->gen) return false;
+    c->guard_gen[g->index] = c->gen;
+    return true;
+}
+
 /* The variables an expression reads on `life`.  Named guards are looked
  * through (reported at the guard's use, `via`); terms under @B(...) and
  * @B.x are read from views, not from `life`'s store. */
-static void reads(Ck *c, Flow *f, int life, const ZExpr *e, const ZExpr *via, int depth, bool check)
+static void reads_in(Ck *c, Flow *f, int life, const ZExpr *e, const ZExpr *via, bool check)
 {
     if (!e) return;
     switch (e->kind) {
     case E_NAME:
         if (e->name_kind == NAME_VAR)
             use(c, f, life, e, via, check);
-        else if (e->name_kind == NAME_GUARD && e->decl && depth < 64)
-            reads(c, f, life, e->decl->expr, via ? via : e, depth + 1, check);
+        else if (e->name_kind == NAME_GUARD && e->decl && first_visit(c, e->decl))
+            reads_in(c, f, life, e->decl->expr, via ? via : e, check);
         return;
     case E_AT:
     case E_AT_VAR:
@@ -1352,10 +1453,16 @@ static void reads(Ck *c, Flow *f, int life, const ZExpr *e, const ZExpr *via, in
     default:
         break;
     }
-    reads(c, f, life, e->a, via, depth, check);
-    reads(c, f, life, e->b, via, depth, check);
-    reads(c, f, life, e->c, via, depth, check);
-    for (int i = 0; i < e->args.len; i++) reads(c, f, life, e->args.items[i], via, depth, check);
+    reads_in(c, f, life, e->a, via, check);
+    reads_in(c, f, life, e->b, via, check);
+    reads_in(c, f, life, e->c, via, check);
+    for (int i = 0; i < e->args.len; i++) reads_in(c, f, life, e->args.items[i], via, check);
+}
+
+static void reads(Ck *c, Flow *f, int life, const ZExpr *e, bool check)
+{
+    c->gen++;
+    reads_in(c, f, life, e, NULL, check);
 }
 
 /* What a statement list may write (for parallel siblings). */
@@ -1419,6 +1526,11 @@ static void check_msg(Ck *c, ZStmt *s)
         if (!is_err(rt[i]) && !is_simple(p)) {
             zd_error(c->d, p->span, "message bindings must be variables, literals or constants");
             rt[i] = c->t_err;
+        } else if (!is_err(rt[i]) && s->life.index == s->to.index &&
+                   (p->kind != E_NAME || p->name_kind != NAME_VAR)) {
+            /* a self message is the assignment `p := e`: nothing to check a constant against */
+            zd_error(c->d, p->span, "a self message must bind variables, not `%s`", expr_text(c, p));
+            rt[i] = c->t_err;
         }
         if (p->kind != E_NAME || p->name_kind != NAME_VAR) continue;
         for (int j = 0; j < i; j++) {
@@ -1444,7 +1556,7 @@ static void check_msg(Ck *c, ZStmt *s)
 
 static void msg_reads(Ck *c, Flow *f, ZStmt *s)
 {
-    for (int i = 0; i < s->args.len; i++) reads(c, f, s->life.index, s->args.items[i], NULL, 0, true);
+    for (int i = 0; i < s->args.len; i++) reads(c, f, s->life.index, s->args.items[i], true);
 }
 
 static void msg_writes(Ck *c, Flow *f, ZStmt *s)
@@ -1519,7 +1631,7 @@ static void check_assign(Ck *c, Flow *f, ZStmt *s)
                          tg->name, tstr(c, tg->var->type));
         }
     }
-    reads(c, f, s->life.index, s->expr, NULL, 0, true);
+    reads(c, f, s->life.index, s->expr, true);
     for (int i = 0; i < s->targets.len; i++) {
         ZTarget *t = s->targets.items[i];
         define(c, f, s->life.index, t->var, t->span);
@@ -1531,7 +1643,9 @@ static void check_guard_expr(Ck *c, Flow *f, ZStmt *s)
     ZType *t = tc(c, s->expr, X_GUARD);
     if (!is_err(t) && t->kind != TY_BOOL)
         zd_error(c->d, s->expr->span, "condition must be `bool`, not `%s`", tstr(c, t));
-    reads(c, f, s->life.index, s->expr, NULL, 0, !zk_is_cpl(s->expr));
+    else if (!is_err(t))
+        check_formula_shape(c, s->expr, NULL);
+    reads(c, f, s->life.index, s->expr, !zk_is_cpl(s->expr));
 }
 
 /* Marks what only some of the joined paths define. */
@@ -1864,6 +1978,8 @@ bool zk_check(ZArena *a, ZProgram *p, ZDecl *wf, ZDiag *d)
     c.const_ok = zu_alloc(a, sizeof *c.const_ok * ((size_t)n_const + 1));
     c.const_val = zu_alloc(a, sizeof *c.const_val * ((size_t)n_const + 1));
     c.guard_state = zu_alloc(a, (size_t)n_guard + 1);
+    c.guard_gen = zu_alloc(a, sizeof *c.guard_gen * ((size_t)n_guard + 1));
+    c.n_guard = n_guard;
     c.nl = p->lifelines.len;
     c.nv = p->vars.len;
     c.nwords = (int)(((size_t)c.nl * (size_t)c.nv + 63) / 64);

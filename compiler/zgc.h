@@ -280,7 +280,8 @@ struct ZStmt {
     ZVec params;     /* S_MSG: receiver bindings (ZExpr*, E_NAME var or constant) */
     ZVec targets;    /* S_ASSIGN: ZTarget* (0..n) */
     ZExpr *expr;     /* S_ASSIGN: right-hand side; S_IF/S_WHILE: guard */
-    bool is_action;  /* S_ASSIGN: rhs is a call of a non-pure action (set by resolver) */
+    bool is_action;  /* S_ASSIGN: the rhs is a call of a declared action, pure
+                        ones included (set by the resolver) */
     bool tuple_lhs;  /* S_ASSIGN: written as (y1, ...) = */
     ZVec body;       /* S_BLOCK, S_IF then, S_WHILE body, S_COREGION messages */
     ZVec els;        /* S_IF/S_WHILE else */

@@ -445,14 +445,14 @@ stmt
           $$ = za_stmt(A, S_COREGION, @$);
           $$->body = $3;
       }
-    | KW_RETURN ret_items ';' {
+    | KW_RETURN ret_item ';' {
           $$ = za_stmt(A, S_RETURN, @$);
-          $$->items = $2;
+          $$->items = vec1(ps, $2);
       }
     | KW_RETURN '(' ret_items ')' ';' {
           $$ = za_stmt(A, S_RETURN, @$);
           $$->items = $3;
-          $$->tuple_ret = true;
+          $$->tuple_ret = $3.len > 1; /* `return (v @ A);` is a single result */
       }
     | error ';' { $$ = NULL; }
     ;

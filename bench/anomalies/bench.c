@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err);
     return 1;
   }
-  printf("parse %.3f %zu\n", now() - t0, zgan_history_records(h));
+  printf("parse %.4f %zu\n", now() - t0, zgan_history_records(h));
   fflush(stdout);
 
   double fast_total = 0, slow_total = 0;
@@ -72,14 +72,14 @@ int main(int argc, char **argv) {
     double tf = timed(detectors[i].fast, h, &f);
     fast_total += tf;
     zgan_kind k = detectors[i].kind;
-    printf("%s %.3f %zu", detectors[i].name, tf, f.n[k]);
+    printf("%s %.4f %zu", detectors[i].name, tf, f.n[k]);
     fflush(stdout);
     if (oracle) {
       double ts = timed(detectors[i].slow, h, &s);
       slow_total += ts;
       bool same = f.n[k] == s.n[k] &&
                   (f.n[k] == 0 || memcmp(f.w[k], s.w[k], f.n[k] * sizeof *f.w[k]) == 0);
-      printf(" %.3f %s", ts, same ? "same" : "DIFFERENT");
+      printf(" %.4f %s", ts, same ? "same" : "DIFFERENT");
       status |= !same;
       zgan_report_free(&s);
     }
@@ -88,9 +88,9 @@ int main(int argc, char **argv) {
     zgan_report_free(&f);
   }
   if (oracle)
-    printf("total %.3f %.3f\n", fast_total, slow_total);
+    printf("total %.4f %.4f\n", fast_total, slow_total);
   else
-    printf("total %.3f\n", fast_total);
+    printf("total %.4f\n", fast_total);
   zgan_history_free(h);
   return status;
 }

@@ -84,14 +84,19 @@ typedef struct {
 } zgan_options;
 
 /* One witness.  Records are 0-based indices into the history (printed
- * 1-based, as in the paper).  Unused fields are ZGAN_NONE.
+ * 1-based, as in the paper).  Unused fields are ZGAN_NONE.  Witnesses are
+ * listed by record, then in the order of the record's set or list.
  *
- *   A1          record = reader i, other = earliest qualifying writer j,
- *               cell, value = value i read, value2 = value j wrote
- *   A2          record, value = the planned tool
- *   A3 precise  record = surviving j, other = aborted predecessor p
- *   A3 residue  record = reader j, cell, value = value read
- *   A6          record, pos = first index where io and co differ,
+ *   A1          one per (reader i, cell c read by i) with a qualifying
+ *               writer: record = i, other = the qualifying j with the
+ *               smallest (write_time, index), cell = c, value = value i
+ *               read, value2 = value j wrote
+ *   A2          one per record: record, value = the planned tool
+ *   A3 precise  one per (surviving j, aborted p in preds(j)):
+ *               record = j, other = p
+ *   A3 residue  one per (reader j, cell c): record = j, cell = c,
+ *               value = value read
+ *   A6          one per record: pos = first index where io and co differ,
  *               cell/value = io[pos], cell2/value2 = co[pos]
  *               (ZGAN_NONE past the end of the shorter sequence) */
 typedef struct {

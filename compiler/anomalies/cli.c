@@ -76,7 +76,8 @@ static int walk(const char *dir, path_list *out, FILE *err) {
     if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
       add_path(&names, e->d_name);
   closedir(d);
-  qsort(names.v, names.n, sizeof *names.v, cmp_str);
+  if (names.n)
+    qsort(names.v, names.n, sizeof *names.v, cmp_str);
 
   int rc = 0;
   for (size_t i = 0; i < names.n && rc == 0; i++) {

@@ -147,9 +147,17 @@ Test(cli, json_report_for_a_directory) {
 }
 
 Test(cli, directory_without_histories) {
-  char *dir = t_tmpdir();
+  char *dir = t_tmpdir(), *empty;
+  cr_assert(asprintf(&empty, "%s/empty", dir) > 0);
+  cr_assert_eq(mkdir(empty, 0700), 0);
+  t_run_result r = RUN(empty);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "histories                                 0\n"), "%s", r.out);
+  t_run_free(&r);
+  free(empty);
+
   free(t_write(dir, "readme.txt", "nothing here"));
-  t_run_result r = RUN("--json", dir);
+  r = RUN("--json", dir);
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.err, "warning: no *.jsonl files"), "%s", r.err);
   json_t *j = json_loadb(r.out, r.out_len, 0, NULL);

@@ -770,3 +770,19 @@ Test(check, big_programs_are_checked)
     t_free(c);
     zu_buf_free(&b);
 }
+
+Test(check, shared_guard_formulas_are_linear, .timeout = 10)
+{
+    /* 40 levels of guards each using the one below twice: 2^40 paths */
+    ZBuf b = {0};
+    zu_buf_puts(&b, "lifeline A, B;\nvar n: int = 0;\nguard g0 = n > 0;\n");
+    for (int i = 1; i <= 40; i++) zu_buf_printf(&b, "guard g%d = g%d && !g%d;\n", i, i - 1, i - 1);
+    zu_buf_puts(&b, "guard top = g40 || @B(g40);\nworkflow w() { if g40 @ A { skip B; } if top @ A { skip B; } }\n");
+    TComp *c = t_compile(b.data, T_CHECK);
+    cr_expect(c->ok, "%s", c->diag_text);
+    ZStmt *s0 = ZU_VEC_AT(c->wf->body, 0), *s1 = ZU_VEC_AT(c->wf->body, 1);
+    cr_expect_not(zk_is_cpl(s0->expr));
+    cr_expect(zk_is_cpl(s1->expr));
+    t_free(c);
+    zu_buf_free(&b);
+}
