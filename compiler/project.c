@@ -210,10 +210,12 @@ static ZLocal *new_local(Proj *pj, ZLocalKind k, const ZStmt *src, int chan)
     return l;
 }
 
+/* The local program shares the statement's expression list (read-only). */
 static void copy_exprs(Proj *pj, ZVec *into, const ZVec *from)
 {
-    for (int i = 0; i < from->len; i++)
-        zu_vec_push(pj->arena, into, ZU_VEC_AT(*from, i));
+    (void)pj;
+    *into = *from;
+    into->cap = into->len; /* a push would reallocate, never write into the shared array */
 }
 
 /* send-ctl R (value, tag) for every member of R in declaration order. */
@@ -568,8 +570,9 @@ void zj_print(FILE *out, const ZLocalSet *ls, int lifeline)
         zu_buf_printf(&b, "lifeline %s {\n", lp->name);
         put_list(&b, ls, &lp->body, 1);
         zu_buf_puts(&b, "}\n");
-    }
-    if (b.len)
+        /* one lifeline at a time: the buffer stays small */
         fwrite(b.data, 1, b.len, out);
+        b.len = 0;
+    }
     zu_buf_free(&b);
 }

@@ -10,6 +10,11 @@
 #define YYLTYPE ZPYLTYPE
 #include "lexer.h"
 
+const char *zp_last_text(ZParser *ps)
+{
+    return ps->last_ptr ? zu_strndup(ps->arena, ps->last_ptr, ps->last_len) : "";
+}
+
 void zp_lex_error(ZParser *ps, ZSpan at, const char *fmt, ...)
 {
     va_list ap;
@@ -245,7 +250,7 @@ ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d)
         ZToken *t = zu_alloc(a, sizeof *t);
         t->kind = k;
         t->span = loc;
-        t->text = ps.last_text;
+        t->text = zp_last_text(&ps);
         zu_vec_push(a, &out, t);
     }
     scanner_free(ps.scanner, buf);

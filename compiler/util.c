@@ -197,14 +197,20 @@ void zu_buf_puts(ZBuf *b, const char *s)
 
 void zu_buf_printf(ZBuf *b, const char *fmt, ...)
 {
-    va_list ap, ap2;
+    /* one pass when the text fits in the free space, two otherwise */
+    buf_reserve(b, 64);
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->data + b->len, room, fmt, ap);
     va_end(ap);
-    buf_reserve(b, (size_t)n);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
+    if (n < 0) return;
+    if ((size_t)n >= room) {
+        buf_reserve(b, (size_t)n);
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->len += (size_t)n;
 }
 

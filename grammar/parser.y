@@ -675,11 +675,11 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser
     if (got == YYSYMBOL_YYEOF)
         zu_buf_puts(&b, "unexpected end of file");
     else if (got == YYSYMBOL_IDENT || got == YYSYMBOL_INT_LIT || got == YYSYMBOL_FLOAT_LIT)
-        zu_buf_printf(&b, "unexpected %s `%s`", shown(ps, got), ps->last_text ? ps->last_text : "");
+        zu_buf_printf(&b, "unexpected %s `%s`", shown(ps, got), zp_last_text(ps));
     else if (got == YYSYMBOL_STR_LIT)
         zu_buf_puts(&b, "unexpected string literal");
     else if (got == YYSYMBOL_KW_RESERVED)
-        zu_buf_printf(&b, "unexpected `%s` (reserved for shared state)", ps->last_text);
+        zu_buf_printf(&b, "unexpected `%s` (reserved for shared state)", zp_last_text(ps));
     else
         zu_buf_printf(&b, "unexpected %s", shown(ps, got));
     if (n > 0 && n <= MAX - 1) {

@@ -14,8 +14,10 @@ typedef struct ZParser {
     void *scanner;
     /* lexer position (1-based line, code-point column) */
     int line, col;
-    /* the most recent token's text, for "unexpected `x`" */
-    const char *last_text;
+    /* the most recent token, for "unexpected `x`": a pointer into the
+     * scanner's buffer, which holds the whole input and is not moved */
+    const char *last_ptr;
+    size_t last_len;
     int last_kind;
     /* open brackets: kind ('{', '(') and where */
     char open_kind[ZP_MAX_NESTING];
@@ -27,6 +29,8 @@ typedef struct ZParser {
 } ZParser;
 
 /* lexer.l */
+/* The most recent token's text, copied into the arena. */
+const char *zp_last_text(ZParser *ps);
 void zp_lex_error(ZParser *ps, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
 /* Decodes the body of a string literal (without quotes); reports bad
  * escapes.  triple: a """ string (indentation stripped). */
