@@ -2,7 +2,8 @@
 # Installs the dependencies, builds zgc and runs every test:
 #   1. the unit, golden, fail and CLI tests (ctest) in a normal build;
 #   2. the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20).
+#   3. a smoke pass of the benchmarks (bench/run --smoke);
+#   4. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,5 +20,11 @@ cmake --build build-san -j2
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-san --output-on-failure -j2
 
+echo "== benchmarks (smoke)"
+bench/run --smoke --build build --out build/bench-results
+
 echo "== fuzz"
 ./scripts/fuzz.sh "${ZGC_FUZZ_SECONDS:-20}"
+
+n=$(( $(ctest --test-dir build -N | grep -c 'Test *#') + $(ctest --test-dir build-san -N | grep -c 'Test *#') ))
+echo "all: $n passed, 0 failed"
