@@ -1,14 +1,23 @@
 /* main.c — the zgc driver.
  *
  * The pipeline is the list of passes in compile(): parse, resolve, select
- * the workflow, check, project, enumerate guards.  Each subcommand stops it
- * after the pass whose output it prints. */
+ * the workflow, check, project, enumerate guards; `build`, `run` and
+ * `emit-llvm` go on with the backend (codegen, emit, link: backend/).  Each
+ * subcommand stops the pipeline after the pass whose output it prints. */
+#define _GNU_SOURCE
 #include "zgc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "anomalies.h"
+#include "backend.h"
+#include "runner.h"
 
 #define ZGC_VERSION "0.1.0"
 
@@ -33,6 +42,9 @@ static const char usage_main[] =
     "  check      report diagnostics; exit 0 when the file is clean\n"
     "  project    print the projected local program of every lifeline\n"
     "  guards     print the CPL guard tables: sub(Φ), Vars(Φ), per-lifeline monitors\n"
+    "  build      compile to native executables (all lifelines, and one per lifeline)\n"
+    "  run        build and run a workflow (in one process, or one per lifeline)\n"
+    "  emit-llvm  print the LLVM IR of the all-in-one executable\n"
     "  parse      print the tokens (--tokens) or the syntax tree (--ast)\n"
     "  anomalies  detect shared-state anomalies in operation histories\n"
     "  help CMD   show the help of a command\n"
@@ -90,6 +102,53 @@ static const char usage_parse[] =
     "  --tokens   one token per line with its span (line:col-line:col)\n"
     "  --ast      the syntax tree, after name resolution when it succeeds\n"
     "  -h, --help show this help\n"
+    "\n"
+    "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
+
+static const char usage_build[] =
+    "usage: zgc build [--workflow NAME] [-o DIR] [-O0|-O1|-O2|-O3] [--keep-objects] [-v]\n"
+    "                 FILE.zg [C files...]\n"
+    "\n"
+    "Compiles the workflow to native code through LLVM and links it with the\n"
+    "runtime library:\n"
+    "  DIR/<workflow>              every lifeline in one process\n"
+    "  DIR/<workflow>.<Lifeline>   one lifeline, talking to its peers over sockets\n"
+    "C files define the `extern pure` and `effect` actions (zg_<name>, see\n"
+    "runtime/zgrt.h). The executables take the run options of `zgc run`.\n"
+    "\n"
+    "  -o DIR            output directory (default: build)\n"
+    "  --workflow NAME   the workflow (default: the only or the last one)\n"
+    "  -O0 .. -O3        optimisation level (default -O2)\n"
+    "  --keep-objects    keep the object files in DIR\n"
+    "  -v                print the commands run\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "exit status: 0 success, 1 errors, 2 bad usage.\n";
+
+static const char usage_run[] =
+    "usage: zgc run [--workflow NAME] [--processes] FILE.zg [C files...] [run options]\n"
+    "\n"
+    "Builds the workflow in a temporary directory and runs it; prints the\n"
+    "result as JSON on stdout (a tuple as an array). With --processes every\n"
+    "lifeline runs in its own process, connected by Unix sockets.\n"
+    "\n"
+    "run options (also taken by the built executables):\n"
+    "  --arg NAME=VALUE        a workflow input, parsed by its type (json: JSON text)\n"
+    "  --llm SPEC              model for every llm action: mock (default), scripted:FILE.json\n"
+    "  --llm-for L=SPEC        model for lifeline L; --llm-for L.action=SPEC for one action\n"
+    "  --seed N                seed of the mock model (default 0)\n"
+    "  --answers FILE.json     answers for human actions (instead of the terminal)\n"
+    "  --trace FILE            write the run's events as JSON Lines\n"
+    "  --timeout SECONDS       stop the run after this time (exit 1)\n"
+    "\n"
+    "exit status: 0 success, 1 compile or run-time error, 2 bad usage.\n";
+
+static const char usage_emit_llvm[] =
+    "usage: zgc emit-llvm [--workflow NAME] FILE.zg\n"
+    "\n"
+    "Prints the LLVM IR of the all-in-one executable: one function per\n"
+    "lifeline, the monitor's evaluation functions, pure actions, the program\n"
+    "descriptor and main.\n"
     "\n"
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
 
@@ -257,6 +316,214 @@ static int cmd_parse(int argc, char **argv)
     return rc;
 }
 
+
+/* ---- native code ------------------------------------------------------------ */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static int cmd_emit_llvm(int argc, char **argv)
+{
+    Options o = {0};
+    int rc = parse_options(argc, argv, usage_emit_llvm, &o, false, false);
+    if (rc >= 0) return rc;
+    Compilation c = {0};
+    rc = compile(&c, &o, UPTO_GUARDS);
+    if (rc == 0) rc = zb_emit_llvm(stdout, c.arena, c.prog, c.wf, c.locals, c.guards, &c.diag);
+    compilation_free(&c);
+    return rc;
+}
+
+static int cmd_build(int argc, char **argv)
+{
+    Options o = {0};
+    ZBuildOptions b = {.out_dir = "build", .opt_level = 2};
+    const char **cfiles = calloc((size_t)argc + 1, sizeof *cfiles);
+    int ncfiles = 0;
+    int rc = -1;
+    for (int i = 1; i < argc && rc < 0; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage_build, stdout);
+            rc = 0;
+        } else if (!strcmp(a, "-o")) {
+            if (++i >= argc) rc = usage_error(usage_build, "%s needs a directory", a);
+            else b.out_dir = argv[i];
+        } else if (!strcmp(a, "--workflow")) {
+            if (++i >= argc) rc = usage_error(usage_build, "%s needs a workflow name", a);
+            else o.workflow = argv[i];
+        } else if (!strncmp(a, "--workflow=", 11)) {
+            o.workflow = a + 11;
+        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+            b.opt_level = a[2] - '0';
+        } else if (!strcmp(a, "--keep-objects")) {
+            b.keep_objects = true;
+        } else if (!strcmp(a, "-v")) {
+            b.verbose = true;
+        } else if (a[0] == '-' && a[1]) {
+            rc = usage_error(usage_build, "unknown option `%s`", a);
+        } else if (ends_with(a, ".c")) {
+            cfiles[ncfiles++] = a;
+        } else if (o.file) {
+            rc = usage_error(usage_build, "more than one workflow file (`%s`)", a);
+        } else {
+            o.file = a;
+        }
+    }
+    if (rc < 0 && !o.file) rc = usage_error(usage_build, "%s", "no input file");
+    if (rc >= 0) {
+        free(cfiles);
+        return rc;
+    }
+    b.c_files = cfiles;
+    b.n_c_files = ncfiles;
+    Compilation c = {0};
+    rc = compile(&c, &o, UPTO_GUARDS);
+    if (rc == 0) rc = zb_build(c.arena, c.prog, c.wf, c.locals, c.guards, &b, &c.diag);
+    compilation_free(&c);
+    free(cfiles);
+    return rc;
+}
+
+/* Run options that take a value (passed through to the executable). */
+static bool run_option_takes_value(const char *a)
+{
+    static const char *const opts[] = {"--arg", "--llm", "--llm-for", "--seed", "--trace",
+                                       "--timeout", "--answers"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strcmp(a, opts[i])) return true;
+    return false;
+}
+
+static bool is_run_option(const char *a)
+{
+    static const char *const opts[] = {"--arg", "--llm", "--llm-for", "--seed", "--trace",
+                                       "--timeout", "--answers"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        size_t n = strlen(opts[i]);
+        if (!strncmp(a, opts[i], n) && (a[n] == 0 || a[n] == '=')) return true;
+    }
+    return false;
+}
+
+static void remove_tree(const char *dir)
+{
+    char *cmd_argv[] = {"rm", "-rf", (char *)dir, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp("rm", cmd_argv);
+        _exit(127);
+    }
+    int st;
+    if (pid > 0) waitpid(pid, &st, 0);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    Options o = {0};
+    bool processes = false;
+    const char *trace = NULL;
+    const char **cfiles = calloc((size_t)argc + 1, sizeof *cfiles);
+    char **pass = calloc((size_t)argc + 3, sizeof *pass);
+    int ncfiles = 0, npass = 0, rc = -1;
+    for (int i = 1; i < argc && rc < 0; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage_run, stdout);
+            rc = 0;
+        } else if (!strcmp(a, "--workflow")) {
+            if (++i >= argc) rc = usage_error(usage_run, "%s needs a workflow name", a);
+            else o.workflow = argv[i];
+        } else if (!strncmp(a, "--workflow=", 11)) {
+            o.workflow = a + 11;
+        } else if (!strcmp(a, "--processes")) {
+            processes = true;
+        } else if (is_run_option(a)) {
+            const char *value = strchr(a, '=');
+            if (!value && run_option_takes_value(a) && i + 1 >= argc) {
+                rc = usage_error(usage_run, "%s needs a value", a);
+                break;
+            }
+            bool is_trace = !strncmp(a, "--trace", 7);
+            if (is_trace) {
+                trace = value ? value + 1 : argv[++i];
+                if (!processes) {
+                    pass[npass++] = "--trace";
+                    pass[npass++] = (char *)trace;
+                }
+                continue;
+            }
+            pass[npass++] = argv[i];
+            if (!value && run_option_takes_value(a)) pass[npass++] = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            rc = usage_error(usage_run, "unknown option `%s`", a);
+        } else if (ends_with(a, ".c")) {
+            cfiles[ncfiles++] = a;
+        } else if (o.file) {
+            rc = usage_error(usage_run, "more than one workflow file (`%s`)", a);
+        } else {
+            o.file = a;
+        }
+    }
+    if (rc < 0 && !o.file) rc = usage_error(usage_run, "%s", "no input file");
+    if (rc >= 0) {
+        free(cfiles);
+        free(pass);
+        return rc;
+    }
+    /* --processes may come after --trace: drop a pass-through --trace then */
+    if (processes && trace) {
+        int k = 0;
+        for (int i = 0; i < npass; i++) {
+            if (!strcmp(pass[i], "--trace") && i + 1 < npass && pass[i + 1] == trace) {
+                i++;
+                continue;
+            }
+            pass[k++] = pass[i];
+        }
+        npass = k;
+    }
+    char dir[] = "/tmp/zgc-run-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "zgc: cannot create a temporary directory: %s\n", strerror(errno));
+        free(cfiles);
+        free(pass);
+        return 1;
+    }
+    ZBuildOptions b = {.out_dir = dir, .opt_level = 1, .c_files = cfiles, .n_c_files = ncfiles};
+    Compilation c = {0};
+    rc = compile(&c, &o, UPTO_GUARDS);
+    if (rc == 0) rc = zb_build(c.arena, c.prog, c.wf, c.locals, c.guards, &b, &c.diag);
+    /* one lifeline: its own executable is the whole workflow */
+    if (rc == 0 && processes && c.prog->lifelines.len == 1 && trace) {
+        pass[npass++] = "--trace";
+        pass[npass++] = (char *)trace;
+    }
+    if (rc == 0 && (!processes || c.prog->lifelines.len == 1)) {
+        char *exe;
+        if (asprintf(&exe, "%s/%s", dir, c.wf->name) < 0) exit(1);
+        rc = zx_run_single(exe, npass, pass);
+        free(exe);
+    } else if (rc == 0) {
+        const char **names = calloc((size_t)c.prog->lifelines.len, sizeof *names);
+        for (int i = 0; i < c.prog->lifelines.len; i++)
+            names[i] = ((ZDecl *)c.prog->lifelines.items[i])->name;
+        ZxProcessRun r = {.dir = dir, .workflow = c.wf->name, .nlifelines = c.prog->lifelines.len,
+                          .lifelines = names, .nresults = c.wf->results.len,
+                          .result_tuple = c.wf->results.len > 1, .trace = trace};
+        rc = zx_run_processes(&r, npass, pass);
+        free(names);
+    }
+    compilation_free(&c);
+    remove_tree(dir);
+    free(cfiles);
+    free(pass);
+    return rc;
+}
+
 typedef struct Command {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -267,6 +534,9 @@ static const Command commands[] = {
     {"check", cmd_check, usage_check},
     {"project", cmd_project, usage_project},
     {"guards", cmd_guards, usage_guards},
+    {"build", cmd_build, usage_build},
+    {"run", cmd_run, usage_run},
+    {"emit-llvm", cmd_emit_llvm, usage_emit_llvm},
     {"parse", cmd_parse, usage_parse},
     {"anomalies", zgan_main, NULL},
 };

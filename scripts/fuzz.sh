@@ -24,7 +24,6 @@ run() {
   grep -E '^stat::number_of_executed_units' "$log" || true
 }
 run fuzz_frontend tests/fuzz/corpus/frontend examples tests/fail tests/golden
-if [ -x build-fuzz/tests/fuzz/fuzz_anomalies ]; then
-  run fuzz_anomalies tests/fuzz/corpus/anomalies
-fi
+run fuzz_anomalies tests/fuzz/corpus/anomalies
+run fuzz_frame tests/fuzz/corpus/frame
 echo "fuzz: 0 failing inputs"

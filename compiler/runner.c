@@ -1,0 +1,270 @@
+/* runner.c — `zgc run`: runs a built workflow, in one process or one process
+ * per lifeline (`--processes`), and forwards its result and exit status.
+ *
+ * In process mode every lifeline's executable listens on a Unix socket in
+ * the build directory and is told where its peers listen; each writes the
+ * result components it holds to a file (`--result-file`) and, with
+ * `--trace FILE`, its own events to FILE.<Lifeline>.  The runner waits for
+ * all of them, stops the others when one fails, and assembles the result
+ * (and the trace: the start lines, then every lifeline's events, then the
+ * end line) exactly as the all-in-one executable prints it. */
+#define _GNU_SOURCE
+#include "runner.h"
+#include "zgc.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static pid_t spawn(char **argv, int out_fd)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (out_fd >= 0) {
+            dup2(out_fd, STDOUT_FILENO);
+            close(out_fd);
+        }
+        execv(argv[0], argv);
+        fprintf(stderr, "zgc: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+static int exit_status(int st)
+{
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return 1;
+}
+
+/* Copies argv[0..n) into a NULL-terminated vector after `head` items. */
+static char **build_argv(int nhead, char **head, int n, char **rest, int ntail, char **tail)
+{
+    char **v = calloc((size_t)(nhead + n + ntail + 1), sizeof *v);
+    int k = 0;
+    for (int i = 0; i < nhead; i++) v[k++] = head[i];
+    for (int i = 0; i < n; i++) v[k++] = rest[i];
+    for (int i = 0; i < ntail; i++) v[k++] = tail[i];
+    v[k] = NULL;
+    return v;
+}
+
+int zx_run_single(const char *exe, int argc, char **argv)
+{
+    char *head[] = {(char *)exe};
+    char **v = build_argv(1, head, argc, argv, 0, NULL);
+    pid_t pid = spawn(v, -1);
+    free(v);
+    if (pid < 0) {
+        fprintf(stderr, "zgc: cannot start %s: %s\n", exe, strerror(errno));
+        return 1;
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return exit_status(st);
+}
+
+/* Appends the lines of `path` whose "kind" is (or is not) "start". */
+static void copy_trace_lines(FILE *out, const char *path, bool starts)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        bool is_start = strstr(line, "\"kind\":\"start\"") || strstr(line, "\"kind\": \"start\"");
+        bool is_end = strstr(line, "\"kind\":\"end\"") || strstr(line, "\"kind\": \"end\"");
+        if (is_end) continue;
+        if (is_start == starts) fwrite(line, 1, (size_t)n, out);
+    }
+    free(line);
+    fclose(f);
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
+
+/* Reads a per-lifeline result file, {"<index>": value, …}, and keeps each
+ * value's text.  jansson finds where each value ends. */
+static void read_components(const char *path, char **comp, int ncomp)
+{
+    size_t len;
+    const char *err;
+    char *data = zu_read_file(path, &len, &err);
+    if (!data) return;
+    const char *p = data, *end = data + len;
+    p = skip_ws(p, end);
+    if (p < end && *p == '{') p++;
+    for (;;) {
+        p = skip_ws(p, end);
+        if (p >= end || *p != '"') break;
+        char *q;
+        long k = strtol(p + 1, &q, 10);
+        if (*q != '"') break;
+        p = skip_ws(q + 1, end);
+        if (p >= end || *p != ':') break;
+        p = skip_ws(p + 1, end);
+        json_error_t e;
+        json_t *v = json_loadb(p, (size_t)(end - p), JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &e);
+        if (!v) break;
+        json_decref(v);
+        size_t used = (size_t)e.position;
+        if (k >= 0 && k < ncomp && !comp[k]) comp[k] = strndup(p, used);
+        p = skip_ws(p + used, end);
+        if (p < end && *p == ',') p++;
+    }
+    free(data);
+}
+
+int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
+{
+    int n = r->nlifelines;
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    char **socks = calloc((size_t)n, sizeof *socks);
+    char **results = calloc((size_t)n, sizeof *results);
+    for (int i = 0; i < n; i++) {
+        if (asprintf(&socks[i], "unix:%s/%s.sock", r->dir, r->lifelines[i]) < 0 ||
+            asprintf(&results[i], "%s/%s.result", r->dir, r->lifelines[i]) < 0) {
+            fprintf(stderr, "zgc: out of memory\n");
+            exit(1);
+        }
+        unlink(results[i]);
+    }
+    int status = 0;
+    int started = 0;
+    for (int i = 0; i < n; i++) {
+        /* exe --listen ADDR --peer M=ADDR … --result-file F [--trace T.L] run options */
+        int nextra = 4 + 2 * (n - 1) + (r->trace ? 2 : 0);
+        char **extra = calloc((size_t)nextra + 1, sizeof *extra);
+        char **owned = calloc((size_t)n + 2, sizeof *owned);
+        int k = 0, o = 0;
+        extra[k++] = "--listen";
+        extra[k++] = socks[i];
+        for (int j = 0; j < n; j++) {
+            if (j == i) continue;
+            if (asprintf(&owned[o], "%s=%s", r->lifelines[j], socks[j]) < 0) exit(1);
+            extra[k++] = "--peer";
+            extra[k++] = owned[o++];
+        }
+        extra[k++] = "--result-file";
+        extra[k++] = results[i];
+        if (r->trace) {
+            extra[k++] = "--trace";
+            extra[k++] = (char *)r->trace;
+        }
+        char *exe;
+        if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) exit(1);
+
+        char *head[] = {exe};
+        char **v = build_argv(1, head, argc, argv, k, extra);
+        pids[i] = spawn(v, -1);
+        free(v);
+        free(exe);
+        for (int j = 0; j < o; j++) free(owned[j]);
+        free(owned);
+        free(extra);
+        if (pids[i] < 0) {
+            fprintf(stderr, "zgc: cannot start lifeline %s: %s\n", r->lifelines[i], strerror(errno));
+            status = 1;
+            break;
+        }
+        started++;
+    }
+    /* wait; when one fails, stop the others */
+    int left = started;
+    bool stopping = status != 0;
+    if (stopping)
+        for (int i = 0; i < started; i++) kill(pids[i], SIGTERM);
+    while (left > 0) {
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        int idx = -1;
+        for (int i = 0; i < started; i++)
+            if (pids[i] == pid) idx = i;
+        if (idx < 0) continue;
+        pids[idx] = 0;
+        left--;
+        int code = exit_status(st);
+        if (code != 0 && status == 0) {
+            status = code == 2 ? 2 : 1;
+            if (code >= 128)
+                fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[idx], code - 128);
+        }
+        if (code != 0 && !stopping) {
+            stopping = true;
+            for (int i = 0; i < started; i++)
+                if (pids[i] > 0) kill(pids[i], SIGTERM);
+        }
+    }
+    if (status == 0) {
+        /* assemble the result: the components' JSON texts are copied as the
+         * lifelines wrote them (no reformatting, so numbers print exactly as
+         * in an all-in-one run), a tuple as `[a, b]` */
+        char **comp = calloc((size_t)(r->nresults > 0 ? r->nresults : 1), sizeof *comp);
+        for (int i = 0; i < n; i++) read_components(results[i], comp, r->nresults);
+        char *text = NULL;
+        size_t tlen = 0;
+        FILE *t = open_memstream(&text, &tlen);
+        int missing = 0;
+        if (r->nresults == 0) fputs("null", t);
+        if (r->result_tuple) fputc('[', t);
+        for (int i = 0; i < r->nresults; i++) {
+            if (!comp[i]) missing++;
+            fprintf(t, "%s%s", i ? ", " : "", comp[i] ? comp[i] : "null");
+            free(comp[i]);
+        }
+        free(comp);
+        if (r->result_tuple) fputc(']', t);
+        fclose(t);
+        if (missing) {
+            fprintf(stderr, "zgc: the lifelines ended without a result\n");
+            status = 1;
+        } else {
+            printf("%s\n", text);
+            if (r->trace) {
+                /* merge FILE.<Lifeline> into FILE */
+                FILE *out = fopen(r->trace, "w");
+                if (out) {
+                    for (int pass = 0; pass < 2; pass++)
+                        for (int i = 0; i < n; i++) {
+                            char *path;
+                            if (asprintf(&path, "%s.%s", r->trace, r->lifelines[i]) < 0) exit(1);
+                            copy_trace_lines(out, path, pass == 0);
+                            if (pass == 1) unlink(path);
+                            free(path);
+                        }
+                    fprintf(out, "{\"kind\":\"end\",\"result\":%s}\n", text);
+                    fclose(out);
+                } else {
+                    fprintf(stderr, "zgc: cannot write %s: %s\n", r->trace, strerror(errno));
+                    status = 1;
+                }
+            }
+        }
+        free(text);
+    }
+    for (int i = 0; i < n; i++) {
+        unlink(results[i]);
+        free(socks[i]);
+        free(results[i]);
+    }
+    free(socks);
+    free(results);
+    free(pids);
+    return status;
+}

@@ -1,0 +1,1435 @@
+/* core.c — running a workflow: zgrt_main and the event functions that the
+ * generated code calls (zgrt_abi.h).
+ *
+ * A run (struct run) holds one `life` per lifeline: its store, vector
+ * clock, CPL monitor state (views, variable views), message counters,
+ * value heap and inbox.  Generated code runs each lifeline's body on its
+ * own thread with a context (zgrt_ctx) naming the run and the lifeline;
+ * parallel regions add threads with child contexts of the same lifeline.
+ *
+ * Modes
+ *   in-process      every body is present (or there is one lifeline): one
+ *                   thread per lifeline, messages go straight into the
+ *                   receiver's inbox;
+ *   per-lifeline    exactly one body is present: the other lifelines are
+ *                   processes reached through net.c (--listen, --peer);
+ *                   the trace goes to FILE.<Lifeline> and the result is the
+ *                   {"<index>": value} object of this lifeline's components.
+ *
+ * Events (Algorithm 1 of the CPL paper), each under the lifeline's mutex
+ * so that the branches of a parallel region are serialised:
+ *   on a receive, merge the message's vector clock, views and variable
+ *   views (entries for B copied exactly when msg.vc[B] > vc[B]); then
+ *   old = view(self,·); vc[self] += 1; apply the store effect;
+ *   var(self,·) = store; val = evals[self](…); view(self,·) = val; a send
+ *   then carries (values, vc, views, varviews).  Without CPL guards
+ *   (prog->monitor == 0) there are no views: messages carry the vector
+ *   clock only, and only when a trace is written or the peers are other
+ *   processes.
+ *
+ * Channels: one FIFO queue per (sender, receiver, channel namespace) in the
+ * receiver's inbox; sends never block; a receive that finds its queue
+ * empty watches the inbox for SPIN_NS, then sleeps on the inbox's
+ * condition variable until the head of its queue exists.  Messages carry
+ * their number on the channel (checked on receipt) and their arrival
+ * order at the receiver (a coregion takes the earliest head).
+ *
+ * Errors and cancellation: the first error is recorded (later ones are
+ * dropped), the run's cancel flag is set and every inbox is woken.  Each
+ * thread calls the generated code from a trampoline that did setjmp; a
+ * runtime function that finds the run cancelled (on entry or after
+ * waking) longjmps back to it, so generated code never continues after an
+ * error and never sees a made-up value.  Locks are never held across a
+ * longjmp.  zgrt_main then prints the one error message and returns 1.
+ * If some thread does not come back within CANCEL_GRACE_S seconds of the
+ * cancellation (a foreign C function that never returns), the process
+ * prints the error and exits with status 1 at once.
+ *
+ * Deadlocks (in-process mode only): the run counts its running threads
+ * (`active`) and the threads blocked in a receive (`blocked`).  A thread
+ * that blocks or ends takes `active` down; a sender that wakes a blocked
+ * receiver brings it back up on the receiver's behalf; a parallel region
+ * hands its count to its branches and gets it back from the last one.
+ * When `active` reaches 0 with a thread still blocked, no message can ever
+ * arrive: the run fails with "deadlock: …" instead of hanging.  Projected
+ * programs cannot deadlock; this guards against broken generated code.
+ *
+ * Global state: none; everything belongs to the run that zgrt_main
+ * creates, so a process may call zgrt_main more than once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+#define CANCEL_GRACE_S 5.0
+#define NET_CONNECT_TIMEOUT_S 30.0
+/* A receive that finds nothing watches its inbox this long before sleeping
+ * on the condition variable: a reply is often microseconds away, and a
+ * sleep/wake pair costs more than that. */
+#define SPIN_NS 20000L
+
+static inline void spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* ---- data ---------------------------------------------------------------- */
+
+typedef struct queue {
+    zri_msg *head, *tail;
+    int64_t last_seq; /* seq of the last message taken */
+} queue;
+
+/* A thread blocked in a receive or zgrt_wait_any (lives on its stack). */
+typedef struct waiter {
+    struct waiter *next;
+    int32_t chan, n;
+    const int32_t *peers;
+    int64_t done_mask;
+    int woken; /* a sender counted this thread active again */
+} waiter;
+
+typedef struct inbox {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    queue *q; /* [from * nchans + chan] */
+    uint64_t arrivals; /* messages delivered; written under mu, read atomically */
+    waiter *waiters;
+} inbox;
+
+struct run;
+
+typedef struct life {
+    struct run *run;
+    int32_t index;
+    pthread_mutex_t mu;    /* serialises this lifeline's events */
+    zgrt_value *store;     /* nvars */
+    int64_t *vc;           /* nlifelines */
+    uint8_t *views;        /* nlifelines × nsubs (monitor only) */
+    zgrt_value *varviews;  /* nlifelines × nvars (monitor only) */
+    uint8_t *old, *val;    /* nsubs (monitor only) */
+    int64_t *sent;         /* [to * nchans + chan]: messages sent */
+    uint64_t action_calls;
+    zri_heap *heap;
+    inbox in;
+} life;
+
+typedef struct run {
+    const zgrt_program *prog;
+    zri_options opts;
+    int32_t nl;
+    life *lives;
+    int32_t self;          /* per-lifeline mode: the local lifeline; else -1 */
+    int meta;              /* messages carry the vector clock */
+    int monitor;           /* … and views */
+    zri_trace *trace;
+    zri_net *net;
+    zri_heap *net_heap;
+    volatile int cancel;
+    pthread_mutex_t err_mu;
+    char *error;           /* the first error: "lifeline L: file:l:c: cause" */
+    /* deadlock detection (in-process mode) */
+    int deadlock_check;
+    int active, blocked;   /* atomics */
+    /* completion: body threads still running, woken on errors too */
+    pthread_mutex_t done_mu;
+    pthread_cond_t done_cv;
+    int running;
+} run;
+
+struct zgrt_ctx {
+    run *run;
+    life *life;
+    int in_event; /* this thread holds life->mu (an eval function is running) */
+    void *hold[3]; /* … and owns these blocks (messages, results): freed on unwinding */
+    jmp_buf jb;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) zri_oom();
+    return p;
+}
+
+static int cancelled(run *R) { return __atomic_load_n(&R->cancel, __ATOMIC_ACQUIRE); }
+
+static void unwind(zgrt_ctx *ctx)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+static void unwind(zgrt_ctx *ctx)
+{
+    /* a trap inside an eval function (a builtin in a guard's atom) comes
+     * here with the lifeline's lock held */
+    if (ctx->in_event) {
+        ctx->in_event = 0;
+        pthread_mutex_unlock(&ctx->life->mu);
+        for (int i = 0; i < 3; i++) {
+            free(ctx->hold[i]);
+            ctx->hold[i] = NULL;
+        }
+    }
+    longjmp(ctx->jb, 1);
+}
+
+/* Entry of every runtime function: a cancelled run unwinds at once. */
+static void enter(zgrt_ctx *ctx)
+{
+    if (cancelled(ctx->run)) unwind(ctx);
+}
+
+static const char *lname(run *R, int32_t l) { return R->prog->lifelines[l]; }
+static const char *cname(run *R, int32_t c) { return R->prog->chans[c]; }
+
+static void loc_text(const zgrt_program *p, int32_t loc, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (loc >= 0 && loc < p->nlocs && p->locs)
+        snprintf(out, n, "%s:%d:%d: ", p->source ? p->source : "?", (int)p->locs[loc].line,
+                 (int)p->locs[loc].col);
+}
+
+static void wake_all(run *R);
+
+/* Records the run's first error and cancels the run.  lifeline/loc < 0:
+ * not given. */
+static void run_verror(run *R, int32_t lifeline, int32_t loc, const char *fmt, va_list ap)
+{
+    zri_buf b = {0};
+    char where[512];
+    if (lifeline >= 0) zri_buf_printf(&b, "lifeline %s: ", lname(R, lifeline));
+    loc_text(R->prog, loc, where, sizeof where);
+    zri_buf_puts(&b, where);
+    char cause[2048];
+    vsnprintf(cause, sizeof cause, fmt, ap);
+    zri_buf_puts(&b, cause);
+    pthread_mutex_lock(&R->err_mu);
+    if (!R->error) {
+        R->error = zri_buf_take(&b);
+    }
+    pthread_mutex_unlock(&R->err_mu);
+    zri_buf_free(&b);
+    __atomic_store_n(&R->cancel, 1, __ATOMIC_RELEASE);
+    wake_all(R);
+}
+
+static void run_error(run *R, int32_t lifeline, int32_t loc, const char *fmt, ...) ZRI_PRINTF(4, 5);
+static void run_error(run *R, int32_t lifeline, int32_t loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    run_verror(R, lifeline, loc, fmt, ap);
+    va_end(ap);
+}
+
+/* Fails the run from a lifeline thread; does not return. */
+static void ctx_fail(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...) ZRI_PRINTF(3, 4)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+static void ctx_fail(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    run_verror(ctx->run, ctx->life->index, loc, fmt, ap);
+    va_end(ap);
+    unwind(ctx);
+}
+
+static void wake_all(run *R)
+{
+    for (int32_t l = 0; l < R->nl; l++) {
+        inbox *in = &R->lives[l].in;
+        pthread_mutex_lock(&in->mu);
+        pthread_cond_broadcast(&in->cv);
+        pthread_mutex_unlock(&in->mu);
+    }
+    pthread_mutex_lock(&R->done_mu);
+    pthread_cond_broadcast(&R->done_cv);
+    pthread_mutex_unlock(&R->done_mu);
+}
+
+/* A value for messages: JSON text, cut to a readable length. */
+static void value_text(run *R, const zgrt_value *v, char *out, size_t n)
+{
+    zri_buf b = {0};
+    zri_buf_json_value(&b, R->prog, v);
+    if (b.len > 200) {
+        b.len = 197;
+        zri_buf_puts(&b, "...");
+    }
+    snprintf(out, n, "%s", b.data);
+    zri_buf_free(&b);
+}
+
+/* ---- deadlock accounting ------------------------------------------------ */
+
+static void describe_waits(run *R, zri_buf *b)
+{
+    int first = 1;
+    for (int32_t l = 0; l < R->nl; l++) {
+        inbox *in = &R->lives[l].in;
+        pthread_mutex_lock(&in->mu);
+        for (waiter *w = in->waiters; w; w = w->next) {
+            zri_buf_puts(b, first ? "" : "; ");
+            first = 0;
+            zri_buf_printf(b, "%s waits for a message from ", lname(R, l));
+            int k2 = 0;
+            for (int32_t k = 0; k < w->n; k++) {
+                if ((w->done_mask >> k) & 1) continue;
+                zri_buf_printf(b, "%s%s", k2++ ? " or " : "", lname(R, w->peers[k]));
+            }
+            zri_buf_printf(b, " on %s", cname(R, w->chan));
+        }
+        pthread_mutex_unlock(&in->mu);
+    }
+}
+
+static void report_deadlock(run *R)
+{
+    zri_buf b = {0};
+    describe_waits(R, &b);
+    run_error(R, -1, -1, "deadlock: no lifeline can go on (%s)", b.data ? b.data : "");
+    zri_buf_free(&b);
+}
+
+/* A thread stops running for good (its body or branch ended). */
+static void thread_gone(run *R)
+{
+    if (!R->deadlock_check) return;
+    if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_ACQ_REL) == 0 &&
+        __atomic_load_n(&R->blocked, __ATOMIC_ACQUIRE) > 0 && !cancelled(R))
+        report_deadlock(R);
+}
+
+/* ---- messages ----------------------------------------------------------- */
+
+/* One malloc block: the message, its values, and the metadata the run
+ * needs (the vector clock; views and variable views with the monitor
+ * only).  Free with free(). */
+static zri_msg *msg_alloc(run *R, int32_t nvals)
+{
+    const zgrt_program *p = R->prog;
+    size_t nl = (size_t)R->nl, nvars = (size_t)p->nvars, nsubs = (size_t)(p->nsubs > 0 ? p->nsubs : 0);
+    int views = R->monitor;
+    size_t sz = sizeof(zri_msg) + (size_t)nvals * sizeof(zgrt_value);
+    size_t vc_off = sz;
+    if (R->meta) sz += nl * sizeof(int64_t);
+    size_t vv_off = sz;
+    if (R->meta && views) sz += nl * nvars * sizeof(zgrt_value);
+    size_t v_off = sz;
+    if (R->meta && views) sz += nl * nsubs;
+    unsigned char *mem = xcalloc(1, sz);
+    zri_msg *m = (zri_msg *)mem;
+    m->nvals = nvals;
+    m->vals = nvals ? (zgrt_value *)(mem + sizeof(zri_msg)) : NULL;
+    if (R->meta) {
+        m->has_meta = 1;
+        m->vc = (int64_t *)(mem + vc_off);
+        if (views) {
+            m->varviews = (zgrt_value *)(mem + vv_off);
+            m->views = mem + v_off;
+        }
+    }
+    return m;
+}
+
+static int waits_for(const waiter *w, int32_t from, int32_t chan)
+{
+    if (w->chan != chan) return 0;
+    for (int32_t k = 0; k < w->n; k++)
+        if (!((w->done_mask >> k) & 1) && w->peers[k] == from) return 1;
+    return 0;
+}
+
+/* Puts m into its receiver's queue and wakes the receiver. */
+static void deliver_local(run *R, zri_msg *m)
+{
+    inbox *in = &R->lives[m->to].in;
+    pthread_mutex_lock(&in->mu);
+    m->next = NULL;
+    m->arrival = in->arrivals + 1;
+    __atomic_store_n(&in->arrivals, m->arrival, __ATOMIC_RELEASE);
+    queue *q = &in->q[(size_t)m->from * (size_t)R->prog->nchans + (size_t)m->chan];
+    if (q->tail) q->tail->next = m;
+    else q->head = m;
+    q->tail = m;
+    for (waiter *w = in->waiters; w; w = w->next) {
+        if (w->woken || !waits_for(w, m->from, m->chan)) continue;
+        w->woken = 1;
+        if (R->deadlock_check) {
+            __atomic_add_fetch(&R->active, 1, __ATOMIC_ACQ_REL);
+            __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
+        }
+    }
+    pthread_cond_broadcast(&in->cv);
+    pthread_mutex_unlock(&in->mu);
+}
+
+/* The position k of the peer whose queue head arrived first, or -1. */
+static int32_t pick_head(run *R, inbox *in, int32_t chan, int32_t n, const int32_t *peers,
+                         int64_t done_mask)
+{
+    int32_t best = -1;
+    uint64_t when = 0;
+    for (int32_t k = 0; k < n; k++) {
+        if ((done_mask >> k) & 1) continue;
+        zri_msg *h = in->q[(size_t)peers[k] * (size_t)R->prog->nchans + (size_t)chan].head;
+        if (h && (best < 0 || h->arrival < when)) {
+            best = k;
+            when = h->arrival;
+        }
+    }
+    return best;
+}
+
+static void unlink_waiter(inbox *in, waiter *w)
+{
+    for (waiter **pp = &in->waiters; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            return;
+        }
+}
+
+/* Blocks until one of the queues (peers[k] → self, chan), k not in
+ * done_mask, has a message; returns k.  Unwinds when the run is cancelled. */
+static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers,
+                          int64_t done_mask)
+{
+    run *R = ctx->run;
+    inbox *in = &ctx->life->in;
+    waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask};
+    int registered = 0, deadlock = 0, spun = 0;
+    int32_t k;
+    pthread_mutex_lock(&in->mu);
+    for (;;) {
+        k = pick_head(R, in, chan, n, peers, done_mask);
+        if (k >= 0 || cancelled(R)) break;
+        if (!spun) {
+            /* a message is often a few microseconds away: watch the inbox
+             * for a short while before sleeping */
+            spun = 1;
+            uint64_t seen = in->arrivals;
+            pthread_mutex_unlock(&in->mu);
+            struct timespec t0, t;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (int i = 1;; i++) {
+                if (__atomic_load_n(&in->arrivals, __ATOMIC_ACQUIRE) != seen || cancelled(R)) break;
+                spin_pause();
+                if (i % 32 == 0) {
+                    clock_gettime(CLOCK_MONOTONIC, &t);
+                    if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > SPIN_NS) break;
+                }
+            }
+            pthread_mutex_lock(&in->mu);
+            continue;
+        }
+        if (!registered) {
+            w.woken = 0;
+            w.next = in->waiters;
+            in->waiters = &w;
+            registered = 1;
+            if (R->deadlock_check) {
+                __atomic_add_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
+                if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_ACQ_REL) == 0) {
+                    deadlock = 1;
+                    break;
+                }
+            }
+        }
+        pthread_cond_wait(&in->cv, &in->mu);
+        if (w.woken) {
+            unlink_waiter(in, &w);
+            registered = 0;
+        }
+    }
+    pthread_mutex_unlock(&in->mu);
+    if (deadlock) report_deadlock(R); /* describes this waiter too */
+    if (registered) {
+        pthread_mutex_lock(&in->mu);
+        unlink_waiter(in, &w);
+        pthread_mutex_unlock(&in->mu);
+    }
+    if (k < 0) unwind(ctx);
+    return k;
+}
+
+/* Takes the head of (peer → self, chan), waiting for it. */
+static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_seq)
+{
+    run *R = ctx->run;
+    inbox *in = &ctx->life->in;
+    wait_heads(ctx, chan, 1, &peer, 0);
+    pthread_mutex_lock(&in->mu);
+    queue *q = &in->q[(size_t)peer * (size_t)R->prog->nchans + (size_t)chan];
+    zri_msg *m = q->head;
+    q->head = m->next;
+    if (!q->head) q->tail = NULL;
+    m->next = NULL;
+    *expect_seq = ++q->last_seq;
+    pthread_mutex_unlock(&in->mu);
+    return m;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static void merge(run *R, life *L, const zri_msg *m)
+{
+    const zgrt_program *p = R->prog;
+    size_t nsubs = (size_t)p->nsubs, nvars = (size_t)p->nvars;
+    for (int32_t b = 0; b < R->nl; b++) {
+        if (m->vc[b] <= L->vc[b]) continue;
+        if (R->monitor && m->views && nsubs)
+            memcpy(L->views + (size_t)b * nsubs, m->views + (size_t)b * nsubs, nsubs);
+        if (R->monitor && m->varviews && nvars)
+            memcpy(L->varviews + (size_t)b * nvars, m->varviews + (size_t)b * nvars,
+                   nvars * sizeof(zgrt_value));
+        L->vc[b] = m->vc[b];
+    }
+}
+
+/* One event of ctx's lifeline (Algorithm 1).  e describes it for the trace
+ * and gives the store writes; in: the received message (merged); out: the
+ * message to send (filled and, in-process, delivered).  Returns val[root]
+ * (root >= 0) or 0.  The caller has checked everything that can fail,
+ * except the eval function: if it traps, the blocks in `hold` (the
+ * caller's malloc'd message(s) and results, or NULL) are freed. */
+static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void *extra,
+                    int32_t root)
+{
+    run *R = ctx->run;
+    life *L = ctx->life;
+    const zgrt_program *p = R->prog;
+    int32_t self = L->index;
+    size_t nsubs = (size_t)p->nsubs, nvars = (size_t)p->nvars;
+    int result = 0;
+
+    pthread_mutex_lock(&L->mu);
+    if (in && in->has_meta && in->vc) merge(R, L, in);
+    if (R->monitor && nsubs) memcpy(L->old, L->views + (size_t)self * nsubs, nsubs);
+    L->vc[self]++;
+    for (int32_t k = 0; k < e->nwrites; k++)
+        if (e->write_vars[k] >= 0) L->store[e->write_vars[k]] = e->write_vals[k];
+    if (R->monitor) {
+        if (nvars) memcpy(L->varviews + (size_t)self * nvars, L->store, nvars * sizeof(zgrt_value));
+        if (nsubs) {
+            memset(L->val, 0, nsubs);
+            if (p->evals && p->evals[self]) {
+                ctx->hold[0] = in;
+                ctx->hold[1] = out;
+                ctx->hold[2] = extra;
+                ctx->in_event = 1;
+                p->evals[self](ctx, L->val, L->old);
+                ctx->in_event = 0;
+                ctx->hold[0] = ctx->hold[1] = ctx->hold[2] = NULL;
+            }
+            memcpy(L->views + (size_t)self * nsubs, L->val, nsubs);
+            if (root >= 0) result = L->val[root] != 0;
+        }
+    }
+    if (e->kind == ZRI_EV_CHOICE && root >= 0) e->value = result;
+    if (out) {
+        int64_t *cnt = &L->sent[(size_t)out->to * (size_t)p->nchans + (size_t)out->chan];
+        out->seq = ++*cnt;
+        e->seq = out->seq;
+        if (out->has_meta) {
+            memcpy(out->vc, L->vc, (size_t)R->nl * sizeof(int64_t));
+            if (R->monitor) {
+                if (out->views && nsubs) memcpy(out->views, L->views, (size_t)R->nl * nsubs);
+                if (out->varviews && nvars)
+                    memcpy(out->varviews, L->varviews, (size_t)R->nl * nvars * sizeof(zgrt_value));
+            }
+        }
+    }
+    if (R->trace) {
+        e->lifeline = self;
+        e->index = L->vc[self];
+        e->vc = L->vc;
+        zri_trace_event(R->trace, e);
+    }
+    /* in-process: deliver under the lifeline's lock (lock order: lifeline,
+     * then inbox), after the send's trace line */
+    if (out && (R->self < 0 || out->to == R->self)) deliver_local(R, out);
+    pthread_mutex_unlock(&L->mu);
+    return result;
+}
+
+static void check_peer(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t loc)
+{
+    const zgrt_program *p = ctx->run->prog;
+    if (peer < 0 || peer >= p->nlifelines || chan < 0 || chan >= p->nchans)
+        ctx_fail(ctx, loc, "internal error: message with lifeline %d on channel %d", (int)peer,
+                 (int)chan);
+}
+
+/* Sends m (filled by do_event) to another process; frees it. */
+static void send_remote(zgrt_ctx *ctx, zri_msg *m, int32_t loc)
+{
+    run *R = ctx->run;
+    char err[512] = "";
+    int rc = zri_net_send(R->net, m, err, sizeof err);
+    int32_t to = m->to;
+    free(m);
+    if (rc != 0) ctx_fail(ctx, loc, "cannot send to %s: %s", lname(R, to), err);
+}
+
+static void send_msg(zgrt_ctx *ctx, zri_msg *m, zri_event *e, int32_t loc)
+{
+    run *R = ctx->run;
+    int remote = R->self >= 0 && m->to != R->self;
+    do_event(ctx, e, NULL, m, NULL, -1);
+    if (remote) send_remote(ctx, m, loc);
+}
+
+void zgrt_send(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const zgrt_value *vals,
+               int32_t loc)
+{
+    enter(ctx);
+    check_peer(ctx, peer, chan, loc);
+    if (n < 0) ctx_fail(ctx, loc, "internal error: message of %d values", (int)n);
+    zri_msg *m = msg_alloc(ctx->run, n);
+    m->from = ctx->life->index;
+    m->to = peer;
+    m->chan = chan;
+    m->kind = ZRI_MSG_USER;
+    if (n) memcpy(m->vals, vals, (size_t)n * sizeof(zgrt_value));
+    zri_event e = {.kind = ZRI_EV_SEND, .peer = peer, .chan = chan, .ctl_tag = -1, .nvals = n,
+                   .vals = m->vals, .attempts = 1};
+    /* the trace reads the values before the message is delivered */
+    send_msg(ctx, m, &e, loc);
+}
+
+void zgrt_send_ctl(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t tag, int32_t value,
+                   int32_t loc)
+{
+    enter(ctx);
+    check_peer(ctx, peer, chan, loc);
+    if (tag < 0 || tag >= ctx->run->prog->ntags)
+        ctx_fail(ctx, loc, "internal error: control tag %d", (int)tag);
+    zri_msg *m = msg_alloc(ctx->run, 0);
+    m->from = ctx->life->index;
+    m->to = peer;
+    m->chan = chan;
+    m->kind = ZRI_MSG_CTL;
+    m->tag = tag;
+    m->value = value != 0;
+    zgrt_value decision = {.tag = ZGRT_BOOL, .u.i = value != 0};
+    zri_event e = {.kind = ZRI_EV_SEND, .peer = peer, .chan = chan, .ctl_tag = tag, .nvals = 1,
+                   .vals = &decision, .attempts = 1};
+    send_msg(ctx, m, &e, loc);
+}
+
+/* "a message of 2 values" / "control message while#1" */
+static void msg_shape(run *R, const zri_msg *m, char *out, size_t n)
+{
+    if (m->kind == ZRI_MSG_CTL) {
+        if (m->tag >= 0 && m->tag < R->prog->ntags)
+            snprintf(out, n, "control message %s", R->prog->tags[m->tag]);
+        else
+            snprintf(out, n, "control message #%d", (int)m->tag);
+    } else {
+        snprintf(out, n, "a message of %d value%s", (int)m->nvals, m->nvals == 1 ? "" : "s");
+    }
+}
+
+/* Checks the taken message's sequence number; frees it and fails if wrong. */
+static void check_seq(zgrt_ctx *ctx, zri_msg *m, int64_t expect, int32_t peer, int32_t chan,
+                      int32_t loc)
+{
+    if (m->seq == expect && m->from == peer && m->chan == chan && m->to == ctx->life->index) return;
+    run *R = ctx->run;
+    int64_t got = m->seq;
+    free(m);
+    ctx_fail(ctx, loc, "malformed message from %s to %s on %s: message number %" PRId64
+             ", expected %" PRId64, lname(R, peer), lname(R, ctx->life->index), cname(R, chan),
+             got, expect);
+}
+
+void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32_t *binds,
+               const zgrt_value *consts, int32_t loc)
+{
+    enter(ctx);
+    check_peer(ctx, peer, chan, loc);
+    run *R = ctx->run;
+    const zgrt_program *p = R->prog;
+    int32_t self = ctx->life->index;
+    int64_t expect;
+    zri_msg *m = take(ctx, peer, chan, &expect);
+    check_seq(ctx, m, expect, peer, chan, loc);
+    if (m->kind != ZRI_MSG_USER || m->nvals != n) {
+        char got[160];
+        msg_shape(R, m, got, sizeof got);
+        free(m);
+        ctx_fail(ctx, loc,
+                 "malformed message from %s to %s on %s: %s expects a message of %d value%s, got %s",
+                 lname(R, peer), lname(R, self), cname(R, chan), lname(R, self), (int)n,
+                 n == 1 ? "" : "s", got);
+    }
+    for (int32_t k = 0; k < n; k++) {
+        const zgrt_value *v = &m->vals[k];
+        if (binds[k] >= 0) {
+            if (binds[k] >= p->nvars) {
+                free(m);
+                ctx_fail(ctx, loc, "internal error: variable %d", (int)binds[k]);
+            }
+            const zgrt_var *x = &p->vars[binds[k]];
+            if (!zri_value_check(p, v, x->type)) {
+                char got[256];
+                value_text(R, v, got, sizeof got);
+                free(m);
+                ctx_fail(ctx, loc,
+                         "malformed message from %s to %s on %s: value %d is %s, but %s is of type %s",
+                         lname(R, peer), lname(R, self), cname(R, chan), (int)k + 1, got, x->name,
+                         zri_type_name(p, x->type));
+            }
+        } else if (!consts || !zri_value_eq(&consts[k], v)) {
+            char want[256], got[256];
+            if (consts) value_text(R, &consts[k], want, sizeof want);
+            else snprintf(want, sizeof want, "a constant");
+            value_text(R, v, got, sizeof got);
+            free(m);
+            ctx_fail(ctx, loc, "constant binding mismatch: expected %s, got %s", want, got);
+        }
+    }
+    zri_event e = {.kind = ZRI_EV_RECV, .peer = peer, .chan = chan, .ctl_tag = -1, .seq = m->seq,
+                   .nvals = n, .vals = m->vals, .attempts = 1, .nwrites = n, .write_vars = binds,
+                   .write_vals = m->vals};
+    do_event(ctx, &e, m, NULL, NULL, -1);
+    free(m);
+}
+
+int32_t zgrt_recv_ctl(zgrt_ctx *ctx, int32_t owner, int32_t chan, int32_t tag, int32_t loc)
+{
+    enter(ctx);
+    check_peer(ctx, owner, chan, loc);
+    run *R = ctx->run;
+    int32_t self = ctx->life->index;
+    int64_t expect;
+    zri_msg *m = take(ctx, owner, chan, &expect);
+    check_seq(ctx, m, expect, owner, chan, loc);
+    if (m->kind != ZRI_MSG_CTL || m->tag != tag || (m->value != 0 && m->value != 1)) {
+        char got[160];
+        msg_shape(R, m, got, sizeof got);
+        if (m->kind == ZRI_MSG_CTL && m->tag == tag)
+            snprintf(got, sizeof got, "decision %d", (int)m->value);
+        free(m);
+        ctx_fail(ctx, loc, "malformed message from %s to %s on %s: %s expects control message %s, got %s",
+                 lname(R, owner), lname(R, self), cname(R, chan), lname(R, self),
+                 tag >= 0 && tag < R->prog->ntags ? R->prog->tags[tag] : "?", got);
+    }
+    int32_t value = m->value;
+    zgrt_value decision = {.tag = ZGRT_BOOL, .u.i = value};
+    zri_event e = {.kind = ZRI_EV_RECV, .peer = owner, .chan = chan, .ctl_tag = tag, .seq = m->seq,
+                   .nvals = 1, .vals = &decision, .attempts = 1};
+    do_event(ctx, &e, m, NULL, NULL, -1);
+    free(m);
+    return value;
+}
+
+int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers,
+                      int64_t done_mask, int32_t loc)
+{
+    enter(ctx);
+    if (n <= 0 || n > 64 || chan < 0 || chan >= ctx->run->prog->nchans)
+        ctx_fail(ctx, loc, "internal error: waiting for %d senders", (int)n);
+    int64_t all = n == 64 ? -1 : (int64_t)((UINT64_C(1) << n) - 1);
+    if ((done_mask & all) == all) ctx_fail(ctx, loc, "internal error: waiting for no sender");
+    for (int32_t k = 0; k < n; k++) check_peer(ctx, peers[k], chan, loc);
+    return wait_heads(ctx, chan, n, peers, done_mask);
+}
+
+void zgrt_choice(zgrt_ctx *ctx, int32_t tag, int32_t value, int32_t loc)
+{
+    enter(ctx);
+    if (tag < 0 || tag >= ctx->run->prog->ntags)
+        ctx_fail(ctx, loc, "internal error: construct %d", (int)tag);
+    zri_event e = {.kind = ZRI_EV_CHOICE, .construct = tag, .value = value != 0, .attempts = 1};
+    do_event(ctx, &e, NULL, NULL, NULL, -1);
+}
+
+int32_t zgrt_choice_cpl(zgrt_ctx *ctx, int32_t tag, int32_t root, int32_t loc)
+{
+    enter(ctx);
+    const zgrt_program *p = ctx->run->prog;
+    if (tag < 0 || tag >= p->ntags) ctx_fail(ctx, loc, "internal error: construct %d", (int)tag);
+    if (!ctx->run->monitor || root < 0 || root >= p->nsubs)
+        ctx_fail(ctx, loc, "internal error: CPL guard %d without its monitor", (int)root);
+    zri_event e = {.kind = ZRI_EV_CHOICE, .construct = tag, .attempts = 1};
+    return do_event(ctx, &e, NULL, NULL, NULL, root);
+}
+
+void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *vars,
+                 const zgrt_value *vals, int32_t loc)
+{
+    enter(ctx);
+    const zgrt_program *p = ctx->run->prog;
+    for (int32_t k = 0; k < n; k++) {
+        if (vars[k] < 0) continue;
+        if (vars[k] >= p->nvars || !zri_value_check(p, &vals[k], p->vars[vars[k]].type))
+            ctx_fail(ctx, loc, "internal error: assignment of a wrong value to variable %d",
+                     (int)vars[k]);
+    }
+    zri_event e = {.kind = ZRI_EV_ACT, .action = action, .attempts = 1, .nwrites = n,
+                   .write_vars = vars, .write_vals = vals};
+    do_event(ctx, &e, NULL, NULL, NULL, -1);
+}
+
+/* Progress notes of actions (retries, …) go to stderr. */
+typedef struct note_user {
+    zgrt_ctx *ctx;
+    const char *action;
+} note_user;
+
+static void action_note(void *user, const char *fmt, ...) ZRI_PRINTF(2, 3);
+static void action_note(void *user, const char *fmt, ...)
+{
+    note_user *u = user;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    (void)u->action; /* the notes name their action themselves */
+    fprintf(stderr, "zgc: note: lifeline %s: %s\n", lname(u->ctx->run, u->ctx->life->index), msg);
+}
+
+void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts,
+                 const int32_t *outs, int32_t loc)
+{
+    enter(ctx);
+    run *R = ctx->run;
+    life *L = ctx->life;
+    const zgrt_program *p = R->prog;
+    if (action < 0 || action >= p->nactions)
+        ctx_fail(ctx, loc, "internal error: action %d", (int)action);
+    const zgrt_action *A = &p->actions[action];
+    if (nouts != A->nresults)
+        ctx_fail(ctx, loc, "internal error: action %s with %d outputs", A->name, (int)nouts);
+    zgrt_value small[8], *res = small;
+    if (A->nresults > 8) res = xcalloc((size_t)A->nresults, sizeof *res);
+    memset(res, 0, (size_t)(A->nresults > 8 ? A->nresults : 8) * sizeof *res);
+
+    pthread_mutex_lock(&L->mu);
+    uint64_t call_index = L->action_calls++;
+    pthread_mutex_unlock(&L->mu);
+
+    note_user nu = {ctx, A->name};
+    zri_action_env env = {.prog = p, .opts = &R->opts, .lifeline = L->index, .heap = L->heap,
+                          .call_index = call_index, .cancel = &R->cancel, .note = action_note,
+                          .note_user = &nu};
+    int attempts = 1;
+    char err[1024] = "";
+    int rc = zri_run_action(&env, action, args, res, &attempts, err, sizeof err);
+    if (rc != 0 || cancelled(R)) {
+        if (res != small) free(res);
+        if (cancelled(R)) unwind(ctx);
+        ctx_fail(ctx, loc, "action %s: %s", A->name, err[0] ? err : "failed");
+    }
+    for (int32_t k = 0; k < A->nresults; k++) {
+        if (zri_value_check(p, &res[k], A->result_types[k])) continue;
+        char got[256];
+        value_text(R, &res[k], got, sizeof got);
+        if (res != small) free(res);
+        ctx_fail(ctx, loc, "action %s: result %d is %s, expected a value of type %s", A->name,
+                 (int)k + 1, got, zri_type_name(p, A->result_types[k]));
+    }
+    zri_event e = {.kind = ZRI_EV_ACT, .action = A->name, .attempts = attempts, .nwrites = nouts,
+                   .write_vars = outs, .write_vals = res};
+    do_event(ctx, &e, NULL, NULL, res != small ? res : NULL, -1);
+    if (res != small) free(res);
+}
+
+/* ---- parallel regions ---------------------------------------------------------- */
+
+typedef struct par_child {
+    zgrt_ctx ctx;
+    zgrt_body_fn fn;
+    int *remaining;
+    pthread_t th;
+} par_child;
+
+static void *par_thread(void *arg)
+{
+    par_child *c = arg;
+    if (setjmp(c->ctx.jb) == 0) c->fn(&c->ctx);
+    /* the last branch to end hands its count back to the waiting parent */
+    if (__atomic_sub_fetch(c->remaining, 1, __ATOMIC_ACQ_REL) > 0) thread_gone(c->ctx.run);
+    return NULL;
+}
+
+void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t loc)
+{
+    enter(ctx);
+    run *R = ctx->run;
+    if (n <= 0) return;
+    par_child *c = xcalloc((size_t)n, sizeof *c);
+    int remaining = n;
+    if (R->deadlock_check) __atomic_add_fetch(&R->active, n - 1, __ATOMIC_ACQ_REL);
+    int32_t started = 0;
+    for (; started < n; started++) {
+        c[started].ctx.run = R;
+        c[started].ctx.life = ctx->life;
+        c[started].fn = branches[started];
+        c[started].remaining = &remaining;
+        if (pthread_create(&c[started].th, NULL, par_thread, &c[started]) != 0) break;
+    }
+    if (started < n) run_error(R, ctx->life->index, loc, "cannot start a thread for a parallel branch");
+    for (int32_t k = 0; k < started; k++) pthread_join(c[k].th, NULL);
+    free(c);
+    enter(ctx);
+}
+
+/* ---- generated-code accessors ------------------------------------------- */
+
+const zgrt_value *zgrt_store(zgrt_ctx *ctx) { return ctx->life->store; }
+
+zri_heap *zri_ctx_heap(zgrt_ctx *ctx) { return ctx->life->heap; }
+
+const zgrt_program *zri_ctx_program(zgrt_ctx *ctx) { return ctx->run->prog; }
+
+int64_t zgrt_vc(zgrt_ctx *ctx, int32_t lifeline)
+{
+    if (lifeline < 0 || lifeline >= ctx->run->nl) return 0;
+    return ctx->life->vc[lifeline];
+}
+
+/* The monitor accessors are meant for eval functions, which run inside an
+ * event under the lifeline's lock.  view(self, ·) holds the values of the
+ * previous event until the current one is evaluated (Algorithm 2 evaluates
+ * @self(θ) directly); var(self, x) is the current store. */
+int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t sub)
+{
+    run *R = ctx->run;
+    life *L = ctx->life;
+    if (!R->monitor || lifeline < 0 || lifeline >= R->nl || sub < 0 || sub >= R->prog->nsubs)
+        return 0;
+    if (L->vc[lifeline] == 0) return 0;
+    return L->views[(size_t)lifeline * (size_t)R->prog->nsubs + (size_t)sub];
+}
+
+const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t var)
+{
+    run *R = ctx->run;
+    life *L = ctx->life;
+    if (lifeline < 0 || lifeline >= R->nl || var < 0 || var >= R->prog->nvars) return NULL;
+    const zgrt_value *v;
+    if (lifeline == L->index) {
+        v = &L->store[var];
+    } else {
+        if (!R->monitor || L->vc[lifeline] == 0) return NULL;
+        v = &L->varviews[(size_t)lifeline * (size_t)R->prog->nvars + (size_t)var];
+    }
+    return v->tag == ZGRT_UNDEF ? NULL : v;
+}
+
+void zgrt_trap(zgrt_ctx *ctx, int32_t loc, const char *msg)
+{
+    if (cancelled(ctx->run)) unwind(ctx);
+    ctx_fail(ctx, loc, "%s", msg ? msg : "run-time error");
+}
+
+/* ---- run setup and teardown ------------------------------------------------ */
+
+static void life_init(run *R, life *L, int32_t index)
+{
+    const zgrt_program *p = R->prog;
+    size_t nl = (size_t)R->nl, nvars = (size_t)p->nvars, nsubs = (size_t)p->nsubs,
+           nchans = (size_t)p->nchans;
+    L->run = R;
+    L->index = index;
+    pthread_mutex_init(&L->mu, NULL);
+    L->store = xcalloc(nvars, sizeof(zgrt_value));
+    L->vc = xcalloc(nl, sizeof(int64_t));
+    if (R->monitor) {
+        L->views = xcalloc(nl * nsubs, 1);
+        L->varviews = xcalloc(nl * nvars, sizeof(zgrt_value));
+        L->old = xcalloc(nsubs, 1);
+        L->val = xcalloc(nsubs, 1);
+    }
+    L->sent = xcalloc(nl * nchans, sizeof(int64_t));
+    L->heap = zri_heap_new();
+    pthread_mutex_init(&L->in.mu, NULL);
+    pthread_cond_init(&L->in.cv, NULL);
+    L->in.q = xcalloc(nl * nchans, sizeof(queue));
+}
+
+static void life_free(run *R, life *L)
+{
+    size_t nq = (size_t)R->nl * (size_t)R->prog->nchans;
+    if (L->in.q)
+        for (size_t i = 0; i < nq; i++)
+            for (zri_msg *m = L->in.q[i].head, *nx; m; m = nx) {
+                nx = m->next;
+                free(m);
+            }
+    free(L->in.q);
+    pthread_cond_destroy(&L->in.cv);
+    pthread_mutex_destroy(&L->in.mu);
+    free(L->store);
+    free(L->vc);
+    free(L->views);
+    free(L->varviews);
+    free(L->old);
+    free(L->val);
+    free(L->sent);
+    zri_heap_free(L->heap);
+    pthread_mutex_destroy(&L->mu);
+}
+
+static run *run_new(const zgrt_program *p)
+{
+    run *R = xcalloc(1, sizeof *R);
+    R->prog = p;
+    R->nl = p->nlifelines;
+    R->self = -1;
+    R->monitor = p->monitor != 0;
+    pthread_mutex_init(&R->err_mu, NULL);
+    pthread_mutex_init(&R->done_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&R->done_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    R->lives = xcalloc((size_t)R->nl, sizeof(life));
+    return R;
+}
+
+static void run_free(run *R)
+{
+    for (int32_t l = 0; l < R->nl; l++)
+        if (R->lives[l].run) life_free(R, &R->lives[l]);
+    free(R->lives);
+    zri_heap_free(R->net_heap);
+    zri_options_free(&R->opts);
+    free(R->error);
+    pthread_cond_destroy(&R->done_cv);
+    pthread_mutex_destroy(&R->done_mu);
+    pthread_mutex_destroy(&R->err_mu);
+    free(R);
+}
+
+static void input_desc(const zgrt_program *p, int32_t i, char *out, size_t n)
+{
+    const zgrt_var *v = &p->vars[p->inputs[i].var];
+    snprintf(out, n, "%s (%s, owned by %s)", v->name, zri_type_name(p, v->type),
+             p->lifelines[p->inputs[i].owner]);
+}
+
+/* Matches --arg options to the workflow's inputs and stores their values.
+ * Returns 0, or 2 after printing usage errors. */
+static int setup_inputs(run *R)
+{
+    const zgrt_program *p = R->prog;
+    const zri_options *o = &R->opts;
+    int bad = 0;
+    int *given = xcalloc((size_t)(p->ninputs > 0 ? p->ninputs : 1), sizeof(int));
+    char desc[512];
+    for (int a = 0; a < o->nargs; a++) {
+        int32_t i;
+        for (i = 0; i < p->ninputs; i++)
+            if (strcmp(p->vars[p->inputs[i].var].name, o->arg_names[a]) == 0) break;
+        if (i == p->ninputs) {
+            zri_buf b = {0};
+            for (int32_t j = 0; j < p->ninputs; j++) {
+                input_desc(p, j, desc, sizeof desc);
+                zri_buf_printf(&b, "%s%s", j ? ", " : "", desc);
+            }
+            if (p->ninputs)
+                fprintf(stderr, "zgc: error: unknown input '%s' in --arg; the inputs of %s are: %s\n",
+                        o->arg_names[a], p->workflow ? p->workflow : "the workflow", b.data);
+            else
+                fprintf(stderr, "zgc: error: unknown input '%s' in --arg; %s has no inputs\n",
+                        o->arg_names[a], p->workflow ? p->workflow : "the workflow");
+            zri_buf_free(&b);
+            bad = 1;
+            continue;
+        }
+        input_desc(p, i, desc, sizeof desc);
+        if (given[i]++) {
+            fprintf(stderr, "zgc: error: input %s is given more than once\n", desc);
+            bad = 1;
+            continue;
+        }
+        const zgrt_var *v = &p->vars[p->inputs[i].var];
+        int32_t owner = p->inputs[i].owner;
+        zgrt_value val;
+        char err[512];
+        if (zri_value_from_text(p, R->lives[owner].heap, o->arg_values[a], v->type, &val, err,
+                                sizeof err) != 0) {
+            fprintf(stderr, "zgc: error: --arg %s: %s\n", desc, err);
+            bad = 1;
+            continue;
+        }
+        R->lives[owner].store[p->inputs[i].var] = val;
+    }
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        /* a per-lifeline executable needs the inputs of its own lifeline only */
+        if (given[i] || (R->self >= 0 && p->inputs[i].owner != R->self)) continue;
+        input_desc(p, i, desc, sizeof desc);
+        fprintf(stderr, "zgc: error: missing input %s: give it with --arg %s=VALUE\n", desc,
+                p->vars[p->inputs[i].var].name);
+        bad = 1;
+    }
+    free(given);
+    if (bad)
+        fprintf(stderr, "(run with --help for the options of %s)\n",
+                p->workflow ? p->workflow : "the workflow");
+    return bad ? 2 : 0;
+}
+
+/* Variable defaults; a json default may be given as JSON text. */
+static int setup_defaults(run *R)
+{
+    const zgrt_program *p = R->prog;
+    for (int32_t l = 0; l < R->nl; l++) {
+        for (int32_t x = 0; x < p->nvars; x++) {
+            const zgrt_var *v = &p->vars[x];
+            if (!v->has_default) continue;
+            zgrt_value d = v->def;
+            if (v->type.tag == ZGRT_JSON && d.tag == ZGRT_STR && d.u.s) {
+                char err[256];
+                if (zri_value_from_text(p, R->lives[l].heap, d.u.s->data, v->type, &d, err,
+                                        sizeof err) != 0) {
+                    fprintf(stderr, "zgc: error: default of %s: %s\n", v->name, err);
+                    return 1;
+                }
+            } else if (!zri_value_check(p, &d, v->type)) {
+                fprintf(stderr, "zgc: error: internal error: bad default for variable %s\n", v->name);
+                return 1;
+            }
+            R->lives[l].store[x] = d;
+        }
+    }
+    return 0;
+}
+
+static void *body_thread(void *arg)
+{
+    zgrt_ctx *ctx = arg;
+    run *R = ctx->run;
+    if (setjmp(ctx->jb) == 0) R->prog->bodies[ctx->life->index](ctx);
+    thread_gone(R);
+    pthread_mutex_lock(&R->done_mu);
+    R->running--;
+    pthread_cond_broadcast(&R->done_cv);
+    pthread_mutex_unlock(&R->done_mu);
+    return NULL;
+}
+
+/* net.c callbacks (per-lifeline mode) */
+static void net_deliver(void *user, zri_msg *m)
+{
+    run *R = user;
+    const zgrt_program *p = R->prog;
+    if (!m) return;
+    if (m->to != R->self || m->from < 0 || m->from >= R->nl || m->from == R->self || m->chan < 0 ||
+        m->chan >= p->nchans || m->nvals < 0 || (m->has_meta && !m->vc)) {
+        int32_t from = m->from;
+        free(m);
+        run_error(R, -1, -1, "malformed message from %s: wrong addressing",
+                  from >= 0 && from < R->nl ? lname(R, from) : "another process");
+        return;
+    }
+    if (m->has_meta && R->monitor && (!m->views || !m->varviews)) {
+        /* without complete views the monitor cannot merge: take the clock only */
+        m->views = NULL;
+        m->varviews = NULL;
+    }
+    deliver_local(R, m);
+}
+
+static void net_fail(void *user, const char *msg)
+{
+    run *R = user;
+    run_error(R, -1, -1, "%s", msg ? msg : "connection failed");
+}
+
+static void timespec_add(struct timespec *t, double s)
+{
+    double whole = (double)(time_t)s;
+    t->tv_sec += (time_t)s;
+    t->tv_nsec += (long)((s - whole) * 1e9);
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Waits for the body threads; fires the --timeout; returns 0, or -1 when
+ * threads did not come back after a cancellation. */
+static int wait_threads(run *R)
+{
+    struct timespec timeout_at, grace_at;
+    int has_timeout = R->opts.timeout > 0, grace = 0;
+    clock_gettime(CLOCK_MONOTONIC, &timeout_at);
+    timespec_add(&timeout_at, R->opts.timeout);
+    pthread_mutex_lock(&R->done_mu);
+    while (R->running > 0) {
+        if (cancelled(R) && !grace) {
+            grace = 1;
+            clock_gettime(CLOCK_MONOTONIC, &grace_at);
+            timespec_add(&grace_at, CANCEL_GRACE_S);
+        }
+        int rc;
+        if (grace) rc = pthread_cond_timedwait(&R->done_cv, &R->done_mu, &grace_at);
+        else if (has_timeout) rc = pthread_cond_timedwait(&R->done_cv, &R->done_mu, &timeout_at);
+        else rc = pthread_cond_wait(&R->done_cv, &R->done_mu);
+        if (rc == ETIMEDOUT && R->running > 0) {
+            if (grace) {
+                pthread_mutex_unlock(&R->done_mu);
+                return -1;
+            }
+            has_timeout = 0;
+            pthread_mutex_unlock(&R->done_mu);
+            run_error(R, -1, -1, "timeout after %g s", R->opts.timeout);
+            pthread_mutex_lock(&R->done_mu);
+        }
+    }
+    pthread_mutex_unlock(&R->done_mu);
+    return 0;
+}
+
+/* The result as JSON text (malloc'd). */
+static char *result_json(run *R)
+{
+    const zgrt_program *p = R->prog;
+    zri_buf b = {0};
+    if (R->self >= 0) {
+        zri_buf_puts(&b, "{");
+        int first = 1;
+        for (int32_t k = 0; k < p->nresults; k++) {
+            if (p->results[k].lifeline != R->self) continue;
+            zri_buf_printf(&b, "%s\"%d\": ", first ? "" : ", ", (int)k);
+            first = 0;
+            zri_buf_json_result(&b, p, &R->lives[R->self].store[p->results[k].var]);
+        }
+        zri_buf_puts(&b, "}");
+    } else if (p->nresults == 0) {
+        zri_buf_puts(&b, "null");
+    } else if (p->result_tuple) {
+        zri_buf_puts(&b, "[");
+        for (int32_t k = 0; k < p->nresults; k++) {
+            if (k) zri_buf_puts(&b, ", ");
+            zri_buf_json_result(&b, p, &R->lives[p->results[k].lifeline].store[p->results[k].var]);
+        }
+        zri_buf_puts(&b, "]");
+    } else {
+        zri_buf_json_result(&b, p, &R->lives[p->results[0].lifeline].store[p->results[0].var]);
+    }
+    return zri_buf_take(&b);
+}
+
+static int write_result(run *R, const char *json)
+{
+    if (!R->opts.result_file) {
+        printf("%s\n", json);
+        fflush(stdout);
+        return 0;
+    }
+    FILE *f = fopen(R->opts.result_file, "w");
+    if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "zgc: error: cannot write the result to %s: %s\n", R->opts.result_file,
+                strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static int check_program(const zgrt_program *p)
+{
+    if (!p) return -1;
+    if (p->abi_version != ZGRT_ABI_VERSION) {
+        fprintf(stderr,
+                "zgc: error: the program was built for runtime ABI %d, this runtime has ABI %d\n",
+                (int)p->abi_version, ZGRT_ABI_VERSION);
+        return -1;
+    }
+    if (p->nlifelines <= 0 || !p->lifelines || !p->bodies || p->nvars < 0 || p->nchans < 0 ||
+        p->nsubs < 0 || p->ninputs < 0 || p->nresults < 0 || (p->nresults > 0 && !p->results)) {
+        fprintf(stderr, "zgc: error: internal error: malformed program descriptor\n");
+        return -1;
+    }
+    return 0;
+}
+
+int zgrt_main(const zgrt_program *prog, int argc, char **argv)
+{
+    if (check_program(prog) < 0) return 1;
+    run *R = run_new(prog);
+    int status = 0;
+    int rc = zri_options_parse(prog, argc > 0 ? argc - 1 : 0, argc > 0 ? argv + 1 : argv, &R->opts);
+    if (rc != 0) {
+        run_free(R);
+        return rc > 0 ? 0 : 2;
+    }
+
+    /* mode */
+    int32_t nbodies = 0, body = -1;
+    for (int32_t l = 0; l < R->nl; l++)
+        if (prog->bodies[l]) nbodies++, body = l;
+    if (nbodies == 0) {
+        fprintf(stderr, "zgc: error: internal error: this executable runs no lifeline\n");
+        run_free(R);
+        return 1;
+    }
+    if (nbodies != R->nl && nbodies != 1) {
+        fprintf(stderr, "zgc: error: internal error: this executable runs %d of %d lifelines\n",
+                (int)nbodies, (int)R->nl);
+        run_free(R);
+        return 1;
+    }
+    const char **peer_addrs = NULL;
+    if (nbodies == 1 && R->nl > 1) {
+        R->self = body;
+        peer_addrs = xcalloc((size_t)R->nl, sizeof *peer_addrs);
+        for (int i = 0; i < R->opts.npeers; i++)
+            for (int32_t l = 0; l < R->nl; l++)
+                if (strcmp(R->opts.peer_names[i], lname(R, l)) == 0) peer_addrs[l] = R->opts.peer_addrs[i];
+        int bad = 0;
+        if (!R->opts.listen) {
+            fprintf(stderr, "zgc: error: this executable runs lifeline %s only and needs --listen ADDR\n",
+                    lname(R, body));
+            bad = 1;
+        }
+        for (int32_t l = 0; l < R->nl; l++)
+            if (l != body && !peer_addrs[l]) {
+                fprintf(stderr, "zgc: error: missing --peer %s=ADDR (the address of lifeline %s)\n",
+                        lname(R, l), lname(R, l));
+                bad = 1;
+            }
+        if (peer_addrs[body]) {
+            fprintf(stderr, "zgc: error: --peer %s: this executable runs lifeline %s itself\n",
+                    lname(R, body), lname(R, body));
+            bad = 1;
+        }
+        if (bad) {
+            free(peer_addrs);
+            run_free(R);
+            return 2;
+        }
+    } else if (R->opts.listen || R->opts.npeers) {
+        fprintf(stderr, "zgc: error: --listen and --peer apply to per-lifeline executables only\n");
+        run_free(R);
+        return 2;
+    }
+    R->meta = R->monitor || R->opts.trace || R->self >= 0;
+    R->deadlock_check = R->self < 0;
+
+    for (int32_t l = 0; l < R->nl; l++) life_init(R, &R->lives[l], l);
+    if (setup_defaults(R) != 0) {
+        free(peer_addrs);
+        run_free(R);
+        return 1;
+    }
+    if ((status = setup_inputs(R)) != 0) {
+        free(peer_addrs);
+        run_free(R);
+        return status;
+    }
+
+    /* trace: in per-lifeline mode, FILE.<Lifeline> */
+    char err[1024] = "";
+    if (R->opts.trace) {
+        zri_buf path = {0};
+        zri_buf_puts(&path, R->opts.trace);
+        if (R->self >= 0) zri_buf_printf(&path, ".%s", lname(R, R->self));
+        R->trace = zri_trace_open(prog, path.data, err, sizeof err);
+        zri_buf_free(&path);
+        if (!R->trace) {
+            fprintf(stderr, "zgc: error: %s\n", err);
+            free(peer_addrs);
+            run_free(R);
+            return 1;
+        }
+        for (int32_t l = 0; l < R->nl; l++)
+            if (R->self < 0 || l == R->self) zri_trace_start(R->trace, l, R->lives[l].store);
+    }
+
+    if (R->self >= 0) {
+        R->net_heap = zri_heap_new();
+        zri_net_callbacks cb = {net_deliver, net_fail, R};
+        double ct = R->opts.timeout > 0 ? R->opts.timeout : NET_CONNECT_TIMEOUT_S;
+        R->net = zri_net_open(prog, R->self, R->opts.listen, peer_addrs, R->net_heap, &cb, ct, err,
+                              sizeof err);
+        if (!R->net) run_error(R, R->self, -1, "cannot connect to the other lifelines: %s", err);
+    }
+    free(peer_addrs);
+
+    /* the lifeline threads */
+    int32_t nthreads = R->self >= 0 ? 1 : R->nl;
+    zgrt_ctx *ctxs = xcalloc((size_t)nthreads, sizeof *ctxs);
+    pthread_t *ths = xcalloc((size_t)nthreads, sizeof *ths);
+    int32_t started = 0;
+    if (!cancelled(R)) {
+        R->active = nthreads;
+        R->running = nthreads;
+        for (; started < nthreads; started++) {
+            int32_t l = R->self >= 0 ? R->self : started;
+            ctxs[started].run = R;
+            ctxs[started].life = &R->lives[l];
+            if (pthread_create(&ths[started], NULL, body_thread, &ctxs[started]) != 0) break;
+        }
+        if (started < nthreads) {
+            pthread_mutex_lock(&R->done_mu);
+            R->running -= nthreads - started;
+            pthread_mutex_unlock(&R->done_mu);
+            run_error(R, -1, -1, "cannot start the lifeline threads");
+        }
+    }
+    if (wait_threads(R) < 0) {
+        /* a thread is stuck in foreign code: report and leave */
+        pthread_mutex_lock(&R->err_mu);
+        fprintf(stderr, "zgc: error: %s\n", R->error ? R->error : "run cancelled");
+        pthread_mutex_unlock(&R->err_mu);
+        fflush(stderr);
+        _Exit(1);
+    }
+    for (int32_t k = 0; k < started; k++) pthread_join(ths[k], NULL);
+    free(ths);
+    free(ctxs);
+    if (R->net) {
+        if (R->error) zri_net_abort(R->net); /* the peers must stop too */
+        else zri_net_close(R->net);
+    }
+    R->net = NULL;
+
+    /* result or error */
+    char *json = NULL;
+    if (!R->error) json = result_json(R);
+    if (R->trace) {
+        zri_trace_end(R->trace, json, R->error);
+        if (zri_trace_close(R->trace) != 0 && !R->error) {
+            fprintf(stderr, "zgc: error: writing the trace %s failed\n", R->opts.trace);
+            status = 1;
+        }
+        R->trace = NULL;
+    }
+    if (R->error) {
+        fprintf(stderr, "zgc: error: %s\n", R->error);
+        status = 1;
+    } else if (status == 0) {
+        status = write_result(R, json);
+    }
+    free(json);
+    zri_actions_shutdown();
+    run_free(R);
+    return status;
+}

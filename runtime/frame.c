@@ -1,0 +1,727 @@
+/* frame.c — message frames between lifelines: a length-prefixed binary
+ * codec, every field validated against the program descriptor.
+ *
+ * Frame format
+ * ------------
+ *   frame    = length payload
+ *   length   = u32, big-endian: the payload's size in bytes,
+ *              1 <= length <= ZRI_FRAME_MAX
+ *   payload  = magic version kind body
+ *   magic    = 0x5A ('Z')
+ *   version  = 0x01
+ *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 hello
+ *
+ *   body of a user message (kind 0):
+ *       flags from to chan seq nvals value{nvals} [meta]
+ *   body of a control message (kind 1):
+ *       flags from to chan seq tag decision [meta]
+ *   body of a BYE (kind 2), a lifeline's last frame on a connection:
+ *       from to
+ *   body of a hello (kind 3): the connection handshake, encoded and
+ *       checked by net.c (its layout is described there); never accepted
+ *       by zri_frame_decode.
+ *
+ *   flags    = u8: bit 0 set when meta follows; the other bits are zero
+ *   from, to = varint lifeline indices (< nlifelines, from != to)
+ *   chan     = varint channel index (< nchans)
+ *   seq      = varint, the message's position on its channel (<= INT64_MAX)
+ *   nvals    = varint (<= ZRI_FRAME_VALS_MAX); control messages carry none
+ *   tag      = varint control tag index (< ntags)
+ *   decision = u8, 0 or 1
+ *
+ *   varint   = unsigned LEB128: 7 bits a byte, least significant group
+ *              first, high bit set on every byte but the last; at most 10
+ *              bytes, at most 64 bits, minimal (no trailing zero group)
+ *
+ *   value    = type payload, type a u8 zgrt_tag:
+ *       1 bool   u8 0 or 1
+ *       2 int    8 bytes, big-endian two's complement
+ *       3 float  8 bytes, big-endian IEEE 754 binary64, finite
+ *       4 str    varint n, then n bytes of UTF-8 without NUL
+ *       5 json   varint n, then n bytes of JSON text (any JSON value,
+ *                nested at most ZRI_JSON_DEPTH_MAX deep, UTF-8, no NUL)
+ *       6 enum   varint enum index (< nenums), varint member index
+ *                (< that enum's nmembers)
+ *       0 undef  nothing; only in varviews
+ *
+ *   meta     = vc views varviews
+ *       vc       = varint{nlifelines}, each <= INT64_MAX
+ *       views    = only when the program has a monitor: the
+ *                  nlifelines × nsubs bits, entry l*nsubs+s in byte k/8,
+ *                  bit k%8 (k = l*nsubs+s, least significant bit first),
+ *                  unused bits of the last byte zero
+ *       varviews = only when the program has a monitor:
+ *                  value{nlifelines × nvars}, entry l*nvars+v undef or of
+ *                  the declared type of variable v (same enum)
+ *
+ * A user message's tag and value fields are not sent (decoded as 0); a
+ * control message's decision travels in its value field.  The decoder
+ * rejects everything else, trailing bytes included, with a message naming
+ * the offending field; the encoder refuses (-1) any message the decoder
+ * would reject, so that every encoded frame decodes.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rt.h"
+
+#define FRAME_MAGIC 0x5Au
+#define FRAME_VERSION 1u
+#define FRAME_KIND_HELLO 3u
+#define FRAME_HAS_META 0x01u
+/* Largest value count in one message (a send lists its values in the
+ * source, so real messages carry a handful). */
+#define ZRI_FRAME_VALS_MAX 65536
+/* Deepest JSON nesting accepted (arrays and objects). */
+#define ZRI_JSON_DEPTH_MAX 512
+
+/* ===================================================================== */
+/* messages                                                               */
+/* ===================================================================== */
+
+static size_t align16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta)
+{
+    if (nvals < 0 || nvals > ZRI_FRAME_VALS_MAX) return NULL;
+    size_t nl = p->nlifelines > 0 ? (size_t)p->nlifelines : 0;
+    size_t nsubs = p->monitor && p->nsubs > 0 ? (size_t)p->nsubs : 0;
+    size_t nvars = p->monitor && p->nvars > 0 ? (size_t)p->nvars : 0;
+    if (!with_meta) nl = 0;
+    /* program sizes are small; guard against overflow anyway */
+    if (nl && (nsubs > SIZE_MAX / 64 / nl || nvars > SIZE_MAX / 64 / nl)) return NULL;
+
+    size_t off_vals = align16(sizeof(zri_msg));
+    size_t off_varviews = align16(off_vals + (size_t)nvals * sizeof(zgrt_value));
+    size_t off_vc = align16(off_varviews + nl * nvars * sizeof(zgrt_value));
+    size_t off_views = align16(off_vc + nl * sizeof(int64_t));
+    size_t total = off_views + nl * nsubs;
+
+    unsigned char *b = calloc(1, total);
+    if (!b) return NULL;
+    zri_msg *m = (zri_msg *)b;
+    m->nvals = nvals;
+    m->vals = (zgrt_value *)(b + off_vals);
+    if (with_meta) {
+        m->has_meta = 1;
+        m->vc = (int64_t *)(b + off_vc);
+        if (p->monitor) {
+            m->views = b + off_views;
+            m->varviews = (zgrt_value *)(b + off_varviews);
+        }
+    }
+    return m;
+}
+
+/* ===================================================================== */
+/* shared checks                                                          */
+/* ===================================================================== */
+
+/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+ * Returns 1 when valid. */
+static int utf8_valid(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        uint32_t cp, min;
+        if (c >= 0xC2 && c <= 0xDF) {
+            k = 1, cp = c & 0x1F, min = 0x80;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            k = 2, cp = c & 0x0F, min = 0x800;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return 0;
+        }
+        if (n - i - 1 < k) return 0;
+        for (size_t j = 1; j <= k; j++) {
+            uint8_t d = s[i + j];
+            if ((d & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (d & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+/* Nesting depth of the arrays and objects in JSON text (strings skipped);
+ * stops counting past limit.  Only a bound: jansson validates the text. */
+static int json_depth_exceeds(const uint8_t *s, size_t n, int limit)
+{
+    int depth = 0, in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        if (in_str) {
+            if (c == '\\') i++;
+            else if (c == '"') in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit) return 1;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return 0;
+}
+
+static const char *tag_name(int64_t tag)
+{
+    switch (tag) {
+    case ZGRT_UNDEF: return "undefined";
+    case ZGRT_BOOL: return "bool";
+    case ZGRT_INT: return "int";
+    case ZGRT_FLOAT: return "float";
+    case ZGRT_STR: return "string";
+    case ZGRT_JSON: return "json";
+    case ZGRT_ENUM: return "enum";
+    default: return "unknown";
+    }
+}
+
+/* ===================================================================== */
+/* encoding                                                               */
+/* ===================================================================== */
+
+typedef struct wbuf {
+    uint8_t *b;
+    size_t len, cap;
+    int bad; /* out of memory, or the frame would exceed ZRI_FRAME_MAX */
+} wbuf;
+
+static uint8_t *w_room(wbuf *w, size_t k)
+{
+    if (w->bad) return NULL;
+    if (k > (size_t)ZRI_FRAME_MAX + 4 - w->len) {
+        w->bad = 1;
+        return NULL;
+    }
+    if (w->len + k > w->cap) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap < w->len + k) cap *= 2;
+        uint8_t *nb = realloc(w->b, cap);
+        if (!nb) {
+            w->bad = 1;
+            return NULL;
+        }
+        w->b = nb, w->cap = cap;
+    }
+    uint8_t *r = w->b + w->len;
+    w->len += k;
+    return r;
+}
+
+static void w_u8(wbuf *w, unsigned v)
+{
+    uint8_t *d = w_room(w, 1);
+    if (d) d[0] = (uint8_t)v;
+}
+
+static void w_varint(wbuf *w, uint64_t v)
+{
+    uint8_t tmp[10];
+    size_t n = 0;
+    do {
+        uint8_t b = v & 0x7F;
+        v >>= 7;
+        tmp[n++] = b | (v ? 0x80 : 0);
+    } while (v);
+    uint8_t *d = w_room(w, n);
+    if (d) memcpy(d, tmp, n);
+}
+
+static void w_u64be(wbuf *w, uint64_t v)
+{
+    uint8_t *d = w_room(w, 8);
+    if (!d) return;
+    for (int i = 0; i < 8; i++) d[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static void w_bytes(wbuf *w, const void *s, size_t n)
+{
+    w_varint(w, n);
+    uint8_t *d = w_room(w, n);
+    if (d && n) memcpy(d, s, n);
+}
+
+/* Writes one value; -1 when it cannot be represented (the decoder would
+ * reject it).  want: the declared type for varviews, or NULL. */
+static int w_value(wbuf *w, const zgrt_program *p, const zgrt_value *v, int allow_undef,
+                   const zgrt_type *want)
+{
+    if (want && v->tag != ZGRT_UNDEF) {
+        if (v->tag != want->tag) return -1;
+        if (v->tag == ZGRT_ENUM && (v->u.i >> 32) != want->enum_id) return -1;
+    }
+    switch (v->tag) {
+    case ZGRT_UNDEF:
+        if (!allow_undef) return -1;
+        w_u8(w, ZGRT_UNDEF);
+        return 0;
+    case ZGRT_BOOL:
+        if (v->u.i != 0 && v->u.i != 1) return -1;
+        w_u8(w, ZGRT_BOOL);
+        w_u8(w, (unsigned)v->u.i);
+        return 0;
+    case ZGRT_INT:
+        w_u8(w, ZGRT_INT);
+        w_u64be(w, (uint64_t)v->u.i);
+        return 0;
+    case ZGRT_FLOAT: {
+        if (!isfinite(v->u.f)) return -1;
+        uint64_t bits;
+        memcpy(&bits, &v->u.f, sizeof bits);
+        w_u8(w, ZGRT_FLOAT);
+        w_u64be(w, bits);
+        return 0;
+    }
+    case ZGRT_STR: {
+        const zgrt_str *s = v->u.s;
+        if (!s || s->len < 0 || (uint64_t)s->len > ZRI_FRAME_MAX) return -1;
+        const uint8_t *d = (const uint8_t *)s->data;
+        if (memchr(d, 0, (size_t)s->len) || !utf8_valid(d, (size_t)s->len)) return -1;
+        w_u8(w, ZGRT_STR);
+        w_bytes(w, d, (size_t)s->len);
+        return 0;
+    }
+    case ZGRT_JSON: {
+        /* a NULL payload is JSON null */
+        char *text = json_dumps(v->u.j ? (const json_t *)v->u.j : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+        if (!text) return -1;
+        size_t n = strlen(text);
+        int ok = utf8_valid((const uint8_t *)text, n) &&
+                 !json_depth_exceeds((const uint8_t *)text, n, ZRI_JSON_DEPTH_MAX);
+        if (ok) {
+            w_u8(w, ZGRT_JSON);
+            w_bytes(w, text, n);
+        }
+        free(text);
+        return ok ? 0 : -1;
+    }
+    case ZGRT_ENUM: {
+        int64_t e = v->u.i >> 32, mem = v->u.i & 0xFFFFFFFF;
+        if (e < 0 || e >= p->nenums || mem >= p->enums[e].nmembers) return -1;
+        w_u8(w, ZGRT_ENUM);
+        w_varint(w, (uint64_t)e);
+        w_varint(w, (uint64_t)mem);
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+static int index_ok(int32_t i, int32_t n)
+{
+    return i >= 0 && i < n;
+}
+
+int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    if (m->kind != ZRI_MSG_USER && m->kind != ZRI_MSG_CTL && m->kind != ZRI_MSG_BYE) return -1;
+    if (!index_ok(m->from, p->nlifelines) || !index_ok(m->to, p->nlifelines) || m->from == m->to)
+        return -1;
+
+    wbuf w = {0};
+    w_room(&w, 4); /* the length, filled in at the end */
+    w_u8(&w, FRAME_MAGIC);
+    w_u8(&w, FRAME_VERSION);
+    w_u8(&w, (unsigned)m->kind);
+    if (m->kind == ZRI_MSG_BYE) {
+        w_varint(&w, (uint64_t)m->from);
+        w_varint(&w, (uint64_t)m->to);
+    } else {
+        if (!index_ok(m->chan, p->nchans) || m->seq < 0) goto bad;
+        if (m->kind == ZRI_MSG_CTL &&
+            (!index_ok(m->tag, p->ntags) || (m->value != 0 && m->value != 1) || m->nvals != 0))
+            goto bad;
+        if (m->nvals < 0 || m->nvals > ZRI_FRAME_VALS_MAX || (m->nvals && !m->vals)) goto bad;
+        w_u8(&w, m->has_meta ? FRAME_HAS_META : 0);
+        w_varint(&w, (uint64_t)m->from);
+        w_varint(&w, (uint64_t)m->to);
+        w_varint(&w, (uint64_t)m->chan);
+        w_varint(&w, (uint64_t)m->seq);
+        if (m->kind == ZRI_MSG_USER) {
+            w_varint(&w, (uint64_t)m->nvals);
+            for (int32_t i = 0; i < m->nvals; i++)
+                if (w_value(&w, p, &m->vals[i], 0, NULL) < 0) goto bad;
+        } else {
+            w_varint(&w, (uint64_t)m->tag);
+            w_u8(&w, (unsigned)m->value);
+        }
+        if (m->has_meta) {
+            int32_t nl = p->nlifelines;
+            if (!m->vc) goto bad;
+            for (int32_t l = 0; l < nl; l++) {
+                if (m->vc[l] < 0) goto bad;
+                w_varint(&w, (uint64_t)m->vc[l]);
+            }
+            if (p->monitor) {
+                size_t nbits = (size_t)nl * (size_t)(p->nsubs > 0 ? p->nsubs : 0);
+                size_t nvv = (size_t)nl * (size_t)(p->nvars > 0 ? p->nvars : 0);
+                if ((nbits && !m->views) || (nvv && !m->varviews)) goto bad;
+                uint8_t *d = w_room(&w, (nbits + 7) / 8);
+                if (d) {
+                    memset(d, 0, (nbits + 7) / 8);
+                    for (size_t k = 0; k < nbits; k++) {
+                        if (m->views[k] > 1) goto bad;
+                        d[k / 8] |= (uint8_t)(m->views[k] << (k % 8));
+                    }
+                }
+                for (size_t k = 0; k < nvv; k++) {
+                    const zgrt_type *t = &p->vars[k % (size_t)p->nvars].type;
+                    if (w_value(&w, p, &m->varviews[k], 1, t) < 0) goto bad;
+                }
+            }
+        }
+    }
+    if (w.bad || w.len - 4 > ZRI_FRAME_MAX) goto bad;
+    size_t plen = w.len - 4;
+    w.b[0] = (uint8_t)(plen >> 24);
+    w.b[1] = (uint8_t)(plen >> 16);
+    w.b[2] = (uint8_t)(plen >> 8);
+    w.b[3] = (uint8_t)plen;
+    *buf = w.b;
+    *len = w.len;
+    return 0;
+bad:
+    free(w.b);
+    return -1;
+}
+
+/* ===================================================================== */
+/* decoding                                                               */
+/* ===================================================================== */
+
+typedef struct rbuf {
+    const uint8_t *p;
+    size_t n, pos;
+    char *err;
+    size_t errlen;
+} rbuf;
+
+static int rfail(rbuf *r, const char *fmt, ...) ZRI_PRINTF(2, 3);
+static int rfail(rbuf *r, const char *fmt, ...)
+{
+    if (r->err && r->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err, r->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static size_t r_left(const rbuf *r)
+{
+    return r->n - r->pos;
+}
+
+static int r_u8(rbuf *r, uint8_t *out, const char *what)
+{
+    *out = 0;
+    if (r->pos >= r->n) return rfail(r, "frame truncated in %s", what);
+    *out = r->p[r->pos++];
+    return 0;
+}
+
+static int r_varint(rbuf *r, uint64_t *out, const char *what)
+{
+    uint64_t v = 0;
+    *out = 0;
+    for (int i = 0;; i++) {
+        if (r->pos >= r->n) return rfail(r, "frame truncated in %s", what);
+        uint8_t b = r->p[r->pos++];
+        if (i == 9 && b > 1) return rfail(r, "varint too large in %s", what);
+        v |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (!(b & 0x80)) {
+            if (b == 0 && i > 0) return rfail(r, "non-minimal varint in %s", what);
+            break;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+static int r_fixed(rbuf *r, size_t k, const uint8_t **out, const char *what)
+{
+    *out = NULL;
+    if (r_left(r) < k) return rfail(r, "frame truncated in %s", what);
+    *out = r->p + r->pos;
+    r->pos += k;
+    return 0;
+}
+
+/* A varint index < limit; what: "sender lifeline", unit: "lifelines". */
+static int r_index(rbuf *r, int32_t limit, int32_t *out, const char *what, const char *unit)
+{
+    uint64_t v;
+    *out = 0;
+    if (r_varint(r, &v, what) < 0) return -1;
+    if (limit <= 0 || v >= (uint64_t)limit)
+        return rfail(r, "%s index %llu out of range (the program has %d %s)", what,
+                     (unsigned long long)v, (int)limit, unit);
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* A length-prefixed byte string of a value: checked against the bytes
+ * left before anything is done with it. */
+static int r_blob(rbuf *r, const char *type, const char *label, const uint8_t **d, size_t *n)
+{
+    char what[160];
+    *d = NULL;
+    *n = 0;
+    snprintf(what, sizeof what, "the length of %s %s", type, label);
+    uint64_t len;
+    if (r_varint(r, &len, what) < 0) return -1;
+    if (len > r_left(r))
+        return rfail(r, "%s %s: length %llu exceeds the frame (%zu bytes left)", type, label,
+                     (unsigned long long)len, r_left(r));
+    *d = r->p + r->pos;
+    *n = (size_t)len;
+    r->pos += (size_t)len;
+    return 0;
+}
+
+/* One value.  label: "value 2", "value of Writer.draft".  want: the
+ * declared type (varviews) or NULL. */
+static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *label,
+                   int allow_undef, const zgrt_type *want, zgrt_value *out)
+{
+    char what[160];
+    snprintf(what, sizeof what, "the type of %s", label);
+    uint8_t tag;
+    if (r_u8(r, &tag, what) < 0) return -1;
+    if (tag > ZGRT_ENUM) return rfail(r, "%s has unknown type tag %u", label, (unsigned)tag);
+    if (tag == ZGRT_UNDEF && !allow_undef) return rfail(r, "%s is undefined", label);
+    if (want && tag != ZGRT_UNDEF && tag != want->tag)
+        return rfail(r, "%s is a %s, but the variable is declared %s", label, tag_name(tag),
+                     tag_name(want->tag));
+    out->tag = tag;
+    out->u.i = 0;
+    snprintf(what, sizeof what, "%s %s", tag_name(tag), label);
+    const uint8_t *d;
+    switch (tag) {
+    case ZGRT_UNDEF:
+        return 0;
+    case ZGRT_BOOL: {
+        uint8_t b;
+        if (r_u8(r, &b, what) < 0) return -1;
+        if (b > 1) return rfail(r, "bool %s is %u, not 0 or 1", label, (unsigned)b);
+        out->u.i = b;
+        return 0;
+    }
+    case ZGRT_INT:
+    case ZGRT_FLOAT: {
+        if (r_fixed(r, 8, &d, what) < 0) return -1;
+        uint64_t bits = 0;
+        for (int i = 0; i < 8; i++) bits = (bits << 8) | d[i];
+        if (tag == ZGRT_INT) {
+            out->u.i = (int64_t)bits;
+        } else {
+            double f;
+            memcpy(&f, &bits, sizeof f);
+            if (!isfinite(f)) return rfail(r, "float %s is not finite", label);
+            out->u.f = f;
+        }
+        return 0;
+    }
+    case ZGRT_STR: {
+        size_t n;
+        if (r_blob(r, "string", label, &d, &n) < 0) return -1;
+        if (memchr(d, 0, n)) return rfail(r, "string %s contains a NUL byte", label);
+        if (!utf8_valid(d, n)) return rfail(r, "string %s is not valid UTF-8", label);
+        const zgrt_str *s = zri_str(h, (const char *)d, n);
+        if (!s) return rfail(r, "out of memory decoding string %s", label);
+        out->u.s = s;
+        return 0;
+    }
+    case ZGRT_JSON: {
+        size_t n;
+        if (r_blob(r, "json", label, &d, &n) < 0) return -1;
+        if (memchr(d, 0, n)) return rfail(r, "json %s contains a NUL byte", label);
+        if (!utf8_valid(d, n)) return rfail(r, "json %s is not valid UTF-8", label);
+        if (json_depth_exceeds(d, n, ZRI_JSON_DEPTH_MAX))
+            return rfail(r, "json %s nests deeper than %d levels", label, ZRI_JSON_DEPTH_MAX);
+        json_error_t jerr;
+        json_t *j = json_loadb((const char *)d, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+        if (!j)
+            return rfail(r, "json %s is not valid JSON: %s at byte %d", label, jerr.text,
+                         jerr.position);
+        void *kept = zri_json_keep(h, j);
+        json_decref(j);
+        if (!kept) return rfail(r, "out of memory decoding json %s", label);
+        out->u.j = kept;
+        return 0;
+    }
+    default: { /* ZGRT_ENUM */
+        uint64_t e, mem;
+        snprintf(what, sizeof what, "the enum index of %s", label);
+        if (r_varint(r, &e, what) < 0) return -1;
+        if (e >= (uint64_t)(p->nenums > 0 ? p->nenums : 0))
+            return rfail(r, "enum %s: enum index %llu out of range (the program has %d enums)",
+                         label, (unsigned long long)e, (int)p->nenums);
+        snprintf(what, sizeof what, "the member of enum %s", label);
+        if (r_varint(r, &mem, what) < 0) return -1;
+        const zgrt_enum *en = &p->enums[e];
+        if (mem >= (uint64_t)(en->nmembers > 0 ? en->nmembers : 0))
+            return rfail(r, "enum %s: member %llu out of range for enum %s (%d members)", label,
+                         (unsigned long long)mem, en->name, (int)en->nmembers);
+        if (want && (int64_t)e != want->enum_id)
+            return rfail(r, "%s is a member of enum %s, but the variable is declared enum %s",
+                         label, en->name,
+                         want->enum_id >= 0 && want->enum_id < p->nenums
+                             ? p->enums[want->enum_id].name
+                             : "?");
+        out->u.i = (int64_t)((e << 32) | mem);
+        return 0;
+    }
+    }
+}
+
+static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
+{
+    int32_t nl = p->nlifelines;
+    char what[160];
+    for (int32_t l = 0; l < nl; l++) {
+        uint64_t v;
+        snprintf(what, sizeof what, "the vector clock entry of %s", p->lifelines[l]);
+        if (r_varint(r, &v, what) < 0) return -1;
+        if (v > (uint64_t)INT64_MAX)
+            return rfail(r, "the vector clock entry of %s is out of range", p->lifelines[l]);
+        m->vc[l] = (int64_t)v;
+    }
+    if (!p->monitor) return 0;
+
+    int32_t nsubs = p->nsubs > 0 ? p->nsubs : 0, nvars = p->nvars > 0 ? p->nvars : 0;
+    size_t nbits = (size_t)nl * (size_t)nsubs;
+    const uint8_t *bits;
+    if (r_fixed(r, (nbits + 7) / 8, &bits, "the monitor views") < 0) return -1;
+    for (size_t k = 0; k < nbits; k++) m->views[k] = (bits[k / 8] >> (k % 8)) & 1;
+    if (nbits % 8 && (bits[nbits / 8] >> (nbits % 8)))
+        return rfail(r, "unused bits of the monitor views are not zero");
+
+    for (int32_t l = 0; l < nl; l++) {
+        for (int32_t v = 0; v < nvars; v++) {
+            char label[160];
+            snprintf(label, sizeof label, "value of %s.%s", p->lifelines[l], p->vars[v].name);
+            if (r_value(r, p, h, label, 1, &p->vars[v].type, &m->varviews[(size_t)l * nvars + v]) <
+                0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload, size_t len,
+                     zri_msg **out, char *err, size_t errlen)
+{
+    rbuf r = {payload, payload ? len : 0, 0, err, errlen};
+    zri_msg *m = NULL;
+    *out = NULL;
+    if (err && errlen) err[0] = 0;
+    if (len > ZRI_FRAME_MAX)
+        return rfail(&r, "frame of %zu bytes exceeds the limit of %u bytes", len,
+                     (unsigned)ZRI_FRAME_MAX);
+
+    uint8_t magic, version, kind, flags;
+    if (r_u8(&r, &magic, "the header") < 0) return -1;
+    if (magic != FRAME_MAGIC)
+        return rfail(&r, "bad magic byte 0x%02x (not a zgc frame)", (unsigned)magic);
+    if (r_u8(&r, &version, "the header") < 0) return -1;
+    if (version != FRAME_VERSION)
+        return rfail(&r, "unsupported frame version %u (expected %u)", (unsigned)version,
+                     FRAME_VERSION);
+    if (r_u8(&r, &kind, "the header") < 0) return -1;
+    if (kind == FRAME_KIND_HELLO) return rfail(&r, "unexpected hello frame");
+    if (kind != ZRI_MSG_USER && kind != ZRI_MSG_CTL && kind != ZRI_MSG_BYE)
+        return rfail(&r, "unknown frame kind %u", (unsigned)kind);
+
+    int32_t from, to;
+    if (kind == ZRI_MSG_BYE) {
+        if (r_index(&r, p->nlifelines, &from, "sender lifeline", "lifelines") < 0 ||
+            r_index(&r, p->nlifelines, &to, "receiver lifeline", "lifelines") < 0)
+            return -1;
+        if (from == to) return rfail(&r, "BYE from lifeline %s to itself", p->lifelines[from]);
+        if (r.pos != r.n) goto trailing;
+        if (!(m = zri_msg_new(p, 0, 0))) return rfail(&r, "out of memory");
+        m->kind = ZRI_MSG_BYE;
+        m->from = from;
+        m->to = to;
+        *out = m;
+        return 0;
+    }
+
+    if (r_u8(&r, &flags, "the flags") < 0) return -1;
+    if (flags & ~FRAME_HAS_META) return rfail(&r, "unknown flags 0x%02x", (unsigned)flags);
+    if (r_index(&r, p->nlifelines, &from, "sender lifeline", "lifelines") < 0 ||
+        r_index(&r, p->nlifelines, &to, "receiver lifeline", "lifelines") < 0)
+        return -1;
+    if (from == to) return rfail(&r, "message from lifeline %s to itself", p->lifelines[from]);
+    int32_t chan;
+    if (r_index(&r, p->nchans, &chan, "channel", "channels") < 0) return -1;
+    uint64_t seq;
+    if (r_varint(&r, &seq, "the sequence number") < 0) return -1;
+    if (seq > (uint64_t)INT64_MAX) return rfail(&r, "sequence number out of range");
+
+    uint64_t nvals = 0;
+    int32_t tag = 0, value = 0;
+    if (kind == ZRI_MSG_USER) {
+        if (r_varint(&r, &nvals, "the value count") < 0) return -1;
+        if (nvals > ZRI_FRAME_VALS_MAX)
+            return rfail(&r, "too many values (%llu, at most %d)", (unsigned long long)nvals,
+                         ZRI_FRAME_VALS_MAX);
+        if (nvals > r_left(&r) / 2) /* every value takes at least 2 bytes */
+            return rfail(&r, "value count %llu exceeds the frame (%zu bytes left)",
+                         (unsigned long long)nvals, r_left(&r));
+    } else {
+        uint8_t d;
+        if (r_index(&r, p->ntags, &tag, "control tag", "tags") < 0) return -1;
+        if (r_u8(&r, &d, "the control decision") < 0) return -1;
+        if (d > 1) return rfail(&r, "control decision %u is not 0 or 1", (unsigned)d);
+        value = d;
+    }
+
+    if (!(m = zri_msg_new(p, (int32_t)nvals, flags & FRAME_HAS_META)))
+        return rfail(&r, "out of memory");
+    m->kind = kind;
+    m->from = from;
+    m->to = to;
+    m->chan = chan;
+    m->seq = (int64_t)seq;
+    m->tag = tag;
+    m->value = value;
+    for (uint64_t i = 0; i < nvals; i++) {
+        char label[48];
+        snprintf(label, sizeof label, "value %llu", (unsigned long long)i + 1);
+        if (r_value(&r, p, h, label, 0, NULL, &m->vals[i]) < 0) goto fail;
+    }
+    if ((flags & FRAME_HAS_META) && r_meta(&r, p, h, m) < 0) goto fail;
+    if (r.pos != r.n) goto trailing;
+    *out = m;
+    return 0;
+
+trailing:
+    rfail(&r, "%zu trailing byte%s after the frame", r.n - r.pos, r.n - r.pos == 1 ? "" : "s");
+fail:
+    free(m);
+    return -1;
+}

@@ -1,0 +1,284 @@
+/* options.c — the run options of a built workflow (and of `zgc run`).
+ *
+ *   --arg NAME=VALUE          a workflow input (repeatable)
+ *   --llm SPEC                model for every llm action (default "mock")
+ *   --llm-for L=SPEC          model for the llm actions of lifeline L
+ *   --llm-for L.ACTION=SPEC   model for one llm action on lifeline L
+ *   --seed N                  seed of the mock model (default 0)
+ *   --trace FILE              JSON Lines trace
+ *   --timeout SECONDS         fail the run after this many seconds (> 0)
+ *   --answers FILE.json       scripted answers for human actions
+ *   --listen ADDR             per-lifeline executables: where to listen
+ *   --peer NAME=ADDR          per-lifeline executables: a peer (repeatable)
+ *   --result-file FILE        write the result there instead of stdout
+ *   -h, --help                usage on stdout
+ *
+ * Every option with a value accepts both `--opt value` and `--opt=value`.
+ * Parsing only checks the options' own syntax and names (lifelines,
+ * actions); which inputs must be given is checked by the core.  The
+ * strings in zri_options point into argv, except the route names, which
+ * are allocated.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) zri_oom();
+    return q;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+    char *r = malloc(n + 1);
+    if (!r) zri_oom();
+    memcpy(r, s, n);
+    r[n] = '\0';
+    return r;
+}
+
+static const char *prog_name(const zgrt_program *p)
+{
+    return p && p->workflow ? p->workflow : "workflow";
+}
+
+static int usage_error(const zgrt_program *p, const char *fmt, ...) ZRI_PRINTF(2, 3);
+static int usage_error(const zgrt_program *p, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("zgc: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(run with --help for the options of %s)\n", prog_name(p));
+    return -1;
+}
+
+static int find_lifeline(const zgrt_program *p, const char *name, size_t n)
+{
+    for (int i = 0; i < p->nlifelines; i++)
+        if (strlen(p->lifelines[i]) == n && memcmp(p->lifelines[i], name, n) == 0) return i;
+    return -1;
+}
+
+static int find_action(const zgrt_program *p, const char *name)
+{
+    for (int i = 0; i < p->nactions; i++)
+        if (strcmp(p->actions[i].name, name) == 0) return i;
+    return -1;
+}
+
+static void print_help(const zgrt_program *p)
+{
+    FILE *o = stdout;
+    fprintf(o, "usage: %s [options]\n\n", prog_name(p));
+    fprintf(o, "Runs the workflow %s", prog_name(p));
+    if (p->source) fprintf(o, " (%s)", p->source);
+    fputs(" and prints its result as JSON on stdout.\n\n", o);
+    if (p->ninputs) {
+        fputs("Inputs, each given once with --arg NAME=VALUE:\n", o);
+        for (int i = 0; i < p->ninputs; i++) {
+            const zgrt_var *v = &p->vars[p->inputs[i].var];
+            fprintf(o, "  %-24s %s, owned by %s\n", v->name, zri_type_name(p, v->type),
+                    p->lifelines[p->inputs[i].owner]);
+        }
+        fputs("  (str values are taken literally, json values are JSON text,\n"
+              "   enum values are member names)\n\n",
+              o);
+    } else {
+        fputs("The workflow has no inputs.\n\n", o);
+    }
+    fputs("Options:\n"
+          "  --arg NAME=VALUE         a workflow input\n"
+          "  --llm SPEC               model for every llm action: mock (default) or\n"
+          "                           scripted:FILE.json\n"
+          "  --llm-for L=SPEC         model for the llm actions of lifeline L\n"
+          "  --llm-for L.ACTION=SPEC  model for one llm action of lifeline L\n"
+          "  --seed N                 seed of the mock model (default 0)\n"
+          "  --trace FILE             write the run's events to FILE (JSON Lines)\n"
+          "  --timeout SECONDS        stop the run with an error after SECONDS\n"
+          "  --answers FILE.json      scripted answers for human actions\n"
+          "  --listen ADDR            per-lifeline executables: listen on ADDR\n"
+          "                           (unix:PATH or tcp:HOST:PORT)\n"
+          "  --peer NAME=ADDR         per-lifeline executables: address of lifeline NAME,\n"
+          "                           once for every other lifeline\n"
+          "  --result-file FILE       write the result to FILE instead of stdout\n"
+          "  -h, --help               show this help\n\n"
+          "Exit status: 0 success, 1 run-time error, 2 bad usage.\n",
+          o);
+    if (p->nlifelines > 1) {
+        fputs("\nLifelines:", o);
+        for (int i = 0; i < p->nlifelines; i++) fprintf(o, " %s", p->lifelines[i]);
+        fputc('\n', o);
+    }
+}
+
+static void push_pair(int *n, const char ***names, const char ***vals, const char *name,
+                      const char *val)
+{
+    *names = xrealloc((void *)*names, (size_t)(*n + 1) * sizeof **names);
+    *vals = xrealloc((void *)*vals, (size_t)(*n + 1) * sizeof **vals);
+    (*names)[*n] = name;
+    (*vals)[*n] = val;
+    (*n)++;
+}
+
+/* --arg / --peer: NAME=VALUE with a non-empty NAME */
+static int split_pair(const char *s, const char **name_end)
+{
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return -1;
+    *name_end = eq;
+    return 0;
+}
+
+static int parse_route(const zgrt_program *p, const char *s, zri_options *o)
+{
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s || !eq[1])
+        return usage_error(p, "--llm-for expects LIFELINE=SPEC or LIFELINE.ACTION=SPEC, got '%s'", s);
+    const char *dot = memchr(s, '.', (size_t)(eq - s));
+    size_t ln = (size_t)((dot ? dot : eq) - s);
+    if (find_lifeline(p, s, ln) < 0)
+        return usage_error(p, "--llm-for: unknown lifeline '%.*s'", (int)ln, s);
+    zri_route r = {0};
+    r.lifeline = xstrndup(s, ln);
+    if (dot) {
+        char *act = xstrndup(dot + 1, (size_t)(eq - dot - 1));
+        int a = find_action(p, act);
+        if (a < 0 || p->actions[a].kind != ZGRT_ACT_LLM) {
+            usage_error(p, "--llm-for: '%s' is not an llm action of the workflow", act);
+            free(act);
+            free((void *)r.lifeline);
+            return -1;
+        }
+        r.action = act;
+    }
+    r.spec = eq + 1;
+    o->routes = xrealloc(o->routes, (size_t)(o->nroutes + 1) * sizeof *o->routes);
+    o->routes[o->nroutes++] = r;
+    return 0;
+}
+
+int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->llm = "mock";
+    static const char *const with_value[] = {"--arg",     "--llm",     "--llm-for", "--seed",
+                                             "--trace",   "--timeout", "--answers", "--listen",
+                                             "--peer",    "--result-file"};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            print_help(p);
+            zri_options_free(o);
+            return 1;
+        }
+        /* the option's name and value */
+        const char *opt = NULL, *val = NULL;
+        size_t k;
+        for (k = 0; k < sizeof with_value / sizeof *with_value; k++) {
+            size_t n = strlen(with_value[k]);
+            if (strncmp(a, with_value[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
+                opt = with_value[k];
+                if (a[n] == '=') {
+                    val = a + n + 1;
+                } else if (i + 1 < argc) {
+                    val = argv[++i];
+                } else {
+                    zri_options_free(o);
+                    return usage_error(p, "%s expects a value", opt);
+                }
+                break;
+            }
+        }
+        if (!opt) {
+            zri_options_free(o);
+            if (a[0] == '-') return usage_error(p, "unknown option '%s'", a);
+            return usage_error(p, "unexpected argument '%s' (inputs are given as --arg NAME=VALUE)", a);
+        }
+        const char *end;
+        int bad = 0;
+        if (strcmp(opt, "--arg") == 0) {
+            if (split_pair(val, &end) < 0) {
+                bad = usage_error(p, "--arg expects NAME=VALUE, got '%s'", val);
+            } else {
+                push_pair(&o->nargs, &o->arg_names, &o->arg_values,
+                          xstrndup(val, (size_t)(end - val)), end + 1);
+            }
+        } else if (strcmp(opt, "--llm") == 0) {
+            if (!*val) bad = usage_error(p, "--llm expects a model specification");
+            o->llm = val;
+        } else if (strcmp(opt, "--llm-for") == 0) {
+            bad = parse_route(p, val, o);
+        } else if (strcmp(opt, "--seed") == 0) {
+            char *e;
+            errno = 0;
+            unsigned long long s = strtoull(val, &e, 10);
+            if (!*val || *e || errno || val[0] == '-' || val[0] == '+' || val[0] == ' ')
+                bad = usage_error(p, "--seed expects a non-negative integer, got '%s'", val);
+            o->seed = (uint64_t)s;
+        } else if (strcmp(opt, "--trace") == 0) {
+            if (!*val) bad = usage_error(p, "--trace expects a file name");
+            o->trace = val;
+        } else if (strcmp(opt, "--timeout") == 0) {
+            double t;
+            if (zri_parse_float(val, strlen(val), &t) < 0 || !(t > 0) || t > 1e9)
+                bad = usage_error(p, "--timeout expects a positive number of seconds, got '%s'", val);
+            else
+                o->timeout = t;
+        } else if (strcmp(opt, "--answers") == 0) {
+            if (!*val) bad = usage_error(p, "--answers expects a file name");
+            o->answers = val;
+        } else if (strcmp(opt, "--listen") == 0) {
+            if (!*val) bad = usage_error(p, "--listen expects an address");
+            o->listen = val;
+        } else if (strcmp(opt, "--peer") == 0) {
+            if (split_pair(val, &end) < 0 || !end[1]) {
+                bad = usage_error(p, "--peer expects NAME=ADDR, got '%s'", val);
+            } else if (find_lifeline(p, val, (size_t)(end - val)) < 0) {
+                bad = usage_error(p, "--peer: unknown lifeline '%.*s'", (int)(end - val), val);
+            } else {
+                for (int j = 0; j < o->npeers; j++)
+                    if (strlen(o->peer_names[j]) == (size_t)(end - val) &&
+                        memcmp(o->peer_names[j], val, (size_t)(end - val)) == 0)
+                        bad = usage_error(p, "--peer: lifeline '%s' given twice", o->peer_names[j]);
+                if (!bad) {
+                    push_pair(&o->npeers, &o->peer_names, &o->peer_addrs,
+                              xstrndup(val, (size_t)(end - val)), end + 1);
+                }
+            }
+        } else if (strcmp(opt, "--result-file") == 0) {
+            if (!*val) bad = usage_error(p, "--result-file expects a file name");
+            o->result_file = val;
+        }
+        if (bad) {
+            zri_options_free(o);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void zri_options_free(zri_options *o)
+{
+    for (int i = 0; i < o->nargs; i++) free((void *)o->arg_names[i]);
+    free((void *)o->arg_names);
+    free((void *)o->arg_values);
+    for (int i = 0; i < o->nroutes; i++) {
+        free((void *)o->routes[i].lifeline);
+        free((void *)o->routes[i].action);
+    }
+    free(o->routes);
+    for (int i = 0; i < o->npeers; i++) free((void *)o->peer_names[i]);
+    free((void *)o->peer_names);
+    free((void *)o->peer_addrs);
+    memset(o, 0, sizeof *o);
+}

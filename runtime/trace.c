@@ -1,0 +1,190 @@
+/* trace.c — the run's trace (--trace FILE), JSON Lines.
+ *
+ * One JSON object per line, compact, keys in this order:
+ *
+ *   {"kind":"start","lifeline":"User","store":{"topic":"hi","n":0}}
+ *       once per lifeline run by this process, before any event: the
+ *       initial store (variables with a value: defaults and inputs);
+ *   {"lifeline":"User","index":1,"kind":"send","to":"Writer","channel":"main",
+ *    "values":["hi"],"control":null,"msg":"User>Writer@main#1",
+ *    "writes":{},"vc":{"User":1,"Writer":0}}
+ *       a send; a receive has "from" instead of "to".  "control" is the tag
+ *       of a control message ("while#1") or null for a user message; the
+ *       values of a control message are [decision] (one bool).  "msg" is
+ *       "<from>><to>@<channel>#<n>", n counting the messages of that
+ *       channel (sender, receiver, namespace) from 1, the same on both
+ *       sides, so a receive names its send;
+ *   {"lifeline":"Writer","index":2,"kind":"act","action":"write_reply",
+ *    "attempts":1,"writes":{"draft":"…"},"vc":{…}}
+ *       an action or a local computation ("action": null, or the name of
+ *       a pure action); "attempts" counts llm attempts (1 otherwise);
+ *   {"lifeline":"User","index":3,"kind":"choice","construct":"if#1",
+ *    "value":true,"writes":{},"vc":{…}}
+ *       a decision of an if/while owner and the guard's value;
+ *   {"kind":"end","result":…} or {"kind":"end","error":"…"}
+ *       last: the printed result (per-lifeline executables: the
+ *       {"<index>": value} object), or the run-time error.
+ *
+ * "index" is the event's 1-based position on its lifeline (every event,
+ * control messages included); "writes" maps each variable the event wrote
+ * to its new value; "vc" is the vector clock after the event, naming
+ * every lifeline.  Values are JSON, enum values as member names.  Lines
+ * are written whole under one lock, in the order the events happen on
+ * each lifeline, and a receive is always written after its send.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+struct zri_trace {
+    const zgrt_program *prog;
+    FILE *f;
+    pthread_mutex_t mu;
+    int failed; /* a write failed */
+};
+
+zri_trace *zri_trace_open(const zgrt_program *p, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot create the trace file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    zri_trace *t = calloc(1, sizeof *t);
+    if (!t) zri_oom();
+    t->prog = p;
+    t->f = f;
+    pthread_mutex_init(&t->mu, NULL);
+    return t;
+}
+
+static void write_line(zri_trace *t, zri_buf *b)
+{
+    zri_buf_add(b, "\n", 1);
+    pthread_mutex_lock(&t->mu);
+    if (fwrite(b->data, 1, b->len, t->f) != b->len) t->failed = 1;
+    pthread_mutex_unlock(&t->mu);
+    zri_buf_free(b);
+}
+
+static void put_name(zri_buf *b, const char *s) { zri_buf_json_string(b, s, strlen(s)); }
+
+void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
+{
+    const zgrt_program *p = t->prog;
+    zri_buf b = {0};
+    zri_buf_puts(&b, "{\"kind\":\"start\",\"lifeline\":");
+    put_name(&b, p->lifelines[lifeline]);
+    zri_buf_puts(&b, ",\"store\":{");
+    int first = 1;
+    for (int32_t x = 0; x < p->nvars; x++) {
+        if (store[x].tag == ZGRT_UNDEF) continue;
+        if (!first) zri_buf_add(&b, ",", 1);
+        first = 0;
+        put_name(&b, p->vars[x].name);
+        zri_buf_add(&b, ":", 1);
+        zri_buf_json_value(&b, p, &store[x]);
+    }
+    zri_buf_puts(&b, "}}");
+    write_line(t, &b);
+}
+
+void zri_trace_event(zri_trace *t, const zri_event *e)
+{
+    static const char *const kinds[] = {"send", "recv", "act", "choice"};
+    const zgrt_program *p = t->prog;
+    zri_buf b = {0};
+    zri_buf_puts(&b, "{\"lifeline\":");
+    put_name(&b, p->lifelines[e->lifeline]);
+    zri_buf_printf(&b, ",\"index\":%" PRId64 ",\"kind\":\"%s\"", e->index, kinds[e->kind]);
+    switch (e->kind) {
+    case ZRI_EV_SEND:
+    case ZRI_EV_RECV: {
+        int send = e->kind == ZRI_EV_SEND;
+        zri_buf_puts(&b, send ? ",\"to\":" : ",\"from\":");
+        put_name(&b, p->lifelines[e->peer]);
+        zri_buf_puts(&b, ",\"channel\":");
+        put_name(&b, p->chans[e->chan]);
+        zri_buf_puts(&b, ",\"values\":[");
+        for (int32_t k = 0; k < e->nvals; k++) {
+            if (k) zri_buf_add(&b, ",", 1);
+            zri_buf_json_value(&b, p, &e->vals[k]);
+        }
+        zri_buf_puts(&b, "],\"control\":");
+        if (e->ctl_tag >= 0) put_name(&b, p->tags[e->ctl_tag]);
+        else zri_buf_puts(&b, "null");
+        /* the message id: <from>><to>@<channel>#<n> */
+        zri_buf id = {0};
+        zri_buf_puts(&id, p->lifelines[send ? e->lifeline : e->peer]);
+        zri_buf_add(&id, ">", 1);
+        zri_buf_puts(&id, p->lifelines[send ? e->peer : e->lifeline]);
+        zri_buf_add(&id, "@", 1);
+        zri_buf_puts(&id, p->chans[e->chan]);
+        zri_buf_printf(&id, "#%" PRId64, e->seq);
+        zri_buf_puts(&b, ",\"msg\":");
+        zri_buf_json_string(&b, id.data, id.len);
+        zri_buf_free(&id);
+        break;
+    }
+    case ZRI_EV_ACT:
+        zri_buf_puts(&b, ",\"action\":");
+        if (e->action) put_name(&b, e->action);
+        else zri_buf_puts(&b, "null");
+        zri_buf_printf(&b, ",\"attempts\":%d", (int)e->attempts);
+        break;
+    case ZRI_EV_CHOICE:
+        zri_buf_puts(&b, ",\"construct\":");
+        put_name(&b, p->tags[e->construct]);
+        zri_buf_puts(&b, e->value ? ",\"value\":true" : ",\"value\":false");
+        break;
+    default: break;
+    }
+    zri_buf_puts(&b, ",\"writes\":{");
+    int first = 1;
+    for (int32_t k = 0; k < e->nwrites; k++) {
+        int32_t x = e->write_vars[k];
+        if (x < 0) continue;
+        if (!first) zri_buf_add(&b, ",", 1);
+        first = 0;
+        put_name(&b, p->vars[x].name);
+        zri_buf_add(&b, ":", 1);
+        zri_buf_json_value(&b, p, &e->write_vals[k]);
+    }
+    zri_buf_puts(&b, "},\"vc\":{");
+    for (int32_t l = 0; l < p->nlifelines; l++) {
+        if (l) zri_buf_add(&b, ",", 1);
+        put_name(&b, p->lifelines[l]);
+        zri_buf_printf(&b, ":%" PRId64, e->vc[l]);
+    }
+    zri_buf_puts(&b, "}}");
+    write_line(t, &b);
+}
+
+void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
+{
+    zri_buf b = {0};
+    if (error) {
+        zri_buf_puts(&b, "{\"kind\":\"end\",\"error\":");
+        zri_buf_json_string(&b, error, strlen(error));
+    } else {
+        zri_buf_puts(&b, "{\"kind\":\"end\",\"result\":");
+        zri_buf_puts(&b, result_json ? result_json : "null");
+    }
+    zri_buf_puts(&b, "}");
+    write_line(t, &b);
+}
+
+int zri_trace_close(zri_trace *t)
+{
+    if (!t) return 0;
+    int failed = t->failed;
+    if (fclose(t->f) != 0) failed = 1;
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+    return failed ? -1 : 0;
+}

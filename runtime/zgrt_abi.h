@@ -1,0 +1,264 @@
+/* zgrt_abi.h — the contract between generated code (backend/) and the
+ * runtime (runtime/).  Not for users: see zgrt.h.
+ *
+ * A built workflow is one module per lifeline plus a program descriptor
+ * (zgrt_program, constant data emitted by the backend) and a `main` that
+ * calls zgrt_main.  Each lifeline is a function `void body(zgrt_ctx *)`
+ * running its local program; every event of the local program (send,
+ * receive, action or assignment, choice) is one call into the runtime, which
+ * keeps the store, the vector clock and the monitor, writes the trace, and
+ * moves messages.  Generated code reads the store directly
+ * (zgrt_store) but never writes it: writes go through the event calls, so
+ * the runtime sees every change with the event that made it.
+ *
+ * ZGRT_ABI below lists every runtime function the generated code may call,
+ * with an LLVM signature code; the backend declares them from this table and
+ * tests/runtime checks the table against the prototypes.
+ *
+ * All indices are 0-based: lifelines and variables in declaration order
+ * (zgc.h: ZDecl.index), channels = ZLocalSet.namespaces, tags = control
+ * construct number - 1, locs = the program's source-location table, subs =
+ * ZFormula ids, actions = index in zgrt_program.actions.
+ */
+#ifndef ZGRT_ABI_H
+#define ZGRT_ABI_H
+
+#include "zgrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZGRT_ABI_VERSION 1
+
+typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
+
+typedef void (*zgrt_body_fn)(zgrt_ctx *ctx);
+/* Evaluates, bottom-up, the subformulas this lifeline evaluates at every
+ * event (Algorithm 2): writes val[id] (0/1) for each of them, reading
+ * old[id] (the values at the previous event of this lifeline, 0 at the
+ * first), the store, zgrt_vc, zgrt_view and zgrt_varview.  val and old are
+ * indexed by subformula id (zgrt_program.nsubs entries). */
+typedef void (*zgrt_eval_fn)(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old);
+
+/* Types in descriptors: a zgrt_tag, and for ZGRT_ENUM the enum index. */
+typedef struct zgrt_type {
+    int32_t tag;
+    int32_t enum_id; /* -1 unless tag == ZGRT_ENUM */
+} zgrt_type;
+
+typedef struct zgrt_loc {
+    int32_t line, col;
+} zgrt_loc;
+
+typedef struct zgrt_enum {
+    const char *name;
+    int32_t nmembers;
+    const char *const *members;
+} zgrt_enum;
+
+typedef struct zgrt_var {
+    const char *name;
+    zgrt_type type;
+    int32_t has_default;
+    zgrt_value def; /* strings point to constant zgrt_str data */
+} zgrt_var;
+
+typedef enum zgrt_action_kind {
+    ZGRT_ACT_LLM = 0,
+    ZGRT_ACT_PURE = 1, /* compiled inline: never reaches zgrt_act */
+    ZGRT_ACT_EXTERN_PURE = 2,
+    ZGRT_ACT_EFFECT = 3,
+    ZGRT_ACT_HUMAN = 4,
+} zgrt_action_kind;
+
+typedef enum zgrt_parse {
+    ZGRT_PARSE_TEXT = 0,
+    ZGRT_PARSE_JSON = 1,
+    ZGRT_PARSE_BOOL = 2,
+    ZGRT_PARSE_INT = 3,
+    ZGRT_PARSE_FLOAT = 4,
+    ZGRT_PARSE_ENUM = 5,
+} zgrt_parse;
+
+typedef enum zgrt_human_kind {
+    ZGRT_HUMAN_CONFIRM = 0,
+    ZGRT_HUMAN_INPUT = 1,
+    ZGRT_HUMAN_SELECT = 2,
+    ZGRT_HUMAN_EDIT = 3,
+    ZGRT_HUMAN_ACK = 4,
+} zgrt_human_kind;
+
+typedef struct zgrt_action {
+    const char *name;
+    int32_t kind;                  /* zgrt_action_kind */
+    int32_t nparams;
+    const char *const *param_names;
+    const zgrt_type *param_types;
+    int32_t nresults;
+    const char *const *result_names; /* NULL entries for unnamed results */
+    const zgrt_type *result_types;
+    /* llm */
+    const char *system;            /* prompt templates with {param} placeholders, or NULL */
+    const char *user;
+    int32_t parse;                 /* zgrt_parse */
+    int32_t retries;               /* -1: forever; default 3 */
+    const char *model;             /* or NULL */
+    double temperature;
+    int32_t has_temperature;
+    int32_t has_fallback;
+    const zgrt_value *fallback;    /* nresults values when has_fallback */
+    /* human */
+    int32_t human_kind;            /* zgrt_human_kind */
+    const char *prompt;
+    /* extern pure / effect: zg_<name>, or NULL when not linked in */
+    zgrt_action_fn fn;
+} zgrt_action;
+
+typedef struct zgrt_input {
+    int32_t var;
+    int32_t owner;
+} zgrt_input;
+
+typedef struct zgrt_result {
+    int32_t var;
+    int32_t lifeline;
+} zgrt_result;
+
+typedef struct zgrt_program {
+    int32_t abi_version;           /* ZGRT_ABI_VERSION */
+    int32_t nlifelines;
+    const char *source;            /* path of the .zg file, for messages */
+    const char *workflow;
+    const char *const *lifelines;  /* names */
+    const zgrt_body_fn *bodies;    /* per lifeline; NULL when not in this executable */
+    const zgrt_eval_fn *evals;     /* per lifeline; NULL when it evaluates nothing */
+    int32_t nvars;
+    int32_t nenums;
+    const zgrt_var *vars;
+    const zgrt_enum *enums;
+    int32_t nchans;
+    int32_t ntags;
+    const char *const *chans;      /* "main", "main/par1.2", … */
+    const char *const *tags;       /* "while#1", "if#2", … (index = construct - 1) */
+    int32_t nlocs;
+    int32_t nactions;
+    const zgrt_loc *locs;
+    const zgrt_action *actions;
+    int32_t ninputs;
+    int32_t nresults;
+    const zgrt_input *inputs;
+    const zgrt_result *results;
+    int32_t result_tuple;          /* 1: print the results as a JSON array */
+    int32_t monitor;               /* 1: some guard needs the CPL monitor */
+    int32_t nsubs;                 /* |sub(Φ)| */
+    int32_t pad;
+} zgrt_program;
+
+/* The executable's entry point: parses the run options (see docs/runtime.md),
+ * runs the lifelines whose bodies are present (all of them in the
+ * all-in-one executable, one in a per-lifeline executable), prints the
+ * result as JSON on stdout and returns the exit status. */
+int zgrt_main(const zgrt_program *prog, int argc, char **argv);
+
+/* ---- functions called by generated code -------------------------------- */
+
+/* The lifeline's store: nvars values, read-only for generated code. */
+const zgrt_value *zgrt_store(zgrt_ctx *ctx);
+
+/* send event: the values are copied. */
+void zgrt_send(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const zgrt_value *vals,
+               int32_t loc);
+/* receive event: takes the message at the head of channel (peer → this,
+ * chan), blocking until there is one.  binds[k] >= 0: store the k-th value
+ * in that variable; binds[k] < 0: the k-th value must equal consts[k] (a
+ * constant binding; a mismatch fails the run naming both values). */
+void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32_t *binds,
+               const zgrt_value *consts, int32_t loc);
+/* recv-any helper (not an event): blocks until one of the peers whose bit
+ * is not set in done_mask has a message at the head of its channel, and
+ * returns that peer's position k in peers[]; the caller then calls
+ * zgrt_recv for peers[k]. */
+int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers,
+                      int64_t done_mask, int32_t loc);
+/* control send event: decision `value` of construct `tag`. */
+void zgrt_send_ctl(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t tag, int32_t value,
+                   int32_t loc);
+/* control receive event: returns the owner's decision for `tag`. */
+int32_t zgrt_recv_ctl(zgrt_ctx *ctx, int32_t owner, int32_t chan, int32_t tag, int32_t loc);
+/* choice event with a plain guard already evaluated by generated code. */
+void zgrt_choice(zgrt_ctx *ctx, int32_t tag, int32_t value, int32_t loc);
+/* choice event with a CPL guard: runs the monitor for the event and
+ * returns the value of subformula `root`. */
+int32_t zgrt_choice_cpl(zgrt_ctx *ctx, int32_t tag, int32_t root, int32_t loc);
+/* act event for a local computation, a pure action or a self message:
+ * stores vals[k] in vars[k].  `action` is the action's name or NULL. */
+void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *vars,
+                 const zgrt_value *vals, int32_t loc);
+/* act event for an llm, human, extern pure or effect action: runs it and
+ * stores its results in outs[k] (skipped when outs[k] < 0). */
+void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts,
+                 const int32_t *outs, int32_t loc);
+/* A parallel region on this lifeline: runs the n branch functions
+ * concurrently (each on its own thread, with a context of the same
+ * lifeline: one store, one event sequence) and returns when all have
+ * ended.  Branch k's code uses its own channel namespace. */
+void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t loc);
+/* Stops the run with a run-time error at loc (overflow, division by zero,
+ * a failed builtin).  Does not return. */
+void zgrt_trap(zgrt_ctx *ctx, int32_t loc, const char *msg);
+
+/* Values: string concatenation, comparison, builtins.  Results that need
+ * memory (strings, json) stay valid until the end of the run. */
+void zgrt_concat(zgrt_ctx *ctx, const zgrt_value *a, const zgrt_value *b, zgrt_value *out);
+/* <0, 0, >0 for str (bytewise), int, float, bool, enum; json: 0 when equal,
+ * 1 otherwise. */
+int32_t zgrt_compare(const zgrt_value *a, const zgrt_value *b);
+/* Builtins, numbered as ZBuiltin in compiler/zgc.h (checked by a test). */
+enum zgrt_builtin_id {
+    ZGRT_BI_LEN = 1, ZGRT_BI_LOWER, ZGRT_BI_UPPER, ZGRT_BI_TRIM, ZGRT_BI_CONTAINS,
+    ZGRT_BI_STARTS_WITH, ZGRT_BI_ENDS_WITH, ZGRT_BI_STR, ZGRT_BI_INT, ZGRT_BI_FLOAT,
+    ZGRT_BI_JSON_GET, ZGRT_BI_JSON_STR,
+};
+/* A builtin on n arguments. */
+void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *args,
+                  zgrt_value *out, int32_t loc);
+
+/* Monitor state, for generated eval functions and CPL atoms. */
+int64_t zgrt_vc(zgrt_ctx *ctx, int32_t lifeline);
+int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t sub);
+/* var(B, x): NULL when undefined (no visible B-event, or x has no value). */
+const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t var);
+
+/* X(name, llvm_signature, c_return, c_params): the signature code is the
+ * return type then the parameter types, one letter each:
+ *   v void   p pointer   i int32_t   l int64_t   d double */
+#define ZGRT_ABI(X)                                                                          \
+    X(zgrt_store, "pp", const zgrt_value *, (zgrt_ctx *))                                   \
+    X(zgrt_send, "vpiiipi", void, (zgrt_ctx *, int32_t, int32_t, int32_t, const zgrt_value *, int32_t)) \
+    X(zgrt_recv, "vpiiippi", void,                                                           \
+      (zgrt_ctx *, int32_t, int32_t, int32_t, const int32_t *, const zgrt_value *, int32_t))   \
+    X(zgrt_wait_any, "ipiipli", int32_t, (zgrt_ctx *, int32_t, int32_t, const int32_t *, int64_t, int32_t)) \
+    X(zgrt_send_ctl, "vpiiiii", void, (zgrt_ctx *, int32_t, int32_t, int32_t, int32_t, int32_t)) \
+    X(zgrt_recv_ctl, "ipiiii", int32_t, (zgrt_ctx *, int32_t, int32_t, int32_t, int32_t))     \
+    X(zgrt_choice, "vpiii", void, (zgrt_ctx *, int32_t, int32_t, int32_t))                   \
+    X(zgrt_choice_cpl, "ipiii", int32_t, (zgrt_ctx *, int32_t, int32_t, int32_t))            \
+    X(zgrt_assign, "vppippi", void,                                                          \
+      (zgrt_ctx *, const char *, int32_t, const int32_t *, const zgrt_value *, int32_t))      \
+    X(zgrt_act, "vpipipi", void,                                                             \
+      (zgrt_ctx *, int32_t, const zgrt_value *, int32_t, const int32_t *, int32_t))           \
+    X(zgrt_par, "vpipi", void, (zgrt_ctx *, int32_t, const zgrt_body_fn *, int32_t))         \
+    X(zgrt_trap, "vpip", void, (zgrt_ctx *, int32_t, const char *))                          \
+    X(zgrt_concat, "vpppp", void, (zgrt_ctx *, const zgrt_value *, const zgrt_value *, zgrt_value *)) \
+    X(zgrt_compare, "ipp", int32_t, (const zgrt_value *, const zgrt_value *))               \
+    X(zgrt_builtin, "vpiippi", void,                                                         \
+      (zgrt_ctx *, int32_t, int32_t, const zgrt_value *, zgrt_value *, int32_t))             \
+    X(zgrt_vc, "lpi", int64_t, (zgrt_ctx *, int32_t))                                        \
+    X(zgrt_view, "ipii", int32_t, (zgrt_ctx *, int32_t, int32_t))                            \
+    X(zgrt_varview, "ppii", const zgrt_value *, (zgrt_ctx *, int32_t, int32_t))              \
+    X(zgrt_main, "ipip", int, (const zgrt_program *, int, char **))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+/* The runtime's function table (ZGRT_ABI in runtime/zgrt_abi.h), from which
+ * the backend declares the functions generated code calls, must agree with
+ * the runtime's C prototypes; and the builtin numbering of the runtime must
+ * be the compiler's. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "zgc.h"
+#include "zgrt_abi.h"
+
+/* every entry: the C prototype is exactly the table's C type */
+#define CHECK_PROTO(name, code, ret, params)                                          \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params),   \
+                   #name ": prototype differs from ZGRT_ABI");
+ZGRT_ABI(CHECK_PROTO)
+
+#define NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, n, ...) n
+#define NARGS(...) NARGS_(__VA_ARGS__, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+
+typedef struct Entry {
+    const char *name, *code;
+    int nparams;
+} Entry;
+
+#define ENTRY(name, code, ret, params) {#name, code, NARGS params},
+static const Entry entries[] = {ZGRT_ABI(ENTRY)};
+
+Test(abi, signature_codes_match_parameter_counts)
+{
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        const Entry *e = &entries[i];
+        cr_expect_eq((int)strlen(e->code), e->nparams + 1, "%s: code `%s` for %d parameters", e->name,
+                     e->code, e->nparams);
+        for (const char *c = e->code; *c; c++)
+            cr_expect(strchr("vpild", *c), "%s: unknown type letter `%c`", e->name, *c);
+        cr_expect_neq(e->code[1], 'v', "%s: void parameter", e->name);
+    }
+}
+
+Test(abi, builtin_numbering)
+{
+    cr_expect_eq(BI_LEN, ZGRT_BI_LEN);
+    cr_expect_eq(BI_LOWER, ZGRT_BI_LOWER);
+    cr_expect_eq(BI_UPPER, ZGRT_BI_UPPER);
+    cr_expect_eq(BI_TRIM, ZGRT_BI_TRIM);
+    cr_expect_eq(BI_CONTAINS, ZGRT_BI_CONTAINS);
+    cr_expect_eq(BI_STARTS_WITH, ZGRT_BI_STARTS_WITH);
+    cr_expect_eq(BI_ENDS_WITH, ZGRT_BI_ENDS_WITH);
+    cr_expect_eq(BI_STR, ZGRT_BI_STR);
+    cr_expect_eq(BI_INT, ZGRT_BI_INT);
+    cr_expect_eq(BI_FLOAT, ZGRT_BI_FLOAT);
+    cr_expect_eq(BI_JSON_GET, ZGRT_BI_JSON_GET);
+    cr_expect_eq(BI_JSON_STR, ZGRT_BI_JSON_STR);
+    cr_expect_eq(BI__COUNT, ZGRT_BI_JSON_STR + 1);
+}
+
+Test(abi, value_layout)
+{
+    cr_expect_eq(sizeof(zgrt_value), 16);
+    cr_expect_eq(offsetof(zgrt_value, u), 8);
+    cr_expect_eq(offsetof(zgrt_str, data), 8);
+}

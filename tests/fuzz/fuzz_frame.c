@@ -1,0 +1,290 @@
+/* libFuzzer target: the frame decoder (runtime/frame.c) on arbitrary
+ * payloads, for a fixed small program with a monitor.  Any crash,
+ * sanitizer report or hang is a bug, and so is a broken round trip: a
+ * payload that decodes must encode again, the encoding must decode, and
+ * without json values (whose text jansson may respell) the encoding must
+ * be the input itself (the format is canonical).
+ *
+ * Sources: this file and runtime/frame.c; it carries its own value heap,
+ * so it links jansson only (not libzgrt).
+ *
+ * Built with -DFUZZ_FRAME_WRITE_SEEDS instead (no libFuzzer), it is a
+ * program that writes valid payloads into the directory given as its
+ * argument: the seed corpus tests/fuzz/corpus/frame/.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rt.h"
+
+/* ---- the program ------------------------------------------------------------ */
+
+static const char *const lifelines[] = {"User", "Writer", "Mailbox"};
+static const char *const color[] = {"red", "green", "blue"};
+static const char *const mood[] = {"happy", "sad"};
+static const zgrt_enum enums[] = {{"Color", 3, color}, {"Mood", 2, mood}};
+static const zgrt_var vars[] = {
+    {"count", {ZGRT_INT, -1}, 0, {0, {0}}},  {"draft", {ZGRT_STR, -1}, 0, {0, {0}}},
+    {"data", {ZGRT_JSON, -1}, 0, {0, {0}}},  {"color", {ZGRT_ENUM, 0}, 0, {0, {0}}},
+    {"score", {ZGRT_FLOAT, -1}, 0, {0, {0}}}, {"ok", {ZGRT_BOOL, -1}, 0, {0, {0}}},
+};
+static const char *const chans[] = {"main", "main/par1.1"};
+static const char *const tags[] = {"while#1", "if#2", "if#3"};
+static const zgrt_program prog = {
+    .abi_version = ZGRT_ABI_VERSION,
+    .nlifelines = 3,
+    .source = "fuzz.zg",
+    .workflow = "fuzz",
+    .lifelines = lifelines,
+    .nvars = 6,
+    .nenums = 2,
+    .vars = vars,
+    .enums = enums,
+    .nchans = 2,
+    .ntags = 3,
+    .chans = chans,
+    .tags = tags,
+    .monitor = 1,
+    .nsubs = 5,
+};
+
+/* ---- a value heap (the rt.h contract, nothing more) ----------------------------- */
+
+typedef struct item {
+    struct item *next;
+    json_t *json;
+    zgrt_str str;
+} item;
+
+struct zri_heap {
+    item *items;
+};
+
+zri_heap *zri_heap_new(void)
+{
+    return calloc(1, sizeof(zri_heap));
+}
+
+void zri_heap_free(zri_heap *h)
+{
+    if (!h) return;
+    for (item *it = h->items, *next; it; it = next) {
+        next = it->next;
+        if (it->json) json_decref(it->json);
+        free(it);
+    }
+    free(h);
+}
+
+const zgrt_str *zri_str(zri_heap *h, const char *s, size_t n)
+{
+    item *it = malloc(sizeof *it + n + 1);
+    if (!it) return NULL;
+    it->json = NULL;
+    it->str.len = (int64_t)n;
+    if (n) memcpy(it->str.data, s, n);
+    it->str.data[n] = 0;
+    it->next = h->items;
+    h->items = it;
+    return &it->str;
+}
+
+void *zri_json_keep(zri_heap *h, void *json)
+{
+    item *it = malloc(sizeof *it);
+    if (!it) return NULL;
+    it->json = json_incref(json);
+    it->next = h->items;
+    h->items = it;
+    return json;
+}
+
+/* ---- the target --------------------------------------------------------------- */
+
+#ifndef FUZZ_FRAME_WRITE_SEEDS
+
+static int has_json(const zri_msg *m)
+{
+    for (int i = 0; i < m->nvals; i++)
+        if (m->vals[i].tag == ZGRT_JSON) return 1;
+    if (m->has_meta && m->varviews)
+        for (int k = 0; k < prog.nlifelines * prog.nvars; k++)
+            if (m->varviews[k].tag == ZGRT_JSON) return 1;
+    return 0;
+}
+
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    zri_heap *h = zri_heap_new();
+    zri_msg *m;
+    char err[512];
+    if (zri_frame_decode(&prog, h, data, size, &m, err, sizeof err) == 0) {
+        uint8_t *buf;
+        size_t len;
+        if (zri_frame_encode(&prog, m, &buf, &len) != 0) abort(); /* decoded, not encodable */
+        if (!has_json(m) && (len - 4 != size || memcmp(buf + 4, data, size) != 0))
+            abort(); /* not canonical */
+        zri_msg *again;
+        if (zri_frame_decode(&prog, h, buf + 4, len - 4, &again, err, sizeof err) != 0) abort();
+        free(again);
+        free(buf);
+        free(m);
+    } else if (!err[0]) {
+        abort(); /* a rejection without a message */
+    }
+    zri_heap_free(h);
+    return 0;
+}
+
+#else
+
+static const char *dir;
+static int nseeds;
+
+static void seed(const zri_msg *m, const char *name)
+{
+    uint8_t *buf;
+    size_t len;
+    if (zri_frame_encode(&prog, m, &buf, &len) != 0) {
+        fprintf(stderr, "seed %s does not encode\n", name);
+        exit(1);
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(buf + 4, 1, len - 4, f) != len - 4 || fclose(f)) {
+        perror(path);
+        exit(1);
+    }
+    free(buf);
+    nseeds++;
+}
+
+static zgrt_value v_int(int64_t i) { return (zgrt_value){ZGRT_INT, {.i = i}}; }
+static zgrt_value v_float(double f) { return (zgrt_value){ZGRT_FLOAT, {.f = f}}; }
+static zgrt_value v_bool(int b) { return (zgrt_value){ZGRT_BOOL, {.i = b}}; }
+static zgrt_value v_enum(int e, int k) { return (zgrt_value){ZGRT_ENUM, {.i = ((int64_t)e << 32) | k}}; }
+
+static zgrt_value v_str(zri_heap *h, const char *s)
+{
+    return (zgrt_value){ZGRT_STR, {.s = zri_str(h, s, strlen(s))}};
+}
+
+static zgrt_value v_json(zri_heap *h, const char *text)
+{
+    json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+    if (!j) abort();
+    zgrt_value v = {ZGRT_JSON, {.j = zri_json_keep(h, j)}};
+    json_decref(j);
+    return v;
+}
+
+static zri_msg *user(int nvals, int meta)
+{
+    zri_msg *m = zri_msg_new(&prog, nvals, meta);
+    m->kind = ZRI_MSG_USER;
+    m->from = 1;
+    m->to = 0;
+    m->chan = 0;
+    m->seq = 1;
+    return m;
+}
+
+static void meta(zri_heap *h, zri_msg *m)
+{
+    for (int l = 0; l < 3; l++) m->vc[l] = 1 + 130 * l;
+    for (int k = 0; k < 15; k++) m->views[k] = k % 3 == 0;
+    zgrt_value *vv = m->varviews;
+    vv[0] = v_int(-3);
+    vv[1] = v_str(h, "seen");
+    vv[2] = v_json(h, "{\"a\":[1,2]}");
+    vv[3] = v_enum(0, 2);
+    vv[4] = v_float(0.5);
+    vv[5] = v_bool(1);
+    vv[6 + 0] = v_int(9); /* Writer: count only */
+    vv[12 + 3] = v_enum(0, 1); /* Mailbox: color only */
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    dir = argv[1];
+    zri_heap *h = zri_heap_new();
+    zri_msg *m;
+
+    struct {
+        const char *name;
+        zgrt_value v;
+    } one[] = {
+        {"int", v_int(-1234567890123)},     {"float", v_float(-2.75)},
+        {"bool", v_bool(1)},                {"enum", v_enum(1, 1)},
+        {"str", v_str(h, "h\xc3\xa9llo \xe2\x82\xac")},
+        {"json_object", v_json(h, "{\"k\":[1,2.5,true,null,\"x\"]}")},
+        {"json_scalar", v_json(h, "\"text\"")},
+    };
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+        char name[64];
+        m = user(1, 0);
+        m->vals[0] = one[i].v;
+        snprintf(name, sizeof name, "user_%s", one[i].name);
+        seed(m, name);
+        free(m);
+    }
+
+    m = user(0, 0);
+    seed(m, "user_empty");
+    free(m);
+
+    m = user(6, 0);
+    m->chan = 1;
+    m->seq = 300;
+    for (int i = 0; i < 6; i++) m->vals[i] = one[i].v;
+    seed(m, "user_all_types");
+    free(m);
+
+    m = user(2, 1);
+    m->vals[0] = v_str(h, "draft");
+    m->vals[1] = v_int(2);
+    meta(h, m);
+    seed(m, "user_meta");
+    free(m);
+
+    m = user(1, 1);
+    m->vals[0] = v_bool(0);
+    for (int l = 0; l < 3; l++) m->vc[l] = l;
+    seed(m, "user_meta_undefined");
+    free(m);
+
+    m = zri_msg_new(&prog, 0, 0);
+    m->kind = ZRI_MSG_CTL;
+    m->from = 0, m->to = 2, m->chan = 1, m->seq = 7, m->tag = 2, m->value = 1;
+    seed(m, "control");
+    free(m);
+
+    m = zri_msg_new(&prog, 0, 1);
+    m->kind = ZRI_MSG_CTL;
+    m->from = 2, m->to = 1, m->chan = 0, m->seq = 2, m->tag = 0, m->value = 0;
+    meta(h, m);
+    seed(m, "control_meta");
+    free(m);
+
+    zri_msg bye;
+    memset(&bye, 0, sizeof bye);
+    bye.kind = ZRI_MSG_BYE;
+    bye.from = 2, bye.to = 0;
+    seed(&bye, "bye");
+
+    zri_heap_free(h);
+    printf("%d seeds in %s\n", nseeds, dir);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,329 @@
+/* Shared helpers for the frame codec and transport tests. */
+#include "net_test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+/* ---- program descriptors ------------------------------------------------------- */
+
+static const char *const lifelines3[] = {"User", "Writer", "Mailbox"};
+static const char *const lifelines2[] = {"User", "Writer"};
+static const char *const color_members[] = {"red", "green", "blue"};
+static const char *const mood_members[] = {"happy", "sad"};
+static const zgrt_enum enums[] = {{"Color", 3, color_members}, {"Mood", 2, mood_members}};
+static const zgrt_var vars[] = {
+    {"count", {ZGRT_INT, -1}, 0, {0, {0}}},  {"draft", {ZGRT_STR, -1}, 0, {0, {0}}},
+    {"data", {ZGRT_JSON, -1}, 0, {0, {0}}},  {"color", {ZGRT_ENUM, E_COLOR}, 0, {0, {0}}},
+    {"score", {ZGRT_FLOAT, -1}, 0, {0, {0}}}, {"ok", {ZGRT_BOOL, -1}, 0, {0, {0}}},
+};
+static const char *const chans[] = {"main", "main/par1.1"};
+static const char *const tags[] = {"while#1", "if#2", "if#3"};
+
+#define PROG(wf, nl, names, nv, mon)                                                         \
+    {                                                                                        \
+        .abi_version = ZGRT_ABI_VERSION, .nlifelines = (nl), .source = "test.zg",           \
+        .workflow = (wf), .lifelines = (names), .nvars = (nv), .nenums = 2, .vars = vars,    \
+        .enums = enums, .nchans = 2, .ntags = 3, .chans = chans, .tags = tags,               \
+        .monitor = (mon), .nsubs = 5,                                                        \
+    }
+
+const zgrt_program t_prog3 = PROG("hello", 3, lifelines3, NVARS, 1);
+const zgrt_program t_prog3_nomon = PROG("hello", 3, lifelines3, NVARS, 0);
+const zgrt_program t_prog2 = PROG("hello", 2, lifelines2, NVARS, 1);
+const zgrt_program t_prog2_other = PROG("other", 2, lifelines2, NVARS, 1);
+const zgrt_program t_prog2_build = PROG("hello", 2, lifelines2, NVARS - 1, 1);
+
+/* ---- bytes ------------------------------------------------------------------------ */
+
+void tb_u8(tbytes *b, unsigned v)
+{
+    if (b->n < sizeof b->d) b->d[b->n++] = (uint8_t)v;
+}
+
+void tb_varint(tbytes *b, uint64_t v)
+{
+    do {
+        uint8_t x = v & 0x7F;
+        v >>= 7;
+        tb_u8(b, x | (v ? 0x80 : 0));
+    } while (v);
+}
+
+void tb_raw(tbytes *b, const void *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) tb_u8(b, ((const uint8_t *)s)[i]);
+}
+
+void tb_u64be(tbytes *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) tb_u8(b, (unsigned)(v >> (56 - 8 * i)) & 0xFF);
+}
+
+void tb_header(tbytes *b, unsigned kind, unsigned flags)
+{
+    tb_u8(b, 0x5A);
+    tb_u8(b, 1);
+    tb_u8(b, kind);
+    if (kind < 2) tb_u8(b, flags);
+}
+
+/* ---- values ------------------------------------------------------------------------- */
+
+zgrt_value tv_int(int64_t i)
+{
+    zgrt_value v = {ZGRT_INT, {.i = i}};
+    return v;
+}
+
+zgrt_value tv_float(double f)
+{
+    zgrt_value v = {ZGRT_FLOAT, {.f = f}};
+    return v;
+}
+
+zgrt_value tv_bool(int b)
+{
+    zgrt_value v = {ZGRT_BOOL, {.i = b}};
+    return v;
+}
+
+zgrt_value tv_enum(int e, int member)
+{
+    zgrt_value v = {ZGRT_ENUM, {.i = ((int64_t)e << 32) | member}};
+    return v;
+}
+
+zgrt_value tv_str(zri_heap *h, const char *s)
+{
+    zgrt_value v = {ZGRT_STR, {.s = zri_str(h, s, strlen(s))}};
+    return v;
+}
+
+zgrt_value tv_json(zri_heap *h, const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
+    if (!j) {
+        fprintf(stderr, "bad test json %s: %s\n", text, e.text);
+        abort();
+    }
+    zgrt_value v = {ZGRT_JSON, {.j = zri_json_keep(h, j)}};
+    json_decref(j);
+    return v;
+}
+
+int tv_eq(const zgrt_value *a, const zgrt_value *b)
+{
+    if (a->tag != b->tag) return 0;
+    switch (a->tag) {
+    case ZGRT_UNDEF: return 1;
+    case ZGRT_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+    case ZGRT_STR:
+        return a->u.s->len == b->u.s->len && !memcmp(a->u.s->data, b->u.s->data, (size_t)a->u.s->len) &&
+               a->u.s->data[a->u.s->len] == 0 && b->u.s->data[b->u.s->len] == 0;
+    case ZGRT_JSON: return json_equal(a->u.j, b->u.j);
+    default: return a->u.i == b->u.i;
+    }
+}
+
+/* ---- sink ------------------------------------------------------------------------------ */
+
+static void sink_deliver(void *user, zri_msg *m)
+{
+    sink *s = user;
+    pthread_mutex_lock(&s->mu);
+    m->next = NULL;
+    if (s->tail) s->tail->next = m;
+    else s->head = m;
+    s->tail = m;
+    s->nmsgs++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void sink_fail(void *user, const char *msg)
+{
+    sink *s = user;
+    pthread_mutex_lock(&s->mu);
+    if (s->nfails < 8) snprintf(s->fails[s->nfails], sizeof s->fails[0], "%s", msg);
+    s->nfails++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void sink_init(sink *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+}
+
+void sink_destroy(sink *s)
+{
+    for (zri_msg *m = s->head, *n; m; m = n) {
+        n = m->next;
+        free(m);
+    }
+    s->head = s->tail = NULL;
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+}
+
+zri_net_callbacks sink_callbacks(sink *s)
+{
+    zri_net_callbacks cb = {sink_deliver, sink_fail, s};
+    return cb;
+}
+
+static void abs_deadline(struct timespec *ts, double timeout)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += (time_t)timeout;
+    ts->tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
+    if (ts->tv_nsec >= 1000000000L) ts->tv_sec++, ts->tv_nsec -= 1000000000L;
+}
+
+zri_msg *sink_pop(sink *s, double timeout)
+{
+    struct timespec ts;
+    abs_deadline(&ts, timeout);
+    pthread_mutex_lock(&s->mu);
+    while (!s->head) {
+        if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT) break;
+    }
+    zri_msg *m = s->head;
+    if (m) {
+        s->head = m->next;
+        if (!s->head) s->tail = NULL;
+        m->next = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return m;
+}
+
+int sink_wait_fail(sink *s, double timeout)
+{
+    struct timespec ts;
+    abs_deadline(&ts, timeout);
+    pthread_mutex_lock(&s->mu);
+    while (!s->nfails) {
+        if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT) break;
+    }
+    int n = s->nfails;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int sink_fail_count(sink *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->nfails;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* ---- opener ------------------------------------------------------------------------------ */
+
+void opener_init(opener *o, const zgrt_program *p, int self, const char *const *addrs,
+                 double timeout)
+{
+    memset(o, 0, sizeof *o);
+    o->p = p;
+    o->self = self;
+    o->timeout = timeout;
+    snprintf(o->listen, sizeof o->listen, "%s", addrs[self]);
+    for (int l = 0; l < p->nlifelines && l < 4; l++) {
+        if (l == self) continue;
+        snprintf(o->peerbuf[l], sizeof o->peerbuf[l], "%s", addrs[l]);
+        o->peers[l] = o->peerbuf[l];
+    }
+    o->heap = zri_heap_new();
+    sink_init(&o->s);
+}
+
+static void *opener_main(void *arg)
+{
+    opener *o = arg;
+    zri_net_callbacks cb = sink_callbacks(&o->s);
+    o->net = zri_net_open(o->p, o->self, o->listen, o->peers, o->heap, &cb, o->timeout, o->err,
+                          sizeof o->err);
+    return NULL;
+}
+
+void opener_start(opener *o)
+{
+    pthread_create(&o->th, NULL, opener_main, o);
+}
+
+void opener_join(opener *o)
+{
+    pthread_join(o->th, NULL);
+}
+
+void opener_finish(opener *o)
+{
+    if (o->net) zri_net_close(o->net);
+    o->net = NULL;
+    sink_destroy(&o->s);
+    zri_heap_free(o->heap);
+    o->heap = NULL;
+}
+
+/* ---- misc ----------------------------------------------------------------------------------- */
+
+char *t_tmpdir(void)
+{
+    char *d = strdup("/tmp/zgcnet-XXXXXX");
+    if (!mkdtemp(d)) abort();
+    return d;
+}
+
+void t_rmdir(char *dir)
+{
+    DIR *dd = opendir(dir);
+    if (dd) {
+        struct dirent *e;
+        while ((e = readdir(dd))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(dd);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+int t_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = 0;
+    socklen_t len = sizeof sa;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+        abort();
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+double t_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,108 @@
+/* Shared helpers for the frame codec and transport tests: hand-built
+ * program descriptors, a byte builder, and a callback sink. */
+#ifndef ZGC_NET_TEST_H
+#define ZGC_NET_TEST_H
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt.h"
+
+/* Workflow "hello": lifelines User, Writer, Mailbox; variables count:int,
+ * draft:str, data:json, color:Color, score:float, ok:bool; enums
+ * Color{red,green,blue}, Mood{happy,sad}; channels main, main/par1.1;
+ * tags while#1, if#2, if#3; monitor with 5 subformulas. */
+extern const zgrt_program t_prog3;
+/* The same without the monitor. */
+extern const zgrt_program t_prog3_nomon;
+/* Workflow "hello" with lifelines User, Writer (same variables etc.). */
+extern const zgrt_program t_prog2;
+/* Workflow "other" with lifelines User, Writer. */
+extern const zgrt_program t_prog2_other;
+/* Workflow "hello", lifelines User, Writer, one variable fewer. */
+extern const zgrt_program t_prog2_build;
+
+enum { V_COUNT, V_DRAFT, V_DATA, V_COLOR, V_SCORE, V_OK, NVARS };
+enum { E_COLOR, E_MOOD };
+
+/* ---- bytes ---------------------------------------------------------------- */
+
+typedef struct tbytes {
+    uint8_t d[4096];
+    size_t n;
+} tbytes;
+
+void tb_u8(tbytes *b, unsigned v);
+void tb_varint(tbytes *b, uint64_t v);
+void tb_raw(tbytes *b, const void *s, size_t n);
+void tb_u64be(tbytes *b, uint64_t v);
+/* magic, version, kind (and flags for user/control kinds < 2) */
+void tb_header(tbytes *b, unsigned kind, unsigned flags);
+
+/* ---- values ---------------------------------------------------------------- */
+
+zgrt_value tv_int(int64_t i);
+zgrt_value tv_float(double f);
+zgrt_value tv_bool(int b);
+zgrt_value tv_enum(int e, int member);
+zgrt_value tv_str(zri_heap *h, const char *s);
+zgrt_value tv_json(zri_heap *h, const char *text);
+/* 1 when equal (strings bytewise, json by json_equal) */
+int tv_eq(const zgrt_value *a, const zgrt_value *b);
+
+/* ---- callback sink ----------------------------------------------------------- */
+
+typedef struct sink {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    zri_msg *head, *tail;
+    int nmsgs;
+    int nfails;
+    char fails[8][700];
+} sink;
+
+void sink_init(sink *s);
+void sink_destroy(sink *s); /* frees undelivered messages */
+zri_net_callbacks sink_callbacks(sink *s);
+/* The next delivered message, or NULL after timeout seconds. */
+zri_msg *sink_pop(sink *s, double timeout);
+/* Waits until at least one failure was reported; returns the count. */
+int sink_wait_fail(sink *s, double timeout);
+int sink_fail_count(sink *s);
+
+/* ---- opening in a thread ------------------------------------------------------ */
+
+typedef struct opener {
+    const zgrt_program *p;
+    int self;
+    char listen[256];
+    char peerbuf[4][256];
+    const char *peers[4];
+    double timeout;
+    zri_heap *heap;
+    sink s;
+    zri_net *net;
+    char err[1024];
+    pthread_t th;
+} opener;
+
+/* Prepares an endpoint: addrs[l] is lifeline l's address. */
+void opener_init(opener *o, const zgrt_program *p, int self, const char *const *addrs,
+                 double timeout);
+void opener_start(opener *o);
+void opener_join(opener *o);
+/* Closes the net (if open), frees the heap and the sink. */
+void opener_finish(opener *o);
+
+/* A fresh private directory under /tmp (for unix socket paths). */
+char *t_tmpdir(void);
+void t_rmdir(char *dir);
+/* A TCP port on 127.0.0.1 that was free a moment ago. */
+int t_free_port(void);
+
+double t_now(void);
+
+#endif

@@ -1,0 +1,730 @@
+/* Unit tests for the frame codec (runtime/frame.c): round trips of every
+ * value type with and without monitor metadata, and the rejection of every
+ * class of malformed payload with its message. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "net_test.h"
+
+static zri_heap *heap;
+
+static void setup(void)
+{
+    heap = zri_heap_new();
+}
+
+static void teardown(void)
+{
+    zri_heap_free(heap);
+}
+
+TestSuite(frame, .init = setup, .fini = teardown);
+
+/* Encodes m, checks the length prefix, decodes it back. */
+static zri_msg *round_trip(const zgrt_program *p, const zri_msg *m)
+{
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(zri_frame_encode(p, m, &buf, &len), 0, "encode failed");
+    cr_assert_geq(len, 5);
+    uint32_t plen = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
+    cr_assert_eq(plen, len - 4);
+    zri_msg *out = NULL;
+    char err[512];
+    int rc = zri_frame_decode(p, heap, buf + 4, len - 4, &out, err, sizeof err);
+    cr_assert_eq(rc, 0, "decode failed: %s", err);
+    cr_assert_not_null(out);
+    free(buf);
+    return out;
+}
+
+static void assert_same(const zgrt_program *p, const zri_msg *a, const zri_msg *b)
+{
+    cr_assert_eq(a->kind, b->kind);
+    cr_assert_eq(a->from, b->from);
+    cr_assert_eq(a->to, b->to);
+    if (a->kind == ZRI_MSG_BYE) return;
+    cr_assert_eq(a->chan, b->chan);
+    cr_assert_eq(a->seq, b->seq);
+    cr_assert_eq(a->nvals, b->nvals);
+    for (int i = 0; i < a->nvals; i++) cr_assert(tv_eq(&a->vals[i], &b->vals[i]), "value %d", i);
+    if (a->kind == ZRI_MSG_CTL) {
+        cr_assert_eq(a->tag, b->tag);
+        cr_assert_eq(a->value, b->value);
+    }
+    cr_assert_eq(a->has_meta, b->has_meta);
+    if (!a->has_meta) {
+        cr_assert_null(b->vc);
+        return;
+    }
+    for (int l = 0; l < p->nlifelines; l++) cr_assert_eq(a->vc[l], b->vc[l]);
+    if (!p->monitor) {
+        cr_assert_null(b->views);
+        cr_assert_null(b->varviews);
+        return;
+    }
+    for (int k = 0; k < p->nlifelines * p->nsubs; k++) cr_assert_eq(a->views[k], b->views[k]);
+    for (int k = 0; k < p->nlifelines * p->nvars; k++)
+        cr_assert(tv_eq(&a->varviews[k], &b->varviews[k]), "varview %d", k);
+}
+
+static zri_msg *user_msg(const zgrt_program *p, int nvals, int meta)
+{
+    zri_msg *m = zri_msg_new(p, nvals, meta);
+    cr_assert_not_null(m);
+    m->kind = ZRI_MSG_USER;
+    m->from = 1;
+    m->to = 0;
+    m->chan = 1;
+    m->seq = 42;
+    return m;
+}
+
+static void check_one(zgrt_value v)
+{
+    zri_msg *m = user_msg(&t_prog3, 1, 0);
+    m->vals[0] = v;
+    zri_msg *d = round_trip(&t_prog3, m);
+    assert_same(&t_prog3, m, d);
+    free(m);
+    free(d);
+}
+
+/* ---- zri_msg_new ------------------------------------------------------------------ */
+
+Test(frame, msg_new_layout)
+{
+    zri_msg *m = zri_msg_new(&t_prog3, 3, 1);
+    cr_assert_not_null(m);
+    cr_assert_eq(m->nvals, 3);
+    cr_assert_eq(m->has_meta, 1);
+    cr_assert_not_null(m->vals);
+    cr_assert_not_null(m->vc);
+    cr_assert_not_null(m->views);
+    cr_assert_not_null(m->varviews);
+    /* every array writable over its whole size, zeroed */
+    for (int i = 0; i < 3; i++) cr_assert_eq(m->vals[i].tag, ZGRT_UNDEF);
+    for (int l = 0; l < 3; l++) m->vc[l] = l;
+    memset(m->views, 1, 3 * 5);
+    for (int k = 0; k < 3 * NVARS; k++) m->varviews[k] = tv_int(k);
+    cr_assert_eq((uintptr_t)m->vals % 8, 0);
+    cr_assert_eq((uintptr_t)m->vc % 8, 0);
+    free(m);
+
+    m = zri_msg_new(&t_prog3_nomon, 0, 1);
+    cr_assert_not_null(m->vc);
+    cr_assert_null(m->views);
+    cr_assert_null(m->varviews);
+    free(m);
+
+    m = zri_msg_new(&t_prog3, 2, 0);
+    cr_assert_eq(m->has_meta, 0);
+    cr_assert_null(m->vc);
+    cr_assert_null(m->views);
+    free(m);
+
+    cr_assert_null(zri_msg_new(&t_prog3, -1, 0));
+}
+
+/* ---- round trips --------------------------------------------------------------------- */
+
+Test(frame, round_trip_int)
+{
+    check_one(tv_int(0));
+    check_one(tv_int(1));
+    check_one(tv_int(-1));
+    check_one(tv_int(INT64_MAX));
+    check_one(tv_int(INT64_MIN));
+}
+
+Test(frame, round_trip_float)
+{
+    check_one(tv_float(0.0));
+    check_one(tv_float(-0.0));
+    check_one(tv_float(3.141592653589793));
+    check_one(tv_float(-1e308));
+    check_one(tv_float(5e-324));
+}
+
+Test(frame, round_trip_bool)
+{
+    check_one(tv_bool(0));
+    check_one(tv_bool(1));
+}
+
+Test(frame, round_trip_enum)
+{
+    check_one(tv_enum(E_COLOR, 0));
+    check_one(tv_enum(E_COLOR, 2));
+    check_one(tv_enum(E_MOOD, 1));
+}
+
+Test(frame, round_trip_str)
+{
+    check_one(tv_str(heap, ""));
+    check_one(tv_str(heap, "hello"));
+    check_one(tv_str(heap, "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"));
+    char *big = malloc(300001);
+    memset(big, 'x', 300000);
+    big[300000] = 0;
+    check_one(tv_str(heap, big));
+    free(big);
+}
+
+Test(frame, round_trip_json)
+{
+    check_one(tv_json(heap, "null"));
+    check_one(tv_json(heap, "42"));
+    check_one(tv_json(heap, "\"text\""));
+    check_one(tv_json(heap, "[1, 2.5, true, null, \"\\u00e9\"]"));
+    check_one(tv_json(heap, "{\"a\": {\"b\": [1, {\"c\": -3}]}, \"d\": \"\\u0000x\"}"));
+    /* nesting up to the limit */
+    char deep[2 * 512 + 1];
+    memset(deep, '[', 512);
+    memset(deep + 512, ']', 512);
+    deep[1024] = 0;
+    check_one(tv_json(heap, deep));
+}
+
+Test(frame, round_trip_many_values)
+{
+    zri_msg *m = user_msg(&t_prog3, 6, 0);
+    m->vals[0] = tv_int(7);
+    m->vals[1] = tv_str(heap, "draft");
+    m->vals[2] = tv_json(heap, "{\"k\": [1, 2]}");
+    m->vals[3] = tv_enum(E_COLOR, 1);
+    m->vals[4] = tv_float(2.5);
+    m->vals[5] = tv_bool(1);
+    zri_msg *d = round_trip(&t_prog3, m);
+    assert_same(&t_prog3, m, d);
+    cr_assert_eq(d->tag, 0);
+    cr_assert_eq(d->value, 0);
+    free(m);
+    free(d);
+}
+
+Test(frame, round_trip_no_values)
+{
+    zri_msg *m = user_msg(&t_prog3, 0, 0);
+    m->seq = 0;
+    zri_msg *d = round_trip(&t_prog3, m);
+    assert_same(&t_prog3, m, d);
+    free(m);
+    free(d);
+}
+
+static void fill_meta(const zgrt_program *p, zri_msg *m)
+{
+    for (int l = 0; l < p->nlifelines; l++) m->vc[l] = l == 2 ? INT64_MAX : 3 * l + 1;
+    if (!p->monitor) return;
+    for (int k = 0; k < p->nlifelines * p->nsubs; k++) m->views[k] = (k * 7) % 3 == 0;
+    for (int l = 0; l < p->nlifelines; l++) {
+        zgrt_value *vv = &m->varviews[l * NVARS];
+        if (l == 1) continue; /* all undefined */
+        vv[V_COUNT] = tv_int(-5 - l);
+        vv[V_DRAFT] = tv_str(heap, l ? "mailbox" : "user");
+        vv[V_DATA] = tv_json(heap, "[\"x\"]");
+        vv[V_COLOR] = tv_enum(E_COLOR, 2);
+        vv[V_SCORE] = tv_float(0.25);
+        if (l == 0) vv[V_OK] = tv_bool(1); /* left undefined on Mailbox */
+    }
+}
+
+Test(frame, round_trip_meta)
+{
+    zri_msg *m = user_msg(&t_prog3, 2, 1);
+    m->vals[0] = tv_str(heap, "a");
+    m->vals[1] = tv_int(2);
+    fill_meta(&t_prog3, m);
+    zri_msg *d = round_trip(&t_prog3, m);
+    assert_same(&t_prog3, m, d);
+    free(m);
+    free(d);
+}
+
+Test(frame, round_trip_meta_without_monitor)
+{
+    zri_msg *m = user_msg(&t_prog3_nomon, 1, 1);
+    m->vals[0] = tv_bool(0);
+    fill_meta(&t_prog3_nomon, m);
+    zri_msg *d = round_trip(&t_prog3_nomon, m);
+    assert_same(&t_prog3_nomon, m, d);
+    free(m);
+    free(d);
+}
+
+Test(frame, round_trip_control)
+{
+    for (int meta = 0; meta < 2; meta++) {
+        for (int value = 0; value < 2; value++) {
+            zri_msg *m = zri_msg_new(&t_prog3, 0, meta);
+            m->kind = ZRI_MSG_CTL;
+            m->from = 2;
+            m->to = 1;
+            m->chan = 0;
+            m->seq = 9;
+            m->tag = 2;
+            m->value = value;
+            if (meta) fill_meta(&t_prog3, m);
+            zri_msg *d = round_trip(&t_prog3, m);
+            assert_same(&t_prog3, m, d);
+            free(m);
+            free(d);
+        }
+    }
+}
+
+Test(frame, round_trip_bye)
+{
+    zri_msg m;
+    memset(&m, 0, sizeof m);
+    m.kind = ZRI_MSG_BYE;
+    m.from = 0;
+    m.to = 2;
+    zri_msg *d = round_trip(&t_prog3, &m);
+    assert_same(&t_prog3, &m, d);
+    cr_assert_eq(d->nvals, 0);
+    free(d);
+}
+
+/* ---- the encoder refuses what the decoder would reject --------------------------------------- */
+
+static int encodes(const zgrt_program *p, const zri_msg *m)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc = zri_frame_encode(p, m, &buf, &len);
+    if (rc == 0) free(buf);
+    else cr_assert_null(buf);
+    return rc == 0;
+}
+
+Test(frame, encoder_refuses_invalid)
+{
+    zri_msg *m = user_msg(&t_prog3, 1, 1);
+    fill_meta(&t_prog3, m);
+    m->vals[0] = tv_int(1);
+    cr_assert(encodes(&t_prog3, m));
+
+    m->vals[0] = tv_float(NAN);
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = tv_float(INFINITY);
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = tv_bool(2);
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = tv_enum(E_COLOR, 3);
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = tv_enum(2, 0);
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = tv_str(heap, "bad \xff");
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = (zgrt_value){ZGRT_STR, {.s = zri_str(heap, "a\0b", 3)}};
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = (zgrt_value){ZGRT_UNDEF, {0}};
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = (zgrt_value){9, {0}};
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vals[0] = tv_int(1);
+
+    m->varviews[V_COUNT] = tv_str(heap, "not an int");
+    cr_assert_not(encodes(&t_prog3, m));
+    m->varviews[V_COUNT] = tv_int(1);
+    m->varviews[V_COLOR] = tv_enum(E_MOOD, 0);
+    cr_assert_not(encodes(&t_prog3, m));
+    m->varviews[V_COLOR] = tv_enum(E_COLOR, 0);
+    m->views[3] = 2;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->views[3] = 1;
+    m->vc[1] = -1;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->vc[1] = 1;
+    cr_assert(encodes(&t_prog3, m));
+
+    m->from = 3;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->from = 0;
+    cr_assert_not(encodes(&t_prog3, m)); /* to itself */
+    m->from = 1;
+    m->chan = 2;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->chan = 0;
+    m->seq = -1;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->seq = 1;
+    m->kind = 5;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->kind = ZRI_MSG_CTL; /* a control message carries no values */
+    cr_assert_not(encodes(&t_prog3, m));
+    free(m);
+
+    m = zri_msg_new(&t_prog3, 0, 0);
+    m->kind = ZRI_MSG_CTL;
+    m->from = 0, m->to = 1, m->tag = 3;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->tag = 2, m->value = 2;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->value = 1;
+    cr_assert(encodes(&t_prog3, m));
+    free(m);
+}
+
+/* ---- rejection ------------------------------------------------------------------------------- */
+
+/* Decodes b and expects the exact message. */
+static void rejects(const zgrt_program *p, const tbytes *b, const char *msg)
+{
+    zri_msg *out = (zri_msg *)1;
+    char err[512];
+    int rc = zri_frame_decode(p, heap, b->d, b->n, &out, err, sizeof err);
+    cr_assert_eq(rc, -1, "accepted, expected: %s", msg);
+    cr_assert_null(out);
+    cr_assert_str_eq(err, msg);
+}
+
+/* A user message header User(0) -> Writer(1) on main, seq 1. */
+static void user_head(tbytes *b, unsigned flags, unsigned nvals)
+{
+    tb_header(b, 0, flags);
+    tb_varint(b, 0);
+    tb_varint(b, 1);
+    tb_varint(b, 0);
+    tb_varint(b, 1);
+    tb_varint(b, nvals);
+}
+
+Test(frame, accepts_hand_built)
+{
+    tbytes b = {.n = 0};
+    user_head(&b, 0, 2);
+    tb_u8(&b, ZGRT_STR);
+    tb_varint(&b, 2);
+    tb_raw(&b, "hi", 2);
+    tb_u8(&b, ZGRT_ENUM);
+    tb_varint(&b, 1);
+    tb_varint(&b, 1);
+    zri_msg *m;
+    char err[256];
+    cr_assert_eq(zri_frame_decode(&t_prog3, heap, b.d, b.n, &m, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(m->vals[0].u.s->data, "hi");
+    cr_assert_eq(m->vals[1].u.i, ((int64_t)1 << 32) | 1);
+    free(m);
+}
+
+Test(frame, rejects_header)
+{
+    tbytes b = {.n = 0};
+    rejects(&t_prog3, &b, "frame truncated in the header");
+    tb_u8(&b, 0x00);
+    rejects(&t_prog3, &b, "bad magic byte 0x00 (not a zgc frame)");
+    b.n = 0;
+    tb_u8(&b, 0x5A);
+    tb_u8(&b, 2);
+    rejects(&t_prog3, &b, "unsupported frame version 2 (expected 1)");
+    b.n = 0;
+    tb_header(&b, 7, 0);
+    rejects(&t_prog3, &b, "unknown frame kind 7");
+    b.n = 0;
+    tb_header(&b, 3, 0);
+    rejects(&t_prog3, &b, "unexpected hello frame");
+    b.n = 0;
+    tb_header(&b, 0, 0x02);
+    rejects(&t_prog3, &b, "unknown flags 0x02");
+}
+
+Test(frame, rejects_indices)
+{
+    tbytes b = {.n = 0};
+    tb_header(&b, 0, 0);
+    tb_varint(&b, 3);
+    rejects(&t_prog3, &b, "sender lifeline index 3 out of range (the program has 3 lifelines)");
+    b.n = 0;
+    tb_header(&b, 0, 0);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1000);
+    rejects(&t_prog3, &b, "receiver lifeline index 1000 out of range (the program has 3 lifelines)");
+    b.n = 0;
+    tb_header(&b, 0, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 1);
+    rejects(&t_prog3, &b, "message from lifeline Writer to itself");
+    b.n = 0;
+    tb_header(&b, 0, 0);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 2);
+    rejects(&t_prog3, &b, "channel index 2 out of range (the program has 2 channels)");
+    b.n = 0;
+    tb_header(&b, 1, 0);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 3);
+    rejects(&t_prog3, &b, "control tag index 3 out of range (the program has 3 tags)");
+    b.n--;
+    tb_varint(&b, 1);
+    tb_u8(&b, 2);
+    rejects(&t_prog3, &b, "control decision 2 is not 0 or 1");
+    b.n = 0;
+    tb_header(&b, 2, 0);
+    tb_varint(&b, 2);
+    tb_varint(&b, 2);
+    rejects(&t_prog3, &b, "BYE from lifeline Mailbox to itself");
+    b.n = 0;
+    tb_header(&b, 2, 0);
+    tb_varint(&b, 2);
+    tb_varint(&b, 5);
+    rejects(&t_prog3, &b, "receiver lifeline index 5 out of range (the program has 3 lifelines)");
+}
+
+Test(frame, rejects_varints)
+{
+    tbytes b = {.n = 0};
+    tb_header(&b, 0, 0);
+    tb_u8(&b, 0x80);
+    tb_u8(&b, 0x00);
+    rejects(&t_prog3, &b, "non-minimal varint in sender lifeline");
+    b.n = 0;
+    tb_header(&b, 0, 0);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    for (int i = 0; i < 9; i++) tb_u8(&b, 0xFF);
+    tb_u8(&b, 0x02);
+    rejects(&t_prog3, &b, "varint too large in the sequence number");
+    b.n = 0;
+    tb_header(&b, 0, 0);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, (uint64_t)INT64_MAX + 1);
+    rejects(&t_prog3, &b, "sequence number out of range");
+}
+
+Test(frame, rejects_value_counts)
+{
+    tbytes b = {.n = 0};
+    user_head(&b, 0, 65537);
+    rejects(&t_prog3, &b, "too many values (65537, at most 65536)");
+    b.n = 0;
+    user_head(&b, 0, 3);
+    tb_u8(&b, ZGRT_BOOL);
+    tb_u8(&b, 1);
+    tb_u8(&b, ZGRT_BOOL);
+    rejects(&t_prog3, &b, "value count 3 exceeds the frame (3 bytes left)");
+}
+
+Test(frame, rejects_values)
+{
+    struct {
+        const char *bytes;
+        size_t n;
+        const char *msg;
+    } cases[] = {
+        {"\x09", 1, "value 2 has unknown type tag 9"},
+        {"\x00", 1, "value 2 is undefined"},
+        {"\x01\x02", 2, "bool value 2 is 2, not 0 or 1"},
+        {"\x03\x7f\xf0\x00\x00\x00\x00\x00\x00", 9, "float value 2 is not finite"},
+        {"\x03\xff\xf8\x00\x00\x00\x00\x00\x01", 9, "float value 2 is not finite"},
+        {"\x06\x02\x00", 3, "enum value 2: enum index 2 out of range (the program has 2 enums)"},
+        {"\x06\x00\x03", 3, "enum value 2: member 3 out of range for enum Color (3 members)"},
+        {"\x06\x01\x02", 3, "enum value 2: member 2 out of range for enum Mood (2 members)"},
+        {"\x04\x02\xc0\x80", 4, "string value 2 is not valid UTF-8"},        /* overlong */
+        {"\x04\x03\xed\xa0\x80", 5, "string value 2 is not valid UTF-8"},    /* surrogate */
+        {"\x04\x01\x80", 3, "string value 2 is not valid UTF-8"},            /* stray byte */
+        {"\x04\x02\xc3", 3, "string value 2: length 2 exceeds the frame (1 bytes left)"},
+        {"\x04\x04\xf4\x90\x80\x80", 6, "string value 2 is not valid UTF-8"}, /* > U+10FFFF */
+        {"\x04\x01\xf5", 3, "string value 2 is not valid UTF-8"},
+        {"\x04\x03" "a\0b", 5, "string value 2 contains a NUL byte"},
+        {"\x04\x80\x80\x80\x80\x01", 6,
+         "string value 2: length 268435456 exceeds the frame (0 bytes left)"},
+        {"\x05\x01{", 3, "json value 2 is not valid JSON: string or '}' expected near end of file at byte 1"},
+        {"\x05\x03" "1 2", 5, "json value 2 is not valid JSON: end of file expected near '2' at byte 3"},
+        {"\x05\x02\"\xff", 4, "json value 2 is not valid UTF-8"},
+        {"\x05\x03[\0]", 5, "json value 2 contains a NUL byte"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tbytes b = {.n = 0};
+        user_head(&b, 0, 2);
+        tb_u8(&b, ZGRT_INT);
+        tb_u64be(&b, 5);
+        tb_raw(&b, cases[i].bytes, cases[i].n);
+        rejects(&t_prog3, &b, cases[i].msg);
+    }
+}
+
+Test(frame, rejects_deep_json)
+{
+    tbytes b = {.n = 0};
+    user_head(&b, 0, 1);
+    tb_u8(&b, ZGRT_JSON);
+    tb_varint(&b, 2 * 513);
+    for (int i = 0; i < 513; i++) tb_u8(&b, '[');
+    for (int i = 0; i < 513; i++) tb_u8(&b, ']');
+    rejects(&t_prog3, &b, "json value 1 nests deeper than 512 levels");
+}
+
+Test(frame, rejects_meta)
+{
+    /* vector clock */
+    tbytes b = {.n = 0};
+    user_head(&b, 1, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, (uint64_t)INT64_MAX + 1);
+    rejects(&t_prog3, &b, "the vector clock entry of Writer is out of range");
+
+    /* views: 15 bits, the 16th must be zero */
+    b.n = 0;
+    user_head(&b, 1, 0);
+    for (int l = 0; l < 3; l++) tb_varint(&b, 1);
+    tb_u8(&b, 0xFF);
+    tb_u8(&b, 0xFF);
+    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
+
+    /* varviews: type must match the declaration */
+    b.n = 0;
+    user_head(&b, 1, 0);
+    for (int l = 0; l < 3; l++) tb_varint(&b, 1);
+    tb_u8(&b, 0xFF);
+    tb_u8(&b, 0x7F);
+    tb_u8(&b, ZGRT_STR); /* User.count */
+    rejects(&t_prog3, &b, "value of User.count is a string, but the variable is declared int");
+    b.n -= 1;
+    tb_u8(&b, ZGRT_UNDEF); /* User.count */
+    tb_u8(&b, ZGRT_UNDEF); /* User.draft */
+    tb_u8(&b, ZGRT_UNDEF); /* User.data */
+    tb_u8(&b, ZGRT_ENUM);  /* User.color */
+    tb_varint(&b, E_MOOD);
+    tb_varint(&b, 0);
+    rejects(&t_prog3, &b,
+            "value of User.color is a member of enum Mood, but the variable is declared enum Color");
+    b.n -= 3;
+    tb_u8(&b, ZGRT_ENUM);
+    tb_varint(&b, E_COLOR);
+    tb_varint(&b, 1);
+    tb_u8(&b, ZGRT_FLOAT); /* User.score */
+    tb_u64be(&b, 0x7FF0000000000000ull);
+    rejects(&t_prog3, &b, "float value of User.score is not finite");
+    b.n -= 9;
+    /* the rest undefined: accepted */
+    for (int k = 4; k < 3 * NVARS; k++) tb_u8(&b, ZGRT_UNDEF);
+    zri_msg *m;
+    char err[256];
+    cr_assert_eq(zri_frame_decode(&t_prog3, heap, b.d, b.n, &m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(m->varviews[V_COLOR].u.i, ((int64_t)E_COLOR << 32) | 1);
+    cr_assert_eq(m->varviews[V_COUNT].tag, ZGRT_UNDEF);
+    cr_assert_eq(m->views[14], 1);
+    free(m);
+    tb_u8(&b, ZGRT_UNDEF);
+    rejects(&t_prog3, &b, "1 trailing byte after the frame");
+    tb_u8(&b, 0);
+    rejects(&t_prog3, &b, "2 trailing bytes after the frame");
+}
+
+Test(frame, rejects_oversized_length)
+{
+    uint8_t one = 0x5A;
+    zri_msg *m;
+    char err[256];
+    cr_assert_eq(zri_frame_decode(&t_prog3, heap, &one, (size_t)ZRI_FRAME_MAX + 1, &m, err,
+                                  sizeof err),
+                 -1);
+    cr_assert_str_eq(err, "frame of 67108865 bytes exceeds the limit of 67108864 bytes");
+}
+
+/* Every proper prefix of a valid frame is rejected, and so is the frame
+ * with a byte appended. */
+static void check_prefixes(const zgrt_program *p, const zri_msg *m)
+{
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(zri_frame_encode(p, m, &buf, &len), 0);
+    const uint8_t *pl = buf + 4;
+    size_t plen = len - 4;
+    for (size_t k = 0; k < plen; k++) {
+        uint8_t *copy = malloc(k ? k : 1); /* exact size: ASan catches overreads */
+        memcpy(copy, pl, k);
+        zri_msg *out = (zri_msg *)1;
+        char err[512] = "";
+        int rc = zri_frame_decode(p, heap, copy, k, &out, err, sizeof err);
+        cr_assert_eq(rc, -1, "prefix of %zu/%zu bytes accepted", k, plen);
+        cr_assert_null(out);
+        cr_assert(strstr(err, "truncated") || strstr(err, "exceeds the frame"),
+                  "prefix %zu: %s", k, err);
+        free(copy);
+    }
+    uint8_t *longer = malloc(plen + 1);
+    memcpy(longer, pl, plen);
+    longer[plen] = 0;
+    zri_msg *out;
+    char err[512];
+    cr_assert_eq(zri_frame_decode(p, heap, longer, plen + 1, &out, err, sizeof err), -1);
+    cr_assert_str_eq(err, "1 trailing byte after the frame");
+    free(longer);
+    free(buf);
+}
+
+Test(frame, rejects_every_truncation)
+{
+    zri_msg *m = user_msg(&t_prog3, 6, 1);
+    m->vals[0] = tv_int(-7);
+    m->vals[1] = tv_str(heap, "dr\xc3\xa4" "ft");
+    m->vals[2] = tv_json(heap, "{\"k\": [1, 2, {\"x\": null}]}");
+    m->vals[3] = tv_enum(E_MOOD, 1);
+    m->vals[4] = tv_float(-2.5);
+    m->vals[5] = tv_bool(1);
+    fill_meta(&t_prog3, m);
+    check_prefixes(&t_prog3, m);
+    free(m);
+
+    m = zri_msg_new(&t_prog3, 0, 1);
+    m->kind = ZRI_MSG_CTL;
+    m->from = 0, m->to = 2, m->chan = 1, m->seq = 300, m->tag = 1, m->value = 1;
+    fill_meta(&t_prog3, m);
+    check_prefixes(&t_prog3, m);
+    free(m);
+
+    zri_msg bye;
+    memset(&bye, 0, sizeof bye);
+    bye.kind = ZRI_MSG_BYE;
+    bye.from = 2, bye.to = 0;
+    check_prefixes(&t_prog3, &bye);
+}
+
+/* Every single-byte corruption of a valid frame is either rejected with a
+ * message or decodes to a message that encodes again. */
+Test(frame, survives_byte_flips)
+{
+    zri_msg *m = user_msg(&t_prog3, 4, 1);
+    m->vals[0] = tv_str(heap, "hello");
+    m->vals[1] = tv_json(heap, "[1,{\"a\":2}]");
+    m->vals[2] = tv_enum(E_COLOR, 1);
+    m->vals[3] = tv_float(1.5);
+    fill_meta(&t_prog3, m);
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(zri_frame_encode(&t_prog3, m, &buf, &len), 0);
+    for (size_t i = 4; i < len; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            buf[i] ^= (uint8_t)(1 << bit);
+            zri_msg *out;
+            char err[512] = "";
+            if (zri_frame_decode(&t_prog3, heap, buf + 4, len - 4, &out, err, sizeof err) == 0) {
+                uint8_t *again;
+                size_t alen;
+                cr_assert_eq(zri_frame_encode(&t_prog3, out, &again, &alen), 0);
+                free(again);
+                free(out);
+            } else {
+                cr_assert_neq(err[0], 0);
+            }
+            buf[i] ^= (uint8_t)(1 << bit);
+        }
+    }
+    free(buf);
+    free(m);
+}

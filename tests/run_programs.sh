@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Run tests: every tests/run/*.zg and every example is built and run, in one
+# process and as one process per lifeline (--processes), and must give the
+# expected result:
+#   // args: RUN OPTIONS        options for `zgc run` (optional)
+#   // expect: JSON             the exact stdout (exit 0)
+#   // expect error: TEXT       exit 1 and TEXT on stderr (several allowed)
+# Examples are listed with their options and results in tests/run/examples.txt.
+# Every successful run writes a trace, checked by zgtrace-check (a
+# well-formed MSC whose vector clocks match the causal order).
+#   run_programs.sh ZGC ZGTRACE_CHECK
+set -u
+zgc=$(realpath "${1:?usage: run_programs.sh ZGC ZGTRACE_CHECK}")
+check=$(realpath "${2:?usage: run_programs.sh ZGC ZGTRACE_CHECK}")
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# one FILE "OPTIONS" EXPECT_STDOUT ERRORS(newline-separated) MODE
+one() {
+  local src=$1 opts=$2 want=$3 errs=$4 mode=$5
+  local extra=() out err status
+  [ "$mode" = processes ] && extra=(--processes)
+  local trace=$tmp/trace.jsonl
+  rm -f "$trace"
+  # shellcheck disable=SC2086
+  out=$(timeout 60 "$zgc" run "$src" "${extra[@]}" $opts --trace "$trace" 2> "$tmp/err")
+  status=$?
+  err=$(cat "$tmp/err")
+  local label="$src ($mode)"
+  if [ -n "$errs" ]; then
+    if [ "$status" -ne 1 ]; then
+      echo "FAIL $label: exit $status, expected 1"; printf '%s\n' "$err" | head -5
+      fail=$((fail + 1)); return
+    fi
+    while IFS= read -r e; do
+      [ -z "$e" ] && continue
+      if ! grep -qF -- "$e" <<< "$err"; then
+        echo "FAIL $label: stderr lacks: $e"; printf '%s\n' "$err" | head -5
+        fail=$((fail + 1)); return
+      fi
+    done <<< "$errs"
+    pass=$((pass + 1)); return
+  fi
+  if [ "$status" -ne 0 ] || [ "$out" != "$want" ]; then
+    echo "FAIL $label: exit $status, stdout: $out (expected $want)"; printf '%s\n' "$err" | head -5
+    fail=$((fail + 1)); return
+  fi
+  if ! "$check" "$trace" > /dev/null 2> "$tmp/check"; then
+    echo "FAIL $label: trace: $(cat "$tmp/check")"
+    fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+for src in tests/run/*.zg; do
+  opts=$(sed -n 's|^// args: \(.*\)$|\1|p' "$src" | tr '\n' ' ')
+  want=$(sed -n 's|^// expect: \(.*\)$|\1|p' "$src")
+  errs=$(sed -n 's|^// expect error: \(.*\)$|\1|p' "$src")
+  for mode in inprocess processes; do one "$src" "$opts" "$want" "$errs" "$mode"; done
+done
+while IFS='|' read -r ex opts want; do
+  ex=$(echo "$ex" | xargs); [ -z "$ex" ] && continue; case $ex in \#*) continue ;; esac
+  opts=$(echo "$opts" | xargs)
+  want=$(echo "$want" | sed 's/^ *//; s/ *$//')
+  for mode in inprocess processes; do one "examples/$ex" "$opts" "$want" "" "$mode"; done
+done < tests/run/examples.txt
+echo "run: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

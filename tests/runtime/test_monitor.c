@@ -1,0 +1,361 @@
+/* test_monitor.c — the CPL monitor (Algorithm 1): vector clocks, boolean
+ * views and variable views merged on receives, with the merge example of
+ * the CPL paper and a hand-written eval function for the guard
+ *
+ *   @TestRunner(status != failed since status == passed)
+ *     && @TestRunner.candidate == candidate          (owner: Committer)
+ *
+ * subformulas, bottom-up:
+ *   0  status != failed        (evaluated on TestRunner)
+ *   1  status == passed        (TestRunner)
+ *   2  0 since 1               (TestRunner)
+ *   3  @TestRunner(2)          (Committer)
+ *   4  @TestRunner.candidate == candidate   (Committer)
+ *   5  3 && 4                  (Committer; the guard's root)
+ */
+#include <criterion/criterion.h>
+#include <semaphore.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "programs.h"
+
+enum { ORCH, TR, COMM, RELAY };
+enum { V_CAND, V_STATUS, V_D1, V_D2, V_SEEN, V_TV };
+enum { PENDING, PASSED, FAILED };
+
+static const char *const LIVES[] = {"Orchestrator", "TestRunner", "Committer", "Relay"};
+static const char *const CHANS[] = {"main"};
+static const char *const TAGS[] = {"if#1", "if#2"};
+static const zgrt_loc LOCS[] = {{1, 1}};
+static const char *const STATUS_M[] = {"pending", "passed", "failed"};
+static const zgrt_enum ENUMS[] = {{"TestStatus", 3, STATUS_M}};
+static const zgrt_str C1 = {2, "c1"};
+static const zgrt_var VARS[] = {
+    {"candidate", {ZGRT_STR, -1}, 0, {0}},
+    {"status", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}},
+    {"d1", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
+    {"d2", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
+    {"seen", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT, .u.i = 0}},
+    {"tv", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}}};
+/* the relay programs give every lifeline the candidate c1 */
+static const zgrt_var VARS_C1[] = {
+    {"candidate", {ZGRT_STR, -1}, 1, {.tag = ZGRT_STR, .u.s = &C1}},
+    {"status", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}},
+    {"d1", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
+    {"d2", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
+    {"seen", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT, .u.i = 0}},
+    {"tv", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}}};
+static const zgrt_input INPUTS[] = {{V_CAND, ORCH}};
+
+static int is_status(const zgrt_value *v, int m)
+{
+    return v && v->tag == ZGRT_ENUM && (v->u.i & 0xffffffff) == m;
+}
+
+static int eval_calls[4];
+
+static void eval_tr(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old)
+{
+    const zgrt_value *s = zgrt_store(ctx);
+    eval_calls[TR]++;
+    val[0] = s[V_STATUS].tag != ZGRT_UNDEF && !is_status(&s[V_STATUS], FAILED);
+    val[1] = is_status(&s[V_STATUS], PASSED);
+    val[2] = val[1] || (val[0] && zgrt_vc(ctx, TR) > 1 && old[2]);
+}
+
+static void eval_comm(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old)
+{
+    (void)old;
+    eval_calls[COMM]++;
+    val[3] = zgrt_vc(ctx, TR) > 0 ? (uint8_t)zgrt_view(ctx, TR, 2) : 0;
+    const zgrt_value *theirs = zgrt_varview(ctx, TR, V_CAND), *mine = zgrt_varview(ctx, COMM, V_CAND);
+    val[4] = theirs && mine && zgrt_compare(theirs, mine) == 0;
+    val[5] = val[3] && val[4];
+}
+
+static const zgrt_eval_fn EVALS[] = {NULL, eval_tr, eval_comm, NULL};
+
+static void assign1(zgrt_ctx *ctx, int32_t var, zgrt_value v)
+{
+    zgrt_assign(ctx, NULL, 1, &var, &v, 0);
+}
+
+static void send1(zgrt_ctx *ctx, int32_t to, int32_t var) { zgrt_send(ctx, to, 0, 1, &zgrt_store(ctx)[var], 0); }
+
+static void recv1(zgrt_ctx *ctx, int32_t from, int32_t var) { zgrt_recv(ctx, from, 0, 1, &var, NULL, 0); }
+
+static void nothing(zgrt_ctx *ctx) { (void)ctx; }
+
+/* ---- the merge example: a failure in transit does not block ------------------ */
+
+static sem_t failure_sent;
+static int other_candidate; /* the Committer is asked about another candidate */
+
+static void m_orch(zgrt_ctx *ctx)
+{
+    send1(ctx, TR, V_CAND);
+    if (other_candidate) assign1(ctx, V_CAND, v_str(ctx, "c2"));
+    send1(ctx, COMM, V_CAND);
+}
+
+static void m_tr(zgrt_ctx *ctx)
+{
+    recv1(ctx, ORCH, V_CAND);
+    assign1(ctx, V_STATUS, v_enum(0, PASSED)); /* the required checks pass */
+    send1(ctx, COMM, V_STATUS);
+    assign1(ctx, V_STATUS, v_enum(0, FAILED)); /* the full suite fails */
+    send1(ctx, COMM, V_STATUS);
+    sem_post(&failure_sent);
+}
+
+static void m_comm(zgrt_ctx *ctx)
+{
+    recv1(ctx, TR, V_STATUS);
+    recv1(ctx, ORCH, V_CAND);
+    /* the failure is already in the inbox, but not received: not visible */
+    sem_wait(&failure_sent);
+    int ok = zgrt_choice_cpl(ctx, 1, 5, 0);
+    assign1(ctx, V_D1, v_bool(ok));
+    assign1(ctx, V_SEEN, v_int(zgrt_vc(ctx, TR)));
+    recv1(ctx, TR, V_STATUS);
+    ok = zgrt_choice_cpl(ctx, 1, 5, 0);
+    assign1(ctx, V_D2, v_bool(ok));
+}
+
+static const zgrt_body_fn M_BODIES[] = {m_orch, m_tr, m_comm, nothing};
+static const zgrt_result M_RES[] = {{V_D1, COMM}, {V_D2, COMM}, {V_SEEN, COMM}};
+
+static const zgrt_program prog_merge = {
+    .abi_version = ZGRT_ABI_VERSION, .source = "merge.zg", .workflow = "merge", .nlifelines = 4,
+    .lifelines = LIVES, .bodies = M_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS,
+    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
+    .nlocs = 1, .locs = LOCS, .ninputs = 1, .inputs = INPUTS, .nresults = 3, .results = M_RES,
+    .result_tuple = 1, .monitor = 1, .nsubs = 6,
+};
+
+Test(monitor, failure_in_transit_does_not_block_then_blocks, .timeout = 20)
+{
+    other_candidate = 0;
+    for (int i = 0; i < 5; i++) {
+        sem_init(&failure_sent, 0, 0);
+        memset(eval_calls, 0, sizeof eval_calls);
+        run_out r = run_prog(&prog_merge, (const char *const[]){"--arg", "candidate=c1", NULL});
+        cr_expect_eq(r.status, 0, "%s", r.err);
+        /* merged at the first decision, blocked once the failure arrived */
+        cr_expect_str_eq(r.out, "[true, false, 3]\n");
+        /* the monitor runs at every event of the evaluating lifelines */
+        cr_expect_eq(eval_calls[TR], 5);
+        cr_expect_eq(eval_calls[COMM], 8);
+        run_out_free(&r);
+        sem_destroy(&failure_sent);
+    }
+}
+
+Test(monitor, other_candidate_blocks, .timeout = 20)
+{
+    /* the Committer is asked about c2 while the TestRunner's result is for c1 */
+    other_candidate = 1;
+    sem_init(&failure_sent, 0, 0);
+    run_out r = run_prog(&prog_merge, (const char *const[]){"--arg", "candidate=c1", NULL});
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "[false, false, 3]\n");
+    run_out_free(&r);
+    sem_destroy(&failure_sent);
+    other_candidate = 0;
+}
+
+/* ---- relays: the causally latest state wins, not the latest message ------------ */
+
+static int relay_newer; /* 0: the relay carries an older state; 1: a newer one */
+
+static void r_tr(zgrt_ctx *ctx)
+{
+    if (!relay_newer) {
+        assign1(ctx, V_STATUS, v_enum(0, FAILED));
+        send1(ctx, RELAY, V_STATUS); /* old news, sent the long way */
+        assign1(ctx, V_STATUS, v_enum(0, PASSED));
+        send1(ctx, COMM, V_STATUS);
+    } else {
+        assign1(ctx, V_STATUS, v_enum(0, PASSED));
+        send1(ctx, COMM, V_STATUS);
+        assign1(ctx, V_STATUS, v_enum(0, FAILED));
+        send1(ctx, RELAY, V_STATUS); /* news, sent the long way */
+    }
+}
+
+static void r_relay(zgrt_ctx *ctx)
+{
+    recv1(ctx, TR, V_STATUS);
+    send1(ctx, COMM, V_STATUS);
+}
+
+static void r_comm(zgrt_ctx *ctx)
+{
+    recv1(ctx, TR, V_STATUS);
+    recv1(ctx, RELAY, V_STATUS);
+    int ok = zgrt_choice_cpl(ctx, 1, 5, 0);
+    assign1(ctx, V_D1, v_bool(ok));
+    assign1(ctx, V_SEEN, v_int(zgrt_vc(ctx, TR)));
+    const zgrt_value *tv = zgrt_varview(ctx, TR, V_STATUS);
+    assign1(ctx, V_TV, tv ? *tv : v_enum(0, PENDING));
+}
+
+static const zgrt_body_fn R_BODIES[] = {nothing, r_tr, r_comm, r_relay};
+static const zgrt_result R_RES[] = {{V_D1, COMM}, {V_SEEN, COMM}, {V_TV, COMM}, {V_STATUS, COMM}};
+
+static const zgrt_program prog_relay = {
+    .abi_version = ZGRT_ABI_VERSION, .source = "relay.zg", .workflow = "relay", .nlifelines = 4,
+    .lifelines = LIVES, .bodies = R_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS_C1,
+    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
+    .nlocs = 1, .locs = LOCS, .nresults = 4, .results = R_RES, .result_tuple = 1, .monitor = 1,
+    .nsubs = 6,
+};
+
+Test(monitor, stale_relay_does_not_override, .timeout = 20)
+{
+    relay_newer = 0;
+    run_out r = run_prog(&prog_relay, (const char *const[]){"--seed", "0", NULL});
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    /* the Committer's own status holds the relayed (old) value, but the
+     * latest visible TestRunner state is its 4th event: passed */
+    cr_expect_str_eq(r.out, "[true, 4, \"passed\", \"failed\"]\n");
+    run_out_free(&r);
+}
+
+Test(monitor, newer_state_through_relay_wins, .timeout = 20)
+{
+    relay_newer = 1;
+    run_out r = run_prog(&prog_relay, (const char *const[]){"--seed", "0", NULL});
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "[false, 4, \"failed\", \"failed\"]\n");
+    run_out_free(&r);
+}
+
+/* ---- without CPL guards: vector clocks only ------------------------------------------ */
+
+static void plain_orch(zgrt_ctx *ctx)
+{
+    assign1(ctx, V_STATUS, v_enum(0, PASSED));
+    send1(ctx, COMM, V_STATUS);
+}
+
+static void plain_comm(zgrt_ctx *ctx)
+{
+    recv1(ctx, ORCH, V_STATUS);
+    /* no views without the monitor; the vector clock is still kept */
+    int ok = zgrt_varview(ctx, ORCH, V_STATUS) == NULL && zgrt_view(ctx, ORCH, 0) == 0 &&
+             zgrt_varview(ctx, COMM, V_STATUS) != NULL;
+    assign1(ctx, V_D1, v_bool(ok));
+    assign1(ctx, V_SEEN, v_int(zgrt_vc(ctx, ORCH) * 10 + zgrt_vc(ctx, COMM)));
+}
+
+static const zgrt_body_fn P_BODIES[] = {plain_orch, nothing, plain_comm, nothing};
+static const zgrt_result P_RES[] = {{V_D1, COMM}, {V_SEEN, COMM}};
+
+static const zgrt_program prog_plain = {
+    .abi_version = ZGRT_ABI_VERSION, .source = "plain.zg", .workflow = "plain", .nlifelines = 4,
+    .lifelines = LIVES, .bodies = P_BODIES, .nvars = 6, .vars = VARS_C1, .nenums = 1,
+    .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS, .nlocs = 1,
+    .locs = LOCS, .nresults = 2, .results = P_RES, .result_tuple = 1,
+};
+
+Test(monitor, no_monitor_vector_clock_only, .timeout = 20)
+{
+    char *path = temp_path("trace");
+    run_out r = run_prog(&prog_plain, (const char *const[]){"--trace", path, NULL});
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    /* after the receive and one act: Orchestrator 2, Committer 2 */
+    cr_expect_str_eq(r.out, "[true, 22]\n");
+    run_out_free(&r);
+    unlink(path);
+    free(path);
+}
+
+Test(monitor, no_trace_no_metadata, .timeout = 20)
+{
+    /* without a trace and without a monitor messages carry no clock; the
+     * local component still counts events */
+    run_out r = run_prog(&prog_plain, (const char *const[]){"--seed", "0", NULL});
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "[true, 2]\n");
+    run_out_free(&r);
+}
+
+/* ---- a trap inside an eval function (a builtin in a guard's atom) ------------------ */
+
+static const char *const SOLO[] = {"A"};
+static const char *const PAR_CHANS[] = {"main", "main/par1.1", "main/par1.2"};
+
+static void eval_trapping(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old)
+{
+    (void)old;
+    val[0] = 1;
+    if (zgrt_vc(ctx, 0) == 5) {
+        zgrt_value s = v_str(ctx, "five"), out;
+        zgrt_builtin(ctx, ZGRT_BI_INT, 1, &s, &out, 0); /* traps */
+    }
+}
+
+static void busy_branch(zgrt_ctx *ctx)
+{
+    for (;;) zgrt_choice(ctx, 0, 1, 0);
+}
+
+static const zgrt_body_fn BUSY[] = {busy_branch, busy_branch};
+static void busy_main(zgrt_ctx *ctx) { zgrt_par(ctx, 2, BUSY, 0); }
+static const zgrt_body_fn BUSY_B[] = {busy_main};
+static const zgrt_eval_fn TRAP_EVALS[] = {eval_trapping};
+
+static const zgrt_program prog_eval_trap = {
+    .abi_version = ZGRT_ABI_VERSION, .source = "g.zg", .workflow = "g", .nlifelines = 1,
+    .lifelines = SOLO, .bodies = BUSY_B, .evals = TRAP_EVALS, .nvars = 1, .vars = VARS,
+    .nchans = 3, .chans = PAR_CHANS, .ntags = 2, .tags = TAGS, .nlocs = 1, .locs = LOCS,
+    .monitor = 1, .nsubs = 1,
+};
+
+Test(monitor, trap_in_eval_releases_the_lifeline, .timeout = 20)
+{
+    for (int i = 0; i < 10; i++) {
+        run_out r = run_prog(&prog_eval_trap, (const char *const[]){"--seed", "0", NULL});
+        cr_expect_eq(r.status, 1);
+        cr_expect_str_eq(r.err, "zgc: error: lifeline A: g.zg:1:1: int(\"five\"): not an integer\n");
+        run_out_free(&r);
+    }
+}
+
+static void eval_trap_on_recv(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old)
+{
+    (void)old;
+    val[0] = 0;
+    if (zgrt_vc(ctx, 1) == 3) zgrt_trap(ctx, 0, "trap in a guard");
+}
+
+static void sender(zgrt_ctx *ctx)
+{
+    for (int i = 0; i < 5; i++) send1(ctx, 1, V_SEEN);
+}
+
+static void receiver(zgrt_ctx *ctx)
+{
+    for (int i = 0; i < 5; i++) recv1(ctx, 0, V_SEEN);
+}
+
+static const char *const TWO[] = {"A", "B"};
+static const zgrt_body_fn SR_B[] = {sender, receiver};
+static const zgrt_eval_fn SR_EVALS[] = {NULL, eval_trap_on_recv};
+
+static const zgrt_program prog_eval_trap_recv = {
+    .abi_version = ZGRT_ABI_VERSION, .source = "g.zg", .workflow = "g", .nlifelines = 2,
+    .lifelines = TWO, .bodies = SR_B, .evals = SR_EVALS, .nvars = 6, .vars = VARS,
+    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
+    .nlocs = 1, .locs = LOCS, .monitor = 1, .nsubs = 1,
+};
+
+Test(monitor, trap_in_eval_of_a_receive, .timeout = 20)
+{
+    run_out r = run_prog(&prog_eval_trap_recv, (const char *const[]){"--seed", "0", NULL});
+    cr_expect_eq(r.status, 1);
+    cr_expect_str_eq(r.err, "zgc: error: lifeline B: g.zg:1:1: trap in a guard\n");
+    run_out_free(&r);
+}
