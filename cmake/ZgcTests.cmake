@@ -8,5 +8,6 @@ function(zgc_add_unit_test name)
   target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
   # Criterion forks one process per test; keep it to one job per core.
   add_test(NAME ${name} COMMAND ${name} --jobs 2)
-  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300)
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300
+    ENVIRONMENT "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp")
 endfunction()
