@@ -36,7 +36,7 @@ expect 0 '^usage: zgc <command>' -- "$zgc" --help
 expect 0 '^usage: zgc <command>' -- "$zgc" help
 expect 2 '^usage: zgc <command>' -- "$zgc"
 expect 0 '^zgc [0-9]' -- "$zgc" --version
-for c in check project guards parse anomalies; do
+for c in check project guards parse anomalies build run emit-llvm; do
   expect 0 "^usage: zgc $c" -- "$zgc" "$c" --help
   expect 0 "^usage: zgc $c" -- "$zgc" help "$c"
 done
@@ -54,6 +54,17 @@ expect 1 'cannot read .*nope.zg' -- "$zgc" check "$tmp/nope.zg"
 expect 1 'cannot read' -- "$zgc" check "$tmp"
 expect 1 "no workflow named \`nope\`|unknown workflow \`nope\`" -- "$zgc" project --workflow nope "$hello"
 expect 1 'no lifeline `Nobody`' -- "$zgc" project --lifeline Nobody "$hello"
+
+# native code
+expect 0 '"\[write_reply:draft\]"' -- "$zgc" run "$hello" --arg topic=hi
+expect 0 '^define void @zg.body.User' -- "$zgc" emit-llvm "$hello"
+expect 0 '' -- "$zgc" build "$hello" -o "$tmp/out"
+expect 0 '"\[write_reply:draft\]"' -- "$tmp/out/hello" --arg topic=hi
+expect 0 'topic +str, owned by User' -- "$tmp/out/hello" --help
+expect 2 'missing input topic' -- "$tmp/out/hello"
+expect 2 'unknown option `--frob`' -- "$zgc" run --frob "$hello"
+expect 2 'needs a value' -- "$zgc" run "$hello" --arg
+expect 1 'cannot read' -- "$zgc" run "$tmp/nope.zg"
 
 # success
 expect 0 '' -- "$zgc" check "$hello"
