@@ -140,6 +140,9 @@ static const char usage_run[] =
     "  --answers FILE.json     answers for human actions (instead of the terminal)\n"
     "  --trace FILE            write the run's events as JSON Lines\n"
     "  --timeout SECONDS       stop the run after this time (exit 1)\n"
+    "  --llm-timeout SECONDS   time limit of one model call\n"
+    "  --backoff-scale X       multiply the delays between model retries by X\n"
+    "  --schedule SEED         perturb delivery and scheduling (testing)\n"
     "\n"
     "exit status: 0 success, 1 compile or run-time error, 2 bad usage.\n";
 
@@ -392,7 +395,8 @@ static int cmd_build(int argc, char **argv)
 static bool run_option_takes_value(const char *a)
 {
     static const char *const opts[] = {"--arg", "--llm", "--llm-for", "--seed", "--trace",
-                                       "--timeout", "--answers"};
+                                       "--timeout", "--answers", "--llm-timeout",
+                                       "--backoff-scale", "--schedule"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i])) return true;
     return false;
@@ -401,7 +405,8 @@ static bool run_option_takes_value(const char *a)
 static bool is_run_option(const char *a)
 {
     static const char *const opts[] = {"--arg", "--llm", "--llm-for", "--seed", "--trace",
-                                       "--timeout", "--answers"};
+                                       "--timeout", "--answers", "--llm-timeout",
+                                       "--backoff-scale", "--schedule"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
         size_t n = strlen(opts[i]);
         if (!strncmp(a, opts[i], n) && (a[n] == 0 || a[n] == '=')) return true;

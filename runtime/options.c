@@ -8,6 +8,10 @@
  *   --trace FILE              JSON Lines trace
  *   --timeout SECONDS         fail the run after this many seconds (> 0)
  *   --answers FILE.json       scripted answers for human actions
+ *   --llm-timeout SECONDS     time limit of one model call (> 0)
+ *   --backoff-scale X         multiplies the delays between model retries (>= 0)
+ *   --schedule SEED           perturbs message delivery and scheduling with
+ *                             seeded random delays (testing; 0: off)
  *   --listen ADDR             per-lifeline executables: where to listen
  *   --peer NAME=ADDR          per-lifeline executables: a peer (repeatable)
  *   --result-file FILE        write the result there instead of stdout
@@ -105,6 +109,10 @@ static void print_help(const zgrt_program *p)
           "  --trace FILE             write the run's events to FILE (JSON Lines)\n"
           "  --timeout SECONDS        stop the run with an error after SECONDS\n"
           "  --answers FILE.json      scripted answers for human actions\n"
+          "  --llm-timeout SECONDS    time limit of one model call\n"
+          "  --backoff-scale X        multiply the delays between model retries by X\n"
+          "  --schedule SEED          perturb delivery and scheduling with seeded random\n"
+          "                           delays, so that other interleavings occur (testing)\n"
           "  --listen ADDR            per-lifeline executables: listen on ADDR\n"
           "                           (unix:PATH or tcp:HOST:PORT)\n"
           "  --peer NAME=ADDR         per-lifeline executables: address of lifeline NAME,\n"
@@ -171,9 +179,11 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
 {
     memset(o, 0, sizeof *o);
     o->llm = "mock";
+    o->backoff_scale = 1.0;
     static const char *const with_value[] = {"--arg",     "--llm",     "--llm-for", "--seed",
                                              "--trace",   "--timeout", "--answers", "--listen",
-                                             "--peer",    "--result-file"};
+                                             "--peer",    "--result-file", "--llm-timeout",
+                                             "--backoff-scale", "--schedule"};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -234,6 +244,25 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
                 bad = usage_error(p, "--timeout expects a positive number of seconds, got '%s'", val);
             else
                 o->timeout = t;
+        } else if (strcmp(opt, "--llm-timeout") == 0) {
+            double t;
+            if (zri_parse_float(val, strlen(val), &t) < 0 || !(t > 0) || t > 1e9)
+                bad = usage_error(p, "--llm-timeout expects a positive number of seconds, got '%s'", val);
+            else
+                o->llm_timeout = t;
+        } else if (strcmp(opt, "--backoff-scale") == 0) {
+            double t;
+            if (zri_parse_float(val, strlen(val), &t) < 0 || !(t >= 0) || t > 1e6)
+                bad = usage_error(p, "--backoff-scale expects a non-negative number, got '%s'", val);
+            else
+                o->backoff_scale = t;
+        } else if (strcmp(opt, "--schedule") == 0) {
+            char *e;
+            errno = 0;
+            unsigned long long s = strtoull(val, &e, 10);
+            if (!*val || *e || errno || val[0] == '-' || val[0] == '+')
+                bad = usage_error(p, "--schedule expects a non-negative integer seed, got '%s'", val);
+            o->schedule = (uint64_t)s;
         } else if (strcmp(opt, "--answers") == 0) {
             if (!*val) bad = usage_error(p, "--answers expects a file name");
             o->answers = val;

@@ -172,6 +172,9 @@ typedef struct zri_options {
     const char *trace;                     /* --trace FILE */
     double timeout;                        /* --timeout SECONDS (0: none) */
     const char *answers;                   /* --answers FILE.json: scripted human answers */
+    double llm_timeout;                    /* --llm-timeout SECONDS per model call (0: default) */
+    double backoff_scale;                  /* --backoff-scale X: multiplies retry delays (default 1) */
+    uint64_t schedule;                     /* --schedule SEED: perturb delivery and scheduling (0: off) */
     const char *listen;                    /* --listen ADDR (per-lifeline executables) */
     int npeers;
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */

@@ -11,6 +11,7 @@ pkgs=(
   clang libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes
   libcriterion-dev  # unit test framework
   libjansson-dev    # JSON reading/writing (traces, histories)
+  libcurl4-openssl-dev  # HTTP client for OpenAI-compatible model servers
   git
 )
 missing=()
