@@ -18,6 +18,7 @@
 #include "anomalies.h"
 #include "backend.h"
 #include "runner.h"
+#include "tracecheck.h"
 
 #define ZGC_VERSION "0.1.0"
 
@@ -47,6 +48,7 @@ static const char usage_main[] =
     "  emit-llvm  print the LLVM IR of the all-in-one executable\n"
     "  parse      print the tokens (--tokens) or the syntax tree (--ast)\n"
     "  anomalies  detect shared-state anomalies in operation histories\n"
+    "  trace      check run traces against the workflow (trace check FILE.zg TRACE)\n"
     "  help CMD   show the help of a command\n"
     "\n"
     "options:\n"
@@ -134,7 +136,8 @@ static const char usage_run[] =
     "\n"
     "run options (also taken by the built executables):\n"
     "  --arg NAME=VALUE        a workflow input, parsed by its type (json: JSON text)\n"
-    "  --llm SPEC              model for every llm action: mock (default), scripted:FILE.json\n"
+    "  --llm SPEC              model for every llm action: mock (default), scripted:FILE.json,\n"
+    "                          openai[:MODEL], ollama[:MODEL]\n"
     "  --llm-for L=SPEC        model for lifeline L; --llm-for L.action=SPEC for one action\n"
     "  --seed N                seed of the mock model (default 0)\n"
     "  --answers FILE.json     answers for human actions (instead of the terminal)\n"
@@ -544,6 +547,7 @@ static const Command commands[] = {
     {"emit-llvm", cmd_emit_llvm, usage_emit_llvm},
     {"parse", cmd_parse, usage_parse},
     {"anomalies", zgan_main, NULL},
+    {"trace", zt_main, NULL},
 };
 
 static const Command *find_command(const char *name)

@@ -5,10 +5,19 @@
  *         (among routes of the same specificity the last one given wins).
  *         The prompt templates get `{param}` replaced by the argument's
  *         text (a str as is, an enum member by name, anything else as JSON
- *         text).  An invalid answer is retried (`retries` more attempts,
- *         `forever` without a bound); a call that still fails uses the
- *         declared `fallback`, else fails.  Bad specs and unreadable
- *         script files fail whatever the fallback.
+ *         text).  An attempt is one model call: transport, HTTP status,
+ *         parsing and type check.  Invalid answers and transient failures
+ *         (transport errors, timeouts, HTTP 408/409/425/429/500/502/503/
+ *         504) are retried (`retries` more attempts, `forever` without a
+ *         bound); network backends wait 2, 4, 8 … s (at most 30 s, or the
+ *         server's Retry-After, at most 600 s) times --backoff-scale
+ *         before each retry, checking for a cancellation every 50 ms.  A
+ *         call that still fails, or fails permanently (HTTP 400/401/403/
+ *         404, …), uses the declared `fallback`, else fails the run with
+ *         the number of attempts and the last error.  A cancelled run
+ *         stops at once and never takes the fallback.  Bad specs and
+ *         unreadable script files fail whatever the fallback.  Each retry
+ *         is a progress note (stderr) and a "retry" trace line.
  * human   Answers come from `--answers FILE.json` (the format of scripted
  *         models, models.c), else from the terminal when stdin is one:
  *         the prompt goes to stderr and the answer is one line of stdin.
@@ -36,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -253,6 +263,50 @@ static int use_fallback(const zri_action_env *env, const zgrt_action *a, zgrt_va
     return 0;
 }
 
+#define BACKOFF_CAP_S 30.0      /* longest backoff between two attempts */
+#define RETRY_AFTER_CAP_S 600.0 /* longest Retry-After honoured */
+
+/* The wait before the retry that follows failed attempt k (1, 2, …). */
+static double retry_delay(const zri_action_env *env, int k, const zri_model_wait *w)
+{
+    if (!w->backoff)
+        return 0.0;
+    double d = k < 5 ? (double)(1 << k) : BACKOFF_CAP_S; /* 2, 4, 8, 16, 30, 30, … */
+    if (d > BACKOFF_CAP_S)
+        d = BACKOFF_CAP_S;
+    if (w->retry_after > d)
+        d = w->retry_after < RETRY_AFTER_CAP_S ? w->retry_after : RETRY_AFTER_CAP_S;
+    double scale = env->opts ? env->opts->backoff_scale : 1.0;
+    return scale > 0 ? d * scale : 0.0;
+}
+
+/* Sleeps for delay seconds, in slices of 50 ms; -1 as soon as the run is
+ * cancelled. */
+static int wait_retry(const zri_action_env *env, double delay)
+{
+    struct timespec now, end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    double whole = floor(delay);
+    end.tv_sec += (time_t)whole;
+    end.tv_nsec += (long)((delay - whole) * 1e9);
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    for (;;) {
+        if (cancelled(env))
+            return -1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double left = (double)(end.tv_sec - now.tv_sec) + (double)(end.tv_nsec - now.tv_nsec) / 1e9;
+        if (left <= 0)
+            return 0;
+        if (left > 0.05)
+            left = 0.05;
+        struct timespec ts = {0, (long)(left * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *args,
                    zgrt_value *outs, int *attempts, char *err, size_t errlen)
 {
@@ -269,17 +323,18 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
     int64_t max_attempts = a->retries < 0 ? -1 : (int64_t)a->retries + 1;
     int n = 0;
     int rc;
+    int remote = 0; /* a network backend: messages count the attempts */
     char why[1024] = "";
     for (;;) {
-        if (cancelled(env)) {
-            free(system);
-            free(user);
-            *attempts = n;
-            snprintf(err, errlen, "cancelled");
-            return -1;
-        }
+        if (cancelled(env))
+            goto cancel;
         n++;
-        rc = zri_model_call(env, a, spec, system, user, outs, why, sizeof why);
+        zri_model_wait w = {0, -1.0};
+        why[0] = 0;
+        rc = zri_model_call(env, a, spec, system, user, outs, &w, why, sizeof why);
+        if (cancelled(env))
+            goto cancel;
+        remote = w.backoff;
         for (int k = 0; rc == ZRI_MODEL_OK && k < a->nresults; k++) {
             if (!value_matches(p, a->result_types[k], &outs[k])) {
                 snprintf(why, sizeof why, "model `%s` gave a value that is not a %s for output %d",
@@ -287,10 +342,23 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
                 rc = ZRI_MODEL_FAILED;
             }
         }
-        if (rc != ZRI_MODEL_INVALID || (max_attempts >= 0 && n >= max_attempts) || n == INT32_MAX)
+        if (rc != ZRI_MODEL_INVALID && rc != ZRI_MODEL_RETRY)
             break;
-        if (env->note)
-            env->note(env->note_user, "llm %s: attempt %d: %s; retrying", a->name, n, why);
+        if ((max_attempts >= 0 && n >= max_attempts) || n == INT32_MAX)
+            break;
+        double delay = retry_delay(env, n, &w);
+        if (env->note) {
+            if (delay > 0)
+                env->note(env->note_user, "llm %s: attempt %d failed: %s; retrying in %.3g s",
+                          a->name, n, why, delay);
+            else
+                env->note(env->note_user, "llm %s: attempt %d failed: %s; retrying", a->name, n,
+                          why);
+        }
+        if (env->retry)
+            env->retry(env->note_user, n, why, delay);
+        if (delay > 0 && wait_retry(env, delay) < 0)
+            goto cancel;
     }
     free(system);
     free(user);
@@ -305,10 +373,22 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
                       a->name, n, n == 1 ? "" : "s", why);
         return 0;
     }
-    if (rc == ZRI_MODEL_INVALID && n > 1)
-        snprintf(err, errlen, "no valid answer after %d attempts: %s", n, why);
+    const char *plural = n == 1 ? "" : "s";
+    if (rc == ZRI_MODEL_INVALID && (n > 1 || remote))
+        snprintf(err, errlen, "no valid answer after %d attempt%s: %s", n, plural, why);
+    else if (rc == ZRI_MODEL_RETRY)
+        snprintf(err, errlen, "no answer after %d attempt%s: %s", n, plural, why);
+    else if (rc == ZRI_MODEL_FAILED && remote)
+        snprintf(err, errlen, "failed at attempt %d (not retried): %s", n, why);
     else
         snprintf(err, errlen, "%s", why);
+    return -1;
+
+cancel:
+    free(system);
+    free(user);
+    *attempts = n;
+    snprintf(err, errlen, "cancelled");
     return -1;
 }
 

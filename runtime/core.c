@@ -60,6 +60,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -154,6 +155,7 @@ struct zgrt_ctx {
     life *life;
     int in_event; /* this thread holds life->mu (an eval function is running) */
     void *hold[3]; /* … and owns these blocks (messages, results): freed on unwinding */
+    uint64_t rng;  /* --schedule: this thread's perturbation generator (0: off) */
     jmp_buf jb;
 };
 
@@ -192,6 +194,64 @@ static void unwind(zgrt_ctx *ctx)
 static void enter(zgrt_ctx *ctx)
 {
     if (cancelled(ctx->run)) unwind(ctx);
+}
+
+/* ---- --schedule SEED: perturbed scheduling -------------------------------
+ * Testing aid: every thread of a lifeline (body or parallel branch) draws
+ * from its own generator, seeded from the schedule seed, the lifeline and
+ * the branch, and before each event and each receive it randomly goes on,
+ * yields, spins for up to ~40 µs or sleeps for up to ~400 µs.  How often a
+ * lifeline is delayed also depends on the seed (some lifelines are slow in
+ * one schedule and fast in the next), so messages arrive in different
+ * orders at coregions and receivers, branches interleave differently, and
+ * different message sequence charts of one workflow occur.  Only timing
+ * changes: channels stay FIFO and no event is added, dropped or reordered
+ * within a thread.  Works the same in per-lifeline processes. */
+static uint64_t sched_mix(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t sched_next(zgrt_ctx *ctx)
+{
+    ctx->rng = sched_mix(ctx->rng);
+    return ctx->rng ? ctx->rng : 1;
+}
+
+/* Seeds a thread's generator (no-op without --schedule). */
+static void sched_seed(zgrt_ctx *ctx, uint64_t base, uint64_t salt)
+{
+    if (!ctx->run->opts.schedule) return;
+    ctx->rng = sched_mix(base ^ sched_mix(salt + 0x632BE59BD9B4E019ull));
+    if (!ctx->rng) ctx->rng = 1;
+}
+
+static void perturb(zgrt_ctx *ctx)
+{
+    if (!ctx->rng) return;
+    run *R = ctx->run;
+    /* the lifeline's slowness in this schedule: 0 (rarely delayed) .. 3 */
+    int slow = (int)(sched_mix(R->opts.schedule * 0x9E3779B97F4A7C15ull + (uint64_t)ctx->life->index) & 3);
+    uint64_t r = sched_next(ctx);
+    int roll = (int)(r % 16);
+    if (roll < 7 - 2 * slow) return;
+    if (roll < 10 - slow) {
+        sched_yield();
+    } else if (roll < 14) {
+        struct timespec t0, t;
+        long ns = (long)((r >> 8) % 40000);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            spin_pause();
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
+    } else {
+        struct timespec d = {0, (long)((r >> 8) % 400000)};
+        nanosleep(&d, NULL);
+    }
 }
 
 static const char *lname(run *R, int32_t l) { return R->prog->lifelines[l]; }
@@ -419,6 +479,7 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask};
     int registered = 0, deadlock = 0, spun = 0;
     int32_t k;
+    perturb(ctx);
     pthread_mutex_lock(&in->mu);
     for (;;) {
         k = pick_head(R, in, chan, n, peers, done_mask);
@@ -522,6 +583,7 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
     size_t nsubs = (size_t)p->nsubs, nvars = (size_t)p->nvars;
     int result = 0;
 
+    perturb(ctx);
     pthread_mutex_lock(&L->mu);
     if (in && in->has_meta && in->vc) merge(R, L, in);
     if (R->monitor && nsubs) memcpy(L->old, L->views + (size_t)self * nsubs, nsubs);
@@ -811,6 +873,14 @@ static void action_note(void *user, const char *fmt, ...)
     fprintf(stderr, "zgc: note: lifeline %s: %s\n", lname(u->ctx->run, u->ctx->life->index), msg);
 }
 
+/* Retried llm attempts go to the trace as "retry" lines (not events). */
+static void action_retry(void *user, int attempt, const char *error, double delay)
+{
+    note_user *u = user;
+    run *R = u->ctx->run;
+    if (R->trace) zri_trace_retry(R->trace, u->ctx->life->index, u->action, attempt, error, delay);
+}
+
 void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts,
                  const int32_t *outs, int32_t loc)
 {
@@ -834,7 +904,7 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     note_user nu = {ctx, A->name};
     zri_action_env env = {.prog = p, .opts = &R->opts, .lifeline = L->index, .heap = L->heap,
                           .call_index = call_index, .cancel = &R->cancel, .note = action_note,
-                          .note_user = &nu};
+                          .note_user = &nu, .retry = action_retry};
     int attempts = 1;
     char err[1024] = "";
     int rc = zri_run_action(&env, action, args, res, &attempts, err, sizeof err);
@@ -887,6 +957,7 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
     for (; started < n; started++) {
         c[started].ctx.run = R;
         c[started].ctx.life = ctx->life;
+        sched_seed(&c[started].ctx, ctx->rng, (uint64_t)started + 1);
         c[started].fn = branches[started];
         c[started].remaining = &remaining;
         if (pthread_create(&c[started].th, NULL, par_thread, &c[started]) != 0) break;
@@ -1385,6 +1456,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
             int32_t l = R->self >= 0 ? R->self : started;
             ctxs[started].run = R;
             ctxs[started].life = &R->lives[l];
+            sched_seed(&ctxs[started], R->opts.schedule, (uint64_t)l * 0x100000001B3ull + 7);
             if (pthread_create(&ths[started], NULL, body_thread, &ctxs[started]) != 0) break;
         }
         if (started < nthreads) {

@@ -1,9 +1,21 @@
 /* models.c — model backends for `llm` actions, and answer scripts.
  *
- * Backends in this version:
+ * Backends:
  *
  *   mock               deterministic answers (see mock_value below)
  *   scripted:FILE      answers read from a JSON file
+ *   openai[:MODEL]     an OpenAI-compatible chat completions server:
+ *                      $OPENAI_BASE_URL (default https://api.openai.com/v1)
+ *                      + /chat/completions, key $OPENAI_API_KEY
+ *   ollama[:MODEL]     Ollama's OpenAI-compatible endpoint: $OLLAMA_HOST
+ *                      (default http://127.0.0.1:11434) + /v1/chat/completions
+ *
+ * The network backends (see "OpenAI-compatible servers" below) send the
+ * filled prompts, plus one line saying what form the answer must take, and
+ * parse the answer's text by the action's `parse`.  One call is one
+ * attempt; the retry policy is in actions.c.  The API key is only ever put
+ * in the Authorization header (http.c) and is replaced by [redacted]
+ * wherever it would appear in a message.
  *
  * Answer scripts are JSON objects keyed by `Lifeline.action` or `action`
  * (the more specific key wins).  A key maps to one answer object, reused
@@ -26,9 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
+#include "http.h"
 #include "rt.h"
 
 /* ---- answer scripts -------------------------------------------------- */
@@ -245,6 +259,7 @@ static void script_free_all(void)
 void zri_models_shutdown(void)
 {
     script_free_all();
+    zri_http_shutdown();
 }
 
 /* ---- typing answers ---------------------------------------------------- */
@@ -454,7 +469,7 @@ static int mock_value(zri_action_env *env, const zgrt_action *a, int k, zgrt_val
 
 /* ---- backends ---------------------------------------------------------- */
 
-#define AVAILABLE "(available: mock, scripted:FILE)"
+#define AVAILABLE "(available: mock, scripted:FILE, openai[:MODEL], ollama[:MODEL])"
 
 static int scripted_call(zri_action_env *env, const zgrt_action *a, const char *path,
                          zgrt_value *outs, char *err, size_t errlen)
@@ -485,6 +500,631 @@ static int scripted_call(zri_action_env *env, const zgrt_action *a, const char *
     return ZRI_MODEL_OK;
 }
 
+/* ---- OpenAI-compatible servers ----------------------------------------- */
+
+/* Defaults (docs/runtime.md, "Models"). */
+#define OPENAI_BASE_DEFAULT "https://api.openai.com/v1"
+#define OPENAI_MODEL_DEFAULT "gpt-4o-mini"
+#define OLLAMA_HOST_DEFAULT "http://127.0.0.1:11434"
+#define OLLAMA_MODEL_DEFAULT "llama3.2"
+#define LLM_TIMEOUT_DEFAULT 120.0 /* seconds per call without --llm-timeout */
+#define QUOTE_MAX 200             /* bytes of an answer quoted in a message */
+#define SERVER_MSG_MAX 300        /* bytes of a server's error message */
+
+static int is_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int is_punct(int c)
+{
+    return c > ' ' && c < 127 && !((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+                                   (c >= 'a' && c <= 'z'));
+}
+
+/* The first occurrence of needle (m bytes) in s (n bytes), or NULL. */
+static const char *find_bytes(const char *s, size_t n, const char *needle, size_t m)
+{
+    if (m == 0 || m > n)
+        return NULL;
+    for (size_t i = 0; i + m <= n; i++)
+        if (s[i] == needle[0] && memcmp(s + i, needle, m) == 0)
+            return s + i;
+    return NULL;
+}
+
+/* Appends s (n bytes) with every occurrence of key replaced by [redacted]. */
+static void add_redacted(zri_buf *b, const char *s, size_t n, const char *key)
+{
+    size_t kn = key ? strlen(key) : 0;
+    const char *end = s + n;
+    const char *q;
+    while (kn > 0 && (q = find_bytes(s, (size_t)(end - s), key, kn))) {
+        zri_buf_add(b, s, (size_t)(q - s));
+        zri_buf_puts(b, "[redacted]");
+        s = q + kn;
+    }
+    zri_buf_add(b, s, (size_t)(end - s));
+}
+
+/* Length of the longest prefix of s (n bytes) of at most max bytes that
+ * does not end inside a UTF-8 sequence. */
+static size_t cut_utf8(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    size_t m = max;
+    while (m > 0 && ((unsigned char)s[m] & 0xC0) == 0x80)
+        m--;
+    return m;
+}
+
+/* Appends text as a JSON string, the key redacted first, cut to QUOTE_MAX
+ * bytes ("…" after the closing quote when cut). */
+static void add_quoted(zri_buf *b, const char *text, size_t n, const char *key)
+{
+    zri_buf r = {0};
+    zri_buf_add(&r, "", 0);
+    add_redacted(&r, text, n, key);
+    size_t m = cut_utf8(r.data ? r.data : "", r.len, QUOTE_MAX);
+    zri_buf_json_string(b, r.data ? r.data : "", m);
+    if (m < r.len)
+        zri_buf_puts(b, "…");
+    zri_buf_free(&r);
+}
+
+/* Copies text into err, the key redacted, cut at a character boundary. */
+static void put_message(char *err, size_t errlen, const char *text, const char *key)
+{
+    if (!errlen)
+        return;
+    zri_buf r = {0};
+    zri_buf_add(&r, "", 0);
+    add_redacted(&r, text ? text : "", text ? strlen(text) : 0, key);
+    size_t m = cut_utf8(r.data ? r.data : "", r.len, errlen - 1);
+    if (m)
+        memcpy(err, r.data, m);
+    err[m] = 0;
+    zri_buf_free(&r);
+}
+
+/* Skips whitespace, and punctuation when punct is set (but not `_` when
+ * keep_underscore is set), at both ends of [*s, *s + *n). */
+static void trim(const char **s, size_t *n, int punct, int keep_underscore)
+{
+    const char *p = *s;
+    size_t m = *n;
+#define TRIMMED(c)                                                                                 \
+    (is_space((unsigned char)(c)) ||                                                               \
+     (punct && is_punct((unsigned char)(c)) && !(keep_underscore && (c) == '_')))
+    while (m > 0 && TRIMMED(p[0]))
+        p++, m--;
+    while (m > 0 && TRIMMED(p[m - 1]))
+        m--;
+#undef TRIMMED
+    *s = p;
+    *n = m;
+}
+
+/* A number's text: whitespace, markdown emphasis, quotes and one final
+ * period around it are dropped ("**42**", "`3.5`", "7."). */
+static void trim_number(const char **s, size_t *n)
+{
+    static const char around[] = "*`\"'";
+    const char *p = *s;
+    size_t m = *n;
+    for (int again = 1; again;) {
+        again = 0;
+        trim(&p, &m, 0, 0);
+        if (m > 0 && strchr(around, p[0])) {
+            p++, m--, again = 1;
+        }
+        if (m > 0 && strchr(around, p[m - 1])) {
+            m--, again = 1;
+        }
+    }
+    if (m > 1 && p[m - 1] == '.' && p[m - 2] >= '0' && p[m - 2] <= '9')
+        m--;
+    *s = p;
+    *n = m;
+}
+
+/* The body of the first fenced block (```json … ``` or ``` … ```) of
+ * [s, s + n): 1 and the body in *body, *blen; 0 when there is none. */
+static int fenced_block(const char *s, size_t n, const char **body, size_t *blen)
+{
+    const char *open = find_bytes(s, n, "```", 3);
+    if (!open)
+        return 0;
+    const char *end = s + n;
+    const char *p = open + 3;
+    while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                       (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+        p++; /* the language tag */
+    const char *close = find_bytes(p, (size_t)(end - p), "```", 3);
+    *body = p;
+    *blen = (size_t)((close ? close : end) - p);
+    trim(body, blen, 0, 0);
+    return 1;
+}
+
+static int ieq(const char *s, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+}
+
+/* What the answer must look like, appended to the system prompt: the
+ * keys and their types for json, the accepted words otherwise. */
+static void add_answer_format(zri_buf *b, const zgrt_program *p, const zgrt_action *a)
+{
+    zgrt_type t = a->nresults > 0 ? a->result_types[0] : (zgrt_type){ZGRT_UNDEF, -1};
+    const zgrt_enum *e = NULL;
+    switch (a->parse) {
+    case ZGRT_PARSE_JSON:
+        zri_buf_puts(b, "Answer with a JSON object with exactly these keys: ");
+        for (int k = 0; k < a->nresults; k++) {
+            char key[256];
+            output_key(a, k, key, sizeof key);
+            zgrt_type tk = a->result_types[k];
+            if (k)
+                zri_buf_puts(b, ", ");
+            zri_buf_json_string(b, key, strlen(key));
+            switch (tk.tag) {
+            case ZGRT_STR: zri_buf_puts(b, " (a string)"); break;
+            case ZGRT_INT: zri_buf_puts(b, " (an integer)"); break;
+            case ZGRT_FLOAT: zri_buf_puts(b, " (a number)"); break;
+            case ZGRT_BOOL: zri_buf_puts(b, " (true or false)"); break;
+            case ZGRT_ENUM:
+                e = tk.enum_id >= 0 && tk.enum_id < p->nenums ? &p->enums[tk.enum_id] : NULL;
+                zri_buf_puts(b, " (one of");
+                for (int m = 0; e && m < e->nmembers; m++) {
+                    zri_buf_puts(b, m ? ", " : " ");
+                    zri_buf_json_string(b, e->members[m], strlen(e->members[m]));
+                }
+                zri_buf_puts(b, ")");
+                break;
+            default: zri_buf_puts(b, " (any JSON value)"); break;
+            }
+        }
+        zri_buf_puts(b, ".");
+        break;
+    case ZGRT_PARSE_BOOL: zri_buf_puts(b, "Answer with yes or no only."); break;
+    case ZGRT_PARSE_INT: zri_buf_puts(b, "Answer with an integer only."); break;
+    case ZGRT_PARSE_FLOAT: zri_buf_puts(b, "Answer with a number only."); break;
+    case ZGRT_PARSE_ENUM:
+        e = t.tag == ZGRT_ENUM && t.enum_id >= 0 && t.enum_id < p->nenums ? &p->enums[t.enum_id]
+                                                                          : NULL;
+        zri_buf_puts(b, "Answer with exactly one of:");
+        for (int m = 0; e && m < e->nmembers; m++) {
+            zri_buf_puts(b, m ? ", " : " ");
+            zri_buf_puts(b, e->members[m]);
+        }
+        zri_buf_puts(b, ".");
+        break;
+    default: break;
+    }
+}
+
+/* The JSON schema of a value of type t (new reference). */
+static json_t *type_schema(const zgrt_program *p, zgrt_type t)
+{
+    json_t *s = json_object();
+    switch (t.tag) {
+    case ZGRT_STR: json_object_set_new(s, "type", json_string("string")); break;
+    case ZGRT_INT: json_object_set_new(s, "type", json_string("integer")); break;
+    case ZGRT_FLOAT: json_object_set_new(s, "type", json_string("number")); break;
+    case ZGRT_BOOL: json_object_set_new(s, "type", json_string("boolean")); break;
+    case ZGRT_ENUM: {
+        json_object_set_new(s, "type", json_string("string"));
+        json_t *members = json_array();
+        if (t.enum_id >= 0 && t.enum_id < p->nenums)
+            for (int m = 0; m < p->enums[t.enum_id].nmembers; m++)
+                json_array_append_new(members, json_string(p->enums[t.enum_id].members[m]));
+        json_object_set_new(s, "enum", members);
+        break;
+    }
+    default: break; /* json: any value */
+    }
+    return s;
+}
+
+/* The chat completions request (malloc'd JSON text), or NULL with a
+ * message in why. */
+static char *request_body(const zgrt_program *p, const zgrt_action *a, const char *model,
+                          const char *system, const char *user, zri_buf *why)
+{
+    if ((system && !zri_utf8_valid(system, strlen(system))) ||
+        (user && !zri_utf8_valid(user, strlen(user)))) {
+        zri_buf_puts(why, "the prompt is not valid UTF-8");
+        return NULL;
+    }
+    if (!zri_utf8_valid(model, strlen(model))) {
+        zri_buf_puts(why, "the model name is not valid UTF-8");
+        return NULL;
+    }
+    zri_buf sys = {0};
+    zri_buf_add(&sys, "", 0);
+    if (system)
+        zri_buf_puts(&sys, system);
+    zri_buf fmt = {0};
+    zri_buf_add(&fmt, "", 0);
+    add_answer_format(&fmt, p, a);
+    if (fmt.len) {
+        if (sys.len)
+            zri_buf_puts(&sys, "\n\n");
+        zri_buf_add(&sys, fmt.data, fmt.len);
+    }
+    zri_buf_free(&fmt);
+
+    json_t *req = json_object();
+    json_object_set_new(req, "model", json_string(model));
+    json_t *msgs = json_array();
+    if (sys.len) {
+        json_t *m = json_object();
+        json_object_set_new(m, "role", json_string("system"));
+        json_object_set_new(m, "content", json_stringn(sys.data, sys.len));
+        json_array_append_new(msgs, m);
+    }
+    if (user || !sys.len) {
+        json_t *m = json_object();
+        json_object_set_new(m, "role", json_string("user"));
+        json_object_set_new(m, "content", json_string(user ? user : ""));
+        json_array_append_new(msgs, m);
+    }
+    zri_buf_free(&sys);
+    json_object_set_new(req, "messages", msgs);
+    if (a->has_temperature)
+        json_object_set_new(req, "temperature", json_real(a->temperature));
+    if (a->parse == ZGRT_PARSE_JSON) {
+        json_t *schema = json_object(), *props = json_object(), *required = json_array();
+        for (int k = 0; k < a->nresults; k++) {
+            char key[256];
+            output_key(a, k, key, sizeof key);
+            json_object_set_new(props, key, type_schema(p, a->result_types[k]));
+            json_array_append_new(required, json_string(key));
+        }
+        json_object_set_new(schema, "type", json_string("object"));
+        json_object_set_new(schema, "properties", props);
+        json_object_set_new(schema, "required", required);
+        json_object_set_new(schema, "additionalProperties", json_false());
+        json_t *js = json_object();
+        json_object_set_new(js, "name", json_string(a->name));
+        json_object_set_new(js, "schema", schema);
+        json_t *rf = json_object();
+        json_object_set_new(rf, "type", json_string("json_schema"));
+        json_object_set_new(rf, "json_schema", js);
+        json_object_set_new(req, "response_format", rf);
+    }
+    json_object_set_new(req, "stream", json_false());
+    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    if (!text)
+        zri_buf_puts(why, "out of memory");
+    return text;
+}
+
+/* The text of a server's error reply: error.message, error, message or
+ * detail of a JSON body, else the body itself; one line, the key
+ * redacted, cut to SERVER_MSG_MAX bytes. */
+static void add_server_message(zri_buf *b, const char *body, size_t len, const char *key)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    const char *msg = NULL;
+    size_t mlen = 0;
+    if (json_is_object(root)) {
+        json_t *e = json_object_get(root, "error");
+        json_t *m = json_is_object(e) ? json_object_get(e, "message") : e;
+        if (!json_is_string(m))
+            m = json_object_get(root, "message");
+        if (!json_is_string(m))
+            m = json_object_get(root, "detail");
+        if (json_is_string(m)) {
+            msg = json_string_value(m);
+            mlen = json_string_length(m);
+        }
+    }
+    if (!msg) {
+        msg = body;
+        mlen = len;
+    }
+    zri_buf r = {0};
+    zri_buf_add(&r, "", 0);
+    add_redacted(&r, msg, mlen, key);
+    json_decref(root);
+    for (size_t i = 0; i < r.len; i++)
+        if ((unsigned char)r.data[i] < ' ' || r.data[i] == 127)
+            r.data[i] = ' ';
+    const char *s = r.data;
+    size_t n = r.len;
+    trim(&s, &n, 0, 0);
+    if (n == 0) {
+        zri_buf_puts(b, "(no message)");
+    } else {
+        size_t m = cut_utf8(s, n, SERVER_MSG_MAX);
+        zri_buf_add(b, s, m);
+        if (m < n)
+            zri_buf_puts(b, "…");
+    }
+    zri_buf_free(&r);
+}
+
+/* Types the text of an answer by the action's `parse`.  Returns a
+ * ZRI_MODEL_* code; why gets the reason of a failure. */
+static int parse_answer(zri_action_env *env, const zgrt_action *a, const char *text, size_t n,
+                        zgrt_value *outs, const char *key, zri_buf *why)
+{
+    const zgrt_program *p = env->prog;
+    if (a->parse == ZGRT_PARSE_JSON) {
+        const char *s = text;
+        size_t m = n;
+        trim(&s, &m, 0, 0);
+        json_error_t je;
+        json_t *obj = json_loadb(s, m, JSON_REJECT_DUPLICATES, &je);
+        const char *body;
+        size_t blen;
+        if (!obj && fenced_block(s, m, &body, &blen))
+            obj = json_loadb(body, blen, JSON_REJECT_DUPLICATES, &je);
+        if (!obj) {
+            zri_buf_printf(why, "the answer is not JSON (%s): ", je.text);
+            add_quoted(why, text, n, key);
+            return ZRI_MODEL_INVALID;
+        }
+        if (!json_is_object(obj)) {
+            json_decref(obj);
+            zri_buf_puts(why, "the answer is not a JSON object: ");
+            add_quoted(why, text, n, key);
+            return ZRI_MODEL_INVALID;
+        }
+        char w[1024];
+        int rc = zri_answer_values(env, a, obj, 0, outs, w, sizeof w);
+        json_decref(obj);
+        if (rc < 0) {
+            zri_buf_printf(why, "the answer: %s", w);
+            return ZRI_MODEL_INVALID;
+        }
+        return ZRI_MODEL_OK;
+    }
+
+    static const char *const parse_names[] = {"text", "json", "bool", "int", "float", "enum"};
+    static const int32_t parse_tags[] = {ZGRT_STR, ZGRT_JSON, ZGRT_BOOL, ZGRT_INT, ZGRT_FLOAT,
+                                         ZGRT_ENUM};
+    if (a->parse < 0 || a->parse > ZGRT_PARSE_ENUM) {
+        zri_buf_printf(why, "llm action `%s` has an unknown parse mode %d", a->name, (int)a->parse);
+        return ZRI_MODEL_CONFIG;
+    }
+    if (a->nresults != 1 || a->result_types[0].tag != parse_tags[a->parse]) {
+        zri_buf_printf(why, "llm action `%s`: parse = %s needs exactly one output of that type",
+                       a->name, parse_names[a->parse]);
+        return ZRI_MODEL_CONFIG;
+    }
+    zgrt_type t = a->result_types[0];
+    zgrt_value *out = &outs[0];
+    memset(out, 0, sizeof *out);
+    const char *s = text;
+    size_t m = n;
+    switch (a->parse) {
+    case ZGRT_PARSE_TEXT:
+        out->tag = ZGRT_STR;
+        out->u.s = zri_str(env->heap, text, n);
+        return ZRI_MODEL_OK;
+    case ZGRT_PARSE_BOOL:
+        trim(&s, &m, 1, 0);
+        out->tag = ZGRT_BOOL;
+        if (ieq(s, m, "true") || ieq(s, m, "yes") || ieq(s, m, "1")) {
+            out->u.i = 1;
+            return ZRI_MODEL_OK;
+        }
+        if (ieq(s, m, "false") || ieq(s, m, "no") || ieq(s, m, "0")) {
+            out->u.i = 0;
+            return ZRI_MODEL_OK;
+        }
+        zri_buf_puts(why, "the answer is not yes/no/true/false/1/0: ");
+        break;
+    case ZGRT_PARSE_INT: {
+        trim_number(&s, &m);
+        int64_t v;
+        int rc = zri_parse_int(s, m, &v);
+        if (rc == 0) {
+            out->tag = ZGRT_INT;
+            out->u.i = v;
+            return ZRI_MODEL_OK;
+        }
+        zri_buf_puts(why, rc == -2 ? "the answer is an integer out of range: "
+                                   : "the answer is not an integer: ");
+        break;
+    }
+    case ZGRT_PARSE_FLOAT: {
+        trim_number(&s, &m);
+        double v;
+        int rc = zri_parse_float(s, m, &v);
+        if (rc == 0) {
+            out->tag = ZGRT_FLOAT;
+            out->u.f = v;
+            return ZRI_MODEL_OK;
+        }
+        zri_buf_puts(why, rc == -2 ? "the answer is a number out of range: "
+                                   : "the answer is not a number: ");
+        break;
+    }
+    case ZGRT_PARSE_ENUM: {
+        const zgrt_enum *e =
+            t.enum_id >= 0 && t.enum_id < p->nenums ? &p->enums[t.enum_id] : NULL;
+        if (!e) {
+            zri_buf_printf(why, "llm action `%s` has a bad enum output", a->name);
+            return ZRI_MODEL_CONFIG;
+        }
+        trim(&s, &m, 1, 1);
+        size_t en = strlen(e->name);
+        if (m > en + 1 && memcmp(s, e->name, en) == 0 && s[en] == '.') {
+            s += en + 1;
+            m -= en + 1;
+        }
+        int pick = -1, folded = -1, nfolded = 0;
+        for (int k = 0; k < e->nmembers; k++) {
+            if (strlen(e->members[k]) == m && memcmp(e->members[k], s, m) == 0)
+                pick = k;
+            else if (ieq(s, m, e->members[k]))
+                folded = k, nfolded++;
+        }
+        if (pick < 0 && nfolded == 1)
+            pick = folded;
+        if (pick >= 0) {
+            out->tag = ZGRT_ENUM;
+            out->u.i = (int64_t)(((uint64_t)(uint32_t)t.enum_id << 32) | (uint32_t)pick);
+            return ZRI_MODEL_OK;
+        }
+        zri_buf_printf(why, "the answer is not one member of %s (", e->name);
+        for (int k = 0; k < e->nmembers; k++) {
+            zri_buf_puts(why, k ? ", " : "");
+            zri_buf_puts(why, e->members[k]);
+        }
+        zri_buf_puts(why, "): ");
+        break;
+    }
+    default: break;
+    }
+    add_quoted(why, text, n, key);
+    return ZRI_MODEL_INVALID;
+}
+
+/* The answer text of a 2xx reply: choices[0].message.content. */
+static int reply_answer(zri_action_env *env, const zgrt_action *a, const zri_http_reply *rep,
+                        zgrt_value *outs, const char *key, zri_buf *why)
+{
+    json_error_t je;
+    json_t *root = json_loadb(rep->body, rep->len, 0, &je);
+    if (!root) {
+        zri_buf_printf(why, "the server's reply is not JSON (%s): ", je.text);
+        add_quoted(why, rep->body, rep->len, key);
+        return ZRI_MODEL_INVALID;
+    }
+    json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
+    json_t *msg = json_object_get(choice, "message");
+    json_t *content = json_object_get(msg, "content");
+    int rc;
+    if (json_is_string(content)) {
+        rc = parse_answer(env, a, json_string_value(content), json_string_length(content), outs,
+                          key, why);
+    } else if (json_is_string(json_object_get(msg, "refusal"))) {
+        json_t *r = json_object_get(msg, "refusal");
+        zri_buf_puts(why, "the model refused: ");
+        add_quoted(why, json_string_value(r), json_string_length(r), key);
+        rc = ZRI_MODEL_INVALID;
+    } else if (json_object_get(root, "error")) {
+        zri_buf_puts(why, "the server answered with an error: ");
+        add_server_message(why, rep->body, rep->len, key);
+        rc = ZRI_MODEL_INVALID;
+    } else {
+        zri_buf_puts(why, "the server's reply has no choices[0].message.content: ");
+        add_quoted(why, rep->body, rep->len, key);
+        rc = ZRI_MODEL_INVALID;
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* HTTP statuses worth another attempt. */
+static int transient_status(long s)
+{
+    return s == 408 || s == 409 || s == 425 || s == 429 || s == 500 || s == 502 || s == 503 ||
+           s == 504;
+}
+
+/* The chat completions URL of a backend (malloc'd). */
+static char *endpoint(int ollama)
+{
+    const char *base = getenv(ollama ? "OLLAMA_HOST" : "OPENAI_BASE_URL");
+    if (!base || !*base)
+        base = ollama ? OLLAMA_HOST_DEFAULT : OPENAI_BASE_DEFAULT;
+    size_t n = strlen(base);
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    zri_buf b = {0};
+    if (ollama && !strstr(base, "://")) /* OLLAMA_HOST may be HOST:PORT or :PORT */
+        zri_buf_puts(&b, base[0] == ':' ? "http://127.0.0.1" : "http://");
+    zri_buf_add(&b, base, n);
+    zri_buf_puts(&b, ollama ? "/v1/chat/completions" : "/chat/completions");
+    return zri_buf_take(&b);
+}
+
+static int remote_call(zri_action_env *env, const zgrt_action *a, const char *spec, int ollama,
+                       const char *system, const char *user, zgrt_value *outs,
+                       zri_model_wait *wait, char *err, size_t errlen)
+{
+    const char *backend = ollama ? "ollama" : "openai";
+    size_t bn = strlen(backend);
+    const char *model = spec[bn] == ':' && spec[bn + 1] ? spec + bn + 1
+                        : a->model && *a->model        ? a->model
+                        : ollama                       ? OLLAMA_MODEL_DEFAULT
+                                                       : OPENAI_MODEL_DEFAULT;
+    /* the key is redacted from every message, whichever backend */
+    const char *key = getenv("OPENAI_API_KEY");
+    if (key && !*key)
+        key = NULL;
+    wait->backoff = 1;
+    wait->retry_after = -1;
+
+    zri_buf why = {0};
+    zri_buf_printf(&why, "%s:%s: ", backend, model);
+    char *url = endpoint(ollama);
+    char *body = request_body(env->prog, a, model, system, user, &why);
+    if (!body) {
+        put_message(err, errlen, why.data, key);
+        zri_buf_free(&why);
+        free(url);
+        return ZRI_MODEL_FAILED;
+    }
+    double timeout = env->opts && env->opts->llm_timeout > 0 ? env->opts->llm_timeout
+                                                             : LLM_TIMEOUT_DEFAULT;
+    zri_http_reply rep;
+    char herr[1024] = "";
+    int h = zri_http_post(url, ollama ? NULL : key, body, timeout, env->cancel, &rep, herr,
+                          sizeof herr);
+    free(body);
+    int rc;
+    switch (h) {
+    case ZRI_HTTP_OK:
+        if (rep.status >= 200 && rep.status < 300) {
+            rc = reply_answer(env, a, &rep, outs, key, &why);
+        } else {
+            zri_buf_printf(&why, "HTTP %ld: ", rep.status);
+            add_server_message(&why, rep.body, rep.len, key);
+            if (rep.status == 401 && !ollama && !key)
+                zri_buf_puts(&why, " (OPENAI_API_KEY is not set)");
+            if (transient_status(rep.status)) {
+                rc = ZRI_MODEL_RETRY;
+                wait->retry_after = rep.retry_after;
+            } else {
+                rc = ZRI_MODEL_FAILED;
+            }
+        }
+        zri_http_reply_free(&rep);
+        break;
+    case ZRI_HTTP_TIMEOUT:
+        zri_buf_printf(&why, "%s (--llm-timeout)", herr);
+        rc = ZRI_MODEL_RETRY;
+        break;
+    case ZRI_HTTP_TRANSPORT:
+        zri_buf_printf(&why, "cannot reach %s: %s", url, herr);
+        rc = ZRI_MODEL_RETRY;
+        break;
+    case ZRI_HTTP_CANCELLED:
+        zri_buf_puts(&why, "cancelled");
+        rc = ZRI_MODEL_FAILED;
+        break;
+    default:
+        zri_buf_puts(&why, herr);
+        rc = ZRI_MODEL_FAILED;
+        break;
+    }
+    put_message(err, errlen, why.data, key);
+    zri_buf_free(&why);
+    free(url);
+    return rc;
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
 /* spec == name, or spec starts with "name:" */
 static int spec_is(const char *spec, const char *name)
 {
@@ -493,11 +1133,13 @@ static int spec_is(const char *spec, const char *name)
 }
 
 int zri_model_call(zri_action_env *env, const zgrt_action *a, const char *spec, const char *system,
-                   const char *user, zgrt_value *outs, char *err, size_t errlen)
+                   const char *user, zgrt_value *outs, zri_model_wait *wait, char *err,
+                   size_t errlen)
 {
-    (void)system; /* the prompts are for real models; mock and scripted answer without them */
-    (void)user;
+    wait->backoff = 0;
+    wait->retry_after = -1;
     if (strcmp(spec, "mock") == 0) {
+        /* the prompts are for real models; mock and scripted answer without them */
         for (int k = 0; k < a->nresults; k++)
             if (mock_value(env, a, k, &outs[k], err, errlen) < 0)
                 return ZRI_MODEL_CONFIG;
@@ -510,14 +1152,10 @@ int zri_model_call(zri_action_env *env, const zgrt_action *a, const char *spec, 
         }
         return scripted_call(env, a, spec + 9, outs, err, errlen);
     }
-    static const char *const planned[] = {"openai", "ollama"};
-    for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++) {
-        if (spec_is(spec, planned[i])) {
-            snprintf(err, errlen, "model backend `%s` is not available in this build " AVAILABLE,
-                     planned[i]);
-            return ZRI_MODEL_CONFIG;
-        }
-    }
+    if (spec_is(spec, "openai"))
+        return remote_call(env, a, spec, 0, system, user, outs, wait, err, errlen);
+    if (spec_is(spec, "ollama"))
+        return remote_call(env, a, spec, 1, system, user, outs, wait, err, errlen);
     snprintf(err, errlen, "unknown model spec `%s` " AVAILABLE, spec);
     return ZRI_MODEL_CONFIG;
 }

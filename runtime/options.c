@@ -101,8 +101,8 @@ static void print_help(const zgrt_program *p)
     }
     fputs("Options:\n"
           "  --arg NAME=VALUE         a workflow input\n"
-          "  --llm SPEC               model for every llm action: mock (default) or\n"
-          "                           scripted:FILE.json\n"
+          "  --llm SPEC               model for every llm action: mock (default),\n"
+          "                           scripted:FILE.json, openai[:MODEL], ollama[:MODEL]\n"
           "  --llm-for L=SPEC         model for the llm actions of lifeline L\n"
           "  --llm-for L.ACTION=SPEC  model for one llm action of lifeline L\n"
           "  --seed N                 seed of the mock model (default 0)\n"

@@ -11,7 +11,9 @@
  *   options.c  zri_  run options (--arg, --llm, --llm-for, --seed, --trace,
  *                    --timeout, --answers, --listen, --peer, --result-file)
  *   actions.c  zri_  llm (model routing, prompts, parsing), human, extern
- *   models.c   zri_  model backends: mock, scripted
+ *   models.c   zri_  model backends: mock, scripted, openai, ollama (request,
+ *                    answer parsing)
+ *   http.c     zri_  HTTP POST over libcurl (loaded at run time), cancellable
  *   frame.c    zri_  message frames: length-prefixed, validated codec
  *   net.c      zri_  Unix-domain and TCP transport between processes
  */
@@ -149,6 +151,11 @@ ZRI_HIDDEN void zri_trace_event(zri_trace *t, const zri_event *e);
 /* {"kind":"end","result":JSON} or {"kind":"end","error":"…"}: exactly one of
  * result_json (JSON text) and error is non-NULL. */
 ZRI_HIDDEN void zri_trace_end(zri_trace *t, const char *result_json, const char *error);
+/* {"lifeline":L,"kind":"retry","action":A,"attempt":k,"error":"…","delay":s}:
+ * attempt k of llm action A failed and is retried after s seconds.  Not
+ * an event: no index, no vc. */
+ZRI_HIDDEN void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
+                                const char *error, double delay);
 /* Closes the file; returns 0, or -1 when writing failed. */
 ZRI_HIDDEN int zri_trace_close(zri_trace *t);
 
@@ -201,6 +208,10 @@ typedef struct zri_action_env {
     /* progress notes and retries for the trace: the core passes a callback */
     void (*note)(void *user, const char *fmt, ...) ZRI_PRINTF(2, 3);
     void *note_user;
+    /* a failed llm attempt about to be retried (for the trace): its number,
+     * its error and the delay before the next attempt in seconds; called
+     * with note_user; may be NULL */
+    void (*retry)(void *user, int attempt, const char *error, double delay);
 } zri_action_env;
 
 /* Runs action a (llm, human, extern pure or effect) with args; writes its
@@ -218,12 +229,21 @@ enum {
     ZRI_MODEL_INVALID = 1, /* an invalid answer: retried, then the fallback */
     ZRI_MODEL_FAILED = 2,  /* not retried; the fallback when declared */
     ZRI_MODEL_CONFIG = 3,  /* a bad spec or file: an error, no fallback */
+    ZRI_MODEL_RETRY = 4,   /* a transient failure (transport, timeout, HTTP
+                              408/409/425/429/500/502/503/504): retried,
+                              then the fallback */
 };
-/* One call of the model named by spec ("mock", "scripted:FILE", …) with
- * the filled prompts; writes a->nresults results to outs. */
+/* How to wait before retrying a model call. */
+typedef struct zri_model_wait {
+    int backoff;        /* 1: a network backend, retries back off; 0: at once */
+    double retry_after; /* the server's Retry-After in seconds, or -1 */
+} zri_model_wait;
+/* One call of the model named by spec ("mock", "scripted:FILE",
+ * "openai:MODEL", …) with the filled prompts; writes a->nresults results
+ * to outs and fills *wait (never NULL). */
 ZRI_HIDDEN int zri_model_call(zri_action_env *env, const zgrt_action *a, const char *spec,
                               const char *system, const char *user, zgrt_value *outs,
-                              char *err, size_t errlen);
+                              zri_model_wait *wait, char *err, size_t errlen);
 /* Answer scripts (scripted models, --answers files): takes the next answer
  * object (a borrowed json_t *, valid until zri_actions_shutdown) for
  * `Lifeline.action`, else `action`.  what names the file's role in

@@ -21,6 +21,11 @@
  *   {"lifeline":"User","index":3,"kind":"choice","construct":"if#1",
  *    "value":true,"writes":{},"vc":{…}}
  *       a decision of an if/while owner and the guard's value;
+ *   {"lifeline":"Writer","kind":"retry","action":"write_reply","attempt":1,
+ *    "error":"HTTP 503: …","delay":2.0}
+ *       a failed llm attempt that is retried after "delay" seconds; not
+ *       an event (no "index", no "vc"), written before the action's act
+ *       line;
  *   {"kind":"end","result":…} or {"kind":"end","error":"…"}
  *       last: the printed result (per-lifeline executables: the
  *       {"<index>": value} object), or the run-time error.
@@ -162,6 +167,23 @@ void zri_trace_event(zri_trace *t, const zri_event *e)
         zri_buf_printf(&b, ":%" PRId64, e->vc[l]);
     }
     zri_buf_puts(&b, "}}");
+    write_line(t, &b);
+}
+
+void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
+                     const char *error, double delay)
+{
+    const zgrt_program *p = t->prog;
+    zri_buf b = {0};
+    zri_buf_puts(&b, "{\"lifeline\":");
+    put_name(&b, p->lifelines[lifeline]);
+    zri_buf_puts(&b, ",\"kind\":\"retry\",\"action\":");
+    put_name(&b, action ? action : "");
+    zri_buf_printf(&b, ",\"attempt\":%d,\"error\":", attempt);
+    put_name(&b, error ? error : "");
+    char num[32];
+    zri_format_float(delay >= 0 ? delay : 0.0, num);
+    zri_buf_printf(&b, ",\"delay\":%s}", num);
     write_line(t, &b);
 }
 

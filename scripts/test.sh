@@ -3,7 +3,9 @@
 #   1. the unit, golden, fail and CLI tests (ctest) in a normal build;
 #   2. the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. a smoke pass of the benchmarks (bench/run --smoke);
-#   4. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20).
+#   4. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20);
+#   5. the conformance run: random workflows under random schedules, every
+#      trace checked by `zgc trace check` (ZGC_CONFORMANCE_CASES, default 2000).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -12,13 +14,13 @@ cd "$root"
 echo "== build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build -j2
-ctest --test-dir build --output-on-failure -j2
+ctest --test-dir build --output-on-failure -j2 -LE conformance
 
 echo "== build (ASan + UBSan)"
 cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZGC_SANITIZE=ON > /dev/null
 cmake --build build-san -j2
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-san --output-on-failure -j2
+  ctest --test-dir build-san --output-on-failure -j2 -LE conformance
 
 echo "== benchmarks (smoke)"
 bench/run --smoke --build build --out build/bench-results
@@ -26,5 +28,9 @@ bench/run --smoke --build build --out build/bench-results
 echo "== fuzz"
 ./scripts/fuzz.sh "${ZGC_FUZZ_SECONDS:-20}"
 
-n=$(( $(ctest --test-dir build -N | grep -c 'Test *#') + $(ctest --test-dir build-san -N | grep -c 'Test *#') ))
+echo "== conformance"
+tests/conformance/run --cases "${ZGC_CONFORMANCE_CASES:-2000}" --zgc build/zgc --zggen build/tests/zggen
+
+n=$(( $(ctest --test-dir build -N -LE conformance | grep -c 'Test *#') +
+      $(ctest --test-dir build-san -N -LE conformance | grep -c 'Test *#') + 1 ))
 echo "all: $n passed, 0 failed"

@@ -6,12 +6,12 @@
 #   // expect: JSON             the exact stdout (exit 0)
 #   // expect error: TEXT       exit 1 and TEXT on stderr (several allowed)
 # Examples are listed with their options and results in tests/run/examples.txt.
-# Every successful run writes a trace, checked by zgtrace-check (a
-# well-formed MSC whose vector clocks match the causal order).
-#   run_programs.sh ZGC ZGTRACE_CHECK
+# Every successful run writes a trace, checked by `zgc trace check` (a
+# well-formed MSC whose vector clocks match the causal order, erasure
+# equivalence with the global workflow, recomputed values and guards).
+#   run_programs.sh ZGC
 set -u
-zgc=$(realpath "${1:?usage: run_programs.sh ZGC ZGTRACE_CHECK}")
-check=$(realpath "${2:?usage: run_programs.sh ZGC ZGTRACE_CHECK}")
+zgc=$(realpath "${1:?usage: run_programs.sh ZGC}")
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 tmp=$(mktemp -d)
@@ -48,7 +48,8 @@ one() {
     echo "FAIL $label: exit $status, stdout: $out (expected $want)"; printf '%s\n' "$err" | head -5
     fail=$((fail + 1)); return
   fi
-  if ! "$check" "$trace" > /dev/null 2> "$tmp/check"; then
+  # the workflow file is the first argument ending in .zg
+  if ! "$zgc" trace check -q "$src" "$trace" > /dev/null 2> "$tmp/check"; then
     echo "FAIL $label: trace: $(cat "$tmp/check")"
     fail=$((fail + 1)); return
   fi

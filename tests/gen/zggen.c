@@ -7,7 +7,13 @@
  * parallel branches (the counter is chosen by nesting depth and branch).  Parallel
  * branches use disjoint variables, so no branch writes what another reads.
  * Coregions have one receiver, distinct senders and distinct bound
- * variables. */
+ * variables.
+ *
+ * With `rich`: a str, an enum and a bool variable (written only outside
+ * parallel regions, so no branch writes what another reads), constant
+ * bindings (the sender sends the same constant, so they always match),
+ * blocks, two named guards, and CPL guards nesting every operator.  Guards
+ * never divide and never overflow, so runs do not fail. */
 #include "zggen.h"
 
 #include <string.h>
@@ -20,6 +26,7 @@ typedef struct Gen {
     int nvars;       /* data variables v0..v{nvars-1} */
     int ncounters;   /* loop counters c0.. */
     int indent;
+    int in_par;      /* inside a parallel region */
 } Gen;
 
 static uint64_t next(Gen *g)
@@ -63,12 +70,78 @@ static int other(Gen *g, int not)
 static void atom(Gen *g, ZBuf *b, VarSet vs)
 {
     static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
+    if (g->o->rich) {
+        switch (pick(g, 10)) {
+        case 0: zu_buf_printf(b, "len(s0) %s %d", ops[pick(g, 6)], 1 + pick(g, 4)); return;
+        case 1: zu_buf_printf(b, "e0 %s m%d", pick(g, 2) ? "==" : "!=", pick(g, 3)); return;
+        case 2: zu_buf_puts(b, pick(g, 2) ? "b0" : "!b0"); return;
+        case 3: zu_buf_printf(b, "v%d %% 5 + v%d %s %d", var(g, vs), var(g, vs), ops[pick(g, 6)], pick(g, 6)); return;
+        case 4: zu_buf_printf(b, "contains(s0, \"%s\")", pick(g, 2) ? "x" : "ay"); return;
+        default: break;
+        }
+    }
     zu_buf_printf(b, "v%d %s %d", var(g, vs), ops[pick(g, 6)], pick(g, 4));
+}
+
+/* The whole CPL operator set, every operand parenthesised. */
+static void rich_formula(Gen *g, ZBuf *b, VarSet vs, int depth)
+{
+    static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
+    int n = g->o->lifelines;
+    int choice = depth > 0 ? pick(g, 17) : pick(g, 4);
+    switch (choice) {
+    case 0: atom(g, b, vs); break;
+    case 1: zu_buf_printf(b, "seen L%d", pick(g, n)); break;
+    case 2: zu_buf_printf(b, "@L%d.v%d %s %d", pick(g, n), var(g, vs), ops[pick(g, 6)], pick(g, 4)); break;
+    case 3: zu_buf_printf(b, "@L%d.v%d == v%d", pick(g, n), var(g, vs), var(g, vs)); break;
+    case 4: zu_buf_puts(b, "prev ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 5:
+        zu_buf_puts(b, "(");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ") since (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 6: zu_buf_puts(b, "once ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 7: zu_buf_puts(b, "historically ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 8: zu_buf_puts(b, "past ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 9: zu_buf_printf(b, "@L%d(", pick(g, n)); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 10:
+    case 11:
+        zu_buf_puts(b, "(");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, choice == 10 ? ") && (" : ") || (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 12: zu_buf_puts(b, "!("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 13:
+        zu_buf_puts(b, "(");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, pick(g, 2) ? ") == (" : ") != (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 14:
+        zu_buf_puts(b, "(");
+        atom(g, b, vs);
+        zu_buf_puts(b, ") ? (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ") : (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    default: zu_buf_puts(b, pick(g, 2) ? "g0" : "g1"); break;
+    }
 }
 
 /* A random guard formula over the owner's variables. */
 static void formula(Gen *g, ZBuf *b, VarSet vs, int depth)
 {
+    if (g->o->rich && g->o->cpl) {
+        rich_formula(g, b, vs, depth + 1);
+        return;
+    }
     int choice = g->o->cpl ? pick(g, depth > 0 ? 12 : 9) : pick(g, depth > 0 ? 4 : 1);
     if (!g->o->cpl && choice >= 1) choice = 9 + (choice - 1); /* only && || ! */
     switch (choice) {
@@ -110,10 +183,43 @@ static void formula(Gen *g, ZBuf *b, VarSet vs, int depth)
 
 static void stmts(Gen *g, VarSet vs, int depth, int count);
 
+static void rich_simple(Gen *g, VarSet vs, int a)
+{
+    int n = g->o->lifelines;
+    int b = other(g, a);
+    int typed = !g->in_par; /* str/enum/bool variables: outside parallel regions only */
+    switch (pick(g, typed ? 10 : 4)) {
+    case 0: {
+        int k = pick(g, 5), x = var(g, vs), y = var(g, vs);
+        line(g, "L%d(v%d, %d) -> L%d(v%d, %d);", a, x, k, b, y, k);
+        break;
+    }
+    case 1: line(g, "L%d(K%d) -> L%d(K%d);", a, 0, b, 0); break;
+    case 2: {
+        int x = var(g, vs), y = var(g, vs);
+        line(g, "L%d { v%d = inc(v%d); v%d = v%d %% 13 + %d; }", a, x, var(g, vs), y, x, pick(g, 3));
+        break;
+    }
+    case 3: line(g, "L%d(\"k\", v%d) -> L%d(\"k\", v%d);", a, var(g, vs), b, var(g, vs)); break;
+    case 4: line(g, "L%d: s0 = %s;", a, pick(g, 2) ? "s0 + \"x\"" : "lower(trim(s0)) + str(v1)"); break;
+    case 5: line(g, "L%d: e0 = v%d > %d ? m%d : m%d;", a, pick(g, 8), pick(g, 3), pick(g, 3), pick(g, 3)); break;
+    case 6: line(g, "L%d: b0 = v%d < %d || !b0;", a, pick(g, 8), pick(g, 4)); break;
+    case 7: line(g, "L%d(s0, e0) -> L%d(s0, e0);", a, b); break;
+    case 8: line(g, "L%d(b0) -> L%d(b0);", a, b); break;
+    default: line(g, "L%d(s0) -> L%d(s0);", a, a); break;
+    }
+    (void)n;
+}
+
 static void simple(Gen *g, VarSet vs)
 {
     int n = g->o->lifelines;
     int a = pick(g, n);
+    if (g->o->rich && pick(g, 3) == 0) {
+        rich_simple(g, vs, a);
+        g->budget--;
+        return;
+    }
     switch (pick(g, 6)) {
     case 0:
     case 1: {
@@ -180,6 +286,7 @@ static void compound(Gen *g, VarSet vs, int depth)
         int per = vs.span / nb;
         line(g, "parallel {");
         g->indent++;
+        g->in_par++;
         for (int k = 0; k < nb; k++) {
             line(g, "branch {");
             g->indent++;
@@ -188,6 +295,7 @@ static void compound(Gen *g, VarSet vs, int depth)
             g->indent--;
             line(g, "}");
         }
+        g->in_par--;
         g->indent--;
         line(g, "}");
         g->budget--;
@@ -228,6 +336,15 @@ void zggen_program(ZBuf *out, const ZGenOptions *o)
     zu_buf_puts(out, ";\n");
     for (int i = 0; i < g.nvars; i++) zu_buf_printf(out, "var v%d: int = %d;\n", i, i % 3);
     zu_buf_puts(out, "pure inc(t: int) -> int = t % 1000 + 1;\n");
+    if (o->rich) {
+        zu_buf_puts(out, "enum Mode { m0, m1, m2 }\n");
+        zu_buf_puts(out, "const K0 = 4;\n");
+        zu_buf_puts(out, "var s0: str = \"a\";\n");
+        zu_buf_puts(out, "var e0: Mode = m0;\n");
+        zu_buf_puts(out, "var b0: bool = false;\n");
+        zu_buf_puts(out, "guard g0 = e0 != m1 since len(s0) > 1;\n");
+        zu_buf_printf(out, "guard g1 = @L%d(prev b0) || seen L%d;\n", o->lifelines - 1, o->lifelines > 2 ? 2 : 1);
+    }
     ZBuf body = {0};
     g.out = &body;
     g.indent = 1;

@@ -13,6 +13,12 @@ typedef struct ZGenOptions {
     int max_depth;   /* nesting of if/while/parallel */
     bool cpl;        /* draw guards from the CPL operator set */
     bool parallel;   /* parallel regions and coregions */
+    /* Off by default (existing seeds give the same programs).  On: also
+     * str/enum/bool variables and computations, constant bindings on
+     * receivers, blocks, named guards, and guards from the whole CPL
+     * operator set (nested prev/since/once/historically/past/seen, @B(φ),
+     * @B.x terms, ==/!=/?: between formulas). */
+    bool rich;
 } ZGenOptions;
 
 /* Appends a whole .zg program (one workflow named `gen`) to out. */

@@ -1,5 +1,5 @@
 /* zggen — prints a random well-typed workflow.
- * usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel] */
+ * usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel] [--rich] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +17,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--depth") && v) o.max_depth = atoi(v), i++;
         else if (!strcmp(a, "--plain")) o.cpl = false;
         else if (!strcmp(a, "--no-parallel")) o.parallel = false;
+        else if (!strcmp(a, "--rich")) o.rich = true;
         else {
-            fprintf(stderr, "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel]\n");
+            fprintf(stderr, "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel] [--rich]\n");
             return 2;
         }
     }
