@@ -2,7 +2,7 @@
  * reference §3–§6). */
 #include <criterion/criterion.h>
 
-#include "helpers.h"
+#include "expect.h"
 
 static TComp *check_ok(const char *text)
 {
@@ -13,24 +13,9 @@ static TComp *check_ok(const char *text)
 
 static void accepts(const char *text) { t_free(check_ok(text)); }
 
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; p && (p = strstr(p, what)); p += strlen(what)) n++;
-    return n;
-}
-
-/* Checking fails with exactly `errors` errors, `want` among them (and the
- * note when given). */
 static void rejects(const char *text, int errors, const char *want, const char *note)
 {
-    TComp *c = t_compile(text, T_CHECK);
-    const char *got = c->diag_text ? c->diag_text : "";
-    cr_expect(!c->ok, "accepted:\n%s", text);
-    cr_expect(strstr(got, want) != NULL, "missing `%s` in:\n%s", want, got);
-    if (note) cr_expect(strstr(got, note) != NULL, "missing note `%s` in:\n%s", note, got);
-    cr_expect_eq(count(got, ": error: "), errors, "expected %d errors, got:\n%s", errors, got);
-    t_free(c);
+    t_expect_errors(text, T_CHECK, errors, want, note);
 }
 
 /* A program with lifelines A, B, C and a few variables with defaults;
@@ -741,7 +726,7 @@ Test(check, independent_errors_are_all_reported)
         cr_expect(hit != NULL, "missing (in order) `%s` in:\n%s", want[i], c->diag_text);
         if (hit) at = hit;
     }
-    cr_expect_eq(count(c->diag_text, ": error: "), 6, "%s", c->diag_text);
+    cr_expect_eq(t_count(c->diag_text, ": error: "), 6, "%s", c->diag_text);
     t_free(c);
 }
 
@@ -766,7 +751,7 @@ Test(check, big_programs_are_checked)
     TComp *c = t_compile(b.data, T_CHECK);
     cr_expect_not(c->ok);
     cr_expect(strstr(c->diag_text, ": error: `v1` is not defined on B here") != NULL, "%s", c->diag_text);
-    cr_expect_eq(count(c->diag_text, ": error: "), 1, "%s", c->diag_text);
+    cr_expect_eq(t_count(c->diag_text, ": error: "), 1, "%s", c->diag_text);
     t_free(c);
     zu_buf_free(&b);
 }

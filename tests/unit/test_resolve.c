@@ -2,7 +2,7 @@
  * rule 5). */
 #include <criterion/criterion.h>
 
-#include "helpers.h"
+#include "expect.h"
 
 static TComp *resolve_ok(const char *text)
 {
@@ -11,24 +11,9 @@ static TComp *resolve_ok(const char *text)
     return c;
 }
 
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; p && (p = strstr(p, what)); p += strlen(what)) n++;
-    return n;
-}
-
-/* Resolution fails with exactly `errors` errors, among them `want`
- * ("test.zg:L:C: error: message"), and optionally a note. */
 static void expect_errors(const char *text, int errors, const char *want, const char *note)
 {
-    TComp *c = t_compile(text, T_RESOLVE);
-    const char *got = c->diag_text ? c->diag_text : "";
-    cr_expect(!c->ok, "accepted:\n%s", text);
-    cr_expect(strstr(got, want) != NULL, "missing `%s` in:\n%s", want, got);
-    if (note) cr_expect(strstr(got, note) != NULL, "missing note `%s` in:\n%s", note, got);
-    cr_expect_eq(count(got, ": error: "), errors, "expected %d errors, got:\n%s", errors, got);
-    t_free(c);
+    t_expect_errors(text, T_RESOLVE, errors, want, note);
 }
 
 static ZDecl *decl(TComp *c, const char *name)
@@ -481,6 +466,6 @@ Test(resolve, errors_do_not_stop_resolution)
 {
     TComp *c = t_compile("lifeline A, A;\nvar x: Nope;\nworkflow w() { B: y = zz(1); }\n", T_RESOLVE);
     cr_expect_not(c->ok);
-    cr_expect_eq(count(c->diag_text, ": error: "), 5, "%s", c->diag_text);
+    cr_expect_eq(t_count(c->diag_text, ": error: "), 5, "%s", c->diag_text);
     t_free(c);
 }
