@@ -1253,6 +1253,20 @@ static int recipient_decision(Replay *r, const ZStmt *s)
     return -1;
 }
 
+/* The next decision of construct s on this lifeline: the owner's own choice
+ * event is expected next; a recipient follows the owner's recorded decision
+ * (or waits for it when the owner has not decided yet). */
+static void next_decision(Replay *r, Cur *k, int ki, const ZStmt *s, bool owner)
+{
+    if (owner) {
+        q_push(k, (Exp){.kind = X_CHOICE, .stmt = s, .ctl = -1});
+        return;
+    }
+    int d = recipient_decision(r, s);
+    if (d < 0) q_push(k, (Exp){.kind = X_NODECISION, .stmt = s, .ctl = -1});
+    else decide(r, ki, s, d, false);
+}
+
 static void fill(Replay *r, int ki);
 
 static void enter_stmt(Replay *r, int ki, const ZStmt *s)
@@ -1286,12 +1300,8 @@ static void enter_stmt(Replay *r, int ki, const ZStmt *s)
         bool owner = s->life.index == L;
         if (s->kind == S_WHILE) {
             fr_push(k, (Frame){.loop = s, .owner = owner});
-        } else if (owner) {
-            q_push(k, (Exp){.kind = X_CHOICE, .stmt = s, .ctl = -1});
         } else {
-            int d = recipient_decision(r, s);
-            if (d < 0) q_push(k, (Exp){.kind = X_NODECISION, .stmt = s, .ctl = -1});
-            else decide(r, ki, s, d, false);
+            next_decision(r, k, ki, s, owner);
         }
         break;
     }
@@ -1343,14 +1353,7 @@ static void fill(Replay *r, int ki)
         }
         Frame *f = &k->fr[k->nfr - 1];
         if (f->loop) {
-            const ZStmt *s = f->loop;
-            if (f->owner) {
-                q_push(k, (Exp){.kind = X_CHOICE, .stmt = s, .ctl = -1});
-            } else {
-                int d = recipient_decision(r, s);
-                if (d < 0) q_push(k, (Exp){.kind = X_NODECISION, .stmt = s, .ctl = -1});
-                else decide(r, ki, s, d, false);
-            }
+            next_decision(r, k, ki, f->loop, f->owner);
             continue;
         }
         if (f->pos >= f->list->len) {
