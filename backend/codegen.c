@@ -20,7 +20,15 @@
  * subformulas lifeline L evaluates, bottom-up (CPL paper, Algorithm 2).
  * An atom reads its unqualified variables from the store and @B.x from the
  * store (B == L) or zgrt_varview; when any of its terms is undefined it is
- * false, whatever its operators.
+ * false, whatever its operators.  @B(ψ) with B ≠ L reads zgrt_view.  The
+ * runtime keeps only the views some eval function reads, in SLOTS: the
+ * slot tables (zgrt_program.views, .varviews) are the union over all
+ * lifelines of the guard table's bool views (B, ψ) and var views (B, x),
+ * sorted by (B, ψ or variable index) without duplicates, and zgrt_view /
+ * zgrt_varview take the slot's index, a constant.  When B cannot reach L
+ * in the message graph, @B(ψ) is constantly false and @B.x undefined on L
+ * (no B-event is ever in L's causal past) and no call is made; otherwise
+ * a missing slot is an internal error.
  *
  * Descriptor.  The zgrt_program constant mirrors the C structs of
  * runtime/zgrt_abi.h field by field; LLVM's non-packed structs use the same
@@ -169,6 +177,10 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
         LLVMTypeRef f[] = {i32, i32};
         return named_struct(lc, "zgrt_result", f, 2);
     }
+    case ZB_TY_SLOT: {
+        LLVMTypeRef f[] = {i32, i32};
+        return named_struct(lc, "zgrt_slot", f, 2);
+    }
     case ZB_TY_PROGRAM: {
         LLVMTypeRef f[] = {
             i32, /* abi_version */
@@ -198,6 +210,10 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
             i32, /* monitor */
             i32, /* nsubs */
             i32, /* pad */
+            i32, /* nviews */
+            i32, /* nvarviews */
+            p,   /* views */
+            p,   /* varviews */
         };
         return named_struct(lc, "zgrt_program", f, sizeof f / sizeof f[0]);
     }
@@ -213,6 +229,11 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
 typedef struct Loc {
     int32_t line, col;
 } Loc;
+
+/* A view slot: (lifeline, subformula id) or (lifeline, variable index). */
+typedef struct ZbSlot {
+    int life, index;
+} ZbSlot;
 
 struct ZbGen {
     LLVMContextRef lc;
@@ -233,6 +254,9 @@ struct ZbGen {
     int nacts;
     const ZDecl **enums;
     int nenums;
+    /* the monitor's slot tables, sorted by (life, index), no duplicates */
+    ZbSlot *views, *varviews;
+    int nviews, nvarviews;
     bool failed;
     /* types */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_dbl, t_ptr, t_val;
@@ -1310,6 +1334,94 @@ static void stmts(Fn *f, const ZVec *v)
 /* monitor evaluation                                                  */
 /* ------------------------------------------------------------------ */
 
+static int slot_cmp(const void *x, const void *y)
+{
+    const ZbSlot *a = x, *b = y;
+    if (a->life != b->life) return a->life < b->life ? -1 : 1;
+    if (a->index != b->index) return a->index < b->index ? -1 : 1;
+    return 0;
+}
+
+/* The position of (life, index) in a sorted slot table, or -1. */
+static int slot_find(const ZbSlot *t, int n, int life, int index)
+{
+    ZbSlot key = {life, index};
+    const ZbSlot *hit = n > 0 ? bsearch(&key, t, (size_t)n, sizeof *t, slot_cmp) : NULL;
+    return hit ? (int)(hit - t) : -1;
+}
+
+/* Sorts a slot table and removes duplicates; returns the new length. */
+static int slot_sort(ZbSlot *t, int n)
+{
+    if (n <= 1) return n;
+    qsort(t, (size_t)n, sizeof *t, slot_cmp);
+    int k = 1;
+    for (int i = 1; i < n; i++)
+        if (slot_cmp(&t[i], &t[k - 1]) != 0) t[k++] = t[i];
+    return k;
+}
+
+/* The index in prog->vars of a variable named in a var view. */
+static int var_decl_index(ZbGen *g, const char *name)
+{
+    for (int i = 0; i < g->p->vars.len; i++) {
+        const ZDecl *v = ZU_VEC_AT(g->p->vars, i);
+        if (v->name && name && strcmp(v->name, name) == 0) {
+            if (v->index != i) ZU_ICE("variable `%s` has index %d at position %d", name, v->index, i);
+            return i;
+        }
+    }
+    ZU_ICE("variable view of unknown variable `%s`", name ? name : "?");
+}
+
+/* The slot tables: the union over every lifeline's monitor of its bool
+ * views (B, ψ) and var views (B, x). */
+static void build_slots(ZbGen *g)
+{
+    if (!g->gt) return;
+    int nv = 0, nvv = 0;
+    for (int i = 0; i < g->gt->monitors.len; i++) {
+        const ZLifelineMonitor *m = ZU_VEC_AT(g->gt->monitors, i);
+        nv += m->bool_views.len;
+        nvv += m->var_views.len;
+    }
+    g->views = calloc((size_t)nv + 1, sizeof *g->views);
+    g->varviews = calloc((size_t)nvv + 1, sizeof *g->varviews);
+    if (!g->views || !g->varviews) ZU_ICE("out of memory");
+    int nsubs = g->gt->subs.len;
+    for (int i = 0; i < g->gt->monitors.len; i++) {
+        const ZLifelineMonitor *m = ZU_VEC_AT(g->gt->monitors, i);
+        for (int k = 0; k < m->bool_views.len; k++) {
+            const ZViewEntry *ve = ZU_VEC_AT(m->bool_views, k);
+            if (ve->life < 0 || ve->life >= g->nlife || ve->sub < 0 || ve->sub >= nsubs)
+                ZU_ICE("view entry (%d, φ%d) out of range", ve->life, ve->sub);
+            g->views[g->nviews++] = (ZbSlot){ve->life, ve->sub};
+        }
+        for (int k = 0; k < m->var_views.len; k++) {
+            const ZViewEntry *ve = ZU_VEC_AT(m->var_views, k);
+            if (ve->life < 0 || ve->life >= g->nlife)
+                ZU_ICE("variable view entry on lifeline %d out of range", ve->life);
+            g->varviews[g->nvarviews++] = (ZbSlot){ve->life, var_decl_index(g, ve->var)};
+        }
+    }
+    g->nviews = slot_sort(g->views, g->nviews);
+    g->nvarviews = slot_sort(g->varviews, g->nvarviews);
+}
+
+static LLVMValueRef slot_table(Mod *md, const ZbSlot *t, int n, const char *prefix)
+{
+    ZbGen *g = md->g;
+    LLVMValueRef *vals = calloc((size_t)n + 1, sizeof *vals);
+    if (!vals) ZU_ICE("out of memory");
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef f[2] = {ci32(g, t[i].life), ci32(g, t[i].index)};
+        vals[i] = LLVMConstNamedStruct(zb_desc_type(g->lc, ZB_TY_SLOT), f, 2);
+    }
+    LLVMValueRef v = const_array(md, zb_desc_type(g->lc, ZB_TY_SLOT), vals, n, prefix);
+    free(vals);
+    return v;
+}
+
 static void collect_terms(Fn *f, const ZExpr *e, const ZExpr ***list, int *n, int *cap)
 {
     if (!e) return;
@@ -1339,6 +1451,15 @@ static LLVMValueRef eval_atom(Fn *f, const ZExpr *atom)
     int n = 0, cap = 0;
     collect_terms(f, atom, &terms, &n, &cap);
     f->nterms = 0;
+    /* an @B.x term whose lifeline cannot reach this one is never defined
+     * here: the atom is constantly false */
+    for (int i = 0; i < n; i++) {
+        const ZExpr *t = terms[i];
+        if (t->kind == E_AT_VAR && t->life != f->life && !zg_reaches(g->gt, t->life, f->life)) {
+            free(terms);
+            return LLVMConstInt(g->t_i1, 0, 0);
+        }
+    }
     LLVMValueRef defined = LLVMConstInt(g->t_i1, 1, 0);
     for (int i = 0; i < n; i++) {
         const ZExpr *t = terms[i];
@@ -1348,7 +1469,11 @@ static LLVMValueRef eval_atom(Fn *f, const ZExpr *atom)
             ok = LLVMBuildICmp(f->b, LLVMIntNE, tag, ci64(g, ZGRT_UNDEF), "");
         } else {
             if (term_ptr(f, t)) continue;
-            LLVMValueRef args[3] = {f->ctx, ci32(g, t->life), ci32(g, t->decl->index)};
+            int slot = slot_find(g->varviews, g->nvarviews, t->life, t->decl->index);
+            if (slot < 0)
+                ZU_ICE("@%s.%s on lifeline %s has no variable-view slot", t->lifeline, t->name,
+                       life_decl(g, f->life)->name);
+            LLVMValueRef args[3] = {f->ctx, ci32(g, t->life), ci32(g, slot)};
             LLVMValueRef p = call_rt(f, RT_zgrt_varview, args, 3);
             if (f->nterms == f->capterms) {
                 f->capterms = f->capterms ? f->capterms * 2 : 8;
@@ -1416,23 +1541,18 @@ static void gen_eval(ZbGen *g, Mod *md, int life, const ZLifelineMonitor *mon)
         case F_AT:
             if (phi->life == life) {
                 v = flag(&f, f.val, phi->a->id);
+            } else if (!zg_reaches(g->gt, phi->life, life)) {
+                /* no event of B is ever in this lifeline's causal past */
+                v = LLVMConstInt(g->t_i1, 0, 0);
             } else {
-                LLVMValueRef a2[2] = {f.ctx, ci32(g, phi->life)};
-                LLVMValueRef vc = call_rt(&f, RT_zgrt_vc, a2, 2);
-                LLVMValueRef seen = LLVMBuildICmp(f.b, LLVMIntNE, vc, ci64(g, 0), "");
-                LLVMBasicBlockRef pre = LLVMGetInsertBlock(f.b);
-                LLVMBasicBlockRef vb = new_block(&f, "at.view"), join = new_block(&f, "at.end");
-                LLVMBuildCondBr(f.b, seen, vb, join);
-                LLVMPositionBuilderAtEnd(f.b, vb);
-                LLVMValueRef a3[3] = {f.ctx, ci32(g, phi->life), ci32(g, phi->a->id)};
+                /* zgrt_view is 0 while no B-event is visible (vc[B] == 0) */
+                int slot = slot_find(g->views, g->nviews, phi->life, phi->a->id);
+                if (slot < 0)
+                    ZU_ICE("@%s(φ%d) on lifeline %s has no view slot", life_decl(g, phi->life)->name,
+                           phi->a->id, lname);
+                LLVMValueRef a3[3] = {f.ctx, ci32(g, phi->life), ci32(g, slot)};
                 LLVMValueRef view = call_rt(&f, RT_zgrt_view, a3, 3);
-                LLVMValueRef vt = LLVMBuildICmp(f.b, LLVMIntNE, view, ci32(g, 0), "");
-                LLVMBuildBr(f.b, join);
-                LLVMPositionBuilderAtEnd(f.b, join);
-                v = LLVMBuildPhi(f.b, g->t_i1, "");
-                LLVMValueRef vals[2] = {LLVMConstInt(g->t_i1, 0, 0), vt};
-                LLVMBasicBlockRef bbs[2] = {pre, vb};
-                LLVMAddIncoming(v, vals, bbs, 2);
+                v = LLVMBuildICmp(f.b, LLVMIntNE, view, ci32(g, 0), "");
             }
             break;
         default: ZU_UNREACHABLE();
@@ -1807,6 +1927,10 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         ci32(g, monitor ? 1 : 0),
         ci32(g, g->gt ? g->gt->subs.len : 0),
         ci32(g, 0),
+        ci32(g, g->nviews),
+        ci32(g, g->nvarviews),
+        slot_table(&md, g->views, g->nviews, "views"),
+        slot_table(&md, g->varviews, g->nvarviews, "varviews"),
     };
     LLVMValueRef init = cstruct(g, ZB_TY_PROGRAM, f, sizeof f / sizeof f[0]);
     LLVMValueRef prog = LLVMAddGlobal(m, zb_desc_type(g->lc, ZB_TY_PROGRAM), "zg.program");
@@ -1868,6 +1992,7 @@ ZbGen *zb_gen_new(LLVMContextRef lc, ZArena *a, const ZProgram *p, const ZDecl *
     }
     for (int i = 0; i < g->nenums; i++)
         if (!g->enums[i]) ZU_ICE("enum index %d is missing", i);
+    build_slots(g);
     return g;
 }
 
@@ -1878,6 +2003,8 @@ void zb_gen_free(ZbGen *g)
     free(g->lochash);
     free(g->acts);
     free(g->enums);
+    free(g->views);
+    free(g->varviews);
     free(g);
 }
 

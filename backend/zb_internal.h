@@ -57,6 +57,7 @@ typedef enum {
     ZB_TY_ACTION,
     ZB_TY_INPUT,
     ZB_TY_RESULT,
+    ZB_TY_SLOT,
     ZB_TY_PROGRAM,
     ZB_TY__COUNT
 } ZbDescType;

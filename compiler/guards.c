@@ -30,7 +30,8 @@
  * 3. Forwarding rule.  The message graph has an edge Y → X for every send
  *    and send-ctl of the projected programs (user and control messages
  *    both carry monitor metadata); ⇝ is its reflexive-transitive closure
- *    and over-approximates every causal path of every run.  A requirement
+ *    and over-approximates every causal path of every run (kept in the
+ *    table for the backend: zg_reaches).  A requirement
  *    "E needs entry (B, θ)" (or (B, x)) is carried by exactly the
  *    lifelines
  *          C(E, B) = { Y | B ⇝ Y and Y ⇝ E }
@@ -626,6 +627,14 @@ static void build_monitors(Enum *en)
     }
 }
 
+bool zg_reaches(const ZGuardTable *t, int from, int to)
+{
+    int n = t && t->prog ? t->prog->lifelines.len : 0;
+    if (!t || !t->reach || from < 0 || from >= n || to < 0 || to >= n)
+        return false;
+    return zj_set_has(&t->reach[from], to);
+}
+
 ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls)
 {
     Enum en;
@@ -649,6 +658,8 @@ ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const Z
         ZU_ICE("out of memory");
     compute_reach(&en, ls);
     build_monitors(&en);
+    en.t->reach = zu_alloc(a, sizeof *en.t->reach * nl);
+    memcpy(en.t->reach, en.reach, sizeof *en.t->reach * nl);
 
     free(en.htab);
     free(en.adj);

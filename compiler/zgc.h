@@ -556,9 +556,15 @@ typedef struct ZGuardTable {
     ZVec subs;        /* ZFormula*: sub(Φ) over all CPL guards, bottom-up */
     ZVec vars;        /* const char*: Vars(Φ) (variables of @B.x terms) */
     ZVec monitors;    /* ZLifelineMonitor*, one per lifeline */
+    ZLifeSet *reach;  /* reach[Y]: lifelines reachable from Y in the message
+                         graph (reflexive), one per lifeline; see zg_reaches */
 } ZGuardTable;
 
 ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls);
+/* B ⇝ E in the message graph (reflexive): some B-event can be in E's causal
+ * past.  When it is false, @B(θ) is constantly false and @B.x constantly
+ * undefined on E, and E keeps no view of B. */
+bool zg_reaches(const ZGuardTable *t, int from, int to);
 void zg_print(FILE *out, const ZGuardTable *t);
 /* Renders a primitive formula in source-like syntax. */
 void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f);

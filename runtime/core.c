@@ -17,22 +17,36 @@
  *                   {"<index>": value} object of this lifeline's components.
  *
  * Events (Algorithm 1 of the CPL paper), each under the lifeline's mutex
- * so that the branches of a parallel region are serialised:
+ * while a parallel region of the lifeline runs, so that its branches are
+ * serialised (a lifeline with one thread takes no lock):
  *   on a receive, merge the message's vector clock, views and variable
  *   views (entries for B copied exactly when msg.vc[B] > vc[B]); then
- *   old = view(self,·); vc[self] += 1; apply the store effect;
- *   var(self,·) = store; val = evals[self](…); view(self,·) = val; a send
+ *   old = the previous val; vc[self] += 1; apply the store effect;
+ *   val = evals[self](…); view(self,·) = val; var(self,·) = store; a send
  *   then carries (values, vc, views, varviews).  Without CPL guards
  *   (prog->monitor == 0) there are no views: messages carry the vector
  *   clock only, and only when a trace is written or the peers are other
  *   processes.
  *
- * Channels: one FIFO queue per (sender, receiver, channel namespace) in the
- * receiver's inbox; sends never block; a receive that finds its queue
- * empty watches the inbox for SPIN_NS, then sleeps on the inbox's
- * condition variable until the head of its queue exists.  Messages carry
- * their number on the channel (checked on receipt) and their arrival
- * order at the receiver (a coregion takes the earliest head).
+ * Monitor views are compact: only the entries some eval function reads
+ * are kept, in the slots of the descriptor's tables (zgrt_program.views:
+ * (B, ψ); .varviews: (B, x); sorted by lifeline, see zgrt_abi.h).  A
+ * lifeline keeps one byte per view slot and one value per variable-view
+ * slot; the slots of lifeline B are the range [vstart[B], vstart[B + 1])
+ * (vvstart for variable views), so that the merge copies one range per
+ * lifeline that the message is ahead on, and an event writes its own
+ * lifeline's range: views[s] = val[ψ], varviews[s] = store[x].  A message
+ * carries vc + views + varviews: 8 * nl + nviews + 16 * nvarviews bytes.
+ *
+ * Channels: one lock-free FIFO queue per (sender, receiver, channel
+ * namespace) in the receiver's inbox (see struct queue); sends never
+ * block; a receive that finds its queue empty watches it for up to
+ * SPIN_NS (pausing, or yielding the processor when threads outnumber
+ * processors), then sleeps on the inbox's condition variable until the
+ * head of its queue exists; a sender takes the inbox's lock and wakes it
+ * only when a receiver sleeps there.  Messages carry their number on the
+ * channel (checked on receipt) and their arrival order at the receiver (a
+ * coregion takes the earliest head).
  *
  * Errors and cancellation: the first error is recorded (later ones are
  * dropped), the run's cancel flag is set and every inbox is woken.  Each
@@ -67,15 +81,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rt.h"
 
 #define CANCEL_GRACE_S 5.0
 #define NET_CONNECT_TIMEOUT_S 30.0
-/* A receive that finds nothing watches its inbox this long before sleeping
- * on the condition variable: a reply is often microseconds away, and a
- * sleep/wake pair costs more than that. */
+/* A receive that finds nothing watches its queues for up to SPIN_NS before
+ * sleeping on the condition variable: a reply is often microseconds away,
+ * and a sleep/wake pair costs more than that.  Each thread adapts its own
+ * budget: after a wait that lasted longer than SPIN_LONG_NS it halves,
+ * down to SPIN_MIN_NS, and after a shorter one it is SPIN_NS again; every
+ * SPIN_PROBE-th wait spins the full budget.  So threads that wait long
+ * (for a model, a human) stop burning a processor that others need.
+ * (Measured on the project machine: shrinking the budget already after
+ * waits of a few tens of microseconds, as between processes, made those
+ * runs slower, not faster.) */
 #define SPIN_NS 20000L
+#define SPIN_MIN_NS 500L
+#define SPIN_LONG_NS 1000000L
+#define SPIN_PROBE 64
 
 static inline void spin_pause(void)
 {
@@ -88,26 +113,64 @@ static inline void spin_pause(void)
 
 /* ---- data ---------------------------------------------------------------- */
 
+/* A channel (sender, receiver, namespace): a single-producer
+ * single-consumer linked queue.  At any time one thread sends on a channel
+ * (the sender's thread for that namespace, or the transport's thread) and
+ * one thread receives from it, so the queue needs no lock: the producer
+ * links a message with a release store into the `next` of the last one,
+ * and the consumer reads `head->next` with an acquire load.  `head` is the
+ * last message taken (first the stub): it stays in the queue, because the
+ * producer may still write its `next`, and is released when the following
+ * message is taken.  Released blocks go back to the channel's sender in
+ * batches, for its next messages on the channel: steady traffic allocates
+ * nothing.  head and tail start NULL, meaning the stub (so that
+ * the run does not touch the memory of channels it never uses). */
 typedef struct queue {
-    zri_msg *head, *tail;
+    /* consumer's line */
+    zri_msg *head;    /* the last message taken, NULL: &stub */
     int64_t last_seq; /* seq of the last message taken */
+    zri_msg *cfree;   /* released blocks not yet handed back … */
+    int32_t ncfree;
+    /* producer's line */
+    _Alignas(64) zri_msg *tail; /* the last message linked, NULL: &stub */
+    zri_msg *pfree;             /* blocks to reuse */
+    /* … handed back to the producer in batches (atomic) */
+    _Alignas(64) zri_msg *returned;
+    zri_msg stub;
 } queue;
 
-/* A thread blocked in a receive or zgrt_wait_any (lives on its stack). */
+/* Released blocks go back to the producer RECYCLE_BATCH at a time (one
+ * exchange of cache lines per batch, not per message); a consumer keeps
+ * at most RECYCLE_KEEP of them while the producer has not taken the last
+ * batch. */
+#define RECYCLE_BATCH 8
+#define RECYCLE_KEEP 64
+
+/* A thread sleeping in a receive or zgrt_wait_any (lives on its stack). */
 typedef struct waiter {
     struct waiter *next;
     int32_t chan, n;
     const int32_t *peers;
     int64_t done_mask;
-    int woken; /* a sender counted this thread active again */
+    int counted; /* counted as blocked (deadlock accounting) */
+    int woken;   /* a sender counted this thread active again */
 } waiter;
 
+/* Sleeping and waking.  A receiver that finds its queue empty (after
+ * spinning) takes `mu`, registers in `waiters`, raises `nwait`, checks
+ * its queues again and only then waits on `cv`; a sender links the
+ * message, then reads `nwait` and takes `mu` to wake only when someone may
+ * sleep.  Both sides put a full fence between their write and their read,
+ * so either the receiver sees the message or the sender sees the sleeper:
+ * a hand-off to a receiver that is awake costs no lock and no system
+ * call. */
 typedef struct inbox {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     queue *q; /* [from * nchans + chan] */
-    uint64_t arrivals; /* messages delivered; written under mu, read atomically */
-    waiter *waiters;
+    waiter *waiters;                               /* under mu */
+    int nwait;                                     /* atomic: registered waiters */
+    _Alignas(64) uint64_t arrivals;                /* atomic: messages delivered */
 } inbox;
 
 struct run;
@@ -115,12 +178,15 @@ struct run;
 typedef struct life {
     struct run *run;
     int32_t index;
-    pthread_mutex_t mu;    /* serialises this lifeline's events */
+    pthread_mutex_t mu;    /* serialises this lifeline's events … */
+    int pars;              /* … while parallel regions run (atomic): with
+                              one thread the lock is skipped */
     zgrt_value *store;     /* nvars */
     int64_t *vc;           /* nlifelines */
-    uint8_t *views;        /* nlifelines × nsubs (monitor only) */
-    zgrt_value *varviews;  /* nlifelines × nvars (monitor only) */
-    uint8_t *old, *val;    /* nsubs (monitor only) */
+    uint8_t *views;        /* prog->nviews view slots (monitor only) */
+    zgrt_value *varviews;  /* prog->nvarviews variable-view slots (monitor only) */
+    uint8_t *old, *val;    /* nsubs (monitor only): the previous and the
+                              current event's values of the subformulas */
     int64_t *sent;         /* [to * nchans + chan]: messages sent */
     uint64_t action_calls;
     zri_heap *heap;
@@ -135,6 +201,8 @@ typedef struct run {
     int32_t self;          /* per-lifeline mode: the local lifeline; else -1 */
     int meta;              /* messages carry the vector clock */
     int monitor;           /* … and views */
+    int32_t *vstart;       /* nl + 1: lifeline B's view slots are */
+    int32_t *vvstart;      /* [vstart[B], vstart[B + 1]); variable views alike */
     zri_trace *trace;
     zri_net *net;
     zri_heap *net_heap;
@@ -144,6 +212,7 @@ typedef struct run {
     /* deadlock detection (in-process mode) */
     int deadlock_check;
     int active, blocked;   /* atomics */
+    int ncpu;              /* receivers spin only while active <= ncpu */
     /* completion: body threads still running, woken on errors too */
     pthread_mutex_t done_mu;
     pthread_cond_t done_cv;
@@ -153,9 +222,12 @@ typedef struct run {
 struct zgrt_ctx {
     run *run;
     life *life;
-    int in_event; /* this thread holds life->mu (an eval function is running) */
-    void *hold[3]; /* … and owns these blocks (messages, results): freed on unwinding */
+    int in_event; /* an eval function is running … */
+    int locked;   /* … and this thread holds life->mu */
+    void *hold[3]; /* … and owns these blocks (a message, results): freed on unwinding */
     uint64_t rng;  /* --schedule: this thread's perturbation generator (0: off) */
+    long spin_ns;  /* this thread's spinning budget (0: SPIN_NS) */
+    uint32_t waits; /* waits that spun (for SPIN_PROBE) */
     jmp_buf jb;
 };
 
@@ -181,7 +253,8 @@ static void unwind(zgrt_ctx *ctx)
      * here with the lifeline's lock held */
     if (ctx->in_event) {
         ctx->in_event = 0;
-        pthread_mutex_unlock(&ctx->life->mu);
+        if (ctx->locked) pthread_mutex_unlock(&ctx->life->mu);
+        ctx->locked = 0;
         for (int i = 0; i < 3; i++) {
             free(ctx->hold[i]);
             ctx->hold[i] = NULL;
@@ -381,34 +454,104 @@ static void thread_gone(run *R)
 
 /* ---- messages ----------------------------------------------------------- */
 
-/* One malloc block: the message, its values, and the metadata the run
- * needs (the vector clock; views and variable views with the monitor
- * only).  Free with free(). */
-static zri_msg *msg_alloc(run *R, int32_t nvals)
+/* Bytes of a message block with room for cap values and, with meta, the
+ * vector clock and (views: the program has a monitor) the view slots: 8 *
+ * nlifelines + 16 * nvarviews + nviews bytes after the values; the offsets
+ * of the vector clock, variable views and views. */
+static size_t msg_layout(const zgrt_program *p, int meta, int views, int32_t cap, size_t *vc_off,
+                         size_t *vv_off, size_t *v_off)
 {
-    const zgrt_program *p = R->prog;
-    size_t nl = (size_t)R->nl, nvars = (size_t)p->nvars, nsubs = (size_t)(p->nsubs > 0 ? p->nsubs : 0);
-    int views = R->monitor;
-    size_t sz = sizeof(zri_msg) + (size_t)nvals * sizeof(zgrt_value);
-    size_t vc_off = sz;
-    if (R->meta) sz += nl * sizeof(int64_t);
-    size_t vv_off = sz;
-    if (R->meta && views) sz += nl * nvars * sizeof(zgrt_value);
-    size_t v_off = sz;
-    if (R->meta && views) sz += nl * nsubs;
-    unsigned char *mem = xcalloc(1, sz);
-    zri_msg *m = (zri_msg *)mem;
+    size_t nl = (size_t)p->nlifelines, nvv = (size_t)p->nvarviews, nv = (size_t)p->nviews;
+    views = meta && views;
+    size_t sz = sizeof(zri_msg) + (size_t)cap * sizeof(zgrt_value);
+    *vc_off = sz;
+    if (meta) sz += nl * sizeof(int64_t);
+    *vv_off = sz;
+    if (views) sz += nvv * sizeof(zgrt_value);
+    *v_off = sz;
+    if (views) sz += nv;
+    return sz;
+}
+
+static size_t msg_size(run *R, int32_t cap, size_t *vc_off, size_t *vv_off, size_t *v_off)
+{
+    return msg_layout(R->prog, R->meta, R->monitor, cap, vc_off, vv_off, v_off);
+}
+
+size_t zri_msg_block_size(const zgrt_program *p, int32_t cap, int meta)
+{
+    size_t vc_off, vv_off, v_off;
+    return msg_layout(p, meta, p->monitor != 0, cap, &vc_off, &vv_off, &v_off);
+}
+
+/* A message with nvals values from `from` to `to` on chan: a block the
+ * channel's receiver handed back when there is one big enough, else a new
+ * one (only the channel's sender calls this).  Every
+ * field is reset except the metadata arrays, which the send overwrites
+ * whole.  Free with msg_release or free(). */
+static zri_msg *msg_alloc(run *R, int32_t from, int32_t to, int32_t chan, int32_t nvals)
+{
+    queue *q = &R->lives[to].in.q[(size_t)from * (size_t)R->prog->nchans + (size_t)chan];
+    if (!q->pfree && __atomic_load_n(&q->returned, __ATOMIC_RELAXED))
+        q->pfree = __atomic_exchange_n(&q->returned, NULL, __ATOMIC_ACQUIRE);
+    zri_msg *m = q->pfree;
+    if (m) q->pfree = m->next;
+    size_t vc_off, vv_off, v_off;
+    if (m && m->cap < nvals) {
+        free(m);
+        m = NULL;
+    }
+    if (!m) {
+        int32_t cap = nvals < 4 ? 4 : nvals;
+        m = malloc(msg_size(R, cap, &vc_off, &vv_off, &v_off));
+        if (!m) zri_oom();
+        m->cap = cap;
+    } else {
+        msg_size(R, m->cap, &vc_off, &vv_off, &v_off);
+    }
+    unsigned char *mem = (unsigned char *)m;
+    int32_t cap = m->cap;
+    memset(m, 0, sizeof *m);
+    m->reusable = 1;
+    m->cap = cap;
+    m->from = from;
+    m->to = to;
+    m->chan = chan;
     m->nvals = nvals;
     m->vals = nvals ? (zgrt_value *)(mem + sizeof(zri_msg)) : NULL;
     if (R->meta) {
         m->has_meta = 1;
         m->vc = (int64_t *)(mem + vc_off);
-        if (views) {
+        if (R->monitor) {
             m->varviews = (zgrt_value *)(mem + vv_off);
             m->views = mem + v_off;
         }
     }
     return m;
+}
+
+/* A message the run is done with (only the channel's receiver calls this,
+ * or its sender for a message sent to another process): kept for the
+ * channel's sender when it is a reusable block, else freed. */
+static void msg_release(run *R, zri_msg *m)
+{
+    if (!m) return;
+    if (!m->reusable || m->to < 0 || m->to >= R->nl || m->from < 0 || m->from >= R->nl) {
+        free(m);
+        return;
+    }
+    queue *q = &R->lives[m->to].in.q[(size_t)m->from * (size_t)R->prog->nchans + (size_t)m->chan];
+    if (q->ncfree >= RECYCLE_KEEP) {
+        free(m);
+        return;
+    }
+    m->next = q->cfree;
+    q->cfree = m;
+    if (++q->ncfree >= RECYCLE_BATCH && !__atomic_load_n(&q->returned, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&q->returned, q->cfree, __ATOMIC_RELEASE);
+        q->cfree = NULL;
+        q->ncfree = 0;
+    }
 }
 
 static int waits_for(const waiter *w, int32_t from, int32_t chan)
@@ -419,31 +562,36 @@ static int waits_for(const waiter *w, int32_t from, int32_t chan)
     return 0;
 }
 
-/* Puts m into its receiver's queue and wakes the receiver. */
+/* Links m at the end of its channel and wakes its receiver if it may be
+ * sleeping.  Only the channel's producer thread calls this. */
 static void deliver_local(run *R, zri_msg *m)
 {
     inbox *in = &R->lives[m->to].in;
-    pthread_mutex_lock(&in->mu);
-    m->next = NULL;
-    m->arrival = in->arrivals + 1;
-    __atomic_store_n(&in->arrivals, m->arrival, __ATOMIC_RELEASE);
     queue *q = &in->q[(size_t)m->from * (size_t)R->prog->nchans + (size_t)m->chan];
-    if (q->tail) q->tail->next = m;
-    else q->head = m;
+    m->next = NULL;
+    m->arrival = __atomic_add_fetch(&in->arrivals, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(q->tail ? &q->tail->next : &q->stub.next, m, __ATOMIC_RELEASE);
     q->tail = m;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&in->nwait, __ATOMIC_RELAXED) == 0) return;
+    pthread_mutex_lock(&in->mu);
     for (waiter *w = in->waiters; w; w = w->next) {
-        if (w->woken || !waits_for(w, m->from, m->chan)) continue;
+        if (!w->counted || w->woken || !waits_for(w, m->from, m->chan)) continue;
         w->woken = 1;
-        if (R->deadlock_check) {
-            __atomic_add_fetch(&R->active, 1, __ATOMIC_ACQ_REL);
-            __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
-        }
+        __atomic_add_fetch(&R->active, 1, __ATOMIC_ACQ_REL);
+        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
     }
     pthread_cond_broadcast(&in->cv);
     pthread_mutex_unlock(&in->mu);
 }
 
-/* The position k of the peer whose queue head arrived first, or -1. */
+/* The next message of a channel, or NULL (consumer only). */
+static zri_msg *queue_peek(queue *q)
+{
+    return __atomic_load_n(q->head ? &q->head->next : &q->stub.next, __ATOMIC_ACQUIRE);
+}
+
+/* The position k of the peer whose next message arrived first, or -1. */
 static int32_t pick_head(run *R, inbox *in, int32_t chan, int32_t n, const int32_t *peers,
                          int64_t done_mask)
 {
@@ -451,7 +599,7 @@ static int32_t pick_head(run *R, inbox *in, int32_t chan, int32_t n, const int32
     uint64_t when = 0;
     for (int32_t k = 0; k < n; k++) {
         if ((done_mask >> k) & 1) continue;
-        zri_msg *h = in->q[(size_t)peers[k] * (size_t)R->prog->nchans + (size_t)chan].head;
+        zri_msg *h = queue_peek(&in->q[(size_t)peers[k] * (size_t)R->prog->nchans + (size_t)chan]);
         if (h && (best < 0 || h->arrival < when)) {
             best = k;
             when = h->arrival;
@@ -469,6 +617,30 @@ static void unlink_waiter(inbox *in, waiter *w)
         }
 }
 
+/* More threads are running than there are processors: a waiting thread
+ * then yields the processor between looks at its queues from the start
+ * (the sender may be waiting for that processor), which is still far
+ * cheaper than sleeping and being woken. */
+static int crowded(run *R)
+{
+    if (!R->deadlock_check) return 0;
+    return __atomic_load_n(&R->active, __ATOMIC_RELAXED) > R->ncpu;
+}
+
+/* Per-lifeline mode: writes the frames sent so far to the other processes
+ * (net.c buffers them).  Called before a thread of this lifeline may wait
+ * (a receive that finds nothing, an action, a parallel region) and when
+ * it ends, so that no frame stays buffered while the threads that could
+ * write it are all waiting. */
+static void net_flush(zgrt_ctx *ctx, int32_t loc)
+{
+    run *R = ctx->run;
+    if (!R->net) return;
+    char err[512];
+    err[0] = '\0';
+    if (zri_net_flush(R->net, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
+}
+
 /* Blocks until one of the queues (peers[k] → self, chan), k not in
  * done_mask, has a message; returns k.  Unwinds when the run is cancelled. */
 static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers,
@@ -476,77 +648,92 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
 {
     run *R = ctx->run;
     inbox *in = &ctx->life->in;
-    waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask};
-    int registered = 0, deadlock = 0, spun = 0;
     int32_t k;
+    struct timespec t0, t;
     perturb(ctx);
+    if ((k = pick_head(R, in, chan, n, peers, done_mask)) >= 0) return k;
+    net_flush(ctx, -1);
+
+    /* a message is often a few microseconds away: watch the queues for a
+     * short while before sleeping */
+    long budget = ctx->spin_ns && ++ctx->waits % SPIN_PROBE ? ctx->spin_ns : SPIN_NS;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 1, yield = crowded(R);; i++) {
+        if ((k = pick_head(R, in, chan, n, peers, done_mask)) >= 0) {
+            ctx->spin_ns = SPIN_NS;
+            return k;
+        }
+        if (cancelled(R)) unwind(ctx);
+        if (yield) sched_yield();
+        else spin_pause();
+        if (yield || i % 64 == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            long ns = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec);
+            if (ns > budget) break;
+            /* in one process, past half the budget: the sender may be
+             * waiting for this processor */
+            yield = yield || (R->deadlock_check && ns > budget / 2);
+        }
+    }
+
+    /* sleep */
+    waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask};
+    int deadlock = 0;
     pthread_mutex_lock(&in->mu);
+    w.next = in->waiters;
+    in->waiters = &w;
+    __atomic_add_fetch(&in->nwait, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (;;) {
         k = pick_head(R, in, chan, n, peers, done_mask);
         if (k >= 0 || cancelled(R)) break;
-        if (!spun) {
-            /* a message is often a few microseconds away: watch the inbox
-             * for a short while before sleeping */
-            spun = 1;
-            uint64_t seen = in->arrivals;
-            pthread_mutex_unlock(&in->mu);
-            struct timespec t0, t;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
-            for (int i = 1;; i++) {
-                if (__atomic_load_n(&in->arrivals, __ATOMIC_ACQUIRE) != seen || cancelled(R)) break;
-                spin_pause();
-                if (i % 32 == 0) {
-                    clock_gettime(CLOCK_MONOTONIC, &t);
-                    if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > SPIN_NS) break;
-                }
-            }
-            pthread_mutex_lock(&in->mu);
-            continue;
-        }
-        if (!registered) {
+        if (R->deadlock_check && !w.counted) {
+            /* counted only after the check above found nothing: a sender
+             * that links a message from now on sees this waiter */
+            w.counted = 1;
             w.woken = 0;
-            w.next = in->waiters;
-            in->waiters = &w;
-            registered = 1;
-            if (R->deadlock_check) {
-                __atomic_add_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
-                if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_ACQ_REL) == 0) {
-                    deadlock = 1;
-                    break;
-                }
+            __atomic_add_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
+            if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_ACQ_REL) == 0) {
+                deadlock = 1;
+                break;
             }
         }
         pthread_cond_wait(&in->cv, &in->mu);
-        if (w.woken) {
-            unlink_waiter(in, &w);
-            registered = 0;
-        }
+        if (w.woken) w.counted = w.woken = 0; /* a sender counted us active again */
     }
     pthread_mutex_unlock(&in->mu);
     if (deadlock) report_deadlock(R); /* describes this waiter too */
-    if (registered) {
-        pthread_mutex_lock(&in->mu);
-        unlink_waiter(in, &w);
-        pthread_mutex_unlock(&in->mu);
+    pthread_mutex_lock(&in->mu);
+    unlink_waiter(in, &w);
+    __atomic_sub_fetch(&in->nwait, 1, __ATOMIC_SEQ_CST);
+    if (w.counted && !w.woken && !deadlock) {
+        __atomic_add_fetch(&R->active, 1, __ATOMIC_ACQ_REL);
+        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
     }
+    pthread_mutex_unlock(&in->mu);
     if (k < 0) unwind(ctx);
+    /* adapt the budget to how long this wait lasted */
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    long ns = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec);
+    budget = ctx->spin_ns ? ctx->spin_ns : SPIN_NS;
+    ctx->spin_ns = ns <= SPIN_LONG_NS ? SPIN_NS : budget / 2 < SPIN_MIN_NS ? SPIN_MIN_NS : budget / 2;
     return k;
 }
 
-/* Takes the head of (peer → self, chan), waiting for it. */
+/* Takes the next message of (peer → self, chan), waiting for it.  The
+ * message stays the queue's head until the next one is taken: read it,
+ * never free it. */
 static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_seq)
 {
     run *R = ctx->run;
     inbox *in = &ctx->life->in;
     wait_heads(ctx, chan, 1, &peer, 0);
-    pthread_mutex_lock(&in->mu);
     queue *q = &in->q[(size_t)peer * (size_t)R->prog->nchans + (size_t)chan];
-    zri_msg *m = q->head;
-    q->head = m->next;
-    if (!q->head) q->tail = NULL;
-    m->next = NULL;
+    zri_msg *m = queue_peek(q);
+    zri_msg *old = q->head;
+    q->head = m;
+    if (old) msg_release(R, old);
     *expect_seq = ++q->last_seq;
-    pthread_mutex_unlock(&in->mu);
     return m;
 }
 
@@ -554,15 +741,16 @@ static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_
 
 static void merge(run *R, life *L, const zri_msg *m)
 {
-    const zgrt_program *p = R->prog;
-    size_t nsubs = (size_t)p->nsubs, nvars = (size_t)p->nvars;
     for (int32_t b = 0; b < R->nl; b++) {
         if (m->vc[b] <= L->vc[b]) continue;
-        if (R->monitor && m->views && nsubs)
-            memcpy(L->views + (size_t)b * nsubs, m->views + (size_t)b * nsubs, nsubs);
-        if (R->monitor && m->varviews && nvars)
-            memcpy(L->varviews + (size_t)b * nvars, m->varviews + (size_t)b * nvars,
-                   nvars * sizeof(zgrt_value));
+        if (R->monitor) {
+            /* B's slots, copied as one range */
+            int32_t s0 = R->vstart[b], s1 = R->vstart[b + 1];
+            if (s1 > s0 && m->views) memcpy(L->views + s0, m->views + s0, (size_t)(s1 - s0));
+            s0 = R->vvstart[b], s1 = R->vvstart[b + 1];
+            if (s1 > s0 && m->varviews)
+                memcpy(L->varviews + s0, m->varviews + s0, (size_t)(s1 - s0) * sizeof(zgrt_value));
+        }
         L->vc[b] = m->vc[b];
     }
 }
@@ -572,7 +760,8 @@ static void merge(run *R, life *L, const zri_msg *m)
  * message to send (filled and, in-process, delivered).  Returns val[root]
  * (root >= 0) or 0.  The caller has checked everything that can fail,
  * except the eval function: if it traps, the blocks in `hold` (the
- * caller's malloc'd message(s) and results, or NULL) are freed. */
+ * message to send and the caller's malloc'd results, or NULL) are freed.
+ * The lifeline's lock is taken only while a parallel region runs. */
 static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void *extra,
                     int32_t root)
 {
@@ -580,32 +769,39 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
     life *L = ctx->life;
     const zgrt_program *p = R->prog;
     int32_t self = L->index;
-    size_t nsubs = (size_t)p->nsubs, nvars = (size_t)p->nvars;
+    size_t nsubs = (size_t)p->nsubs;
     int result = 0;
 
     perturb(ctx);
-    pthread_mutex_lock(&L->mu);
+    int locked = __atomic_load_n(&L->pars, __ATOMIC_ACQUIRE) > 0;
+    if (locked) pthread_mutex_lock(&L->mu);
     if (in && in->has_meta && in->vc) merge(R, L, in);
-    if (R->monitor && nsubs) memcpy(L->old, L->views + (size_t)self * nsubs, nsubs);
     L->vc[self]++;
     for (int32_t k = 0; k < e->nwrites; k++)
         if (e->write_vars[k] >= 0) L->store[e->write_vars[k]] = e->write_vals[k];
     if (R->monitor) {
-        if (nvars) memcpy(L->varviews + (size_t)self * nvars, L->store, nvars * sizeof(zgrt_value));
         if (nsubs) {
+            /* old = the values at the previous event (zero at the first) */
+            uint8_t *prev = L->val;
+            L->val = L->old;
+            L->old = prev;
             memset(L->val, 0, nsubs);
             if (p->evals && p->evals[self]) {
-                ctx->hold[0] = in;
-                ctx->hold[1] = out;
-                ctx->hold[2] = extra;
+                ctx->hold[0] = out;
+                ctx->hold[1] = extra;
                 ctx->in_event = 1;
+                ctx->locked = locked;
                 p->evals[self](ctx, L->val, L->old);
-                ctx->in_event = 0;
+                ctx->in_event = ctx->locked = 0;
                 ctx->hold[0] = ctx->hold[1] = ctx->hold[2] = NULL;
             }
-            memcpy(L->views + (size_t)self * nsubs, L->val, nsubs);
             if (root >= 0) result = L->val[root] != 0;
         }
+        /* this lifeline's own slots: view(self, ψ) = val[ψ], var(self, x) = store[x] */
+        for (int32_t s = R->vstart[self], e1 = R->vstart[self + 1]; s < e1; s++)
+            L->views[s] = L->val[p->views[s].index];
+        for (int32_t s = R->vvstart[self], e1 = R->vvstart[self + 1]; s < e1; s++)
+            L->varviews[s] = L->store[p->varviews[s].index];
     }
     if (e->kind == ZRI_EV_CHOICE && root >= 0) e->value = result;
     if (out) {
@@ -615,9 +811,9 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
         if (out->has_meta) {
             memcpy(out->vc, L->vc, (size_t)R->nl * sizeof(int64_t));
             if (R->monitor) {
-                if (out->views && nsubs) memcpy(out->views, L->views, (size_t)R->nl * nsubs);
-                if (out->varviews && nvars)
-                    memcpy(out->varviews, L->varviews, (size_t)R->nl * nvars * sizeof(zgrt_value));
+                if (out->views && p->nviews) memcpy(out->views, L->views, (size_t)p->nviews);
+                if (out->varviews && p->nvarviews)
+                    memcpy(out->varviews, L->varviews, (size_t)p->nvarviews * sizeof(zgrt_value));
             }
         }
     }
@@ -630,7 +826,7 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
     /* in-process: deliver under the lifeline's lock (lock order: lifeline,
      * then inbox), after the send's trace line */
     if (out && (R->self < 0 || out->to == R->self)) deliver_local(R, out);
-    pthread_mutex_unlock(&L->mu);
+    if (locked) pthread_mutex_unlock(&L->mu);
     return result;
 }
 
@@ -649,7 +845,7 @@ static void send_remote(zgrt_ctx *ctx, zri_msg *m, int32_t loc)
     char err[512] = "";
     int rc = zri_net_send(R->net, m, err, sizeof err);
     int32_t to = m->to;
-    free(m);
+    msg_release(R, m);
     if (rc != 0) ctx_fail(ctx, loc, "cannot send to %s: %s", lname(R, to), err);
 }
 
@@ -667,10 +863,7 @@ void zgrt_send(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const zgrt_
     enter(ctx);
     check_peer(ctx, peer, chan, loc);
     if (n < 0) ctx_fail(ctx, loc, "internal error: message of %d values", (int)n);
-    zri_msg *m = msg_alloc(ctx->run, n);
-    m->from = ctx->life->index;
-    m->to = peer;
-    m->chan = chan;
+    zri_msg *m = msg_alloc(ctx->run, ctx->life->index, peer, chan, n);
     m->kind = ZRI_MSG_USER;
     if (n) memcpy(m->vals, vals, (size_t)n * sizeof(zgrt_value));
     zri_event e = {.kind = ZRI_EV_SEND, .peer = peer, .chan = chan, .ctl_tag = -1, .nvals = n,
@@ -686,10 +879,7 @@ void zgrt_send_ctl(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t tag, int32
     check_peer(ctx, peer, chan, loc);
     if (tag < 0 || tag >= ctx->run->prog->ntags)
         ctx_fail(ctx, loc, "internal error: control tag %d", (int)tag);
-    zri_msg *m = msg_alloc(ctx->run, 0);
-    m->from = ctx->life->index;
-    m->to = peer;
-    m->chan = chan;
+    zri_msg *m = msg_alloc(ctx->run, ctx->life->index, peer, chan, 0);
     m->kind = ZRI_MSG_CTL;
     m->tag = tag;
     m->value = value != 0;
@@ -712,14 +902,13 @@ static void msg_shape(run *R, const zri_msg *m, char *out, size_t n)
     }
 }
 
-/* Checks the taken message's sequence number; frees it and fails if wrong. */
+/* Checks the taken message's sequence number; fails if wrong. */
 static void check_seq(zgrt_ctx *ctx, zri_msg *m, int64_t expect, int32_t peer, int32_t chan,
                       int32_t loc)
 {
     if (m->seq == expect && m->from == peer && m->chan == chan && m->to == ctx->life->index) return;
     run *R = ctx->run;
     int64_t got = m->seq;
-    free(m);
     ctx_fail(ctx, loc, "malformed message from %s to %s on %s: message number %" PRId64
              ", expected %" PRId64, lname(R, peer), lname(R, ctx->life->index), cname(R, chan),
              got, expect);
@@ -739,7 +928,6 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
     if (m->kind != ZRI_MSG_USER || m->nvals != n) {
         char got[160];
         msg_shape(R, m, got, sizeof got);
-        free(m);
         ctx_fail(ctx, loc,
                  "malformed message from %s to %s on %s: %s expects a message of %d value%s, got %s",
                  lname(R, peer), lname(R, self), cname(R, chan), lname(R, self), (int)n,
@@ -749,14 +937,12 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
         const zgrt_value *v = &m->vals[k];
         if (binds[k] >= 0) {
             if (binds[k] >= p->nvars) {
-                free(m);
                 ctx_fail(ctx, loc, "internal error: variable %d", (int)binds[k]);
             }
             const zgrt_var *x = &p->vars[binds[k]];
             if (!zri_value_check(p, v, x->type)) {
                 char got[256];
                 value_text(R, v, got, sizeof got);
-                free(m);
                 ctx_fail(ctx, loc,
                          "malformed message from %s to %s on %s: value %d is %s, but %s is of type %s",
                          lname(R, peer), lname(R, self), cname(R, chan), (int)k + 1, got, x->name,
@@ -767,7 +953,6 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
             if (consts) value_text(R, &consts[k], want, sizeof want);
             else snprintf(want, sizeof want, "a constant");
             value_text(R, v, got, sizeof got);
-            free(m);
             ctx_fail(ctx, loc, "constant binding mismatch: expected %s, got %s", want, got);
         }
     }
@@ -775,7 +960,6 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
                    .nvals = n, .vals = m->vals, .attempts = 1, .nwrites = n, .write_vars = binds,
                    .write_vals = m->vals};
     do_event(ctx, &e, m, NULL, NULL, -1);
-    free(m);
 }
 
 int32_t zgrt_recv_ctl(zgrt_ctx *ctx, int32_t owner, int32_t chan, int32_t tag, int32_t loc)
@@ -792,7 +976,6 @@ int32_t zgrt_recv_ctl(zgrt_ctx *ctx, int32_t owner, int32_t chan, int32_t tag, i
         msg_shape(R, m, got, sizeof got);
         if (m->kind == ZRI_MSG_CTL && m->tag == tag)
             snprintf(got, sizeof got, "decision %d", (int)m->value);
-        free(m);
         ctx_fail(ctx, loc, "malformed message from %s to %s on %s: %s expects control message %s, got %s",
                  lname(R, owner), lname(R, self), cname(R, chan), lname(R, self),
                  tag >= 0 && tag < R->prog->ntags ? R->prog->tags[tag] : "?", got);
@@ -802,7 +985,6 @@ int32_t zgrt_recv_ctl(zgrt_ctx *ctx, int32_t owner, int32_t chan, int32_t tag, i
     zri_event e = {.kind = ZRI_EV_RECV, .peer = owner, .chan = chan, .ctl_tag = tag, .seq = m->seq,
                    .nvals = 1, .vals = &decision, .attempts = 1};
     do_event(ctx, &e, m, NULL, NULL, -1);
-    free(m);
     return value;
 }
 
@@ -897,9 +1079,8 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     if (A->nresults > 8) res = xcalloc((size_t)A->nresults, sizeof *res);
     memset(res, 0, (size_t)(A->nresults > 8 ? A->nresults : 8) * sizeof *res);
 
-    pthread_mutex_lock(&L->mu);
-    uint64_t call_index = L->action_calls++;
-    pthread_mutex_unlock(&L->mu);
+    uint64_t call_index = __atomic_fetch_add(&L->action_calls, 1, __ATOMIC_RELAXED);
+    net_flush(ctx, loc);
 
     note_user nu = {ctx, A->name};
     zri_action_env env = {.prog = p, .opts = &R->opts, .lifeline = L->index, .heap = L->heap,
@@ -939,7 +1120,10 @@ typedef struct par_child {
 static void *par_thread(void *arg)
 {
     par_child *c = arg;
-    if (setjmp(c->ctx.jb) == 0) c->fn(&c->ctx);
+    if (setjmp(c->ctx.jb) == 0) {
+        c->fn(&c->ctx);
+        net_flush(&c->ctx, -1); /* the other branches may be waiting for these frames */
+    }
     /* the last branch to end hands its count back to the waiting parent */
     if (__atomic_sub_fetch(c->remaining, 1, __ATOMIC_ACQ_REL) > 0) thread_gone(c->ctx.run);
     return NULL;
@@ -950,9 +1134,12 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
     enter(ctx);
     run *R = ctx->run;
     if (n <= 0) return;
+    net_flush(ctx, loc);
     par_child *c = xcalloc((size_t)n, sizeof *c);
     int remaining = n;
     if (R->deadlock_check) __atomic_add_fetch(&R->active, n - 1, __ATOMIC_ACQ_REL);
+    /* from now on this lifeline's events take its lock */
+    __atomic_add_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
     int32_t started = 0;
     for (; started < n; started++) {
         c[started].ctx.run = R;
@@ -964,6 +1151,7 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
     }
     if (started < n) run_error(R, ctx->life->index, loc, "cannot start a thread for a parallel branch");
     for (int32_t k = 0; k < started; k++) pthread_join(c[k].th, NULL);
+    __atomic_sub_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
     free(c);
     enter(ctx);
 }
@@ -983,30 +1171,35 @@ int64_t zgrt_vc(zgrt_ctx *ctx, int32_t lifeline)
 }
 
 /* The monitor accessors are meant for eval functions, which run inside an
- * event under the lifeline's lock.  view(self, ·) holds the values of the
- * previous event until the current one is evaluated (Algorithm 2 evaluates
- * @self(θ) directly); var(self, x) is the current store. */
-int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t sub)
+ * event under the lifeline's lock; they take a slot of the descriptor's
+ * tables, which must be one of the lifeline's.  view(self, ·) holds the
+ * values of the previous event until the current one is evaluated
+ * (Algorithm 2 evaluates @self(θ) directly); var(self, x) is the current
+ * store. */
+int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t slot)
 {
     run *R = ctx->run;
     life *L = ctx->life;
-    if (!R->monitor || lifeline < 0 || lifeline >= R->nl || sub < 0 || sub >= R->prog->nsubs)
+    if (!R->monitor || lifeline < 0 || lifeline >= R->nl || slot < R->vstart[lifeline] ||
+        slot >= R->vstart[lifeline + 1])
         return 0;
     if (L->vc[lifeline] == 0) return 0;
-    return L->views[(size_t)lifeline * (size_t)R->prog->nsubs + (size_t)sub];
+    return L->views[slot];
 }
 
-const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t var)
+const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t slot)
 {
     run *R = ctx->run;
     life *L = ctx->life;
-    if (lifeline < 0 || lifeline >= R->nl || var < 0 || var >= R->prog->nvars) return NULL;
+    if (lifeline < 0 || lifeline >= R->nl || slot < R->vvstart[lifeline] ||
+        slot >= R->vvstart[lifeline + 1])
+        return NULL;
     const zgrt_value *v;
     if (lifeline == L->index) {
-        v = &L->store[var];
+        v = &L->store[R->prog->varviews[slot].index];
     } else {
         if (!R->monitor || L->vc[lifeline] == 0) return NULL;
-        v = &L->varviews[(size_t)lifeline * (size_t)R->prog->nvars + (size_t)var];
+        v = &L->varviews[slot];
     }
     return v->tag == ZGRT_UNDEF ? NULL : v;
 }
@@ -1030,8 +1223,8 @@ static void life_init(run *R, life *L, int32_t index)
     L->store = xcalloc(nvars, sizeof(zgrt_value));
     L->vc = xcalloc(nl, sizeof(int64_t));
     if (R->monitor) {
-        L->views = xcalloc(nl * nsubs, 1);
-        L->varviews = xcalloc(nl * nvars, sizeof(zgrt_value));
+        L->views = xcalloc((size_t)p->nviews, 1);
+        L->varviews = xcalloc((size_t)p->nvarviews, sizeof(zgrt_value));
         L->old = xcalloc(nsubs, 1);
         L->val = xcalloc(nsubs, 1);
     }
@@ -1046,11 +1239,19 @@ static void life_free(run *R, life *L)
 {
     size_t nq = (size_t)R->nl * (size_t)R->prog->nchans;
     if (L->in.q)
-        for (size_t i = 0; i < nq; i++)
-            for (zri_msg *m = L->in.q[i].head, *nx; m; m = nx) {
+        for (size_t i = 0; i < nq; i++) {
+            queue *q = &L->in.q[i];
+            for (zri_msg *m = q->head ? q->head : q->stub.next, *nx; m; m = nx) {
                 nx = m->next;
                 free(m);
             }
+            zri_msg *lists[3] = {q->cfree, q->pfree, q->returned};
+            for (int k = 0; k < 3; k++)
+                for (zri_msg *m = lists[k], *nx; m; m = nx) {
+                    nx = m->next;
+                    free(m);
+                }
+        }
     free(L->in.q);
     pthread_cond_destroy(&L->in.cv);
     pthread_mutex_destroy(&L->in.mu);
@@ -1072,6 +1273,8 @@ static run *run_new(const zgrt_program *p)
     R->nl = p->nlifelines;
     R->self = -1;
     R->monitor = p->monitor != 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    R->ncpu = ncpu > 0 ? (int)ncpu : 1;
     pthread_mutex_init(&R->err_mu, NULL);
     pthread_mutex_init(&R->done_mu, NULL);
     pthread_condattr_t ca;
@@ -1080,6 +1283,15 @@ static run *run_new(const zgrt_program *p)
     pthread_cond_init(&R->done_cv, &ca);
     pthread_condattr_destroy(&ca);
     R->lives = xcalloc((size_t)R->nl, sizeof(life));
+    /* slot ranges per lifeline (check_program validated the tables) */
+    R->vstart = xcalloc((size_t)R->nl + 1, sizeof(int32_t));
+    R->vvstart = xcalloc((size_t)R->nl + 1, sizeof(int32_t));
+    for (int32_t b = 0, s = 0, t = 0; b <= R->nl; b++) {
+        while (s < p->nviews && p->views[s].lifeline < b) s++;
+        while (t < p->nvarviews && p->varviews[t].lifeline < b) t++;
+        R->vstart[b] = s;
+        R->vvstart[b] = t;
+    }
     return R;
 }
 
@@ -1088,6 +1300,8 @@ static void run_free(run *R)
     for (int32_t l = 0; l < R->nl; l++)
         if (R->lives[l].run) life_free(R, &R->lives[l]);
     free(R->lives);
+    free(R->vstart);
+    free(R->vvstart);
     zri_heap_free(R->net_heap);
     zri_options_free(&R->opts);
     free(R->error);
@@ -1196,7 +1410,10 @@ static void *body_thread(void *arg)
 {
     zgrt_ctx *ctx = arg;
     run *R = ctx->run;
-    if (setjmp(ctx->jb) == 0) R->prog->bodies[ctx->life->index](ctx);
+    if (setjmp(ctx->jb) == 0) {
+        R->prog->bodies[ctx->life->index](ctx);
+        net_flush(ctx, -1);
+    }
     thread_gone(R);
     pthread_mutex_lock(&R->done_mu);
     R->running--;
@@ -1324,6 +1541,39 @@ static int write_result(run *R, const char *json)
     return 0;
 }
 
+/* A slot table of the descriptor (zgrt_abi.h, zgrt_slot): n >= 0 slots,
+ * each with a lifeline < nlifelines and an index < limit, sorted by
+ * (lifeline, index) without duplicates.  Returns 0, or -1 after printing
+ * what is wrong. */
+static int check_slots(const zgrt_program *p, const char *what, int32_t n, const zgrt_slot *t,
+                       int32_t limit, const char *unit)
+{
+    const char *bad = NULL;
+    int32_t k = -1;
+    if (n < 0) bad = "negative slot count";
+    else if (n > 0 && !t) bad = "missing slot table";
+    for (int32_t i = 0; !bad && i < n; i++) {
+        k = i;
+        if (t[i].lifeline < 0 || t[i].lifeline >= p->nlifelines) bad = "lifeline out of range";
+        else if (t[i].index < 0 || t[i].index >= limit) bad = "index out of range";
+        else if (i > 0 && (t[i].lifeline < t[i - 1].lifeline ||
+                           (t[i].lifeline == t[i - 1].lifeline && t[i].index <= t[i - 1].index)))
+            bad = "not sorted by (lifeline, index) without duplicates";
+    }
+    if (!bad) return 0;
+    if (k < 0)
+        fprintf(stderr,
+                "zgc: error: internal error: malformed program descriptor: %s slots: %s (%d)\n",
+                what, bad, (int)n);
+    else
+        fprintf(stderr,
+                "zgc: error: internal error: malformed program descriptor: %s slot %d (lifeline %d, "
+                "%s %d): %s (%d lifelines, %d %ss)\n",
+                what, (int)k, (int)t[k].lifeline, unit, (int)t[k].index, bad, (int)p->nlifelines,
+                (int)limit, unit);
+    return -1;
+}
+
 static int check_program(const zgrt_program *p)
 {
     if (!p) return -1;
@@ -1333,11 +1583,15 @@ static int check_program(const zgrt_program *p)
                 (int)p->abi_version, ZGRT_ABI_VERSION);
         return -1;
     }
-    if (p->nlifelines <= 0 || !p->lifelines || !p->bodies || p->nvars < 0 || p->nchans < 0 ||
+    if (p->nlifelines <= 0 || !p->lifelines || !p->bodies || p->nvars < 0 ||
+        (p->nvars > 0 && !p->vars) || p->nchans < 0 ||
         p->nsubs < 0 || p->ninputs < 0 || p->nresults < 0 || (p->nresults > 0 && !p->results)) {
         fprintf(stderr, "zgc: error: internal error: malformed program descriptor\n");
         return -1;
     }
+    if (check_slots(p, "view", p->nviews, p->views, p->nsubs, "subformula") < 0 ||
+        check_slots(p, "variable-view", p->nvarviews, p->varviews, p->nvars, "variable") < 0)
+        return -1;
     return 0;
 }
 

@@ -8,7 +8,8 @@
  *              1 <= length <= ZRI_FRAME_MAX
  *   payload  = magic version kind body
  *   magic    = 0x5A ('Z')
- *   version  = 0x01
+ *   version  = 0x02 (1: the dense views of runtime ABI 1, refused); a
+ *              hello carries the handshake's own version (net.c)
  *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 hello
  *
  *   body of a user message (kind 0):
@@ -46,13 +47,18 @@
  *
  *   meta     = vc views varviews
  *       vc       = varint{nlifelines}, each <= INT64_MAX
- *       views    = only when the program has a monitor: the
- *                  nlifelines × nsubs bits, entry l*nsubs+s in byte k/8,
- *                  bit k%8 (k = l*nsubs+s, least significant bit first),
- *                  unused bits of the last byte zero
- *       varviews = only when the program has a monitor:
- *                  value{nlifelines × nvars}, entry l*nvars+v undef or of
- *                  the declared type of variable v (same enum)
+ *       views    = only when the program has a monitor: nviews bits, one
+ *                  per view slot of the program descriptor
+ *                  (zgrt_program.views, zgrt_abi.h), slot k in byte k/8,
+ *                  bit k%8 (least significant bit first), unused bits of
+ *                  the last byte zero
+ *       varviews = only when the program has a monitor: value{nvarviews},
+ *                  one per variable-view slot (zgrt_program.varviews):
+ *                  slot k = (B, x) undef or of the declared type of
+ *                  variable x (same enum)
+ *   The slot tables are part of the program (both ends have the same
+ *   descriptor), so the sizes are implied: e.g. 4 lifelines, 2 view slots
+ *   and 2 variable-view slots give at least 4 + 1 + 2 bytes of meta.
  *
  * A user message's tag and value fields are not sent (decoded as 0); a
  * control message's decision travels in its value field.  The decoder
@@ -71,7 +77,7 @@
 #include "rt.h"
 
 #define FRAME_MAGIC 0x5Au
-#define FRAME_VERSION 1u
+#define FRAME_VERSION 2u
 #define FRAME_KIND_HELLO 3u
 #define FRAME_HAS_META 0x01u
 /* Largest value count in one message (a send lists its values in the
@@ -92,18 +98,18 @@ static size_t align16(size_t n)
 zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta)
 {
     if (nvals < 0 || nvals > ZRI_FRAME_VALS_MAX) return NULL;
-    size_t nl = p->nlifelines > 0 ? (size_t)p->nlifelines : 0;
-    size_t nsubs = p->monitor && p->nsubs > 0 ? (size_t)p->nsubs : 0;
-    size_t nvars = p->monitor && p->nvars > 0 ? (size_t)p->nvars : 0;
-    if (!with_meta) nl = 0;
+    size_t nl = with_meta && p->nlifelines > 0 ? (size_t)p->nlifelines : 0;
+    /* the monitor's slots (zgrt_abi.h: zgrt_slot) */
+    size_t nv = with_meta && p->monitor && p->nviews > 0 ? (size_t)p->nviews : 0;
+    size_t nvv = with_meta && p->monitor && p->nvarviews > 0 ? (size_t)p->nvarviews : 0;
     /* program sizes are small; guard against overflow anyway */
-    if (nl && (nsubs > SIZE_MAX / 64 / nl || nvars > SIZE_MAX / 64 / nl)) return NULL;
+    if (nl > SIZE_MAX / 64 || nv > SIZE_MAX / 64 || nvv > SIZE_MAX / 64) return NULL;
 
     size_t off_vals = align16(sizeof(zri_msg));
     size_t off_varviews = align16(off_vals + (size_t)nvals * sizeof(zgrt_value));
-    size_t off_vc = align16(off_varviews + nl * nvars * sizeof(zgrt_value));
+    size_t off_vc = align16(off_varviews + nvv * sizeof(zgrt_value));
     size_t off_views = align16(off_vc + nl * sizeof(int64_t));
-    size_t total = off_views + nl * nsubs;
+    size_t total = off_views + nv;
 
     unsigned char *b = calloc(1, total);
     if (!b) return NULL;
@@ -331,6 +337,18 @@ static int index_ok(int32_t i, int32_t n)
     return i >= 0 && i < n;
 }
 
+/* The declared type of the variable of variable-view slot k, or NULL when
+ * the descriptor's slot is malformed (zgrt_main validates descriptors
+ * before a run; this keeps the codec safe with any descriptor). */
+static const zgrt_type *slot_type(const zgrt_program *p, size_t k)
+{
+    if (!p->varviews || k >= (size_t)(p->nvarviews > 0 ? p->nvarviews : 0)) return NULL;
+    const zgrt_slot *s = &p->varviews[k];
+    if (!index_ok(s->lifeline, p->nlifelines) || !index_ok(s->index, p->nvars) || !p->vars)
+        return NULL;
+    return &p->vars[s->index].type;
+}
+
 int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, size_t *len)
 {
     *buf = NULL;
@@ -374,8 +392,8 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
                 w_varint(&w, (uint64_t)m->vc[l]);
             }
             if (p->monitor) {
-                size_t nbits = (size_t)nl * (size_t)(p->nsubs > 0 ? p->nsubs : 0);
-                size_t nvv = (size_t)nl * (size_t)(p->nvars > 0 ? p->nvars : 0);
+                size_t nbits = p->nviews > 0 ? (size_t)p->nviews : 0;
+                size_t nvv = p->nvarviews > 0 ? (size_t)p->nvarviews : 0;
                 if ((nbits && !m->views) || (nvv && !m->varviews)) goto bad;
                 uint8_t *d = w_room(&w, (nbits + 7) / 8);
                 if (d) {
@@ -386,8 +404,8 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
                     }
                 }
                 for (size_t k = 0; k < nvv; k++) {
-                    const zgrt_type *t = &p->vars[k % (size_t)p->nvars].type;
-                    if (w_value(&w, p, &m->varviews[k], 1, t) < 0) goto bad;
+                    const zgrt_type *t = slot_type(p, k);
+                    if (!t || w_value(&w, p, &m->varviews[k], 1, t) < 0) goto bad;
                 }
             }
         }
@@ -611,22 +629,22 @@ static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
     }
     if (!p->monitor) return 0;
 
-    int32_t nsubs = p->nsubs > 0 ? p->nsubs : 0, nvars = p->nvars > 0 ? p->nvars : 0;
-    size_t nbits = (size_t)nl * (size_t)nsubs;
+    size_t nbits = p->nviews > 0 ? (size_t)p->nviews : 0;
+    size_t nvv = p->nvarviews > 0 ? (size_t)p->nvarviews : 0;
     const uint8_t *bits;
     if (r_fixed(r, (nbits + 7) / 8, &bits, "the monitor views") < 0) return -1;
     for (size_t k = 0; k < nbits; k++) m->views[k] = (bits[k / 8] >> (k % 8)) & 1;
     if (nbits % 8 && (bits[nbits / 8] >> (nbits % 8)))
         return rfail(r, "unused bits of the monitor views are not zero");
 
-    for (int32_t l = 0; l < nl; l++) {
-        for (int32_t v = 0; v < nvars; v++) {
-            char label[160];
-            snprintf(label, sizeof label, "value of %s.%s", p->lifelines[l], p->vars[v].name);
-            if (r_value(r, p, h, label, 1, &p->vars[v].type, &m->varviews[(size_t)l * nvars + v]) <
-                0)
-                return -1;
-        }
+    for (size_t k = 0; k < nvv; k++) {
+        const zgrt_type *t = slot_type(p, k);
+        if (!t) return rfail(r, "variable-view slot %zu of the program is malformed", k);
+        const zgrt_slot *s = &p->varviews[k];
+        char label[160];
+        snprintf(label, sizeof label, "value of %s.%s", p->lifelines[s->lifeline],
+                 p->vars[s->index].name);
+        if (r_value(r, p, h, label, 1, t, &m->varviews[k]) < 0) return -1;
     }
     return 0;
 }
@@ -647,11 +665,12 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
     if (magic != FRAME_MAGIC)
         return rfail(&r, "bad magic byte 0x%02x (not a zgc frame)", (unsigned)magic);
     if (r_u8(&r, &version, "the header") < 0) return -1;
+    if (r_u8(&r, &kind, "the header") < 0) return -1;
+    /* a hello has the version of net.c's handshake */
+    if (kind == FRAME_KIND_HELLO) return rfail(&r, "unexpected hello frame");
     if (version != FRAME_VERSION)
         return rfail(&r, "unsupported frame version %u (expected %u)", (unsigned)version,
                      FRAME_VERSION);
-    if (r_u8(&r, &kind, "the header") < 0) return -1;
-    if (kind == FRAME_KIND_HELLO) return rfail(&r, "unexpected hello frame");
     if (kind != ZRI_MSG_USER && kind != ZRI_MSG_CTL && kind != ZRI_MSG_BYE)
         return rfail(&r, "unknown frame kind %u", (unsigned)kind);
 

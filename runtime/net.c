@@ -14,7 +14,7 @@
  *
  *   id         8 bytes big-endian: a hash of everything that shapes frames
  *              (workflow, lifelines, variables and their types, enums,
- *              channels, tags, monitor size), so that two different
+ *              channels, tags, monitor size and view slots), so that two different
  *              programs, or two builds of one, never talk
  *   nlifelines, from, to   varints: the sender's lifeline count and index,
  *              and the index of the lifeline it believes it talks to
@@ -37,7 +37,17 @@
  * malformed or unexpected frame, or a connection that ends without BYE,
  * calls cb->fail once for that peer, and that peer is not read any more.
  * No callback runs before zri_net_open returns or after zri_net_close
- * starts.  Sends run on the caller's thread, one lock per peer.
+ * starts.
+ *
+ * Sending.  zri_net_send encodes the frame on the caller's thread into the
+ * peer's output buffer (one lock per peer); zri_net_flush writes the
+ * buffers out, one system call per peer for everything sent since the last
+ * flush.  The runtime flushes before a lifeline can wait (a receive that
+ * finds nothing, an action, a parallel region) and zri_net_close before its
+ * BYE, so frames never sit in a buffer while their sender is blocked; a
+ * buffer that grows past OUT_FLUSH bytes is written at once.  Consecutive
+ * messages to one peer (a decision and the message after it) thus leave in
+ * one write and wake the peer once.
  *
  * BYE.  zri_net_close sends a BYE frame to every peer before closing: the
  * peer then knows the lifeline ended normally, reads every frame sent
@@ -78,6 +88,7 @@
 #define HELLO_NAME_MAX 1024 /* longest name or reason in a hello */
 #define PENDING_MAX 64      /* accepted connections still owing their hello */
 #define DEFAULT_TIMEOUT 60.0
+#define OUT_FLUSH (64u << 10) /* output buffer size that is written at once */
 #define BYE_TIMEOUT 5.0     /* zri_net_close gives up on peers that do not read */
 #define READ_CHUNK 65536
 
@@ -319,6 +330,17 @@ static uint64_t program_id(const zgrt_program *p)
     for (int32_t i = 0; i < p->ntags; i++) fnv_str(&h, p->tags[i]);
     fnv_i32(&h, p->monitor);
     fnv_i32(&h, p->nsubs);
+    /* the monitor's slots shape the metadata of every frame */
+    fnv_i32(&h, p->nviews);
+    for (int32_t i = 0; i < p->nviews && p->views; i++) {
+        fnv_i32(&h, p->views[i].lifeline);
+        fnv_i32(&h, p->views[i].index);
+    }
+    fnv_i32(&h, p->nvarviews);
+    for (int32_t i = 0; i < p->nvarviews && p->varviews; i++) {
+        fnv_i32(&h, p->varviews[i].lifeline);
+        fnv_i32(&h, p->varviews[i].index);
+    }
     return h;
 }
 
@@ -513,6 +535,8 @@ typedef struct peer {
     int out_broken;    /* a send failed: later sends fail at once */
     char out_err[256];
     pthread_mutex_t send_mu;
+    uint8_t *obuf;     /* frames not yet written (under send_mu) */
+    size_t olen, ocap;
     int in_fd;         /* we read here (reader thread) */
     rx in;
     int done;          /* BYE seen or failed: not read any more */
@@ -541,6 +565,7 @@ struct zri_net {
     pending pend[PENDING_MAX];
     int npend;
     uint8_t *chunk; /* reader thread's read buffer */
+    int dirty;      /* atomic: some output buffer may hold frames */
 
     pthread_mutex_t mu; /* phase, nin, setup_err; signals cv */
     pthread_cond_t cv;
@@ -1156,6 +1181,7 @@ static void net_free(zri_net *n)
             if (pe->out_fd >= 0) close(pe->out_fd);
             if (pe->in_fd >= 0) close(pe->in_fd);
             rx_free(&pe->in);
+            free(pe->obuf);
             pthread_mutex_destroy(&pe->send_mu);
         }
     }
@@ -1296,6 +1322,23 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     return n;
 }
 
+/* Writes peer l's output buffer (its send_mu held); deadline as for
+ * write_all.  -1 when the connection is broken (the reason in out_err). */
+static int flush_peer(zri_net *n, int l, double deadline)
+{
+    peer *pe = &n->peers[l];
+    if (pe->out_broken) return -1;
+    if (!pe->olen) return 0;
+    int rc = write_all(pe->out_fd, pe->obuf, pe->olen, deadline);
+    pe->olen = 0;
+    if (rc < 0) {
+        snprintf(pe->out_err, sizeof pe->out_err, "lost the connection to lifeline %s (%s): %s",
+                 n->p->lifelines[l], pe->addr, strerror(errno));
+        pe->out_broken = 1;
+    }
+    return rc;
+}
+
 int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
 {
     const zgrt_program *p = n->p;
@@ -1318,15 +1361,41 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     pthread_mutex_lock(&pe->send_mu);
     if (pe->out_broken) {
         rc = -1;
-    } else if (write_all(pe->out_fd, buf, len, 0) < 0) {
-        snprintf(pe->out_err, sizeof pe->out_err, "lost the connection to lifeline %s (%s): %s",
-                 name, pe->addr, strerror(errno));
-        pe->out_broken = 1;
-        rc = -1;
+    } else {
+        if (pe->olen + len > pe->ocap) {
+            size_t cap = pe->ocap ? pe->ocap : 4096;
+            while (cap < pe->olen + len) cap *= 2;
+            uint8_t *nb = realloc(pe->obuf, cap);
+            if (!nb) zri_oom();
+            pe->obuf = nb;
+            pe->ocap = cap;
+        }
+        memcpy(pe->obuf + pe->olen, buf, len);
+        pe->olen += len;
+        if (pe->olen >= OUT_FLUSH) rc = flush_peer(n, m->to, 0);
+        else __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
     }
     if (rc < 0) fmt(err, errlen, "%s", pe->out_err);
     pthread_mutex_unlock(&pe->send_mu);
     free(buf);
+    return rc;
+}
+
+int zri_net_flush(zri_net *n, char *err, size_t errlen)
+{
+    if (!__atomic_load_n(&n->dirty, __ATOMIC_ACQUIRE)) return 0;
+    __atomic_store_n(&n->dirty, 0, __ATOMIC_RELEASE);
+    int rc = 0;
+    for (int l = 0; l < n->p->nlifelines; l++) {
+        peer *pe = &n->peers[l];
+        if (l == n->self) continue;
+        pthread_mutex_lock(&pe->send_mu);
+        if (pe->olen && flush_peer(n, l, 0) < 0 && rc == 0) {
+            fmt(err, errlen, "%s", pe->out_err);
+            rc = -1;
+        }
+        pthread_mutex_unlock(&pe->send_mu);
+    }
     return rc;
 }
 
@@ -1362,6 +1431,7 @@ static void net_close(zri_net *n, int bye_ok)
         bye.to = l;
         uint8_t *buf;
         size_t len;
+        if (bye_ok) flush_peer(n, l, deadline > now_s() ? deadline : now_s() + 0.01);
         if (bye_ok && !pe->out_broken && zri_frame_encode(p, &bye, &buf, &len) == 0) {
             write_all(pe->out_fd, buf, len, deadline > now_s() ? deadline : now_s() + 0.01);
             free(buf);

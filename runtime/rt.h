@@ -108,6 +108,10 @@ ZRI_HIDDEN void zri_buf_json_result(zri_buf *b, const zgrt_program *p, const zgr
 /* The heap values made on this context's lifeline go to (thread-safe). */
 ZRI_HIDDEN zri_heap *zri_ctx_heap(zgrt_ctx *ctx);
 ZRI_HIDDEN const zgrt_program *zri_ctx_program(zgrt_ctx *ctx);
+/* Bytes of the core's block for a message with room for cap values; with
+ * meta, it carries the vector clock and (programs with a monitor) the
+ * view slots: 8 * nlifelines + nviews + 16 * nvarviews bytes more. */
+ZRI_HIDDEN size_t zri_msg_block_size(const zgrt_program *p, int32_t cap, int meta);
 
 /* ===================================================================== */
 /* trace.c                                                                */
@@ -276,10 +280,13 @@ typedef struct zri_msg {
     /* monitor metadata: present when has_meta */
     int32_t has_meta;
     int64_t *vc;           /* nlifelines */
-    uint8_t *views;        /* nlifelines × nsubs, 0/1 */
-    zgrt_value *varviews;  /* nlifelines × nvars; ZGRT_UNDEF where undefined */
+    uint8_t *views;        /* prog->nviews view slots (zgrt_slot), 0/1 */
+    zgrt_value *varviews;  /* prog->nvarviews variable-view slots; ZGRT_UNDEF
+                              where undefined */
     uint64_t arrival;      /* arrival order at the receiver (core) */
     struct zri_msg *next;  /* queue link (core) */
+    int32_t reusable, cap; /* reusable: a block of the core with room for cap
+                              values and the run's metadata; else free() it */
 } zri_msg;
 
 /* A message and its arrays in one malloc block; free with free(). */
@@ -322,7 +329,11 @@ ZRI_HIDDEN zri_net *zri_net_open(const zgrt_program *p, int self, const char *li
                                  const char *const *peer_addrs, zri_heap *h,
                                  const zri_net_callbacks *cb, double timeout_s, char *err,
                                  size_t errlen);
+/* zri_net_send buffers the frame; zri_net_flush writes every buffered
+ * frame (call it before the lifeline may wait).  Both return 0, or -1
+ * with a message in err when a connection is broken. */
 ZRI_HIDDEN int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen);
+ZRI_HIDDEN int zri_net_flush(zri_net *n, char *err, size_t errlen);
 ZRI_HIDDEN void zri_net_close(zri_net *n);
 /* Closes without BYE (after a failed run): the peers report the failure. */
 ZRI_HIDDEN void zri_net_abort(zri_net *n);

@@ -18,7 +18,8 @@
  * All indices are 0-based: lifelines and variables in declaration order
  * (zgc.h: ZDecl.index), channels = ZLocalSet.namespaces, tags = control
  * construct number - 1, locs = the program's source-location table, subs =
- * ZFormula ids, actions = index in zgrt_program.actions.
+ * ZFormula ids, actions = index in zgrt_program.actions, view slots and
+ * variable-view slots = index in zgrt_program.views / varviews.
  */
 #ifndef ZGRT_ABI_H
 #define ZGRT_ABI_H
@@ -29,7 +30,7 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 1
+#define ZGRT_ABI_VERSION 2
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
@@ -125,6 +126,21 @@ typedef struct zgrt_result {
     int32_t lifeline;
 } zgrt_result;
 
+/* One slot of the monitor's compact views (CPL guards only).  The slot
+ * tables list exactly the entries some lifeline's eval function reads:
+ *   views:    (B, ψ)  view(B, ψ), index = the subformula id ψ (< nsubs)
+ *   varviews: (B, x)  var(B, x),  index = the variable x (< nvars)
+ * — the union over all lifelines of the compiler's per-lifeline monitor
+ * tables (zgc guards: bool views, var views).  Each table is sorted by
+ * (lifeline, index) without duplicates, so the slots of lifeline B form
+ * one range.  Every lifeline keeps one byte per view slot and one value
+ * per variable-view slot, and every message carries them after its vector
+ * clock: 8 * nlifelines + nviews + 16 * nvarviews bytes in memory. */
+typedef struct zgrt_slot {
+    int32_t lifeline; /* B */
+    int32_t index;    /* subformula id (views) or variable index (varviews) */
+} zgrt_slot;
+
 typedef struct zgrt_program {
     int32_t abi_version;           /* ZGRT_ABI_VERSION */
     int32_t nlifelines;
@@ -153,6 +169,12 @@ typedef struct zgrt_program {
     int32_t monitor;               /* 1: some guard needs the CPL monitor */
     int32_t nsubs;                 /* |sub(Φ)| */
     int32_t pad;
+    /* the monitor's slot tables (zgrt_slot above); 0 and NULL without
+     * CPL guards */
+    int32_t nviews;
+    int32_t nvarviews;
+    const zgrt_slot *views;
+    const zgrt_slot *varviews;
 } zgrt_program;
 
 /* The executable's entry point: parses the run options (see docs/runtime.md),
@@ -224,11 +246,20 @@ enum zgrt_builtin_id {
 void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *args,
                   zgrt_value *out, int32_t loc);
 
-/* Monitor state, for generated eval functions and CPL atoms. */
+/* Monitor state, for generated eval functions and CPL atoms.  zgrt_vc: the
+ * lifeline's vector clock entry for `lifeline`. */
 int64_t zgrt_vc(zgrt_ctx *ctx, int32_t lifeline);
-int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t sub);
-/* var(B, x): NULL when undefined (no visible B-event, or x has no value). */
-const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t var);
+/* view(B, ψ) for @B(ψ): `slot` is the index of (B, ψ) in
+ * zgrt_program.views (a compile-time constant), not the subformula id.
+ * 0 when no B-event is visible (vc[B] == 0), and for a slot that is not
+ * one of B's. */
+int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t slot);
+/* var(B, x) for @B.x: `slot` is the index of (B, x) in
+ * zgrt_program.varviews, not the variable index.  For B == the calling
+ * lifeline, the store's value of the slot's variable.  NULL when
+ * undefined (no visible B-event, or x has no value) and for a slot that is
+ * not one of B's. */
+const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t slot);
 
 /* X(name, llvm_signature, c_return, c_params): the signature code is the
  * return type then the parameter types, one letter each:

@@ -2,9 +2,12 @@
 # Installs the dependencies, builds zgc and runs every test:
 #   1. the unit, golden, fail and CLI tests (ctest) in a normal build;
 #   2. the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. a smoke pass of the benchmarks (bench/run --smoke);
-#   4. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20);
-#   5. the conformance run: random workflows under random schedules, every
+#   3. the runtime under ThreadSanitizer: every example and run program
+#      (tests/run) and a short conformance run, built with -DZGC_TSAN=ON
+#      (ZGC_TSAN_CASES conformance cases, default 300);
+#   4. a smoke pass of the benchmarks (bench/run --smoke);
+#   5. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20);
+#   6. the conformance run: random workflows under random schedules, every
 #      trace checked by `zgc trace check` (ZGC_CONFORMANCE_CASES, default 2000).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +25,13 @@ cmake --build build-san -j2
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-san --output-on-failure -j2 -LE conformance
 
+echo "== ThreadSanitizer: run programs and conformance"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZGC_TSAN=ON > /dev/null
+cmake --build build-tsan -j2 --target zgc zggen
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 tests/run/run_programs.sh build-tsan/zgc
+TSAN_OPTIONS=halt_on_error=1 tests/conformance/run --cases "${ZGC_TSAN_CASES:-300}" \
+  --zgc build-tsan/zgc --zggen build-tsan/tests/zggen
+
 echo "== benchmarks (smoke)"
 bench/run --smoke --build build --out build/bench-results
 
@@ -32,5 +42,5 @@ echo "== conformance"
 tests/conformance/run --cases "${ZGC_CONFORMANCE_CASES:-2000}" --zgc build/zgc --zggen build/tests/zggen
 
 n=$(( $(ctest --test-dir build -N -LE conformance | grep -c 'Test *#') +
-      $(ctest --test-dir build-san -N -LE conformance | grep -c 'Test *#') + 1 ))
+      $(ctest --test-dir build-san -N -LE conformance | grep -c 'Test *#') + 3 ))
 echo "all: $n passed, 0 failed"

@@ -60,3 +60,21 @@ Test(abi, value_layout)
     cr_expect_eq(offsetof(zgrt_value, u), 8);
     cr_expect_eq(offsetof(zgrt_str, data), 8);
 }
+
+/* The monitor's slot tables (ABI 2): two int32 per slot, appended to the
+ * descriptor after `pad` without padding, the two counts before the two
+ * pointers (backend/codegen.c mirrors the fields; tests/backend checks the
+ * LLVM layout against these offsets). */
+Test(abi, slot_tables_layout)
+{
+    cr_expect_eq(ZGRT_ABI_VERSION, 2);
+    cr_expect_eq(sizeof(zgrt_slot), 8);
+    cr_expect_eq(offsetof(zgrt_slot, lifeline), 0);
+    cr_expect_eq(offsetof(zgrt_slot, index), 4);
+    cr_expect_eq(offsetof(zgrt_program, nviews), offsetof(zgrt_program, pad) + 4);
+    cr_expect_eq(offsetof(zgrt_program, nvarviews), offsetof(zgrt_program, nviews) + 4);
+    cr_expect_eq(offsetof(zgrt_program, views), offsetof(zgrt_program, nvarviews) + 4);
+    cr_expect_eq(offsetof(zgrt_program, views) % _Alignof(void *), 0);
+    cr_expect_eq(offsetof(zgrt_program, varviews), offsetof(zgrt_program, views) + sizeof(void *));
+    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, varviews) + sizeof(void *));
+}

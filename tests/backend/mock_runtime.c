@@ -330,15 +330,15 @@ int64_t zgrt_vc(zgrt_ctx *ctx, int32_t lifeline)
     return 1;
 }
 
-int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t sub)
+int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t slot)
 {
-    (void)ctx, (void)lifeline, (void)sub;
+    (void)ctx, (void)lifeline, (void)slot;
     return 0;
 }
 
-const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t var)
+const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t slot)
 {
-    (void)ctx, (void)lifeline, (void)var;
+    (void)ctx, (void)lifeline, (void)slot;
     return NULL;
 }
 

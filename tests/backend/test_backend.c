@@ -283,6 +283,291 @@ Test(backend, monitor_functions_follow_the_guard_tables)
     free(text);
 }
 
+/* ------------------------------------------------------------------ */
+/* the monitor's slot tables                                           */
+/* ------------------------------------------------------------------ */
+
+/* Field positions in the zgrt_program constant. */
+enum { PF_NVARS = 7, PF_VARS = 9, PF_NSUBS = 25, PF_NVIEWS = 27, PF_NVARVIEWS, PF_VIEWS, PF_VARVIEWS,
+       PF__COUNT };
+
+typedef struct Slot {
+    int life, index;
+} Slot;
+
+/* Element k of a constant aggregate (NULL for zeroinitializer). */
+static LLVMValueRef agg_elem(LLVMValueRef agg, unsigned k)
+{
+    if (!agg || LLVMIsAConstantAggregateZero(agg)) return NULL;
+    return LLVMGetOperand(agg, k);
+}
+
+static int64_t agg_int(LLVMValueRef agg, unsigned k)
+{
+    LLVMValueRef v = agg_elem(agg, k);
+    return v ? LLVMConstIntGetSExtValue(v) : 0;
+}
+
+/* The initializer of the global a descriptor pointer points to, or NULL
+ * for a null pointer. */
+static LLVMValueRef pointee(LLVMValueRef v)
+{
+    while (v && !LLVMIsAGlobalVariable(v)) {
+        if (LLVMIsNull(v) || !LLVMIsAConstantExpr(v)) return NULL;
+        v = LLVMGetOperand(v, 0);
+    }
+    return v ? LLVMGetInitializer(v) : NULL;
+}
+
+typedef struct Desc {
+    int nsubs, nvars, nviews, nvarviews;
+    Slot views[256], varviews[256];
+    const char *var_names[256];
+} Desc;
+
+/* Reads the all-in-one descriptor of a compiled program. */
+static void read_desc(TComp *c, Desc *d)
+{
+    memset(d, 0, sizeof *d);
+    LLVMContextRef lc = LLVMContextCreate();
+    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
+    LLVMModuleRef m = zb_gen_module(g, "prog");
+    zb_gen_descriptor(g, m, -1);
+    LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
+    cr_assert_not_null(init);
+    cr_assert_eq(LLVMCountStructElementTypes(LLVMTypeOf(init)), (unsigned)PF__COUNT);
+    d->nsubs = (int)agg_int(init, PF_NSUBS);
+    d->nvars = (int)agg_int(init, PF_NVARS);
+    d->nviews = (int)agg_int(init, PF_NVIEWS);
+    d->nvarviews = (int)agg_int(init, PF_NVARVIEWS);
+    cr_assert_leq(d->nviews, 256);
+    cr_assert_leq(d->nvarviews, 256);
+    cr_assert_leq(d->nvars, 256);
+    LLVMValueRef t = pointee(agg_elem(init, PF_VIEWS));
+    cr_assert_eq(t != NULL, d->nviews > 0, "views: a table exactly when nviews > 0");
+    for (int i = 0; i < d->nviews; i++)
+        d->views[i] = (Slot){(int)agg_int(agg_elem(t, i), 0), (int)agg_int(agg_elem(t, i), 1)};
+    t = pointee(agg_elem(init, PF_VARVIEWS));
+    cr_assert_eq(t != NULL, d->nvarviews > 0, "varviews: a table exactly when nvarviews > 0");
+    for (int i = 0; i < d->nvarviews; i++)
+        d->varviews[i] = (Slot){(int)agg_int(agg_elem(t, i), 0), (int)agg_int(agg_elem(t, i), 1)};
+    for (int i = 0; i < d->nvars; i++) {
+        const ZDecl *v = ZU_VEC_AT(c->prog->vars, i);
+        d->var_names[i] = v->name;
+    }
+    LLVMDisposeModule(m);
+    zb_gen_free(g);
+    LLVMContextDispose(lc);
+}
+
+static int slot_cmp(const void *x, const void *y)
+{
+    const Slot *a = x, *b = y;
+    return a->life != b->life ? (a->life > b->life) - (a->life < b->life)
+                              : (a->index > b->index) - (a->index < b->index);
+}
+
+static int var_index(const TComp *c, const char *name)
+{
+    for (int i = 0; i < c->prog->vars.len; i++)
+        if (!strcmp(((const ZDecl *)ZU_VEC_AT(c->prog->vars, i))->name, name)) return i;
+    cr_assert_fail("no variable %s", name);
+    return -1;
+}
+
+/* The descriptor's tables are the union of the guard table's bool views and
+ * var views over all lifelines (what `zgc guards` prints), sorted by
+ * (lifeline, index), without duplicates, every entry in range. */
+static void check_slot_tables(TComp *c, const char *what)
+{
+    Desc d;
+    read_desc(c, &d);
+    Slot want_v[512], want_vv[512];
+    int nv = 0, nvv = 0;
+    for (int i = 0; c->guards && i < c->guards->monitors.len; i++) {
+        const ZLifelineMonitor *m = ZU_VEC_AT(c->guards->monitors, i);
+        for (int k = 0; k < m->bool_views.len && nv < 512; k++) {
+            const ZViewEntry *e = ZU_VEC_AT(m->bool_views, k);
+            want_v[nv++] = (Slot){e->life, e->sub};
+        }
+        for (int k = 0; k < m->var_views.len && nvv < 512; k++) {
+            const ZViewEntry *e = ZU_VEC_AT(m->var_views, k);
+            want_vv[nvv++] = (Slot){e->life, var_index(c, e->var)};
+        }
+    }
+    qsort(want_v, (size_t)nv, sizeof *want_v, slot_cmp);
+    qsort(want_vv, (size_t)nvv, sizeof *want_vv, slot_cmp);
+    int k = 0;
+    for (int i = 0; i < nv; i++)
+        if (i == 0 || slot_cmp(&want_v[i], &want_v[k - 1])) want_v[k++] = want_v[i];
+    nv = k;
+    k = 0;
+    for (int i = 0; i < nvv; i++)
+        if (i == 0 || slot_cmp(&want_vv[i], &want_vv[k - 1])) want_vv[k++] = want_vv[i];
+    nvv = k;
+    cr_assert_eq(d.nviews, nv, "%s: %d view slots, the guard tables have %d", what, d.nviews, nv);
+    cr_assert_eq(d.nvarviews, nvv, "%s: %d variable-view slots, the guard tables have %d", what,
+                 d.nvarviews, nvv);
+    int nl = c->prog->lifelines.len;
+    for (int i = 0; i < nv; i++) {
+        cr_expect(!slot_cmp(&d.views[i], &want_v[i]), "%s: view slot %d is (%d, %d), expected (%d, %d)",
+                  what, i, d.views[i].life, d.views[i].index, want_v[i].life, want_v[i].index);
+        cr_expect(d.views[i].life >= 0 && d.views[i].life < nl && d.views[i].index >= 0 &&
+                  d.views[i].index < d.nsubs, "%s: view slot %d out of range", what, i);
+        if (i) cr_expect_lt(slot_cmp(&d.views[i - 1], &d.views[i]), 0, "%s: views not sorted", what);
+    }
+    for (int i = 0; i < nvv; i++) {
+        cr_expect(!slot_cmp(&d.varviews[i], &want_vv[i]),
+                  "%s: variable-view slot %d is (%d, %d), expected (%d, %d)", what, i,
+                  d.varviews[i].life, d.varviews[i].index, want_vv[i].life, want_vv[i].index);
+        cr_expect(d.varviews[i].life >= 0 && d.varviews[i].life < nl && d.varviews[i].index >= 0 &&
+                  d.varviews[i].index < d.nvars, "%s: variable-view slot %d out of range", what, i);
+        if (i) cr_expect_lt(slot_cmp(&d.varviews[i - 1], &d.varviews[i]), 0, "%s: varviews not sorted", what);
+    }
+}
+
+/* (lifeline, slot) of every call of fn in the module's functions named
+ * `in`, in order. */
+static int rt_calls(LLVMModuleRef m, const char *in, const char *fn, Slot *out, int cap)
+{
+    int n = 0;
+    LLVMValueRef f = LLVMGetNamedFunction(m, in);
+    if (!f) return 0;
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+        for (LLVMValueRef ins = LLVMGetFirstInstruction(bb); ins; ins = LLVMGetNextInstruction(ins)) {
+            if (LLVMGetInstructionOpcode(ins) != LLVMCall) continue;
+            LLVMValueRef callee = LLVMGetCalledValue(ins);
+            size_t len;
+            const char *name = LLVMGetValueName2(callee, &len);
+            if (strcmp(name, fn) != 0 || n >= cap) continue;
+            out[n++] = (Slot){(int)LLVMConstIntGetSExtValue(LLVMGetOperand(ins, 1)),
+                              (int)LLVMConstIntGetSExtValue(LLVMGetOperand(ins, 2))};
+        }
+    return n;
+}
+
+Test(backend, merge_descriptor_has_the_slot_tables)
+{
+    char *text = slurp(ZGC_SOURCE_DIR "/examples/merge.zg");
+    TComp *c = compile_ok(text, "merge.zg");
+    /* zgc guards examples/merge.zg: bool views view(TestRunner, φ2)
+     * view(Security, φ8), var views var(TestRunner, candidate)
+     * var(Security, candidate), on every lifeline */
+    Desc d;
+    read_desc(c, &d);
+    cr_assert_eq(d.nsubs, 11);
+    cr_assert_eq(d.nviews, 2);
+    cr_expect(d.views[0].life == 1 && d.views[0].index == 2, "(%d, %d)", d.views[0].life, d.views[0].index);
+    cr_expect(d.views[1].life == 2 && d.views[1].index == 8, "(%d, %d)", d.views[1].life, d.views[1].index);
+    cr_assert_eq(d.nvarviews, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(d.varviews[i].life, i + 1);
+        cr_expect_str_eq(d.var_names[d.varviews[i].index], "candidate");
+    }
+    check_slot_tables(c, "merge.zg");
+    /* the Committer's eval function reads the slots, not φ / the variable */
+    LLVMContextRef lc = LLVMContextCreate();
+    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
+    LLVMModuleRef m = zb_gen_module(g, "life");
+    cr_assert(zb_gen_lifeline(g, m, 3));
+    Slot calls[8];
+    int n = rt_calls(m, "zg.eval.Committer", "zgrt_view", calls, 8);
+    cr_assert_eq(n, 2);
+    cr_expect(calls[0].life == 1 && calls[0].index == 0, "view (%d, %d)", calls[0].life, calls[0].index);
+    cr_expect(calls[1].life == 2 && calls[1].index == 1, "view (%d, %d)", calls[1].life, calls[1].index);
+    n = rt_calls(m, "zg.eval.Committer", "zgrt_varview", calls, 8);
+    cr_assert_eq(n, 2);
+    cr_expect(calls[0].life == 1 && calls[0].index == 0, "varview (%d, %d)", calls[0].life, calls[0].index);
+    cr_expect(calls[1].life == 2 && calls[1].index == 1, "varview (%d, %d)", calls[1].life, calls[1].index);
+    LLVMDisposeModule(m);
+    zb_gen_free(g);
+    LLVMContextDispose(lc);
+    t_free(c);
+    free(text);
+}
+
+/* Every program: the tables are the union of the guard tables, and every
+ * zgrt_view / zgrt_varview call of every eval function names a slot of
+ * its lifeline (a missing one is an internal compiler error). */
+static void check_file_slots(const char *path)
+{
+    char *text = slurp(path);
+    TComp *c = compile_ok(text, path);
+    check_slot_tables(c, path);
+    Desc d;
+    read_desc(c, &d);
+    LLVMContextRef lc = LLVMContextCreate();
+    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
+    for (int L = 0; L < c->prog->lifelines.len; L++) {
+        LLVMModuleRef m = zb_gen_module(g, "life");
+        cr_assert(zb_gen_lifeline(g, m, L));
+        char fname[300];
+        snprintf(fname, sizeof fname, "zg.eval.%s", ((const ZDecl *)ZU_VEC_AT(c->prog->lifelines, L))->name);
+        Slot calls[256];
+        int n = rt_calls(m, fname, "zgrt_view", calls, 256);
+        for (int i = 0; i < n; i++) {
+            int s = calls[i].index;
+            cr_expect(s >= 0 && s < d.nviews && d.views[s].life == calls[i].life && calls[i].life != L,
+                      "%s: %s reads view slot %d of lifeline %d", path, fname, s, calls[i].life);
+        }
+        n = rt_calls(m, fname, "zgrt_varview", calls, 256);
+        for (int i = 0; i < n; i++) {
+            int s = calls[i].index;
+            cr_expect(s >= 0 && s < d.nvarviews && d.varviews[s].life == calls[i].life &&
+                      calls[i].life != L,
+                      "%s: %s reads variable-view slot %d of lifeline %d", path, fname, s, calls[i].life);
+        }
+        LLVMDisposeModule(m);
+    }
+    zb_gen_free(g);
+    LLVMContextDispose(lc);
+    t_free(c);
+    free(text);
+}
+
+Test(backend, every_program_has_the_union_slot_tables)
+{
+    const char *pats[] = {ZGC_SOURCE_DIR "/examples/*.zg", ZGC_SOURCE_DIR "/examples/*/*.zg",
+                          ZGC_SOURCE_DIR "/tests/golden/*.zg", ZGC_SOURCE_DIR "/tests/run/*.zg"};
+    int n = 0;
+    for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
+        glob_t gl;
+        if (glob(pats[k], 0, NULL, &gl) != 0) continue;
+        for (size_t i = 0; i < gl.gl_pathc; i++, n++) check_file_slots(gl.gl_pathv[i]);
+        globfree(&gl);
+    }
+    cr_assert_geq(n, 13, "only %d programs found", n);
+}
+
+/* @B(…) and @B.x where B never reaches the evaluating lifeline: constantly
+ * false / undefined, no view, no slot. */
+Test(backend, unreachable_views_need_no_slot)
+{
+    static const char src[] = "lifeline A, B;\n"
+                              "var x: int = 0;\n"
+                              "workflow w() -> int {\n"
+                              "    A: x = 1;\n"
+                              "    A(x) -> B(x);\n"
+                              "    B: x = 5;\n"
+                              "    if @B(x > 0) || @B.x == 5 @ A { A: x = 2; } else { A: x = 3; }\n"
+                              "    return x @ A;\n"
+                              "}\n";
+    TComp *c = compile_ok(src, "unreachable");
+    cr_assert(!zg_reaches(c->guards, 1, 0));
+    cr_assert(zg_reaches(c->guards, 0, 1));
+    cr_assert(zg_reaches(c->guards, 1, 1));
+    Desc d;
+    read_desc(c, &d);
+    cr_expect_eq(d.nviews, 0);
+    cr_expect_eq(d.nvarviews, 0);
+    char *ir = emit_ir(c);
+    cr_expect(strstr(ir, "define void @zg.eval.A("));
+    cr_expect_null(strstr(ir, "call i32 @zgrt_view("), "no view read");
+    cr_expect_null(strstr(ir, "call i8* @zgrt_varview("), "no variable view read");
+    free(ir);
+    t_free(c);
+}
+
 Test(backend, extern_pure_inside_an_expression_never_reaches_the_backend)
 {
     /* the checker rejects it: an extern pure action is a statement of its own */
@@ -332,7 +617,9 @@ static const Layout layouts[] = {
     {ZB_TY_INPUT, "zgrt_input", sizeof(zgrt_input), _Alignof(zgrt_input), 2, {OFF(zgrt_input, var), OFF(zgrt_input, owner)}},
     {ZB_TY_RESULT, "zgrt_result", sizeof(zgrt_result), _Alignof(zgrt_result), 2,
      {OFF(zgrt_result, var), OFF(zgrt_result, lifeline)}},
-    {ZB_TY_PROGRAM, "zgrt_program", sizeof(zgrt_program), _Alignof(zgrt_program), 27,
+    {ZB_TY_SLOT, "zgrt_slot", sizeof(zgrt_slot), _Alignof(zgrt_slot), 2,
+     {OFF(zgrt_slot, lifeline), OFF(zgrt_slot, index)}},
+    {ZB_TY_PROGRAM, "zgrt_program", sizeof(zgrt_program), _Alignof(zgrt_program), 31,
      {OFF(zgrt_program, abi_version), OFF(zgrt_program, nlifelines), OFF(zgrt_program, source),
       OFF(zgrt_program, workflow), OFF(zgrt_program, lifelines), OFF(zgrt_program, bodies),
       OFF(zgrt_program, evals), OFF(zgrt_program, nvars), OFF(zgrt_program, nenums),
@@ -341,7 +628,9 @@ static const Layout layouts[] = {
       OFF(zgrt_program, nlocs), OFF(zgrt_program, nactions), OFF(zgrt_program, locs),
       OFF(zgrt_program, actions), OFF(zgrt_program, ninputs), OFF(zgrt_program, nresults),
       OFF(zgrt_program, inputs), OFF(zgrt_program, results), OFF(zgrt_program, result_tuple),
-      OFF(zgrt_program, monitor), OFF(zgrt_program, nsubs), OFF(zgrt_program, pad)}},
+      OFF(zgrt_program, monitor), OFF(zgrt_program, nsubs), OFF(zgrt_program, pad),
+      OFF(zgrt_program, nviews), OFF(zgrt_program, nvarviews), OFF(zgrt_program, views),
+      OFF(zgrt_program, varviews)}},
 };
 
 Test(backend, descriptor_types_have_the_c_layout)

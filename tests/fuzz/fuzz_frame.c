@@ -34,6 +34,13 @@ static const zgrt_var vars[] = {
 };
 static const char *const chans[] = {"main", "main/par1.1"};
 static const char *const tags[] = {"while#1", "if#2", "if#3"};
+/* the monitor's slots (zgrt_abi.h: zgrt_slot), as in tests/net */
+static const zgrt_slot views[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}, {2, 2}, {2, 4}};
+static const zgrt_slot varviews[] = {
+    {0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, /* User: every variable */
+    {1, 1}, {1, 3},                                 /* Writer: draft, color */
+    {2, 0}, {2, 2}, {2, 5},                         /* Mailbox: count, data, ok */
+};
 static const zgrt_program prog = {
     .abi_version = ZGRT_ABI_VERSION,
     .nlifelines = 3,
@@ -50,6 +57,10 @@ static const zgrt_program prog = {
     .tags = tags,
     .monitor = 1,
     .nsubs = 5,
+    .nviews = 6,
+    .nvarviews = 11,
+    .views = views,
+    .varviews = varviews,
 };
 
 /* ---- a value heap (the rt.h contract, nothing more) ----------------------------- */
@@ -112,7 +123,7 @@ static int has_json(const zri_msg *m)
     for (int i = 0; i < m->nvals; i++)
         if (m->vals[i].tag == ZGRT_JSON) return 1;
     if (m->has_meta && m->varviews)
-        for (int k = 0; k < prog.nlifelines * prog.nvars; k++)
+        for (int k = 0; k < prog.nvarviews; k++)
             if (m->varviews[k].tag == ZGRT_JSON) return 1;
     return 0;
 }
@@ -198,7 +209,7 @@ static zri_msg *user(int nvals, int meta)
 static void meta(zri_heap *h, zri_msg *m)
 {
     for (int l = 0; l < 3; l++) m->vc[l] = 1 + 130 * l;
-    for (int k = 0; k < 15; k++) m->views[k] = k % 3 == 0;
+    for (int k = 0; k < 6; k++) m->views[k] = k % 3 == 0;
     zgrt_value *vv = m->varviews;
     vv[0] = v_int(-3);
     vv[1] = v_str(h, "seen");
@@ -206,8 +217,8 @@ static void meta(zri_heap *h, zri_msg *m)
     vv[3] = v_enum(0, 2);
     vv[4] = v_float(0.5);
     vv[5] = v_bool(1);
-    vv[6 + 0] = v_int(9); /* Writer: count only */
-    vv[12 + 3] = v_enum(0, 1); /* Mailbox: color only */
+    vv[7] = v_enum(0, 1); /* Writer: color only */
+    vv[8] = v_int(9);     /* Mailbox: count only */
 }
 
 int main(int argc, char **argv)

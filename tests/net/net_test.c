@@ -29,19 +29,36 @@ static const zgrt_var vars[] = {
 static const char *const chans[] = {"main", "main/par1.1"};
 static const char *const tags[] = {"while#1", "if#2", "if#3"};
 
-#define PROG(wf, nl, names, nv, mon)                                                         \
+/* slot tables (zgrt_abi.h: zgrt_slot), sorted by (lifeline, index) */
+static const zgrt_slot views3[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}, {2, 2}, {2, 4}};
+static const zgrt_slot varviews3[] = {
+    {0, V_COUNT}, {0, V_DRAFT}, {0, V_DATA}, {0, V_COLOR}, {0, V_SCORE}, {0, V_OK}, /* User */
+    {1, V_DRAFT}, {1, V_COLOR},                                                      /* Writer */
+    {2, V_COUNT}, {2, V_DATA}, {2, V_OK},                                            /* Mailbox */
+};
+static const zgrt_slot views2[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}};
+static const zgrt_slot varviews2[] = {
+    {0, V_COUNT}, {0, V_DRAFT}, {0, V_DATA}, {0, V_COLOR}, {0, V_SCORE}, {0, V_OK},
+    {1, V_DRAFT}, {1, V_COLOR},
+};
+/* for the build with one variable fewer (no `ok`) */
+static const zgrt_slot varviews2_build[] = {{0, V_COUNT}, {0, V_DRAFT}, {1, V_DRAFT}};
+
+#define PROG(wf, nl, names, nv, mon, v, vv)                                                  \
     {                                                                                        \
         .abi_version = ZGRT_ABI_VERSION, .nlifelines = (nl), .source = "test.zg",           \
         .workflow = (wf), .lifelines = (names), .nvars = (nv), .nenums = 2, .vars = vars,    \
         .enums = enums, .nchans = 2, .ntags = 3, .chans = chans, .tags = tags,               \
-        .monitor = (mon), .nsubs = 5,                                                        \
+        .monitor = (mon), .nsubs = 5, .nviews = (int32_t)(sizeof v / sizeof v[0]),            \
+        .views = v, .nvarviews = (int32_t)(sizeof vv / sizeof vv[0]), .varviews = vv,        \
     }
 
-const zgrt_program t_prog3 = PROG("hello", 3, lifelines3, NVARS, 1);
-const zgrt_program t_prog3_nomon = PROG("hello", 3, lifelines3, NVARS, 0);
-const zgrt_program t_prog2 = PROG("hello", 2, lifelines2, NVARS, 1);
-const zgrt_program t_prog2_other = PROG("other", 2, lifelines2, NVARS, 1);
-const zgrt_program t_prog2_build = PROG("hello", 2, lifelines2, NVARS - 1, 1);
+const zgrt_program t_prog3 = PROG("hello", 3, lifelines3, NVARS, 1, views3, varviews3);
+const zgrt_program t_prog3_nomon = PROG("hello", 3, lifelines3, NVARS, 0, views3, varviews3);
+const zgrt_program t_prog2 = PROG("hello", 2, lifelines2, NVARS, 1, views2, varviews2);
+const zgrt_program t_prog2_other = PROG("other", 2, lifelines2, NVARS, 1, views2, varviews2);
+const zgrt_program t_prog2_build =
+    PROG("hello", 2, lifelines2, NVARS - 1, 1, views2, varviews2_build);
 
 /* ---- bytes ------------------------------------------------------------------------ */
 
@@ -72,7 +89,7 @@ void tb_u64be(tbytes *b, uint64_t v)
 void tb_header(tbytes *b, unsigned kind, unsigned flags)
 {
     tb_u8(b, 0x5A);
-    tb_u8(b, 1);
+    tb_u8(b, 2); /* frame version */
     tb_u8(b, kind);
     if (kind < 2) tb_u8(b, flags);
 }

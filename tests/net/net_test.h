@@ -14,7 +14,12 @@
 /* Workflow "hello": lifelines User, Writer, Mailbox; variables count:int,
  * draft:str, data:json, color:Color, score:float, ok:bool; enums
  * Color{red,green,blue}, Mood{happy,sad}; channels main, main/par1.1;
- * tags while#1, if#2, if#3; monitor with 5 subformulas. */
+ * tags while#1, if#2, if#3; monitor with 5 subformulas, view slots
+ * (User,0) (User,3) (Writer,1) (Writer,4) (Mailbox,2) (Mailbox,4) and
+ * variable-view slots 0-5 User.count … User.ok (declaration order),
+ * 6 Writer.draft, 7 Writer.color, 8 Mailbox.count, 9 Mailbox.data,
+ * 10 Mailbox.ok.  t_prog2 has the User and Writer slots (4 view slots,
+ * 8 variable-view slots). */
 extern const zgrt_program t_prog3;
 /* The same without the monitor. */
 extern const zgrt_program t_prog3_nomon;
@@ -26,6 +31,10 @@ extern const zgrt_program t_prog2_other;
 extern const zgrt_program t_prog2_build;
 
 enum { V_COUNT, V_DRAFT, V_DATA, V_COLOR, V_SCORE, V_OK, NVARS };
+enum { NVIEWS3 = 6, NVARVIEWS3 = 11, NVIEWS2 = 4, NVARVIEWS2 = 8 };
+/* variable-view slots of t_prog3 / t_prog2 */
+enum { VV_USER = 0, VV_WRITER_DRAFT = 6, VV_WRITER_COLOR = 7, VV_MAILBOX_COUNT = 8,
+       VV_MAILBOX_DATA = 9, VV_MAILBOX_OK = 10 };
 enum { E_COLOR, E_MOOD };
 
 /* ---- bytes ---------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* Unit tests for the frame codec (runtime/frame.c): round trips of every
- * value type with and without monitor metadata, and the rejection of every
- * class of malformed payload with its message. */
+ * value type with and without monitor metadata (the vector clock and the
+ * program's view slots), the size of the metadata, and the rejection of
+ * every class of malformed payload with its message. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -67,8 +68,8 @@ static void assert_same(const zgrt_program *p, const zri_msg *a, const zri_msg *
         cr_assert_null(b->varviews);
         return;
     }
-    for (int k = 0; k < p->nlifelines * p->nsubs; k++) cr_assert_eq(a->views[k], b->views[k]);
-    for (int k = 0; k < p->nlifelines * p->nvars; k++)
+    for (int k = 0; k < p->nviews; k++) cr_assert_eq(a->views[k], b->views[k]);
+    for (int k = 0; k < p->nvarviews; k++)
         cr_assert(tv_eq(&a->varviews[k], &b->varviews[k]), "varview %d", k);
 }
 
@@ -109,8 +110,10 @@ Test(frame, msg_new_layout)
     /* every array writable over its whole size, zeroed */
     for (int i = 0; i < 3; i++) cr_assert_eq(m->vals[i].tag, ZGRT_UNDEF);
     for (int l = 0; l < 3; l++) m->vc[l] = l;
-    memset(m->views, 1, 3 * 5);
-    for (int k = 0; k < 3 * NVARS; k++) m->varviews[k] = tv_int(k);
+    memset(m->views, 1, NVIEWS3);
+    for (int k = 0; k < NVARVIEWS3; k++) m->varviews[k] = tv_int(k);
+    /* room for exactly the slots */
+    cr_assert_eq((uint8_t *)m->vc - (uint8_t *)m->varviews, NVARVIEWS3 * sizeof(zgrt_value));
     cr_assert_eq((uintptr_t)m->vals % 8, 0);
     cr_assert_eq((uintptr_t)m->vc % 8, 0);
     free(m);
@@ -217,20 +220,29 @@ Test(frame, round_trip_no_values)
     free(d);
 }
 
+/* A value of variable x's type, varied by k. */
+static zgrt_value value_for(int x, int k)
+{
+    switch (x) {
+    case V_COUNT: return tv_int(-5 - k);
+    case V_DRAFT: return tv_str(heap, k % 2 ? "mailbox" : "user");
+    case V_DATA: return tv_json(heap, "[\"x\"]");
+    case V_COLOR: return tv_enum(E_COLOR, k % 3);
+    case V_SCORE: return tv_float(0.25 * k);
+    default: return tv_bool(k % 2);
+    }
+}
+
 static void fill_meta(const zgrt_program *p, zri_msg *m)
 {
     for (int l = 0; l < p->nlifelines; l++) m->vc[l] = l == 2 ? INT64_MAX : 3 * l + 1;
     if (!p->monitor) return;
-    for (int k = 0; k < p->nlifelines * p->nsubs; k++) m->views[k] = (k * 7) % 3 == 0;
-    for (int l = 0; l < p->nlifelines; l++) {
-        zgrt_value *vv = &m->varviews[l * NVARS];
-        if (l == 1) continue; /* all undefined */
-        vv[V_COUNT] = tv_int(-5 - l);
-        vv[V_DRAFT] = tv_str(heap, l ? "mailbox" : "user");
-        vv[V_DATA] = tv_json(heap, "[\"x\"]");
-        vv[V_COLOR] = tv_enum(E_COLOR, 2);
-        vv[V_SCORE] = tv_float(0.25);
-        if (l == 0) vv[V_OK] = tv_bool(1); /* left undefined on Mailbox */
+    for (int k = 0; k < p->nviews; k++) m->views[k] = (k * 7) % 3 == 0;
+    for (int k = 0; k < p->nvarviews; k++) {
+        const zgrt_slot *s = &p->varviews[k];
+        /* Writer's slots and Mailbox.ok left undefined */
+        if (s->lifeline == 1 || k == VV_MAILBOX_OK) continue;
+        m->varviews[k] = value_for(s->index, k);
     }
 }
 
@@ -291,6 +303,62 @@ Test(frame, round_trip_bye)
     free(d);
 }
 
+/* ---- the size of the metadata ----------------------------------------------------------------- */
+
+/* The metadata is the vector clock and the program's slots, not
+ * nlifelines × nsubs bits and nlifelines × nvars values. */
+Test(frame, metadata_size_follows_the_slots)
+{
+    static char names_buf[32][8];
+    static const char *names[32];
+    for (int l = 0; l < 32; l++) {
+        snprintf(names_buf[l], sizeof names_buf[l], "L%d", l);
+        names[l] = names_buf[l];
+    }
+    static const zgrt_var v[] = {{"a", {ZGRT_INT, -1}, 0, {0, {0}}}, {"b", {ZGRT_BOOL, -1}, 0, {0, {0}}}};
+    static const char *const ch[] = {"main"};
+    static const zgrt_slot views[] = {{0, 5}, {7, 1}, {31, 127}};
+    static const zgrt_slot varviews[] = {{3, 0}, {31, 1}};
+    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION, .nlifelines = 32, .lifelines = names,
+                      .workflow = "big", .nvars = 2, .vars = v, .nchans = 1, .chans = ch,
+                      .monitor = 1, .nsubs = 128, .nviews = 3, .views = views, .nvarviews = 2,
+                      .varviews = varviews};
+    zri_msg *m = zri_msg_new(&p, 0, 1);
+    cr_assert_not_null(m);
+    /* in memory: room for 2 variable-view values, 32 clock entries, 3 views */
+    cr_assert_eq((uint8_t *)m->vc - (uint8_t *)m->varviews, 2 * sizeof(zgrt_value));
+    cr_assert_eq((uint8_t *)m->views - (uint8_t *)m->vc, 32 * sizeof(int64_t));
+    m->kind = ZRI_MSG_USER;
+    m->from = 1, m->to = 0, m->chan = 0, m->seq = 1;
+    uint8_t *buf;
+    size_t len;
+    /* header 4 + from, to, chan, seq, nvals 5; vc 32 × 1; views 1; varviews 2 × 1 (undef) */
+    cr_assert_eq(zri_frame_encode(&p, m, &buf, &len), 0);
+    cr_expect_eq(len - 4, 9 + 32 + 1 + 2, "payload of %zu bytes", len - 4);
+    free(buf);
+    for (int k = 0; k < 3; k++) m->views[k] = 1;
+    m->varviews[0] = tv_int(7);  /* L3.a: 1 + 8 bytes */
+    m->varviews[1] = tv_bool(1); /* L31.b: 1 + 1 bytes */
+    m->vc[31] = 200;             /* a two-byte varint */
+    cr_assert_eq(zri_frame_encode(&p, m, &buf, &len), 0);
+    cr_expect_eq(len - 4, 9 + 33 + 1 + 9 + 2, "payload of %zu bytes", len - 4);
+    free(buf);
+    zri_msg *d = round_trip(&p, m);
+    assert_same(&p, m, d);
+    free(d);
+    free(m);
+    /* without a monitor: the vector clock only */
+    p.monitor = 0;
+    m = zri_msg_new(&p, 0, 1);
+    cr_assert_null(m->views);
+    m->kind = ZRI_MSG_USER;
+    m->from = 1, m->to = 0, m->chan = 0, m->seq = 1;
+    cr_assert_eq(zri_frame_encode(&p, m, &buf, &len), 0);
+    cr_expect_eq(len - 4, 9 + 32);
+    free(buf);
+    free(m);
+}
+
 /* ---- the encoder refuses what the decoder would reject --------------------------------------- */
 
 static int encodes(const zgrt_program *p, const zri_msg *m)
@@ -330,12 +398,18 @@ Test(frame, encoder_refuses_invalid)
     cr_assert_not(encodes(&t_prog3, m));
     m->vals[0] = tv_int(1);
 
-    m->varviews[V_COUNT] = tv_str(heap, "not an int");
+    /* variable-view slots are typed by their variable: slot 0 is User.count,
+     * slot 3 User.color, slot 9 Mailbox.data */
+    m->varviews[VV_USER + V_COUNT] = tv_str(heap, "not an int");
     cr_assert_not(encodes(&t_prog3, m));
-    m->varviews[V_COUNT] = tv_int(1);
-    m->varviews[V_COLOR] = tv_enum(E_MOOD, 0);
+    m->varviews[VV_USER + V_COUNT] = tv_int(1);
+    m->varviews[VV_USER + V_COLOR] = tv_enum(E_MOOD, 0);
     cr_assert_not(encodes(&t_prog3, m));
-    m->varviews[V_COLOR] = tv_enum(E_COLOR, 0);
+    m->varviews[VV_USER + V_COLOR] = tv_enum(E_COLOR, 0);
+    m->varviews[VV_MAILBOX_DATA] = tv_int(3);
+    cr_assert_not(encodes(&t_prog3, m));
+    m->varviews[VV_MAILBOX_DATA] = tv_json(heap, "3");
+    cr_assert(encodes(&t_prog3, m));
     m->views[3] = 2;
     cr_assert_not(encodes(&t_prog3, m));
     m->views[3] = 1;
@@ -422,8 +496,21 @@ Test(frame, rejects_header)
     rejects(&t_prog3, &b, "bad magic byte 0x00 (not a zgc frame)");
     b.n = 0;
     tb_u8(&b, 0x5A);
+    tb_u8(&b, 1); /* the dense views of runtime ABI 1 */
+    rejects(&t_prog3, &b, "frame truncated in the header");
+    tb_u8(&b, 0);
+    rejects(&t_prog3, &b, "unsupported frame version 1 (expected 2)");
+    b.n = 0;
+    tb_u8(&b, 0x5A);
+    tb_u8(&b, 3);
     tb_u8(&b, 2);
-    rejects(&t_prog3, &b, "unsupported frame version 2 (expected 1)");
+    rejects(&t_prog3, &b, "unsupported frame version 3 (expected 2)");
+    /* a hello (net.c's handshake has its own version) is never a message */
+    b.n = 0;
+    tb_u8(&b, 0x5A);
+    tb_u8(&b, 1);
+    tb_u8(&b, 3);
+    rejects(&t_prog3, &b, "unexpected hello frame");
     b.n = 0;
     tb_header(&b, 7, 0);
     rejects(&t_prog3, &b, "unknown frame kind 7");
@@ -577,20 +664,24 @@ Test(frame, rejects_meta)
     tb_varint(&b, (uint64_t)INT64_MAX + 1);
     rejects(&t_prog3, &b, "the vector clock entry of Writer is out of range");
 
-    /* views: 15 bits, the 16th must be zero */
+    /* views: 6 slots in one byte, bits 6 and 7 must be zero */
     b.n = 0;
     user_head(&b, 1, 0);
     for (int l = 0; l < 3; l++) tb_varint(&b, 1);
-    tb_u8(&b, 0xFF);
-    tb_u8(&b, 0xFF);
-    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
-
-    /* varviews: type must match the declaration */
-    b.n = 0;
-    user_head(&b, 1, 0);
-    for (int l = 0; l < 3; l++) tb_varint(&b, 1);
-    tb_u8(&b, 0xFF);
     tb_u8(&b, 0x7F);
+    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
+    b.n--;
+    tb_u8(&b, 0xBF);
+    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
+    b.n--;
+    tb_u8(&b, 0x3F);
+    rejects(&t_prog3, &b, "frame truncated in the type of value of User.count");
+
+    /* varviews: one value per slot, typed by the slot's variable */
+    b.n = 0;
+    user_head(&b, 1, 0);
+    for (int l = 0; l < 3; l++) tb_varint(&b, 1);
+    tb_u8(&b, 0x25); /* slots 0, 2 and 5 */
     tb_u8(&b, ZGRT_STR); /* User.count */
     rejects(&t_prog3, &b, "value of User.count is a string, but the variable is declared int");
     b.n -= 1;
@@ -610,14 +701,34 @@ Test(frame, rejects_meta)
     tb_u64be(&b, 0x7FF0000000000000ull);
     rejects(&t_prog3, &b, "float value of User.score is not finite");
     b.n -= 9;
-    /* the rest undefined: accepted */
-    for (int k = 4; k < 3 * NVARS; k++) tb_u8(&b, ZGRT_UNDEF);
+    tb_u8(&b, ZGRT_UNDEF); /* User.score */
+    tb_u8(&b, ZGRT_UNDEF); /* User.ok */
+    tb_u8(&b, ZGRT_INT);   /* Writer.draft */
+    tb_u64be(&b, 1);
+    rejects(&t_prog3, &b, "value of Writer.draft is a int, but the variable is declared string");
+    b.n -= 9;
+    tb_u8(&b, ZGRT_UNDEF); /* Writer.draft */
+    tb_u8(&b, ZGRT_UNDEF); /* Writer.color */
+    tb_u8(&b, ZGRT_UNDEF); /* Mailbox.count */
+    tb_u8(&b, ZGRT_BOOL);  /* Mailbox.data */
+    tb_u8(&b, 1);
+    rejects(&t_prog3, &b, "value of Mailbox.data is a bool, but the variable is declared json");
+    b.n -= 2;
+    tb_u8(&b, ZGRT_JSON);
+    tb_varint(&b, 2);
+    tb_raw(&b, "[]", 2);
+    rejects(&t_prog3, &b, "frame truncated in the type of value of Mailbox.ok");
+    /* the last slot: accepted */
+    tb_u8(&b, ZGRT_BOOL); /* Mailbox.ok */
+    tb_u8(&b, 1);
     zri_msg *m;
     char err[256];
     cr_assert_eq(zri_frame_decode(&t_prog3, heap, b.d, b.n, &m, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(m->varviews[V_COLOR].u.i, ((int64_t)E_COLOR << 32) | 1);
-    cr_assert_eq(m->varviews[V_COUNT].tag, ZGRT_UNDEF);
-    cr_assert_eq(m->views[14], 1);
+    cr_assert_eq(m->varviews[VV_USER + V_COLOR].u.i, ((int64_t)E_COLOR << 32) | 1);
+    cr_assert_eq(m->varviews[VV_USER + V_COUNT].tag, ZGRT_UNDEF);
+    cr_assert_eq(m->varviews[VV_MAILBOX_DATA].tag, ZGRT_JSON);
+    cr_assert_eq(m->varviews[VV_MAILBOX_OK].u.i, 1);
+    for (int k = 0; k < NVIEWS3; k++) cr_assert_eq(m->views[k], (0x25 >> k) & 1, "view %d", k);
     free(m);
     tb_u8(&b, ZGRT_UNDEF);
     rejects(&t_prog3, &b, "1 trailing byte after the frame");
@@ -726,5 +837,26 @@ Test(frame, survives_byte_flips)
         }
     }
     free(buf);
+    free(m);
+}
+
+/* A variable-view slot naming a variable the program does not have: the
+ * codec refuses instead of reading past the variables. */
+Test(frame, malformed_slot_table_is_refused)
+{
+    static const zgrt_slot bad[] = {{0, V_COUNT}, {1, NVARS}};
+    zgrt_program p = t_prog2;
+    p.nvarviews = 2;
+    p.varviews = bad;
+    zri_msg *m = user_msg(&p, 0, 1);
+    m->from = 1, m->to = 0;
+    cr_assert_not(encodes(&p, m));
+    tbytes b = {.n = 0};
+    user_head(&b, 1, 0);
+    for (int l = 0; l < 2; l++) tb_varint(&b, 1);
+    tb_u8(&b, 0);          /* 4 views */
+    tb_u8(&b, ZGRT_UNDEF); /* User.count */
+    tb_u8(&b, ZGRT_UNDEF);
+    rejects(&p, &b, "variable-view slot 1 of the program is malformed");
     free(m);
 }

@@ -217,10 +217,16 @@ static void *sender_main(void *arg)
         char err[512];
         int rc = zri_net_send(s->o->net, m, err, sizeof err);
         free(m);
+        if (rc == 0 && i % 7 == 0) rc = zri_net_flush(s->o->net, err, sizeof err);
         if (rc < 0) {
             fprintf(stderr, "send failed: %s\n", err);
             abort();
         }
+    }
+    char err[512];
+    if (zri_net_flush(s->o->net, err, sizeof err) < 0) {
+        fprintf(stderr, "flush failed: %s\n", err);
+        abort();
     }
     zri_heap_free(h);
     return NULL;
@@ -313,10 +319,11 @@ Test(net, control_and_metadata)
     m->kind = ZRI_MSG_CTL;
     m->from = 1, m->to = 0, m->chan = 1, m->seq = 5, m->tag = 2, m->value = 1;
     m->vc[0] = 3, m->vc[1] = 8;
-    m->views[7] = 1;
-    m->varviews[NVARS + V_DRAFT] = tv_str(o[1].heap, "seen");
+    m->views[NVIEWS2 - 1] = 1; /* (Writer, 4) */
+    m->varviews[VV_WRITER_DRAFT] = tv_str(o[1].heap, "seen");
     char err[256];
     cr_assert_eq(zri_net_send(o[1].net, m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(zri_net_flush(o[1].net, err, sizeof err), 0, "%s", err);
     free(m);
     zri_msg *r = sink_pop(&o[0].s, 5);
     cr_assert_not_null(r);
@@ -324,11 +331,41 @@ Test(net, control_and_metadata)
     cr_assert_eq(r->tag, 2);
     cr_assert_eq(r->value, 1);
     cr_assert_eq(r->vc[1], 8);
-    cr_assert_eq(r->views[7], 1);
-    cr_assert_eq(r->views[6], 0);
-    cr_assert_str_eq(r->varviews[NVARS + V_DRAFT].u.s->data, "seen");
-    cr_assert_eq(r->varviews[V_DRAFT].tag, ZGRT_UNDEF);
+    cr_assert_eq(r->views[NVIEWS2 - 1], 1);
+    cr_assert_eq(r->views[NVIEWS2 - 2], 0);
+    cr_assert_str_eq(r->varviews[VV_WRITER_DRAFT].u.s->data, "seen");
+    cr_assert_eq(r->varviews[VV_USER + V_DRAFT].tag, ZGRT_UNDEF);
     free(r);
+    opener_finish(&o[1]);
+    opener_finish(&o[0]);
+    addrs_free(&x);
+}
+
+/* Sends are buffered until a flush; closing writes what is left before
+ * BYE, so the peer gets every message and sees a normal end. */
+Test(net, close_writes_buffered_frames)
+{
+    addrs x;
+    unix_addrs(&x, 2);
+    opener o[2];
+    open_all(o, &t_prog2, &x);
+    char err[512];
+    for (int i = 1; i <= 3; i++) {
+        zri_msg *m = make_msg(o[1].heap, 1, 0, i, 0);
+        cr_assert_eq(zri_net_send(o[1].net, m, err, sizeof err), 0, "%s", err);
+        free(m);
+    }
+    /* nothing was written yet */
+    cr_assert_null(sink_pop(&o[0].s, 0.2));
+    zri_net_close(o[1].net);
+    o[1].net = NULL;
+    for (int i = 1; i <= 3; i++) {
+        zri_msg *m = sink_pop(&o[0].s, 5);
+        cr_assert_not_null(m, "message %d missing", i);
+        check_msg(m, 1, 0, i);
+        free(m);
+    }
+    cr_assert_eq(sink_wait_fail(&o[0].s, 0.3), 0, "%s", o[0].s.fails[0]);
     opener_finish(&o[1]);
     opener_finish(&o[0]);
     addrs_free(&x);
@@ -380,6 +417,7 @@ static pid_t writer_child(const addrs *x, int n, int wait_for_kill)
         if (zri_net_send(n1, m, err, sizeof err) < 0) _exit(4);
         free(m);
     }
+    if (zri_net_flush(n1, err, sizeof err) < 0) _exit(4);
     if (wait_for_kill)
         for (;;) pause();
     _exit(0);
@@ -418,9 +456,11 @@ static void peer_dies(addrs *x, int kill_it)
     zri_msg *m = make_msg(o.heap, 0, 1, 1, 0);
     char err[512];
     int rc = zri_net_send(o.net, m, err, sizeof err);
+    if (rc == 0) rc = zri_net_flush(o.net, err, sizeof err);
     if (rc == 0) {
         usleep(100000);
         rc = zri_net_send(o.net, m, err, sizeof err);
+        if (rc == 0) rc = zri_net_flush(o.net, err, sizeof err);
     }
     free(m);
     cr_assert_eq(rc, -1);

@@ -12,6 +12,12 @@
  *   3  @TestRunner(2)          (Committer)
  *   4  @TestRunner.candidate == candidate   (Committer)
  *   5  3 && 4                  (Committer; the guard's root)
+ *
+ * The slot tables (zgrt_abi.h, zgrt_slot), sorted by (lifeline, index):
+ *   views     0  (TestRunner, 2)
+ *   varviews  0  (TestRunner, candidate)
+ *             1  (TestRunner, status)     read by the relay test's body
+ *             2  (Committer, candidate)   the Committer's own: its store
  */
 #include <criterion/criterion.h>
 #include <semaphore.h>
@@ -48,6 +54,12 @@ static const zgrt_var VARS_C1[] = {
     {"tv", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}}};
 static const zgrt_input INPUTS[] = {{V_CAND, ORCH}};
 
+enum { VS_TR_2, NV };                                 /* view slots */
+enum { VV_TR_CAND, VV_TR_STATUS, VV_COMM_CAND, NVV }; /* variable-view slots */
+static const zgrt_slot VIEWS[] = {{TR, 2}};
+static const zgrt_slot VARVIEWS[] = {{TR, V_CAND}, {TR, V_STATUS}, {COMM, V_CAND}};
+#define SLOTS .nviews = NV, .views = VIEWS, .nvarviews = NVV, .varviews = VARVIEWS
+
 static int is_status(const zgrt_value *v, int m)
 {
     return v && v->tag == ZGRT_ENUM && (v->u.i & 0xffffffff) == m;
@@ -68,8 +80,9 @@ static void eval_comm(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old)
 {
     (void)old;
     eval_calls[COMM]++;
-    val[3] = zgrt_vc(ctx, TR) > 0 ? (uint8_t)zgrt_view(ctx, TR, 2) : 0;
-    const zgrt_value *theirs = zgrt_varview(ctx, TR, V_CAND), *mine = zgrt_varview(ctx, COMM, V_CAND);
+    val[3] = zgrt_vc(ctx, TR) > 0 ? (uint8_t)zgrt_view(ctx, TR, VS_TR_2) : 0;
+    const zgrt_value *theirs = zgrt_varview(ctx, TR, VV_TR_CAND),
+                     *mine = zgrt_varview(ctx, COMM, VV_COMM_CAND);
     val[4] = theirs && mine && zgrt_compare(theirs, mine) == 0;
     val[5] = val[3] && val[4];
 }
@@ -131,7 +144,7 @@ static const zgrt_program prog_merge = {
     .lifelines = LIVES, .bodies = M_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS,
     .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
     .nlocs = 1, .locs = LOCS, .ninputs = 1, .inputs = INPUTS, .nresults = 3, .results = M_RES,
-    .result_tuple = 1, .monitor = 1, .nsubs = 6,
+    .result_tuple = 1, .monitor = 1, .nsubs = 6, SLOTS,
 };
 
 Test(monitor, failure_in_transit_does_not_block_then_blocks, .timeout = 20)
@@ -197,7 +210,7 @@ static void r_comm(zgrt_ctx *ctx)
     int ok = zgrt_choice_cpl(ctx, 1, 5, 0);
     assign1(ctx, V_D1, v_bool(ok));
     assign1(ctx, V_SEEN, v_int(zgrt_vc(ctx, TR)));
-    const zgrt_value *tv = zgrt_varview(ctx, TR, V_STATUS);
+    const zgrt_value *tv = zgrt_varview(ctx, TR, VV_TR_STATUS);
     assign1(ctx, V_TV, tv ? *tv : v_enum(0, PENDING));
 }
 
@@ -209,7 +222,7 @@ static const zgrt_program prog_relay = {
     .lifelines = LIVES, .bodies = R_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS_C1,
     .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
     .nlocs = 1, .locs = LOCS, .nresults = 4, .results = R_RES, .result_tuple = 1, .monitor = 1,
-    .nsubs = 6,
+    .nsubs = 6, SLOTS,
 };
 
 Test(monitor, stale_relay_does_not_override, .timeout = 20)
@@ -243,21 +256,24 @@ static void plain_orch(zgrt_ctx *ctx)
 static void plain_comm(zgrt_ctx *ctx)
 {
     recv1(ctx, ORCH, V_STATUS);
-    /* no views without the monitor; the vector clock is still kept */
-    int ok = zgrt_varview(ctx, ORCH, V_STATUS) == NULL && zgrt_view(ctx, ORCH, 0) == 0 &&
-             zgrt_varview(ctx, COMM, V_STATUS) != NULL;
+    /* no views without the monitor (slot 0 is (Orchestrator, status)); the
+     * vector clock is still kept, and var(self, x) is the store (slot 1) */
+    int ok = zgrt_varview(ctx, ORCH, 0) == NULL && zgrt_view(ctx, ORCH, 0) == 0 &&
+             zgrt_varview(ctx, COMM, 1) != NULL;
     assign1(ctx, V_D1, v_bool(ok));
     assign1(ctx, V_SEEN, v_int(zgrt_vc(ctx, ORCH) * 10 + zgrt_vc(ctx, COMM)));
 }
 
 static const zgrt_body_fn P_BODIES[] = {plain_orch, nothing, plain_comm, nothing};
 static const zgrt_result P_RES[] = {{V_D1, COMM}, {V_SEEN, COMM}};
+static const zgrt_slot P_VARVIEWS[] = {{ORCH, V_STATUS}, {COMM, V_STATUS}};
 
 static const zgrt_program prog_plain = {
     .abi_version = ZGRT_ABI_VERSION, .source = "plain.zg", .workflow = "plain", .nlifelines = 4,
     .lifelines = LIVES, .bodies = P_BODIES, .nvars = 6, .vars = VARS_C1, .nenums = 1,
     .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS, .nlocs = 1,
-    .locs = LOCS, .nresults = 2, .results = P_RES, .result_tuple = 1,
+    .locs = LOCS, .nresults = 2, .results = P_RES, .result_tuple = 1, .nvarviews = 2,
+    .varviews = P_VARVIEWS,
 };
 
 Test(monitor, no_monitor_vector_clock_only, .timeout = 20)
@@ -357,5 +373,165 @@ Test(monitor, trap_in_eval_of_a_receive, .timeout = 20)
     run_out r = run_prog(&prog_eval_trap_recv, (const char *const[]){"--seed", "0", NULL});
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.err, "zgc: error: lifeline B: g.zg:1:1: trap in a guard\n");
+    run_out_free(&r);
+}
+
+/* ---- compact views: the accessors take slots of the caller's lifeline ------------ */
+
+static void s_tr(zgrt_ctx *ctx)
+{
+    assign1(ctx, V_CAND, v_str(ctx, "c1"));
+    assign1(ctx, V_STATUS, v_enum(0, PASSED));
+    send1(ctx, COMM, V_STATUS);
+}
+
+static void s_comm(zgrt_ctx *ctx)
+{
+    /* nothing visible yet: every view is 0 / undefined */
+    int before = zgrt_view(ctx, TR, VS_TR_2) == 0 && zgrt_varview(ctx, TR, VV_TR_STATUS) == NULL;
+    recv1(ctx, TR, V_STATUS);
+    const zgrt_value *st = zgrt_varview(ctx, TR, VV_TR_STATUS), *cand = zgrt_varview(ctx, TR, VV_TR_CAND);
+    int seen = is_status(st, PASSED) && cand && cand->tag == ZGRT_STR &&
+               strcmp(cand->u.s->data, "c1") == 0 && zgrt_view(ctx, TR, VS_TR_2) == 1;
+    /* var(self, x) is the store; the Committer's candidate is undefined */
+    int self = zgrt_varview(ctx, COMM, VV_COMM_CAND) == NULL;
+    assign1(ctx, V_CAND, v_str(ctx, "mine"));
+    const zgrt_value *mine = zgrt_varview(ctx, COMM, VV_COMM_CAND);
+    self = self && mine == &zgrt_store(ctx)[V_CAND];
+    /* a slot that is not the lifeline's, or out of the table: 0 / NULL */
+    int wrong = zgrt_varview(ctx, TR, VV_COMM_CAND) == NULL && zgrt_varview(ctx, COMM, VV_TR_CAND) == NULL &&
+                zgrt_varview(ctx, TR, NVV) == NULL && zgrt_varview(ctx, TR, -1) == NULL &&
+                zgrt_varview(ctx, 4, 0) == NULL && zgrt_varview(ctx, -1, 0) == NULL &&
+                zgrt_view(ctx, COMM, VS_TR_2) == 0 && zgrt_view(ctx, TR, NV) == 0 &&
+                zgrt_view(ctx, TR, -1) == 0 && zgrt_view(ctx, 4, 0) == 0;
+    assign1(ctx, V_SEEN, v_int(before * 1000 + seen * 100 + self * 10 + wrong));
+}
+
+static const zgrt_body_fn S_BODIES[] = {nothing, s_tr, s_comm, nothing};
+static const zgrt_result S_RES[] = {{V_SEEN, COMM}};
+
+static const zgrt_program prog_slots = {
+    .abi_version = ZGRT_ABI_VERSION, .source = "slots.zg", .workflow = "slots", .nlifelines = 4,
+    .lifelines = LIVES, .bodies = S_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS,
+    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
+    .nlocs = 1, .locs = LOCS, .nresults = 1, .results = S_RES, .monitor = 1, .nsubs = 6, SLOTS,
+};
+
+Test(monitor, accessors_take_the_lifelines_slots, .timeout = 20)
+{
+    run_out r = run_prog(&prog_slots, (const char *const[]){"--seed", "0", NULL});
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "1111\n");
+    run_out_free(&r);
+}
+
+/* ---- message metadata: vector clock + slots, not nlifelines × nsubs -------------- */
+
+Test(monitor, message_metadata_follows_the_slot_counts)
+{
+    /* 32 lifelines, 128 subformulas, 6 variables; 3 view and 2 variable-view slots */
+    static const char *names[32];
+    for (int l = 0; l < 32; l++) names[l] = "L";
+    static const zgrt_slot views[] = {{0, 5}, {7, 1}, {31, 127}};
+    static const zgrt_slot varviews[] = {{3, V_CAND}, {31, V_STATUS}};
+    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION, .nlifelines = 32, .lifelines = names,
+                      .nvars = 6, .vars = VARS, .nsubs = 128, .monitor = 1, .nviews = 3,
+                      .views = views, .nvarviews = 2, .varviews = varviews};
+    size_t bare = zri_msg_block_size(&p, 2, 0), meta = zri_msg_block_size(&p, 2, 1);
+    /* in memory: 8 * nlifelines + nviews + 16 * nvarviews */
+    cr_expect_eq(meta - bare, 8 * 32 + 3 + 16 * 2, "metadata of %zu bytes", meta - bare);
+    cr_expect_lt(meta - bare, 300); /* dense views would take 32 * 128 + 32 * 6 * 16 more */
+    /* values do not change the metadata */
+    cr_expect_eq(zri_msg_block_size(&p, 7, 1) - zri_msg_block_size(&p, 7, 0), meta - bare);
+    /* without a monitor: the vector clock only */
+    p.monitor = 0;
+    cr_expect_eq(zri_msg_block_size(&p, 2, 1) - zri_msg_block_size(&p, 2, 0), 8 * 32);
+    /* the frame codec's messages have room for exactly the slots */
+    p.monitor = 1;
+    zri_msg *m = zri_msg_new(&p, 0, 1);
+    cr_assert_not_null(m);
+    cr_expect_eq((uint8_t *)m->vc - (uint8_t *)m->varviews, 2 * sizeof(zgrt_value));
+    cr_expect_eq((uint8_t *)m->views - (uint8_t *)m->vc, 32 * sizeof(int64_t));
+    free(m);
+}
+
+/* ---- a malformed slot table is a clear error ----------------------------------------- */
+
+static int64_t malformed_runs;
+static void count_body(zgrt_ctx *ctx) { (void)ctx; __atomic_add_fetch(&malformed_runs, 1, __ATOMIC_RELAXED); }
+
+Test(monitor, malformed_slot_tables_are_rejected, .timeout = 20)
+{
+    static const zgrt_body_fn bodies[] = {count_body, count_body, count_body, count_body};
+    static const zgrt_slot dup[] = {{TR, 2}, {TR, 2}};
+    static const zgrt_slot unsorted_life[] = {{COMM, 1}, {TR, 2}};
+    static const zgrt_slot unsorted_index[] = {{TR, 3}, {TR, 2}};
+    static const zgrt_slot bad_life[] = {{TR, 2}, {4, 0}};
+    static const zgrt_slot neg_life[] = {{-1, 0}};
+    static const zgrt_slot bad_sub[] = {{TR, 6}};
+    static const zgrt_slot bad_var[] = {{TR, V_CAND}, {COMM, 6}};
+    static const zgrt_slot neg_index[] = {{ORCH, -2}};
+    struct {
+        int32_t nviews;
+        const zgrt_slot *views;
+        int32_t nvarviews;
+        const zgrt_slot *varviews;
+        const char *msg;
+    } cases[] = {
+        {2, dup, 0, NULL,
+         "view slot 1 (lifeline 1, subformula 2): not sorted by (lifeline, index) without "
+         "duplicates (4 lifelines, 6 subformulas)"},
+        {2, unsorted_life, 0, NULL,
+         "view slot 1 (lifeline 1, subformula 2): not sorted by (lifeline, index) without "
+         "duplicates (4 lifelines, 6 subformulas)"},
+        {2, unsorted_index, 0, NULL,
+         "view slot 1 (lifeline 1, subformula 2): not sorted by (lifeline, index) without "
+         "duplicates (4 lifelines, 6 subformulas)"},
+        {2, bad_life, 0, NULL,
+         "view slot 1 (lifeline 4, subformula 0): lifeline out of range (4 lifelines, 6 "
+         "subformulas)"},
+        {1, neg_life, 0, NULL,
+         "view slot 0 (lifeline -1, subformula 0): lifeline out of range (4 lifelines, 6 "
+         "subformulas)"},
+        {1, bad_sub, 0, NULL,
+         "view slot 0 (lifeline 1, subformula 6): index out of range (4 lifelines, 6 "
+         "subformulas)"},
+        {0, NULL, 2, bad_var,
+         "variable-view slot 1 (lifeline 2, variable 6): index out of range (4 lifelines, 6 "
+         "variables)"},
+        {0, NULL, 1, neg_index,
+         "variable-view slot 0 (lifeline 0, variable -2): index out of range (4 lifelines, 6 "
+         "variables)"},
+        {-1, NULL, 0, NULL, "view slots: negative slot count (-1)"},
+        {0, NULL, -3, NULL, "variable-view slots: negative slot count (-3)"},
+        {1, NULL, 0, NULL, "view slots: missing slot table (1)"},
+        {0, NULL, 2, NULL, "variable-view slots: missing slot table (2)"},
+    };
+    malformed_runs = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        zgrt_program p = prog_merge;
+        p.bodies = bodies;
+        p.nviews = cases[i].nviews;
+        p.views = cases[i].views;
+        p.nvarviews = cases[i].nvarviews;
+        p.varviews = cases[i].varviews;
+        run_out r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
+        cr_expect_eq(r.status, 1, "case %zu", i);
+        char want[512];
+        snprintf(want, sizeof want,
+                 "zgc: error: internal error: malformed program descriptor: %s\n", cases[i].msg);
+        cr_expect_str_eq(r.err, want, "case %zu", i);
+        cr_expect_str_eq(r.out, "");
+        run_out_free(&r);
+    }
+    /* rejected before any lifeline ran */
+    cr_expect_eq(malformed_runs, 0);
+    /* the same tables well-formed: the run goes ahead */
+    zgrt_program p = prog_merge;
+    p.bodies = bodies;
+    p.nresults = 0;
+    run_out r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(malformed_runs, 4);
     run_out_free(&r);
 }
