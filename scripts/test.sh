@@ -28,7 +28,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 echo "== ThreadSanitizer: run programs and conformance"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZGC_TSAN=ON > /dev/null
 cmake --build build-tsan -j2 --target zgc zggen
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 tests/run/run_programs.sh build-tsan/zgc
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 tests/run_programs.sh build-tsan/zgc
 TSAN_OPTIONS=halt_on_error=1 tests/conformance/run --cases "${ZGC_TSAN_CASES:-300}" \
   --zgc build-tsan/zgc --zggen build-tsan/tests/zggen
 
