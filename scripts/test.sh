@@ -4,7 +4,7 @@
 #   2. the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the runtime under ThreadSanitizer: every example and run program
 #      (tests/run) and a short conformance run, built with -DZGC_TSAN=ON
-#      (ZGC_TSAN_CASES conformance cases, default 300);
+#      (ZGC_TSAN_CASES conformance cases, default 1000);
 #   4. a smoke pass of the benchmarks (bench/run --smoke);
 #   5. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20);
 #   6. the conformance run: random workflows under random schedules, every
@@ -29,7 +29,7 @@ echo "== ThreadSanitizer: run programs and conformance"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZGC_TSAN=ON > /dev/null
 cmake --build build-tsan -j2 --target zgc zggen
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 tests/run_programs.sh build-tsan/zgc
-TSAN_OPTIONS=halt_on_error=1 tests/conformance/run --cases "${ZGC_TSAN_CASES:-300}" \
+TSAN_OPTIONS=halt_on_error=1 tests/conformance/run --cases "${ZGC_TSAN_CASES:-1000}" \
   --zgc build-tsan/zgc --zggen build-tsan/tests/zggen
 
 echo "== benchmarks (smoke)"
