@@ -246,8 +246,7 @@ static bool seen_add(Seen *s, const ZDecl *d)
         if (s->d[i] == d) return false;
     if (s->len == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 8;
-        s->d = realloc(s->d, sizeof *s->d * (size_t)s->cap);
-        if (!s->d) ZU_ICE("out of memory");
+        s->d = zu_xrealloc(s->d, sizeof *s->d * (size_t)s->cap);
     }
     s->d[s->len++] = d;
     return true;

@@ -136,9 +136,7 @@ static bool fsame(const Enum *en, const ZFormula *f, ZFormulaKind k, const char 
 static void rehash(Enum *en)
 {
     size_t ncap = en->hcap ? en->hcap * 2 : 256;
-    ZFormula **nt = calloc(ncap, sizeof *nt);
-    if (!nt)
-        ZU_ICE("out of memory");
+    ZFormula **nt = zu_xcalloc(ncap, sizeof *nt);
     for (size_t i = 0; i < en->hcap; i++) {
         ZFormula *f = en->htab[i];
         if (!f)
@@ -443,9 +441,7 @@ static void compute_reach(Enum *en, const ZLocalSet *ls)
         if (lp->lifeline >= 0 && lp->lifeline < n)
             add_edges(en, lp->lifeline, &lp->body);
     }
-    int *stack = malloc(sizeof *stack * (size_t)(n > 0 ? n : 1));
-    if (!stack)
-        ZU_ICE("out of memory");
+    int *stack = zu_xmalloc(sizeof *stack * (size_t)(n > 0 ? n : 1));
     for (int s = 0; s < n; s++) {
         ZLifeSet *r = &en->reach[s];
         int sp = 0;
@@ -474,9 +470,7 @@ static void push_triple(TripleVec *v, int y, int b, int key)
 {
     if (v->len == v->cap) {
         size_t ncap = v->cap ? v->cap * 2 : 64;
-        Triple *n = realloc(v->items, ncap * sizeof *n);
-        if (!n)
-            ZU_ICE("out of memory");
+        Triple *n = zu_xrealloc(v->items, ncap * sizeof *n);
         v->items = n;
         v->cap = ncap;
     }
@@ -605,9 +599,7 @@ static void build_monitors(Enum *en)
     }
     if (nsub == 0)
         return;
-    en->evalset = calloc((size_t)nsub, sizeof *en->evalset);
-    if (!en->evalset)
-        ZU_ICE("out of memory");
+    en->evalset = zu_xcalloc((size_t)nsub, sizeof *en->evalset);
     for (int i = 0; i < t->guards.len; i++) {
         const ZGuardInfo *gi = ZU_VEC_AT(t->guards, i);
         if (gi->root && gi->owner >= 0 && gi->owner < en->nlife)
@@ -652,10 +644,8 @@ ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const Z
     collect_guards(&en, &wf->body);
 
     size_t nl = (size_t)(en.nlife > 0 ? en.nlife : 1);
-    en.adj = calloc(nl, sizeof *en.adj);
-    en.reach = calloc(nl, sizeof *en.reach);
-    if (!en.adj || !en.reach)
-        ZU_ICE("out of memory");
+    en.adj = zu_xcalloc(nl, sizeof *en.adj);
+    en.reach = zu_xcalloc(nl, sizeof *en.reach);
     compute_reach(&en, ls);
     build_monitors(&en);
     en.t->reach = zu_alloc(a, sizeof *en.t->reach * nl);

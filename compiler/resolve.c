@@ -624,10 +624,9 @@ static void check_cycles(R *r)
 {
     Cyc c = {r, NULL, 0, NULL, NULL};
     int n = r->p->decls.len + 1;
-    c.stack = calloc((size_t)n, sizeof *c.stack);
-    c.act_color = calloc((size_t)r->counts[D_ACTION] + 1, 1);
-    c.guard_color = calloc((size_t)r->counts[D_GUARD] + 1, 1);
-    if (!c.stack || !c.act_color || !c.guard_color) ZU_ICE("out of memory");
+    c.stack = zu_xcalloc((size_t)n, sizeof *c.stack);
+    c.act_color = zu_xcalloc((size_t)r->counts[D_ACTION] + 1, 1);
+    c.guard_color = zu_xcalloc((size_t)r->counts[D_GUARD] + 1, 1);
     for (int i = 0; i < r->p->decls.len; i++) {
         ZDecl *d = r->p->decls.items[i];
         bool node = d->kind == D_GUARD || (d->kind == D_ACTION && d->action == ACT_PURE);

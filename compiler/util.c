@@ -27,19 +27,38 @@ struct ZArena {
     size_t icap, icount;
 };
 
-static void *xmalloc(size_t n)
+/* ---- heap scratch space ---------------------------------------------------- */
+
+void zu_oom(void)
+{
+    fputs("zgc: error: out of memory\n", stderr);
+    exit(1);
+}
+
+void *zu_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("zgc: out of memory\n", stderr);
-        exit(1);
-    }
+    if (!p) zu_oom();
     return p;
+}
+
+void *zu_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) zu_oom();
+    return p;
+}
+
+void *zu_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) zu_oom();
+    return q;
 }
 
 ZArena *zu_arena_new(void)
 {
-    ZArena *a = xmalloc(sizeof *a);
+    ZArena *a = zu_xmalloc(sizeof *a);
     memset(a, 0, sizeof *a);
     return a;
 }
@@ -61,7 +80,7 @@ void *zu_alloc(ZArena *a, size_t size)
     ZChunk *c = a->chunks;
     if (!c || c->size - c->used < size) {
         size_t want = size > 60000 ? size : 60000;
-        c = xmalloc(sizeof *c + want);
+        c = zu_xmalloc(sizeof *c + want);
         c->size = want;
         c->used = 0;
         c->next = a->chunks;
@@ -109,7 +128,7 @@ static uint64_t hash_bytes(const char *s, size_t n)
 static void intern_grow(ZArena *a)
 {
     size_t ncap = a->icap ? a->icap * 2 : INTERN_INIT;
-    ZInternEntry *nt = xmalloc(ncap * sizeof *nt);
+    ZInternEntry *nt = zu_xmalloc(ncap * sizeof *nt);
     memset(nt, 0, ncap * sizeof *nt);
     for (size_t i = 0; i < a->icap; i++) {
         ZInternEntry e = a->itab[i];
@@ -171,12 +190,7 @@ static void buf_reserve(ZBuf *b, size_t extra)
     if (b->len + extra + 1 <= b->cap) return;
     size_t ncap = b->cap ? b->cap : 64;
     while (ncap < b->len + extra + 1) ncap *= 2;
-    char *n = realloc(b->data, ncap);
-    if (!n) {
-        fputs("zgc: out of memory\n", stderr);
-        exit(1);
-    }
-    b->data = n;
+    b->data = zu_xrealloc(b->data, ncap);
     b->cap = ncap;
 }
 
@@ -231,7 +245,7 @@ char *zu_read_file(const char *path, size_t *len, const char **err)
         return NULL;
     }
     size_t cap = 4096, n = 0;
-    char *data = xmalloc(cap);
+    char *data = zu_xmalloc(cap);
     for (;;) {
         if (n + 4096 + 1 > cap) {
             cap *= 2;

@@ -1,25 +1,37 @@
 /* zgc.h — the compiler's table of contents.
  *
- * The pipeline (compiler/main.c) is a straight list of passes:
+ * compiler/ holds the passes and their data structures.  It includes
+ * nothing from grammar/, backend/, driver/ or oracle/; those build on it.
+ * One compilation (pipeline.c) is a straight list of passes, each
+ * stoppable:
  *
- *   source --zp_parse--> AST --zr_resolve--> resolved AST --zk_check-->
+ *   source --parse--> AST --zr_resolve--> resolved AST --zk_check-->
  *   typed AST --zj_project--> local programs --zg_enumerate--> guard tables
  *
- * Every intermediate form has a printer (za_print_program, zj_print,
- * zg_print).  Modules and their prefixes:
+ * (parse is the grammar's zp_parse, handed in by the caller.)  Every
+ * intermediate form has a printer (za_print_program, zj_print, zg_print).
+ * Modules and their prefixes:
  *
- *   util.c     zu_   arena, vectors, string buffers, interning
- *   diag.c     zd_   diagnostics with source excerpts
- *   ast.c      za_   AST constructors, kind names, printer
- *   syntax.c   zp_   lexer + parser driver (grammar/lexer.l, grammar/parser.y)
- *   resolve.c  zr_   name resolution and declaration checks
- *   check.c    zk_   types, definedness, coregion/parallel rules
- *   project.c  zj_   projection to local programs (language spec §7)
- *   guards.c   zg_   CPL guard unfolding, sub(Φ), Vars(Φ), monitor tables
+ *   util.c      zu_   arena, vectors, string buffers, interning, heap
+ *                     scratch space, internal errors
+ *   diag.c      zd_   diagnostics with source excerpts
+ *   ast.c       za_   AST constructors, kind names, printer
+ *   resolve.c   zr_   name resolution and declaration checks
+ *   check.c     zk_   types, definedness, coregion/parallel rules
+ *   project.c   zj_   projection to local programs (language spec §7)
+ *   guards.c    zg_   CPL guard unfolding, sub(Φ), Vars(Φ), monitor tables
+ *   pipeline.c  zc_   one compilation: source to guard tables, pass by pass
  *
- * Memory policy: everything a compilation allocates (tokens, AST, types,
- * local programs, guard tables, interned names) lives in one ZArena and is
- * freed by zu_arena_free.  Nothing in the compiler frees individual nodes.
+ * Memory: everything a compilation produces (AST, types, local programs,
+ * guard tables, interned names) lives in one ZArena and is freed by
+ * zu_arena_free; nothing frees individual nodes.  A pass may use heap
+ * scratch space (zu_xmalloc, zu_xcalloc, zu_xrealloc, ZBuf) that it frees
+ * before it returns.
+ *
+ * Errors: a user's mistake is a diagnostic (ZDiag, file:line:col) and the
+ * pass goes on to find more; a pass reports whether it saw errors and
+ * later passes do not run.  A bug in zgc is ZU_ICE (aborts with the
+ * location).  Out of memory is zu_oom: "zgc: error: out of memory", exit 1.
  */
 #ifndef ZGC_H
 #define ZGC_H
@@ -36,6 +48,57 @@
 #else
 #define ZG_PRINTF(f, a)
 #define ZG_NORETURN
+/* ===================================================================== */
+/* pipeline.c — one compilation, pass by pass                             */
+/* ===================================================================== */
+
+/* The passes in order; a compilation can stop after any of them. */
+#define ZC_STAGES(X)                                              \
+    X(ZC_PARSE, "parse")     /* source -> AST (the grammar)   */  \
+    X(ZC_RESOLVE, "resolve") /* names; the workflow selected  */  \
+    X(ZC_CHECK, "check")     /* types, definedness, rules     */  \
+    X(ZC_PROJECT, "project") /* local programs                */  \
+    X(ZC_GUARDS, "guards")   /* guard tables, monitor plan    */
+typedef enum { ZC_STAGES(ZA_ENUM) ZC__COUNT } ZStage;
+
+/* The first pass, source text to AST: the grammar's zp_parse
+ * (grammar/grammar.h).  The compiler does not depend on the grammar; its
+ * caller hands the parser in. */
+typedef ZProgram *ZParseFn(ZArena *a, const ZSource *src, ZDiag *d);
+
+typedef struct ZCompilation {
+    /* set by the caller before zc_run */
+    const char *workflow; /* the workflow to compile; NULL: the only or last */
+    bool all_workflows;   /* with no workflow named, check every workflow
+                             (zgc check); projection still needs one */
+    /* owned by the compilation */
+    ZParseFn *parse;
+    ZArena *arena;
+    char *text;           /* the source, NUL-terminated (malloc'd copy) */
+    ZSource src;
+    ZDiag diag;
+    int done;             /* passes run so far (a ZStage + 1) */
+    bool failed;          /* a pass reported errors; later passes do not run */
+    ZProgram *prog;       /* after ZC_PARSE (partial after syntax errors) */
+    ZDecl *wf;            /* after ZC_RESOLVE; NULL when every workflow is checked */
+    ZLocalSet *locals;    /* after ZC_PROJECT */
+    ZGuardTable *guards;  /* after ZC_GUARDS */
+} ZCompilation;
+
+/* A compilation of `text` (len bytes, copied), named `path` in
+ * diagnostics, which go to diag_out.  Out of memory is fatal (zu_oom). */
+void zc_init(ZCompilation *c, ZParseFn *parse, const char *path, const char *text, size_t len,
+             FILE *diag_out);
+/* The same for a file; false with "cannot read PATH: REASON" written to
+ * diag_out when it cannot be read. */
+bool zc_init_file(ZCompilation *c, ZParseFn *parse, const char *path, FILE *diag_out);
+/* Runs the passes after the last one done, up to and including `upto`,
+ * stopping at the first pass that reports an error.  Returns true when
+ * every pass up to `upto` succeeded. */
+bool zc_run(ZCompilation *c, ZStage upto);
+void zc_free(ZCompilation *c);
+const char *zc_stage_name(ZStage s);
+
 #endif
 
 /* ===================================================================== */
@@ -52,6 +115,12 @@ char *zu_strdup(ZArena *a, const char *s);
 char *zu_fmt(ZArena *a, const char *fmt, ...) ZG_PRINTF(2, 3);
 /* Interned identifiers: equal strings give the same pointer. */
 const char *zu_intern(ZArena *a, const char *s, size_t n);
+
+/* Heap scratch space for a pass; out of memory exits through zu_oom. */
+ZG_NORETURN void zu_oom(void);
+void *zu_xmalloc(size_t n);
+void *zu_xcalloc(size_t n, size_t size);
+void *zu_xrealloc(void *p, size_t n);
 
 /* Internal compiler error: a bug in zgc, never a user error. */
 ZG_NORETURN void zu_ice(const char *file, int line, const char *fmt, ...) ZG_PRINTF(3, 4);
@@ -378,26 +447,6 @@ void za_print_expr(ZBuf *b, const ZExpr *e);
 void za_print_program(FILE *out, const ZProgram *p);
 
 /* ===================================================================== */
-/* syntax.c — lexer and parser                                            */
-/* ===================================================================== */
-
-typedef struct ZToken {
-    int kind;          /* bison token number */
-    ZSpan span;
-    const char *text;  /* source text of the token */
-} ZToken;
-
-/* Parses src; reports syntax errors to d.  Returns a program (possibly
- * partial) even after errors; d->errors tells whether it is usable. */
-ZProgram *zp_parse(ZArena *a, const ZSource *src, ZDiag *d);
-/* Token dump (`zgc parse --tokens`): one line per token, with spans. */
-void zp_dump_tokens(FILE *out, ZArena *a, const ZSource *src, ZDiag *d);
-/* For unit tests: lex the whole source into an arena vector of ZToken*. */
-ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d);
-/* Name of a token kind for printing ("identifier", "'->'", "'while'"). */
-const char *zp_token_name(int kind);
-
-/* ===================================================================== */
 /* resolve.c — names                                                      */
 /* ===================================================================== */
 
@@ -568,5 +617,56 @@ bool zg_reaches(const ZGuardTable *t, int from, int to);
 void zg_print(FILE *out, const ZGuardTable *t);
 /* Renders a primitive formula in source-like syntax. */
 void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f);
+
+/* ===================================================================== */
+/* pipeline.c — one compilation, pass by pass                             */
+/* ===================================================================== */
+
+/* The passes in order; a compilation can stop after any of them. */
+#define ZC_STAGES(X)                                              \
+    X(ZC_PARSE, "parse")     /* source -> AST (the grammar)   */  \
+    X(ZC_RESOLVE, "resolve") /* names; the workflow selected  */  \
+    X(ZC_CHECK, "check")     /* types, definedness, rules     */  \
+    X(ZC_PROJECT, "project") /* local programs                */  \
+    X(ZC_GUARDS, "guards")   /* guard tables, monitor plan    */
+typedef enum { ZC_STAGES(ZA_ENUM) ZC__COUNT } ZStage;
+
+/* The first pass, source text to AST: the grammar's zp_parse
+ * (grammar/grammar.h).  The compiler does not depend on the grammar; its
+ * caller hands the parser in. */
+typedef ZProgram *ZParseFn(ZArena *a, const ZSource *src, ZDiag *d);
+
+typedef struct ZCompilation {
+    /* set by the caller before zc_run */
+    const char *workflow; /* the workflow to compile; NULL: the only or last */
+    bool all_workflows;   /* with no workflow named, check every workflow
+                             (zgc check); projection still needs one */
+    /* owned by the compilation */
+    ZParseFn *parse;
+    ZArena *arena;
+    char *text;           /* the source, NUL-terminated (malloc'd copy) */
+    ZSource src;
+    ZDiag diag;
+    int done;             /* passes run so far (a ZStage + 1) */
+    bool failed;          /* a pass reported errors; later passes do not run */
+    ZProgram *prog;       /* after ZC_PARSE (partial after syntax errors) */
+    ZDecl *wf;            /* after ZC_RESOLVE; NULL when every workflow is checked */
+    ZLocalSet *locals;    /* after ZC_PROJECT */
+    ZGuardTable *guards;  /* after ZC_GUARDS */
+} ZCompilation;
+
+/* A compilation of `text` (len bytes, copied), named `path` in
+ * diagnostics, which go to diag_out.  Out of memory is fatal (zu_oom). */
+void zc_init(ZCompilation *c, ZParseFn *parse, const char *path, const char *text, size_t len,
+             FILE *diag_out);
+/* The same for a file; false with "cannot read PATH: REASON" written to
+ * diag_out when it cannot be read. */
+bool zc_init_file(ZCompilation *c, ZParseFn *parse, const char *path, FILE *diag_out);
+/* Runs the passes after the last one done, up to and including `upto`,
+ * stopping at the first pass that reports an error.  Returns true when
+ * every pass up to `upto` succeeded. */
+bool zc_run(ZCompilation *c, ZStage upto);
+void zc_free(ZCompilation *c);
+const char *zc_stage_name(ZStage s);
 
 #endif

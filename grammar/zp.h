@@ -1,8 +1,9 @@
 /* zp.h — state shared by the lexer (lexer.l), the parser (parser.y) and
- * their driver (compiler/syntax.c).  Not part of the compiler's interface. */
+ * their driver (syntax.c).  Internal to grammar/: the interface is
+ * grammar.h. */
 #ifndef ZGC_ZP_H
 #define ZGC_ZP_H
-#include "zgc.h"
+#include "grammar.h"
 
 #define ZP_MAX_NESTING 256   /* brackets and braces open at once */
 #define ZP_MAX_EXPR_DEPTH 1000

@@ -39,7 +39,7 @@ static TComp *compile_ok(const char *text, const char *what)
 {
     TComp *c = t_compile(text, T_GUARDS);
     cr_assert(c->ok, "%s does not compile:\n%s", what, c->diag_text ? c->diag_text : "");
-    cr_assert_not_null(c->guards);
+    cr_assert_not_null(c->comp.guards);
     return c;
 }
 
@@ -74,8 +74,8 @@ static void gen_build_modules(TComp *c)
 {
     LLVMContextRef lc = LLVMContextCreate();
     zb_install_diagnostics(lc);
-    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
-    int nl = c->prog->lifelines.len;
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    int nl = c->comp.prog->lifelines.len;
     for (int L = 0; L < nl; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
         cr_assert(zb_gen_lifeline(g, m, L), "lifeline %d: %s", L, c->diag_text ? c->diag_text : "");
@@ -99,7 +99,7 @@ static char *emit_ir(TComp *c)
     char *ir = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&ir, &len);
-    int rc = zb_emit_llvm(out, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
+    int rc = zb_emit_llvm(out, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
     fclose(out);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "emit-llvm failed:\n%s", c->diag_text ? c->diag_text : "");
@@ -112,8 +112,8 @@ static void check_file(const char *path)
     TComp *c = compile_ok(text, path);
     gen_build_modules(c);
     char *ir = emit_ir(c);
-    for (int L = 0; L < c->prog->lifelines.len; L++) {
-        const ZDecl *d = ZU_VEC_AT(c->prog->lifelines, L);
+    for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
+        const ZDecl *d = ZU_VEC_AT(c->comp.prog->lifelines, L);
         char want[256];
         snprintf(want, sizeof want, "define void @zg.body.%s(", d->name);
         cr_expect(strstr(ir, want), "%s: no %s", path, want);
@@ -330,7 +330,7 @@ static void read_desc(TComp *c, Desc *d)
 {
     memset(d, 0, sizeof *d);
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
     LLVMModuleRef m = zb_gen_module(g, "prog");
     zb_gen_descriptor(g, m, -1);
     LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
@@ -352,7 +352,7 @@ static void read_desc(TComp *c, Desc *d)
     for (int i = 0; i < d->nvarviews; i++)
         d->varviews[i] = (Slot){(int)agg_int(agg_elem(t, i), 0), (int)agg_int(agg_elem(t, i), 1)};
     for (int i = 0; i < d->nvars; i++) {
-        const ZDecl *v = ZU_VEC_AT(c->prog->vars, i);
+        const ZDecl *v = ZU_VEC_AT(c->comp.prog->vars, i);
         d->var_names[i] = v->name;
     }
     LLVMDisposeModule(m);
@@ -369,8 +369,8 @@ static int slot_cmp(const void *x, const void *y)
 
 static int var_index(const TComp *c, const char *name)
 {
-    for (int i = 0; i < c->prog->vars.len; i++)
-        if (!strcmp(((const ZDecl *)ZU_VEC_AT(c->prog->vars, i))->name, name)) return i;
+    for (int i = 0; i < c->comp.prog->vars.len; i++)
+        if (!strcmp(((const ZDecl *)ZU_VEC_AT(c->comp.prog->vars, i))->name, name)) return i;
     cr_assert_fail("no variable %s", name);
     return -1;
 }
@@ -384,8 +384,8 @@ static void check_slot_tables(TComp *c, const char *what)
     read_desc(c, &d);
     Slot want_v[512], want_vv[512];
     int nv = 0, nvv = 0;
-    for (int i = 0; c->guards && i < c->guards->monitors.len; i++) {
-        const ZLifelineMonitor *m = ZU_VEC_AT(c->guards->monitors, i);
+    for (int i = 0; c->comp.guards && i < c->comp.guards->monitors.len; i++) {
+        const ZLifelineMonitor *m = ZU_VEC_AT(c->comp.guards->monitors, i);
         for (int k = 0; k < m->bool_views.len && nv < 512; k++) {
             const ZViewEntry *e = ZU_VEC_AT(m->bool_views, k);
             want_v[nv++] = (Slot){e->life, e->sub};
@@ -408,7 +408,7 @@ static void check_slot_tables(TComp *c, const char *what)
     cr_assert_eq(d.nviews, nv, "%s: %d view slots, the guard tables have %d", what, d.nviews, nv);
     cr_assert_eq(d.nvarviews, nvv, "%s: %d variable-view slots, the guard tables have %d", what,
                  d.nvarviews, nvv);
-    int nl = c->prog->lifelines.len;
+    int nl = c->comp.prog->lifelines.len;
     for (int i = 0; i < nv; i++) {
         cr_expect(!slot_cmp(&d.views[i], &want_v[i]), "%s: view slot %d is (%d, %d), expected (%d, %d)",
                   what, i, d.views[i].life, d.views[i].index, want_v[i].life, want_v[i].index);
@@ -467,7 +467,7 @@ Test(backend, merge_descriptor_has_the_slot_tables)
     check_slot_tables(c, "merge.zg");
     /* the Committer's eval function reads the slots, not φ / the variable */
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
     LLVMModuleRef m = zb_gen_module(g, "life");
     cr_assert(zb_gen_lifeline(g, m, 3));
     Slot calls[8];
@@ -497,12 +497,12 @@ static void check_file_slots(const char *path)
     Desc d;
     read_desc(c, &d);
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
-    for (int L = 0; L < c->prog->lifelines.len; L++) {
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
         cr_assert(zb_gen_lifeline(g, m, L));
         char fname[300];
-        snprintf(fname, sizeof fname, "zg.eval.%s", ((const ZDecl *)ZU_VEC_AT(c->prog->lifelines, L))->name);
+        snprintf(fname, sizeof fname, "zg.eval.%s", ((const ZDecl *)ZU_VEC_AT(c->comp.prog->lifelines, L))->name);
         Slot calls[256];
         int n = rt_calls(m, fname, "zgrt_view", calls, 256);
         for (int i = 0; i < n; i++) {
@@ -553,9 +553,9 @@ Test(backend, unreachable_views_need_no_slot)
                               "    return x @ A;\n"
                               "}\n";
     TComp *c = compile_ok(src, "unreachable");
-    cr_assert(!zg_reaches(c->guards, 1, 0));
-    cr_assert(zg_reaches(c->guards, 0, 1));
-    cr_assert(zg_reaches(c->guards, 1, 1));
+    cr_assert(!zg_reaches(c->comp.guards, 1, 0));
+    cr_assert(zg_reaches(c->comp.guards, 0, 1));
+    cr_assert(zg_reaches(c->comp.guards, 1, 1));
     Desc d;
     read_desc(c, &d);
     cr_expect_eq(d.nviews, 0);
@@ -740,7 +740,7 @@ Test(backend, object_files_are_written)
     ZbTarget *t = zb_target_new(2, &err);
     cr_assert_not_null(t, "%s", err ? err : "");
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->arena, c->prog, c->wf, c->locals, c->guards, &c->diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
     char *dir = temp_dir();
     char path[512];
     snprintf(path, sizeof path, "%s/a.o", dir);
@@ -776,7 +776,7 @@ Test(backend, unwritable_output_directory_is_an_error)
     char *text = slurp(ZGC_SOURCE_DIR "/examples/hello.zg");
     TComp *c = compile_ok(text, "hello.zg");
     ZBuildOptions o = {.out_dir = "/proc/zgc-no-such-dir/out", .opt_level = 0};
-    cr_expect_eq(zb_build(c->arena, c->prog, c->wf, c->locals, c->guards, &o, &c->diag), 1);
+    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag), 1);
     fflush(c->diag_file);
     cr_expect(strstr(c->diag_text, "test.zg: error: cannot create the output directory `/proc/zgc-no-such-dir/out`"),
               "got:\n%s", c->diag_text);
@@ -825,15 +825,15 @@ static void build_and_run(const char *example, char *const args[], int nargs, co
     TComp *c = compile_ok(text, path);
     char *dir = temp_dir();
     ZBuildOptions o = {.out_dir = dir, .opt_level = 2};
-    int rc = zb_build(c->arena, c->prog, c->wf, c->locals, c->guards, &o, &c->diag);
+    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "build failed:\n%s", c->diag_text);
-    for (int L = 0; L < c->prog->lifelines.len; L++) {
-        const ZDecl *d = ZU_VEC_AT(c->prog->lifelines, L);
-        snprintf(path, sizeof path, "%s/%s.%s", dir, c->wf->name, d->name);
+    for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
+        const ZDecl *d = ZU_VEC_AT(c->comp.prog->lifelines, L);
+        snprintf(path, sizeof path, "%s/%s.%s", dir, c->comp.wf->name, d->name);
         cr_expect_eq(access(path, X_OK), 0, "no executable %s", path);
     }
-    snprintf(path, sizeof path, "%s/%s", dir, c->wf->name);
+    snprintf(path, sizeof path, "%s/%s", dir, c->comp.wf->name);
     char *argv[16] = {path};
     for (int i = 0; i < nargs && i < 14; i++) argv[i + 1] = args[i];
     char *out = NULL;
@@ -874,7 +874,7 @@ Test(backend, failing_c_file_is_reported, .timeout = 120)
     char out_dir[600];
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     ZBuildOptions o = {.out_dir = out_dir, .opt_level = 0, .c_files = files, .n_c_files = 1};
-    cr_expect_eq(zb_build(c->arena, c->prog, c->wf, c->locals, c->guards, &o, &c->diag), 1);
+    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag), 1);
     fflush(c->diag_file);
     cr_expect(strstr(c->diag_text, "error: the C compiler failed on"), "got:\n%s", c->diag_text);
     cr_expect(strstr(c->diag_text, "nope"), "the compiler output is shown:\n%s", c->diag_text);
@@ -902,11 +902,11 @@ static Ran mock_run(const char *text, char *const args[], int nargs)
     TComp *c = compile_ok(text, "program");
     char *dir = temp_dir();
     ZBuildOptions o = {.out_dir = dir, .opt_level = 1};
-    int rc = zb_build(c->arena, c->prog, c->wf, c->locals, c->guards, &o, &c->diag);
+    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "build failed:\n%s", c->diag_text);
     char exe[512], errf[512];
-    snprintf(exe, sizeof exe, "%s/%s", dir, c->wf->name);
+    snprintf(exe, sizeof exe, "%s/%s", dir, c->comp.wf->name);
     snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
     char *argv[16] = {exe};
     for (int i = 0; i < nargs && i < 14; i++) argv[i + 1] = args[i];

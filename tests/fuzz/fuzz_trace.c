@@ -1,5 +1,5 @@
 /* libFuzzer target: the trace reader and checker of `zgc trace check`
- * (compiler/tracecheck.c).  The input is the trace of a fixed workflow
+ * (oracle/).  The input is the trace of a fixed workflow
  * with a coregion, a loop, a parallel region, a self message, a block and
  * CPL guards; whatever the bytes, the checker must answer (pass or a
  * message) without crashing, leaking or reading out of bounds.  Seeds:
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracecheck.h"
+#include "oracle.h"
 
 static const char workflow[] =
     "lifeline A, B, C;\n"

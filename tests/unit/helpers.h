@@ -7,22 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grammar.h"
 #include "zgc.h"
 
-/* One compilation of an in-memory source, up to the requested pass. */
-typedef enum { T_PARSE, T_RESOLVE, T_CHECK, T_PROJECT, T_GUARDS } TStage;
+/* One compilation of an in-memory source, up to the requested pass,
+ * through the compiler's pipeline (compiler/pipeline.c). */
+typedef enum { T_PARSE = ZC_PARSE, T_RESOLVE = ZC_RESOLVE, T_CHECK = ZC_CHECK,
+               T_PROJECT = ZC_PROJECT, T_GUARDS = ZC_GUARDS } TStage;
 
 typedef struct TComp {
-    ZArena *arena;
-    ZSource src;
-    ZDiag diag;
+    ZCompilation comp;
     char *diag_text;   /* everything the diagnostics printed */
     size_t diag_len;
     FILE *diag_file;
-    ZProgram *prog;
-    ZDecl *wf;
-    ZLocalSet *locals;
-    ZGuardTable *guards;
     bool ok;           /* no error up to the requested stage */
 } TComp;
 
@@ -32,27 +29,9 @@ typedef struct TComp {
 static inline TComp *t_compile(const char *text, TStage stage)
 {
     TComp *c = calloc(1, sizeof *c);
-    c->arena = zu_arena_new();
-    c->src.path = "test.zg";
-    c->src.text = text;
-    c->src.len = strlen(text);
     c->diag_file = open_memstream(&c->diag_text, &c->diag_len);
-    zd_init(&c->diag, &c->src, c->diag_file);
-    c->prog = zp_parse(c->arena, &c->src, &c->diag);
-    c->ok = c->diag.errors == 0;
-    if (c->ok && stage >= T_RESOLVE) {
-        c->ok = zr_resolve(c->arena, c->prog, &c->diag);
-        if (c->ok) {
-            c->wf = zr_select_workflow(c->prog, NULL, &c->diag);
-            c->ok = c->diag.errors == 0;
-        }
-    }
-    if (c->ok && stage >= T_CHECK)
-        c->ok = zk_check(c->arena, c->prog, c->wf, &c->diag);
-    if (c->ok && stage >= T_PROJECT && c->wf)
-        c->locals = zj_project(c->arena, c->prog, c->wf);
-    if (c->ok && stage >= T_GUARDS && c->wf)
-        c->guards = zg_enumerate(c->arena, c->prog, c->wf, c->locals);
+    zc_init(&c->comp, zp_parse, "test.zg", text, strlen(text), c->diag_file);
+    c->ok = zc_run(&c->comp, (ZStage)stage);
     fflush(c->diag_file);
     return c;
 }
@@ -62,7 +41,7 @@ static inline void t_free(TComp *c)
     if (!c) return;
     fclose(c->diag_file);
     free(c->diag_text);
-    zu_arena_free(c->arena);
+    zc_free(&c->comp);
     free(c);
 }
 

@@ -32,7 +32,7 @@ static void rejects(const char *text, int errors, const char *want, const char *
 
 static ZDecl *decl(TComp *c, const char *name)
 {
-    ZDecl *d = zr_lookup(c->prog, name);
+    ZDecl *d = zr_lookup(c->comp.prog, name);
     cr_assert_not_null(d, "no declaration `%s`", name);
     return d;
 }
@@ -160,7 +160,7 @@ Test(check, enums)
     char buf[1024];
     snprintf(buf, sizeof buf, "%s  A: ok = st == closed && c != green;\n  A: st = closed;\n}\n", decls);
     TComp *t = check_ok(buf);
-    ZStmt *s = ZU_VEC_AT(t->wf->body, 0);
+    ZStmt *s = ZU_VEC_AT(t->comp.wf->body, 0);
     cr_expect_eq(s->expr->type->kind, TY_BOOL);
     cr_expect_eq(s->expr->a->b->type->kind, TY_ENUM);
     cr_expect_eq(s->expr->a->b->type->enum_decl, decl(t, "Status"));
@@ -222,7 +222,7 @@ Test(check, tuples_only_where_allowed)
 Test(check, every_expression_is_typed)
 {
     TComp *c = check_ok(PRE "  A: n = len(s) + (ok ? n : -m);\n" POST);
-    ZStmt *s = ZU_VEC_AT(c->wf->body, 0);
+    ZStmt *s = ZU_VEC_AT(c->comp.wf->body, 0);
     ZExpr *e = s->expr;
     cr_expect_eq(e->type->kind, TY_INT);
     cr_expect_eq(e->a->type->kind, TY_INT);
@@ -278,9 +278,9 @@ Test(check, action_statements)
 {
     TComp *c = check_ok(ACTS "  A: (s, n) = ask(s, n);\n  A: n = inc(inc(n) * 2);\n  A: (n, s) = two(n + 1);\n"
                              "  A: log(s);\n  A: ok = yn(s);\n  A: log(\"done\");\n  A: ask(s, 1);\n}\n");
-    ZStmt *st = ZU_VEC_AT(c->wf->body, 0);
+    ZStmt *st = ZU_VEC_AT(c->comp.wf->body, 0);
     cr_expect_eq(st->expr->type->kind, TY_TUPLE);
-    ZStmt *lg = ZU_VEC_AT(c->wf->body, 3);
+    ZStmt *lg = ZU_VEC_AT(c->comp.wf->body, 3);
     cr_expect_eq(lg->expr->type->kind, TY_VOID);
     t_free(c);
     rejects(ACTS "  A: (s, n) = ask(s);\n}\n", 1, "test.zg:13:15: error: `ask` takes 2 arguments but 1 was given",
@@ -492,7 +492,7 @@ Test(check, guards)
                         "  while via && seen B @ A { skip B; }\n"
                         "  if prev ok || once ok || historically ok || past (n > 1) @ B { skip A; }\n"
                         "}\n");
-    ZStmt *s0 = ZU_VEC_AT(c->wf->body, 0), *s1 = ZU_VEC_AT(c->wf->body, 1), *s2 = ZU_VEC_AT(c->wf->body, 2);
+    ZStmt *s0 = ZU_VEC_AT(c->comp.wf->body, 0), *s1 = ZU_VEC_AT(c->comp.wf->body, 1), *s2 = ZU_VEC_AT(c->comp.wf->body, 2);
     cr_expect_not(zk_is_cpl(s0->expr));
     cr_expect(zk_is_cpl(s1->expr));
     cr_expect(zk_is_cpl(s2->expr));
@@ -688,8 +688,8 @@ Test(check, only_the_selected_workflow)
     const char *src = "lifeline A;\nvar n: int = 0;\nworkflow bad() { A: n = \"x\"; }\nworkflow good() { A: n = 1; }\n";
     TComp *c = t_compile(src, T_RESOLVE);
     cr_assert(c->ok);
-    cr_expect(zk_check(c->arena, c->prog, c->wf, &c->diag), "only `good` is checked");
-    cr_expect_not(zk_check(c->arena, c->prog, NULL, &c->diag), "all workflows are checked");
+    cr_expect(zk_check(c->comp.arena, c->comp.prog, c->comp.wf, &c->comp.diag), "only `good` is checked");
+    cr_expect_not(zk_check(c->comp.arena, c->comp.prog, NULL, &c->comp.diag), "all workflows are checked");
     t_free(c);
 }
 
@@ -765,7 +765,7 @@ Test(check, shared_guard_formulas_are_linear, .timeout = 10)
     zu_buf_puts(&b, "guard top = g40 || @B(g40);\nworkflow w() { if g40 @ A { skip B; } if top @ A { skip B; } }\n");
     TComp *c = t_compile(b.data, T_CHECK);
     cr_expect(c->ok, "%s", c->diag_text);
-    ZStmt *s0 = ZU_VEC_AT(c->wf->body, 0), *s1 = ZU_VEC_AT(c->wf->body, 1);
+    ZStmt *s0 = ZU_VEC_AT(c->comp.wf->body, 0), *s1 = ZU_VEC_AT(c->comp.wf->body, 1);
     cr_expect_not(zk_is_cpl(s0->expr));
     cr_expect(zk_is_cpl(s1->expr));
     t_free(c);

@@ -7,28 +7,28 @@ static TComp *compile_ok(const char *text)
 {
     TComp *c = t_compile(text, T_GUARDS);
     cr_assert(c->ok, "compilation failed:\n%s", c->diag_text ? c->diag_text : "");
-    cr_assert_not_null(c->guards);
+    cr_assert_not_null(c->comp.guards);
     return c;
 }
 
 static const ZGuardInfo *guard_at(const TComp *c, int i)
 {
-    cr_assert(i < c->guards->guards.len, "only %d guards", c->guards->guards.len);
-    return ZU_VEC_AT(c->guards->guards, i);
+    cr_assert(i < c->comp.guards->guards.len, "only %d guards", c->comp.guards->guards.len);
+    return ZU_VEC_AT(c->comp.guards->guards, i);
 }
 
 static char *formula_text(const TComp *c, const ZFormula *f)
 {
     ZBuf b = {0};
-    zg_print_formula(&b, c->guards, f);
+    zg_print_formula(&b, c->comp.guards, f);
     zu_buf_putc(&b, '\0');
     return b.data;
 }
 
 static const ZLifelineMonitor *monitor(const TComp *c, int life)
 {
-    cr_assert(life < c->guards->monitors.len);
-    return ZU_VEC_AT(c->guards->monitors, life);
+    cr_assert(life < c->comp.guards->monitors.len);
+    return ZU_VEC_AT(c->comp.guards->monitors, life);
 }
 
 /* Lifelines A, B, C in a ring (A -> B -> C -> A), one guard owned by A. */
@@ -110,7 +110,7 @@ Test(guards, var_only_guard_is_one_atom)
     cr_expect(g->cpl);
     cr_assert_not_null(g->root);
     cr_expect_eq(g->root->kind, F_ATOM);
-    cr_expect_eq(c->guards->subs.len, 1);
+    cr_expect_eq(c->comp.guards->subs.len, 1);
     const ZLifelineMonitor *a = monitor(c, 0);
     cr_expect(a->needs_monitor);
     cr_assert_eq(a->var_views.len, 1);
@@ -131,7 +131,7 @@ Test(guards, hash_consing_counts_duplicates_once)
                                      "  if @B(once ok) && once ok @ A { A: x = 3; }\n"
                                      "}\n");
     /* true, ok, true S ok, (S && S), (S || ok), @B(S), (@B(S) && S) */
-    cr_expect_eq(c->guards->subs.len, 7);
+    cr_expect_eq(c->comp.guards->subs.len, 7);
     const ZGuardInfo *g1 = guard_at(c, 0), *g2 = guard_at(c, 1), *g3 = guard_at(c, 2);
     cr_expect_eq(g1->root->a, g1->root->b);
     cr_expect_eq(g2->root->a, g1->root->a);
@@ -146,7 +146,7 @@ Test(guards, subformulas_are_numbered_bottom_up)
                                      "  if historically ok || past x == 2 @ A { A: x = 1; }\n"
                                      "  while prev (y > 1) && @C(ok since x > 0) @ B { B: y = y + 1; }\n"
                                      "}\n");
-    const ZVec *subs = &c->guards->subs;
+    const ZVec *subs = &c->comp.guards->subs;
     cr_assert(subs->len > 0);
     for (int i = 0; i < subs->len; i++) {
         const ZFormula *f = ZU_VEC_AT(*subs, i);
@@ -171,7 +171,7 @@ Test(guards, vars_distinct_in_first_appearance_order)
                                      "  if @B.y > 0 && @C.x == x && @B.x > 1 && once ok @ A { A: x = 1; }\n"
                                      "  if @A.y > y && seen A @ B { B: y = 1; }\n"
                                      "}\n");
-    const ZVec *vars = &c->guards->vars;
+    const ZVec *vars = &c->comp.guards->vars;
     cr_assert_eq(vars->len, 2);
     cr_expect_str_eq(ZU_VEC_AT(*vars, 0), "y");
     cr_expect_str_eq(ZU_VEC_AT(*vars, 1), "x");
@@ -187,7 +187,7 @@ Test(guards, guards_in_construct_order)
                                      "  }\n"
                                      "  if ok @ C { C: y = 1; }\n"
                                      "}\n");
-    cr_assert_eq(c->guards->guards.len, 3);
+    cr_assert_eq(c->comp.guards->guards.len, 3);
     const char *tags[] = {"while#1", "if#2", "if#3"};
     const int owners[] = {0, 0, 2};
     const bool cpl[] = {false, true, false};
@@ -233,7 +233,7 @@ static const char *MERGE_SRC =
 Test(guards, merge_example_text)
 {
     TComp *c = compile_ok(MERGE_SRC);
-    T_CAPTURE(got, zg_print(out, c->guards));
+    T_CAPTURE(got, zg_print(out, c->comp.guards));
     const char *want =
         "guard if#1 @ Committer: @TestRunner.candidate == candidate && @Security.candidate == candidate"
         " && @TestRunner(status != failed since status == passed)"
@@ -296,7 +296,7 @@ Test(guards, merge_example_tables)
     const ZViewEntry *v0 = ZU_VEC_AT(cm->bool_views, 0), *v1 = ZU_VEC_AT(cm->bool_views, 1);
     cr_expect_eq(v0->life, TEST);
     cr_expect_eq(v1->life, SEC);
-    const ZFormula *s0 = ZU_VEC_AT(c->guards->subs, v0->sub);
+    const ZFormula *s0 = ZU_VEC_AT(c->comp.guards->subs, v0->sub);
     cr_expect_eq(s0->kind, F_SINCE);
     cr_expect_eq(cm->var_views.len, 2);
     cr_expect_eq(cm->state_bytes, 4 * 8 + 1 + 1 + 1 + 2 * 16);
@@ -314,18 +314,18 @@ Test(guards, plain_guards_need_no_monitor)
                                      "  while x < 3 && !ok @ A { A: x = x + 1; }\n"
                                      "  if y == 0 @ B { B(y) -> C(y); }\n"
                                      "}\n");
-    cr_expect_eq(c->guards->guards.len, 2);
+    cr_expect_eq(c->comp.guards->guards.len, 2);
     for (int i = 0; i < 2; i++) {
         cr_expect(!guard_at(c, i)->cpl);
         cr_expect_null(guard_at(c, i)->root);
     }
-    cr_expect_eq(c->guards->subs.len, 0);
-    cr_expect_eq(c->guards->vars.len, 0);
+    cr_expect_eq(c->comp.guards->subs.len, 0);
+    cr_expect_eq(c->comp.guards->vars.len, 0);
     for (int L = 0; L < 3; L++) {
         cr_expect(!monitor(c, L)->needs_monitor);
         cr_expect_eq(monitor(c, L)->state_bytes, 0);
     }
-    T_CAPTURE(got, zg_print(out, c->guards));
+    T_CAPTURE(got, zg_print(out, c->comp.guards));
     cr_expect_str_eq(got,
                      "guard while#1 @ A: x < 3 && !ok\n"
                      "  kind: plain (no monitor)\n"
@@ -379,7 +379,7 @@ Test(guards, unreachable_lifeline_exports_nothing)
 Test(guards, forwarders_carry_views)
 {
     TComp *c = compile_ok(FORWARD_SRC);
-    T_CAPTURE(got, zg_print(out, c->guards));
+    T_CAPTURE(got, zg_print(out, c->comp.guards));
     const char *tail = strstr(got, "\nlifeline Owner:");
     cr_assert_not_null(tail, "%s", got);
     cr_expect_str_eq(tail,
@@ -440,7 +440,7 @@ Test(guards, nested_at_switches_evaluation_lifeline)
                           "  if @B(@C(ok)) @ A { A: x = 1; }\n"
                           "}\n");
     /* subs: ok, @C(ok), @B(@C(ok)) */
-    cr_assert_eq(c->guards->subs.len, 3);
+    cr_assert_eq(c->comp.guards->subs.len, 3);
     const ZLifelineMonitor *a = monitor(c, 0), *b = monitor(c, 1), *cc = monitor(c, 2);
     cr_assert_eq(a->evaluates.len, 1);
     cr_expect_eq(((const ZFormula *)ZU_VEC_AT(a->evaluates, 0))->id, 2);

@@ -4,7 +4,7 @@
 
 #include "helpers.h"
 
-static ZDecl *decl(TComp *c, int i) { return c->prog->decls.items[i]; }
+static ZDecl *decl(TComp *c, int i) { return c->comp.prog->decls.items[i]; }
 
 static ZExpr *guard_expr(const char *formula, TComp **out)
 {
@@ -14,9 +14,7 @@ static ZExpr *guard_expr(const char *formula, TComp **out)
     cr_assert(c->ok, "parse failed: %s", c->diag_text);
     *out = c;
     ZExpr *e = decl(c, 0)->expr;
-    /* keep src alive with the arena: copy into it */
-    c->src.text = zu_strdup(c->arena, src);
-    free(src);
+    free(src); /* the compilation keeps its own copy */
     return e;
 }
 
@@ -37,7 +35,7 @@ Test(parser, declarations)
                          "guard ok = @B(x != 1 since x == 2);\n",
                          T_PARSE);
     cr_assert(c->ok, "%s", c->diag_text);
-    cr_assert_eq(c->prog->decls.len, 7);
+    cr_assert_eq(c->comp.prog->decls.len, 7);
     cr_expect_eq(decl(c, 0)->kind, D_LIFELINE);
     cr_expect_str_eq(decl(c, 1)->name, "B");
     cr_expect_eq(decl(c, 2)->kind, D_CONST);
@@ -246,7 +244,7 @@ Test(parser, recovers_and_reports_every_error)
                          "    A(x) => B(x);\n"       /* error 3 */
                          "}\n",
                          T_PARSE);
-    cr_expect_eq(c->diag.errors, 3, "got: %s", c->diag_text);
+    cr_expect_eq(c->comp.diag.errors, 3, "got: %s", c->diag_text);
     cr_expect(strstr(c->diag_text, "test.zg:2:14: error: unexpected `;`"));
     cr_expect(strstr(c->diag_text, "test.zg:6:15: error: unexpected `;`"));
     cr_expect(strstr(c->diag_text, "test.zg:8:10: error: unexpected `=`"));
@@ -278,7 +276,7 @@ Test(parser, nesting_limits)
     strcpy(src + 10 + n, "1;");
     TComp *c = t_compile(src, T_PARSE);
     cr_expect(strstr(c->diag_text, "brackets nested too deeply (the limit is 256)"), "got: %.300s", c->diag_text);
-    cr_expect_eq(c->diag.errors, 1);
+    cr_expect_eq(c->comp.diag.errors, 1);
     t_free(c);
     free(src);
 }
@@ -287,7 +285,7 @@ Test(parser, ast_printer)
 {
     TComp *c = t_compile("lifeline A, B;\nvar x: int = 1;\nworkflow w() { A(x) -> B(x); }\n", T_PARSE);
     cr_assert(c->ok);
-    T_CAPTURE(text, za_print_program(out, c->prog));
+    T_CAPTURE(text, za_print_program(out, c->comp.prog));
     cr_expect_str_eq(text, "lifeline A <1:10-1:10>\n"
                           "lifeline B <1:13-1:13>\n"
                           "var x: int = 1 <2:1-2:15>\n"

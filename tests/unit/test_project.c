@@ -19,14 +19,14 @@ static TComp *compile_ok(const char *text)
 {
     TComp *c = t_compile(text, T_PROJECT);
     cr_assert(c->ok, "compilation failed:\n%s", c->diag_text ? c->diag_text : "");
-    cr_assert_not_null(c->locals);
+    cr_assert_not_null(c->comp.locals);
     return c;
 }
 
 static int life_index(const TComp *c, const char *name)
 {
-    for (int i = 0; i < c->prog->lifelines.len; i++) {
-        const ZDecl *d = ZU_VEC_AT(c->prog->lifelines, i);
+    for (int i = 0; i < c->comp.prog->lifelines.len; i++) {
+        const ZDecl *d = ZU_VEC_AT(c->comp.prog->lifelines, i);
         if (strcmp(d->name, name) == 0)
             return i;
     }
@@ -39,7 +39,7 @@ static char *projection(const char *text, const char *name)
 {
     TComp *c = compile_ok(text);
     int L = name ? life_index(c, name) : -1;
-    T_CAPTURE(got, zj_print(out, c->locals, L));
+    T_CAPTURE(got, zj_print(out, c->comp.locals, L));
     t_free(c);
     return got;
 }
@@ -109,9 +109,9 @@ Test(project, local_structure)
                           "  A(x) -> B(y);\n"
                           "  B { x = 2; y = 3; }\n"
                           "}\n");
-    const ZLocalProgram *a = ZU_VEC_AT(c->locals->programs, 0);
-    const ZLocalProgram *b = ZU_VEC_AT(c->locals->programs, 1);
-    cr_assert_eq(c->locals->programs.len, 2);
+    const ZLocalProgram *a = ZU_VEC_AT(c->comp.locals->programs, 0);
+    const ZLocalProgram *b = ZU_VEC_AT(c->comp.locals->programs, 1);
+    cr_assert_eq(c->comp.locals->programs.len, 2);
     cr_assert_eq(a->lifeline, 0);
     cr_assert_str_eq(a->name, "A");
     cr_assert_eq(a->body.len, 2);
@@ -130,8 +130,8 @@ Test(project, local_structure)
     const ZLocal *as = ZU_VEC_AT(b->body, 2);
     cr_expect_eq(as->kind, L_ASSIGN);
     cr_expect_eq(as->src->kind, S_ASSIGN);
-    cr_expect_eq(c->locals->namespaces.len, 1);
-    cr_expect_str_eq(ZU_VEC_AT(c->locals->namespaces, 0), "main");
+    cr_expect_eq(c->comp.locals->namespaces.len, 1);
+    cr_expect_str_eq(ZU_VEC_AT(c->comp.locals->namespaces, 0), "main");
     t_free(c);
 }
 
@@ -221,7 +221,7 @@ Test(project, if_without_source_else_still_broadcasts_false)
            "  }\n"
            "}\n");
     TComp *c = compile_ok(src);
-    const ZLocalProgram *a = ZU_VEC_AT(c->locals->programs, 0);
+    const ZLocalProgram *a = ZU_VEC_AT(c->comp.locals->programs, 0);
     const ZLocal *l = ZU_VEC_AT(a->body, 0);
     cr_expect_eq(l->kind, L_IF);
     cr_expect(l->has_else);
@@ -231,7 +231,7 @@ Test(project, if_without_source_else_still_broadcasts_false)
     cr_expect_eq(ctl->kind, L_SEND_CTL);
     cr_expect_eq(ctl->peer, 1);
     cr_expect(!ctl->ctl_value);
-    const ZLocalProgram *b = ZU_VEC_AT(c->locals->programs, 1);
+    const ZLocalProgram *b = ZU_VEC_AT(c->comp.locals->programs, 1);
     const ZLocal *r = ZU_VEC_AT(b->body, 0);
     cr_expect_eq(r->kind, L_IF_RECV);
     cr_expect_eq(r->peer, 0);
@@ -457,14 +457,14 @@ Test(project, nested_parallel_namespaces)
 
 static const char *ns(const TComp *c, int id)
 {
-    cr_assert(id >= 0 && id < c->locals->namespaces.len, "bad namespace id %d", id);
-    return ZU_VEC_AT(c->locals->namespaces, id);
+    cr_assert(id >= 0 && id < c->comp.locals->namespaces.len, "bad namespace id %d", id);
+    return ZU_VEC_AT(c->comp.locals->namespaces, id);
 }
 
 Test(project, parallel_channel_ids)
 {
     TComp *c = compile_ok(PAR_SRC);
-    const ZVec *n = &c->locals->namespaces;
+    const ZVec *n = &c->comp.locals->namespaces;
     cr_assert_eq(n->len, 7);
     const char *want[] = {"main", "main/par1.1", "main/par1.1/par2.1", "main/par1.1/par2.2",
                           "main/par1.2", "main/par1.3", "main/par3.1"};
@@ -472,7 +472,7 @@ Test(project, parallel_channel_ids)
         cr_expect_str_eq(ZU_VEC_AT(*n, i), want[i]);
 
     /* B: par1 { branch 1.1 { recv A; par2 { branch 2.1 { send C } } } } */
-    const ZLocalProgram *b = ZU_VEC_AT(c->locals->programs, 1);
+    const ZLocalProgram *b = ZU_VEC_AT(c->comp.locals->programs, 1);
     cr_assert_eq(b->body.len, 1);
     const ZLocal *par = ZU_VEC_AT(b->body, 0);
     cr_expect_eq(par->kind, L_PAR);
@@ -495,7 +495,7 @@ Test(project, parallel_channel_ids)
     cr_expect_str_eq(ns(c, send->chan), "main/par1.1/par2.1");
 
     /* the matching receive on C uses the same namespace */
-    const ZLocalProgram *cc = ZU_VEC_AT(c->locals->programs, 2);
+    const ZLocalProgram *cc = ZU_VEC_AT(c->comp.locals->programs, 2);
     const ZLocal *cpar = ZU_VEC_AT(cc->body, 0);
     const ZLocal *cb1 = ZU_VEC_AT(cpar->body, 0);
     const ZLocal *cinner = ZU_VEC_AT(cb1->body, 0);
@@ -516,7 +516,7 @@ Test(project, control_inside_parallel_uses_branch_namespace)
                       "  }\n"
                       "}\n";
     TComp *c = compile_ok(src);
-    const ZLocalProgram *a = ZU_VEC_AT(c->locals->programs, 0);
+    const ZLocalProgram *a = ZU_VEC_AT(c->comp.locals->programs, 0);
     const ZLocal *par = ZU_VEC_AT(a->body, 0);
     const ZLocal *br = ZU_VEC_AT(par->body, 0);
     const ZLocal *iff = ZU_VEC_AT(br->body, 0);
@@ -524,7 +524,7 @@ Test(project, control_inside_parallel_uses_branch_namespace)
     const ZLocal *ctl = ZU_VEC_AT(iff->body, 0);
     cr_expect_eq(ctl->kind, L_SEND_CTL);
     cr_expect_str_eq(ns(c, ctl->chan), "main/par1.1");
-    const ZLocalProgram *b = ZU_VEC_AT(c->locals->programs, 1);
+    const ZLocalProgram *b = ZU_VEC_AT(c->comp.locals->programs, 1);
     const ZLocal *bpar = ZU_VEC_AT(b->body, 0);
     cr_assert_eq(bpar->body.len, 2);
     const ZLocal *bb = ZU_VEC_AT(bpar->body, 0);
@@ -561,7 +561,7 @@ Test(project, coregion_recv_any)
            "lifeline D {\n"
            "}\n");
     TComp *c = compile_ok(src);
-    const ZLocalProgram *cp = ZU_VEC_AT(c->locals->programs, 2);
+    const ZLocalProgram *cp = ZU_VEC_AT(c->comp.locals->programs, 2);
     const ZLocal *ra = ZU_VEC_AT(cp->body, 0);
     cr_expect_eq(ra->kind, L_RECV_ANY);
     cr_assert_eq(ra->body.len, 2);
@@ -628,13 +628,13 @@ Test(project, returns)
            "  return[1] s;\n"
            "}\n");
     TComp *c = compile_ok(tuple);
-    const ZLocalProgram *cp = ZU_VEC_AT(c->locals->programs, 2);
+    const ZLocalProgram *cp = ZU_VEC_AT(c->comp.locals->programs, 2);
     const ZLocal *r = ZU_VEC_AT(cp->body, 0);
     cr_expect_eq(r->kind, L_RETURN);
     cr_expect_eq(r->ret_index, 1);
     t_free(c);
     c = compile_ok(single);
-    const ZLocalProgram *bp = ZU_VEC_AT(c->locals->programs, 1);
+    const ZLocalProgram *bp = ZU_VEC_AT(c->comp.locals->programs, 1);
     r = ZU_VEC_AT(bp->body, 1);
     cr_expect_eq(r->kind, L_RETURN);
     cr_expect_eq(r->ret_index, -1);
@@ -652,7 +652,7 @@ Test(project, participation_sets)
                           "  parallel { branch { B: x = 1; } branch { coregion { A(y) -> D(y); B(z) -> D(z); } } }\n"
                           "  return x @ E;\n"
                           "}\n");
-    const ZVec *body = &c->wf->body;
+    const ZVec *body = &c->comp.wf->body;
     ZLifeSet s0 = zj_part_stmt(ZU_VEC_AT(*body, 0));
     cr_expect(zj_set_has(&s0, 0) && zj_set_has(&s0, 1) && !zj_set_has(&s0, 2));
     ZLifeSet s1 = zj_part_stmt(ZU_VEC_AT(*body, 1));
@@ -729,7 +729,7 @@ Test(project, large_program_is_fast)
     cr_assert(c->ok, "generated program rejected:\n%s", c->diag_text);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ZLocalSet *ls = zj_project(c->arena, c->prog, c->wf);
+    ZLocalSet *ls = zj_project(c->comp.arena, c->comp.prog, c->comp.wf);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     cr_expect_eq(ls->programs.len, 16);
@@ -767,7 +767,7 @@ Test(project, more_than_64_lifelines)
     expect(src.data, "L66", "lifeline L66 {\n  if recv-ctl L65 if#1 {\n    y = 1;\n  }\n}\n");
     expect(src.data, "L64", "lifeline L64 {\n}\n");
     TComp *c = compile_ok(src.data);
-    ZLifeSet s = zj_part_list(&c->wf->body);
+    ZLifeSet s = zj_part_list(&c->comp.wf->body);
     for (int i = 0; i < 70; i++)
         cr_expect_eq(zj_set_has(&s, i), i == 1 || i == 65 || i == 66 || i == 69, "L%d", i);
     t_free(c);

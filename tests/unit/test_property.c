@@ -173,23 +173,23 @@ static void check_one(uint64_t seed, int lifelines, int statements, bool cpl)
     TComp *c = t_compile(src.data, T_GUARDS);
     cr_assert(c->ok, "seed %llu: generated program rejected:\n%s\n%s", (unsigned long long)seed,
               c->diag_text, src.data);
-    cr_assert_not_null(c->locals);
-    cr_assert_not_null(c->guards);
+    cr_assert_not_null(c->comp.locals);
+    cr_assert_not_null(c->comp.guards);
 
     static Expect x;
     memset(&x, 0, sizeof x);
-    collect(&x, &c->wf->body);
+    collect(&x, &c->comp.wf->body);
     total_msgs += x.nmsg;
     total_ctls += x.nctl;
-    int n = c->prog->lifelines.len;
-    cr_assert_eq(c->locals->programs.len, n);
+    int n = c->comp.prog->lifelines.len;
+    cr_assert_eq(c->comp.locals->programs.len, n);
 
     static Walk w;
     for (int L = 0; L < n; L++) {
         memset(&w, 0, sizeof w);
         w.x = &x;
         w.life = L;
-        const ZLocalProgram *lp = c->locals->programs.items[L];
+        const ZLocalProgram *lp = c->comp.locals->programs.items[L];
         cr_assert_eq(lp->lifeline, L);
         walk_list(&w, &lp->body, -1);
         for (int m = 0; m < x.nmsg; m++) {
@@ -228,7 +228,7 @@ static void check_one(uint64_t seed, int lifelines, int statements, bool cpl)
         }
     }
     /* the printed form mentions every tag the owner broadcasts */
-    T_CAPTURE(text, zj_print(out, c->locals, -1));
+    T_CAPTURE(text, zj_print(out, c->comp.locals, -1));
     cr_assert_not_null(text);
     free(text);
     t_free(c);
@@ -264,9 +264,9 @@ Test(property, detects_a_missing_message)
     cr_assert(c->ok, "%s", c->diag_text);
     static Expect x;
     memset(&x, 0, sizeof x);
-    collect(&x, &c->wf->body);
+    collect(&x, &c->comp.wf->body);
     /* drop the first send of lifeline 0 */
-    ZLocalProgram *lp = c->locals->programs.items[0];
+    ZLocalProgram *lp = c->comp.locals->programs.items[0];
     int dropped = 0;
     for (int i = 0; i < lp->body.len && !dropped; i++)
         if (((ZLocal *)lp->body.items[i])->kind == L_SEND) {

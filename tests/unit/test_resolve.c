@@ -18,7 +18,7 @@ static void expect_errors(const char *text, int errors, const char *want, const 
 
 static ZDecl *decl(TComp *c, const char *name)
 {
-    ZDecl *d = zr_lookup(c->prog, name);
+    ZDecl *d = zr_lookup(c->comp.prog, name);
     cr_assert_not_null(d, "no declaration `%s`", name);
     return d;
 }
@@ -38,17 +38,17 @@ Test(resolve, lifelines_and_vars_are_numbered)
                           "lifeline C;\n"
                           "var y: str;\n"
                           "workflow w() {}\n");
-    cr_expect_eq(c->prog->lifelines.len, 3);
-    cr_expect_eq(c->prog->vars.len, 2);
+    cr_expect_eq(c->comp.prog->lifelines.len, 3);
+    cr_expect_eq(c->comp.prog->vars.len, 2);
     cr_expect_eq(decl(c, "A")->index, 0);
     cr_expect_eq(decl(c, "B")->index, 1);
     cr_expect_eq(decl(c, "C")->index, 2);
     cr_expect_eq(decl(c, "x")->index, 0);
     cr_expect_eq(decl(c, "y")->index, 1);
-    cr_expect_eq(zr_lifeline(c->prog, "C"), decl(c, "C"));
-    cr_expect_null(zr_lifeline(c->prog, "x"));
-    cr_expect_null(zr_lookup(c->prog, "nothing"));
-    cr_expect_eq(c->prog->workflows.len, 1);
+    cr_expect_eq(zr_lifeline(c->comp.prog, "C"), decl(c, "C"));
+    cr_expect_null(zr_lifeline(c->comp.prog, "x"));
+    cr_expect_null(zr_lookup(c->comp.prog, "nothing"));
+    cr_expect_eq(c->comp.prog->workflows.len, 1);
     t_free(c);
 }
 
@@ -56,9 +56,9 @@ Test(resolve, lookup_accepts_names_that_are_not_interned)
 {
     TComp *c = resolve_ok("lifeline Alpha;\nvar count: int = 0;\nworkflow w() {}\n");
     char name[] = "count";
-    cr_expect_eq(zr_lookup(c->prog, name), decl(c, "count"));
+    cr_expect_eq(zr_lookup(c->comp.prog, name), decl(c, "count"));
     char life[] = "Alpha";
-    cr_expect_not_null(zr_lifeline(c->prog, life));
+    cr_expect_not_null(zr_lifeline(c->comp.prog, life));
     t_free(c);
 }
 
@@ -122,7 +122,7 @@ Test(resolve, names_in_expressions)
     cr_expect_eq(g->name_kind, NAME_GUARD);
     cr_expect_eq(g->decl, decl(c, "g"));
 
-    ZStmt *s = stmt_at(&c->wf->body, 0);
+    ZStmt *s = stmt_at(&c->comp.wf->body, 0);
     cr_expect_eq(s->life.index, 0);
     ZTarget *t = ZU_VEC_AT(s->targets, 0);
     cr_expect_eq(t->var, decl(c, "x"));
@@ -146,21 +146,21 @@ Test(resolve, message_and_return_references)
                           "  B { y = y + 1; x = y; }\n"
                           "  return y @ B;\n"
                           "}\n");
-    ZStmt *m = stmt_at(&c->wf->body, 0);
+    ZStmt *m = stmt_at(&c->comp.wf->body, 0);
     cr_expect_eq(m->life.index, 0);
     cr_expect_eq(m->to.index, 1);
     ZExpr *p0 = ZU_VEC_AT(m->params, 0), *p1 = ZU_VEC_AT(m->params, 1);
     cr_expect_eq(p0->decl, decl(c, "y"));
     cr_expect_eq(p1->name_kind, NAME_CONST);
-    ZStmt *blk = stmt_at(&c->wf->body, 1);
+    ZStmt *blk = stmt_at(&c->comp.wf->body, 1);
     cr_expect_eq(blk->life.index, 1);
     for (int i = 0; i < blk->body.len; i++) {
         ZStmt *in = ZU_VEC_AT(blk->body, i);
         cr_expect_eq(in->life.index, 1);
         cr_expect_not(in->is_action);
     }
-    ZStmt *ret = stmt_at(&c->wf->body, 2);
-    cr_expect_eq(c->wf->ret, ret);
+    ZStmt *ret = stmt_at(&c->comp.wf->body, 2);
+    cr_expect_eq(c->comp.wf->ret, ret);
     ZReturnItem *it = ZU_VEC_AT(ret->items, 0);
     cr_expect_eq(it->at.index, 1);
     cr_expect_eq(it->value->decl, decl(c, "y"));
@@ -183,7 +183,7 @@ Test(resolve, action_statements_are_marked)
                           "  A: x = len(s);\n"
                           "  A { x = inc(x); }\n"
                           "}\n");
-    const ZVec *b = &c->wf->body;
+    const ZVec *b = &c->comp.wf->body;
     cr_expect(stmt_at(b, 0)->is_action);
     cr_expect(stmt_at(b, 1)->is_action);
     cr_expect(stmt_at(b, 2)->is_action);
@@ -201,8 +201,8 @@ Test(resolve, inputs_declare_missing_variables)
                           "var draft: str;\n"
                           "workflow one(topic: str @ Writer, draft: str @ User) {}\n"
                           "workflow two(topic: str @ User) {}\n");
-    cr_expect_eq(c->prog->vars.len, 2, "one implicit variable, shared");
-    ZDecl *one = ZU_VEC_AT(c->prog->workflows, 0), *two = ZU_VEC_AT(c->prog->workflows, 1);
+    cr_expect_eq(c->comp.prog->vars.len, 2, "one implicit variable, shared");
+    ZDecl *one = ZU_VEC_AT(c->comp.prog->workflows, 0), *two = ZU_VEC_AT(c->comp.prog->workflows, 1);
     ZParam *topic = ZU_VEC_AT(one->params, 0), *draft = ZU_VEC_AT(one->params, 1);
     ZParam *topic2 = ZU_VEC_AT(two->params, 0);
     cr_expect_not_null(topic->var);
@@ -213,7 +213,7 @@ Test(resolve, inputs_declare_missing_variables)
     cr_expect_eq(draft->var, decl(c, "draft"));
     cr_expect_eq(draft->owner_index, 0);
     cr_expect_eq(topic2->var, topic->var);
-    cr_expect_eq(zr_lookup(c->prog, "topic"), topic->var);
+    cr_expect_eq(zr_lookup(c->comp.prog, "topic"), topic->var);
     t_free(c);
 }
 
@@ -249,9 +249,9 @@ Test(resolve, constructs_in_preorder)
                           "  while ok @ A { skip B; }\n"          /* while#4 */
                           "  parallel { branch { skip B; } }\n"   /* par 3 */
                           "}\n");
-    ZDecl *first = ZU_VEC_AT(c->prog->workflows, 0);
+    ZDecl *first = ZU_VEC_AT(c->comp.prog->workflows, 0);
     cr_expect_eq(stmt_at(&first->body, 0)->construct, 1);
-    const ZVec *b = &c->wf->body;
+    const ZVec *b = &c->comp.wf->body;
     ZStmt *if1 = stmt_at(b, 0);
     cr_expect_eq(if1->construct, 1);
     cr_expect_eq(stmt_at(&if1->body, 0)->construct, 2);
@@ -262,8 +262,8 @@ Test(resolve, constructs_in_preorder)
     cr_expect_eq(stmt_at(&br1->body, 0)->construct, 2);
     cr_expect_eq(stmt_at(b, 1)->construct, 4);
     cr_expect_eq(stmt_at(b, 2)->construct, 3);
-    cr_expect_eq(c->prog->n_controls, 4);
-    cr_expect_eq(c->prog->n_pars, 3);
+    cr_expect_eq(c->comp.prog->n_controls, 4);
+    cr_expect_eq(c->comp.prog->n_pars, 3);
     t_free(c);
 }
 
@@ -277,19 +277,19 @@ static const char *TWO_WF = "lifeline A;\n"
 Test(resolve, select_by_name)
 {
     TComp *c = resolve_ok(TWO_WF);
-    cr_expect_str_eq(c->wf->name, "b", "the last one by default");
-    cr_expect_eq(c->prog->n_controls, 0);
-    ZDecl *a = zr_select_workflow(c->prog, "a", &c->diag);
+    cr_expect_str_eq(c->comp.wf->name, "b", "the last one by default");
+    cr_expect_eq(c->comp.prog->n_controls, 0);
+    ZDecl *a = zr_select_workflow(c->comp.prog, "a", &c->comp.diag);
     cr_assert_not_null(a);
     cr_expect_str_eq(a->name, "a");
-    cr_expect_eq(c->prog->n_controls, 1);
+    cr_expect_eq(c->comp.prog->n_controls, 1);
     t_free(c);
 }
 
 Test(resolve, select_unknown_or_none)
 {
     TComp *c = resolve_ok(TWO_WF);
-    cr_expect_null(zr_select_workflow(c->prog, "zz", &c->diag));
+    cr_expect_null(zr_select_workflow(c->comp.prog, "zz", &c->comp.diag));
     fflush(c->diag_file);
     cr_expect(strstr(c->diag_text, "test.zg:1:1: error: unknown workflow `zz`") != NULL, "%s",
               c->diag_text);
@@ -299,7 +299,7 @@ Test(resolve, select_unknown_or_none)
 
     TComp *d = t_compile("lifeline A;\n", T_RESOLVE);
     cr_expect_not(d->ok);
-    cr_expect_null(d->wf);
+    cr_expect_null(d->comp.wf);
     cr_expect(strstr(d->diag_text, "test.zg:1:1: error: no workflow in this file") != NULL, "%s",
               d->diag_text);
     t_free(d);

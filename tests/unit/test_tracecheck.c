@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 
 #include "helpers.h"
-#include "tracecheck.h"
+#include "oracle.h"
 
 /* B decides with a CPL guard (prev) and, when it holds, sends back. */
 static const char workflow[] =

@@ -35,7 +35,8 @@
  * (a value this evaluator cannot compute) propagates and leaves the guard
  * unverified instead of failing. */
 #define _GNU_SOURCE
-#include "tracecheck.h"
+#include "oracle.h"
+#include "grammar.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -56,13 +57,10 @@
 /* ===================================================================== */
 
 struct ZtModel {
-    ZArena *arena;
-    ZSource src;
-    ZDiag diag;
-    char *text;
+    ZCompilation comp; /* the program, compiled by the compiler's pipeline */
+    ZArena *arena;     /* comp.arena */
     ZProgram *prog;
     ZDecl *wf;
-    ZLocalSet *locals;
     ZGuardTable *guards;
     int nl, nvars;
     const char **lnames; /* lifeline names by index */
@@ -98,30 +96,14 @@ static void collect_constructs(ZtModel *m, const ZVec *body)
     }
 }
 
-ZtModel *zt_model_new(const char *path, const char *text, size_t len, const char *workflow,
-                      FILE *diag)
+/* Compiles m->comp and indexes the program; frees m on failure. */
+static ZtModel *finish_model(ZtModel *m)
 {
-    ZtModel *m = calloc(1, sizeof *m);
-    if (!m) return NULL;
-    m->arena = zu_arena_new();
-    m->text = malloc(len + 1);
-    if (!m->text) {
-        zt_model_free(m);
-        return NULL;
-    }
-    memcpy(m->text, text, len);
-    m->text[len] = 0;
-    m->src.path = path;
-    m->src.text = m->text;
-    m->src.len = len;
-    zd_init(&m->diag, &m->src, diag ? diag : stderr);
-    m->prog = zp_parse(m->arena, &m->src, &m->diag);
-    if (m->diag.errors || !zr_resolve(m->arena, m->prog, &m->diag)) goto bad;
-    m->wf = zr_select_workflow(m->prog, workflow, &m->diag);
-    if (!m->wf) goto bad;
-    if (!zk_check(m->arena, m->prog, m->wf, &m->diag)) goto bad;
-    m->locals = zj_project(m->arena, m->prog, m->wf);
-    m->guards = zg_enumerate(m->arena, m->prog, m->wf, m->locals);
+    if (!zc_run(&m->comp, ZC_GUARDS)) goto bad;
+    m->arena = m->comp.arena;
+    m->prog = m->comp.prog;
+    m->wf = m->comp.wf;
+    m->guards = m->comp.guards;
     m->nl = m->prog->lifelines.len;
     m->nvars = m->prog->vars.len;
     m->lnames = zu_alloc(m->arena, sizeof(char *) * (size_t)(m->nl + 1));
@@ -149,25 +131,30 @@ bad:
     return NULL;
 }
 
+ZtModel *zt_model_new(const char *path, const char *text, size_t len, const char *workflow,
+                      FILE *diag)
+{
+    ZtModel *m = zu_xcalloc(1, sizeof *m);
+    zc_init(&m->comp, zp_parse, path, text, len, diag ? diag : stderr);
+    m->comp.workflow = workflow;
+    return finish_model(m);
+}
+
 ZtModel *zt_model_load(const char *path, const char *workflow, FILE *diag)
 {
-    const char *err;
-    size_t len;
-    char *text = zu_read_file(path, &len, &err);
-    if (!text) {
-        fprintf(diag ? diag : stderr, "zgc: cannot read %s: %s\n", path, err);
+    ZtModel *m = zu_xcalloc(1, sizeof *m);
+    if (!zc_init_file(&m->comp, zp_parse, path, diag ? diag : stderr)) {
+        free(m);
         return NULL;
     }
-    ZtModel *m = zt_model_new(path, text, len, workflow, diag);
-    free(text);
-    return m;
+    m->comp.workflow = workflow;
+    return finish_model(m);
 }
 
 void zt_model_free(ZtModel *m)
 {
     if (!m) return;
-    zu_arena_free(m->arena);
-    free(m->text);
+    zc_free(&m->comp);
     free(m);
 }
 

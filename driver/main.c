@@ -1,9 +1,11 @@
-/* main.c — the zgc driver.
+/* main.c — the zgc driver: the command line.
  *
- * The pipeline is the list of passes in compile(): parse, resolve, select
- * the workflow, check, project, enumerate guards; `build`, `run` and
- * `emit-llvm` go on with the backend (codegen, emit, link: backend/).  Each
- * subcommand stops the pipeline after the pass whose output it prints. */
+ * Every subcommand compiles through the one pipeline (compiler/pipeline.c:
+ * parse, resolve, select the workflow, check, project, enumerate guards),
+ * stopped after the pass whose output it prints; `build`, `run` and
+ * `emit-llvm` go on with the backend (codegen, emit, link: backend/),
+ * `run` then starts the executables (launch.c), `trace` hands over to the
+ * oracle and `anomalies` to the anomaly detectors. */
 #define _GNU_SOURCE
 #include "zgc.h"
 
@@ -17,12 +19,11 @@
 
 #include "anomalies.h"
 #include "backend.h"
-#include "runner.h"
-#include "tracecheck.h"
+#include "grammar.h"
+#include "launch.h"
+#include "oracle.h"
 
 #define ZGC_VERSION "0.1.0"
-
-typedef enum { UPTO_TOKENS, UPTO_AST, UPTO_CHECK, UPTO_PROJECT, UPTO_GUARDS } Upto;
 
 typedef struct Options {
     const char *file;
@@ -207,59 +208,14 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
 
 /* ---- the pipeline --------------------------------------------------------- */
 
-typedef struct Compilation {
-    ZArena *arena;
-    ZSource src;
-    ZDiag diag;
-    char *text;
-    ZProgram *prog;
-    ZDecl *wf;
-    ZLocalSet *locals;
-    ZGuardTable *guards;
-} Compilation;
-
-static void compilation_free(Compilation *c)
+/* Compiles o->file up to `upto` (compiler/pipeline.c).  Returns the exit
+ * status (0 or 1); c is initialised either way and freed by zc_free. */
+static int compile(ZCompilation *c, const Options *o, ZStage upto, bool all_workflows)
 {
-    zu_arena_free(c->arena);
-    free(c->text);
-}
-
-/* Runs the passes up to `upto`.  Returns the exit status (0 or 1). */
-static int compile(Compilation *c, const Options *o, Upto upto)
-{
-    const char *err;
-    c->arena = zu_arena_new();
-    c->text = zu_read_file(o->file, &c->src.len, &err);
-    if (!c->text) {
-        fprintf(stderr, "zgc: cannot read %s: %s\n", o->file, err);
-        return 1;
-    }
-    c->src.path = o->file;
-    c->src.text = c->text;
-    zd_init(&c->diag, &c->src, stderr);
-
-    if (upto == UPTO_TOKENS) {
-        zp_dump_tokens(stdout, c->arena, &c->src, &c->diag);
-        return c->diag.errors ? 1 : 0;
-    }
-    c->prog = zp_parse(c->arena, &c->src, &c->diag);
-    if (c->diag.errors) return 1;
-    bool resolved = zr_resolve(c->arena, c->prog, &c->diag);
-    if (upto == UPTO_AST) {
-        za_print_program(stdout, c->prog);
-        return resolved ? 0 : 1;
-    }
-    if (!resolved) return 1;
-    if (o->workflow || upto > UPTO_CHECK) {
-        c->wf = zr_select_workflow(c->prog, o->workflow, &c->diag);
-        if (!c->wf) return 1;
-    }
-    if (!zk_check(c->arena, c->prog, c->wf, &c->diag)) return 1;
-    if (upto == UPTO_CHECK) return 0;
-    c->locals = zj_project(c->arena, c->prog, c->wf);
-    if (upto == UPTO_PROJECT) return 0;
-    c->guards = zg_enumerate(c->arena, c->prog, c->wf, c->locals);
-    return 0;
+    if (!zc_init_file(c, zp_parse, o->file, stderr)) return 1;
+    c->workflow = o->workflow;
+    c->all_workflows = all_workflows;
+    return zc_run(c, upto) ? 0 : 1;
 }
 
 /* ---- subcommands ----------------------------------------------------------- */
@@ -269,9 +225,9 @@ static int cmd_check(int argc, char **argv)
     Options o = {0};
     int rc = parse_options(argc, argv, usage_check, &o, false, false);
     if (rc >= 0) return rc;
-    Compilation c = {0};
-    rc = compile(&c, &o, UPTO_CHECK);
-    compilation_free(&c);
+    ZCompilation c;
+    rc = compile(&c, &o, ZC_CHECK, true);
+    zc_free(&c);
     return rc;
 }
 
@@ -280,22 +236,22 @@ static int cmd_project(int argc, char **argv)
     Options o = {0};
     int rc = parse_options(argc, argv, usage_project, &o, true, false);
     if (rc >= 0) return rc;
-    Compilation c = {0};
-    rc = compile(&c, &o, UPTO_PROJECT);
+    ZCompilation c;
+    rc = compile(&c, &o, ZC_PROJECT, false);
     if (rc == 0) {
         int only = -1;
         if (o.lifeline) {
             ZDecl *l = zr_lifeline(c.prog, o.lifeline);
             if (!l) {
                 fprintf(stderr, "zgc: no lifeline `%s` in %s\n", o.lifeline, o.file);
-                compilation_free(&c);
+                zc_free(&c);
                 return 1;
             }
             only = l->index;
         }
         zj_print(stdout, c.locals, only);
     }
-    compilation_free(&c);
+    zc_free(&c);
     return rc;
 }
 
@@ -304,10 +260,10 @@ static int cmd_guards(int argc, char **argv)
     Options o = {0};
     int rc = parse_options(argc, argv, usage_guards, &o, false, false);
     if (rc >= 0) return rc;
-    Compilation c = {0};
-    rc = compile(&c, &o, UPTO_GUARDS);
+    ZCompilation c;
+    rc = compile(&c, &o, ZC_GUARDS, false);
     if (rc == 0) zg_print(stdout, c.guards);
-    compilation_free(&c);
+    zc_free(&c);
     return rc;
 }
 
@@ -316,9 +272,18 @@ static int cmd_parse(int argc, char **argv)
     Options o = {0};
     int rc = parse_options(argc, argv, usage_parse, &o, false, true);
     if (rc >= 0) return rc;
-    Compilation c = {0};
-    rc = compile(&c, &o, o.tokens ? UPTO_TOKENS : UPTO_AST);
-    compilation_free(&c);
+    ZCompilation c;
+    if (!zc_init_file(&c, zp_parse, o.file, stderr)) return 1;
+    c.all_workflows = true;
+    if (o.tokens) {
+        zp_dump_tokens(stdout, c.arena, &c.src, &c.diag);
+        rc = c.diag.errors ? 1 : 0;
+    } else {
+        /* the tree after name resolution, or as parsed when resolution fails */
+        rc = zc_run(&c, ZC_RESOLVE) ? 0 : 1;
+        if (c.done > ZC_PARSE) za_print_program(stdout, c.prog);
+    }
+    zc_free(&c);
     return rc;
 }
 
@@ -336,10 +301,10 @@ static int cmd_emit_llvm(int argc, char **argv)
     Options o = {0};
     int rc = parse_options(argc, argv, usage_emit_llvm, &o, false, false);
     if (rc >= 0) return rc;
-    Compilation c = {0};
-    rc = compile(&c, &o, UPTO_GUARDS);
+    ZCompilation c;
+    rc = compile(&c, &o, ZC_GUARDS, false);
     if (rc == 0) rc = zb_emit_llvm(stdout, c.arena, c.prog, c.wf, c.locals, c.guards, &c.diag);
-    compilation_free(&c);
+    zc_free(&c);
     return rc;
 }
 
@@ -386,10 +351,10 @@ static int cmd_build(int argc, char **argv)
     }
     b.c_files = cfiles;
     b.n_c_files = ncfiles;
-    Compilation c = {0};
-    rc = compile(&c, &o, UPTO_GUARDS);
+    ZCompilation c;
+    rc = compile(&c, &o, ZC_GUARDS, false);
     if (rc == 0) rc = zb_build(c.arena, c.prog, c.wf, c.locals, c.guards, &b, &c.diag);
-    compilation_free(&c);
+    zc_free(&c);
     free(cfiles);
     return rc;
 }
@@ -502,8 +467,8 @@ static int cmd_run(int argc, char **argv)
         return 1;
     }
     ZBuildOptions b = {.out_dir = dir, .opt_level = 1, .c_files = cfiles, .n_c_files = ncfiles};
-    Compilation c = {0};
-    rc = compile(&c, &o, UPTO_GUARDS);
+    ZCompilation c;
+    rc = compile(&c, &o, ZC_GUARDS, false);
     if (rc == 0) rc = zb_build(c.arena, c.prog, c.wf, c.locals, c.guards, &b, &c.diag);
     /* one lifeline: its own executable is the whole workflow */
     if (rc == 0 && processes && c.prog->lifelines.len == 1 && trace) {
@@ -525,7 +490,7 @@ static int cmd_run(int argc, char **argv)
         rc = zx_run_processes(&r, npass, pass);
         free(names);
     }
-    compilation_free(&c);
+    zc_free(&c);
     remove_tree(dir);
     free(cfiles);
     free(pass);

@@ -1,6 +1,6 @@
-/* runner.h — running built workflows (`zgc run`), prefix zx_. */
-#ifndef ZGC_RUNNER_H
-#define ZGC_RUNNER_H
+/* launch.h — starting built workflows (`zgc run`), prefix zx_. */
+#ifndef ZGC_LAUNCH_H
+#define ZGC_LAUNCH_H
 #include <stdbool.h>
 
 /* Runs one executable with the given run options; returns its exit status. */

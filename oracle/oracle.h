@@ -1,4 +1,4 @@
-/* tracecheck.h — `zgc trace check`: an independent checker of run traces.
+/* oracle.h — `zgc trace check`: an independent checker of run traces.
  *
  * Given a workflow (compiled by the front end: AST, guard tables) and a
  * JSON Lines trace written by the runtime (--trace), zt_check rebuilds the
@@ -26,8 +26,8 @@
  *   6. the result on the end line equals the returned variables' values.
  *
  * Lines of any other kind ("retry", "note", …) are ignored. */
-#ifndef ZGC_TRACECHECK_H
-#define ZGC_TRACECHECK_H
+#ifndef ZGC_ORACLE_H
+#define ZGC_ORACLE_H
 
 #include "zgc.h"
 

@@ -1,15 +1,15 @@
-/* runner.c — `zgc run`: runs a built workflow, in one process or one process
+/* launch.c — `zgc run`: runs a built workflow, in one process or one process
  * per lifeline (`--processes`), and forwards its result and exit status.
  *
  * In process mode every lifeline's executable listens on a Unix socket in
  * the build directory and is told where its peers listen; each writes the
  * result components it holds to a file (`--result-file`) and, with
- * `--trace FILE`, its own events to FILE.<Lifeline>.  The runner waits for
+ * `--trace FILE`, its own events to FILE.<Lifeline>.  The launcher waits for
  * all of them, stops the others when one fails, and assembles the result
  * (and the trace: the start lines, then every lifeline's events, then the
  * end line) exactly as the all-in-one executable prints it. */
 #define _GNU_SOURCE
-#include "runner.h"
+#include "launch.h"
 #include "zgc.h"
 
 #include <errno.h>
