@@ -86,14 +86,22 @@ ZBuiltin za_builtin_lookup(const char *name)
 
 const char *za_action_kind_name(ZActionKind k)
 {
-    switch (k) {
-    case ACT_LLM: return "llm";
-    case ACT_PURE: return "pure";
-    case ACT_EXTERN_PURE: return "extern pure";
-    case ACT_EFFECT: return "effect";
-    case ACT_HUMAN: return "human";
-    }
-    return "?";
+#define NAME(k, s) s,
+    static const char *const names[] = {ZV_ACTION_KINDS(NAME)};
+#undef NAME
+    return k >= 0 && k < ACT__COUNT ? names[k] : "?";
+}
+
+const char *za_construct_tag(ZArena *a, const ZStmt *s)
+{
+#define ID(k, s) CON_##k,
+#define NAME(k, s) s,
+    enum { ZV_CONSTRUCTS(ID) };
+    static const char *const words[] = {ZV_CONSTRUCTS(NAME)};
+#undef ID
+#undef NAME
+    if (s->kind != S_IF && s->kind != S_WHILE) ZU_ICE("a tag for a %s", za_stmt_kind_name(s->kind));
+    return zu_fmt(a, ZV_TAG_FMT, words[s->kind == S_IF ? CON_IF : CON_WHILE], s->construct);
 }
 
 static void type_to_buf(ZBuf *b, const ZType *t)

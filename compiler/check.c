@@ -169,18 +169,6 @@ static const char *tstr(Ck *c, const ZType *t)
     }
 }
 
-static const char *kind_name(ZActionKind k)
-{
-    switch (k) {
-    case ACT_LLM: return "llm";
-    case ACT_PURE: return "pure";
-    case ACT_EXTERN_PURE: return "extern pure";
-    case ACT_EFFECT: return "effect";
-    case ACT_HUMAN: return "human";
-    }
-    return "?";
-}
-
 static bool is_pure_kind(ZActionKind k) { return k == ACT_PURE || k == ACT_EXTERN_PURE; }
 
 static const char *life_name(Ck *c, int l)
@@ -449,7 +437,7 @@ static void check_action_args(Ck *c, ZExpr *e, const ZDecl *act, XKind x, bool s
         ZType *t = tc(c, arg, x);
         if (simple && !is_err(t) && !is_simple(arg)) {
             zd_error(c->d, arg->span, "arguments of %s action `%s` must be variables or constants",
-                     kind_name(act->action), act->name);
+                     za_action_kind_name(act->action), act->name);
             continue;
         }
         if (i >= n) continue;
@@ -545,7 +533,7 @@ static ZType *check_call(Ck *c, ZExpr *e, XKind x)
     if (act->action != ACT_PURE) { /* extern pure runs through the runtime: a statement of its own */
         zd_error(c->d, e->span,
                  "%s action `%s` can only be called as the whole right-hand side of an assignment",
-                 kind_name(act->action), act->name);
+                 za_action_kind_name(act->action), act->name);
         for (int i = 0; i < e->args.len; i++) tc(c, e->args.items[i], x);
         return c->t_err;
     }
@@ -1191,9 +1179,9 @@ static void check_props(Ck *c, const ZDecl *act)
         }
         if (!key_in(pr->key, llm ? llm_keys : human_keys)) {
             zd_error(c->d, pr->span, "unknown property `%s` in %s action `%s`", pr->key,
-                     kind_name(act->action), act->name);
+                     za_action_kind_name(act->action), act->name);
             zd_note(c->d, act->name_span, "the properties of %s actions are %s",
-                    kind_name(act->action),
+                    za_action_kind_name(act->action),
                     llm ? "system, user, parse, model, temperature, retries and fallback"
                         : "kind and prompt");
             pr->value->type = c->t_void;
@@ -1316,6 +1304,8 @@ static void check_action(Ck *c, ZDecl *act)
         break;
     case ACT_EFFECT:
         break;
+    case ACT__COUNT:
+        ZU_UNREACHABLE();
     }
 }
 

@@ -395,7 +395,7 @@ static void collect_guards(Enum *en, const ZVec *stmts)
         case S_WHILE: {
             ZGuardInfo *gi = zu_alloc(en->arena, sizeof *gi);
             gi->construct = s;
-            gi->tag = zu_fmt(en->arena, "%s#%d", s->kind == S_IF ? "if" : "while", s->construct);
+            gi->tag = za_construct_tag(en->arena, s);
             gi->owner = s->life.index;
             gi->source = s->expr;
             gi->cpl = s->expr && zk_is_cpl(s->expr);

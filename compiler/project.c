@@ -157,7 +157,7 @@ static void annotate_stmt(Proj *pj, const ZStmt *s, int chan, PNode *n)
     switch (s->kind) {
     case S_IF:
     case S_WHILE:
-        n->tag = zu_fmt(pj->arena, "%s#%d", s->kind == S_IF ? "if" : "while", s->construct);
+        n->tag = za_construct_tag(pj->arena, s);
         annotate_list(pj, &s->body, chan, &n->body);
         annotate_list(pj, &s->els, chan, &n->els);
         set_union(&n->part, &n->body.part);

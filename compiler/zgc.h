@@ -42,6 +42,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vocab.h"
+
 #if defined(__GNUC__)
 #define ZG_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define ZG_NORETURN __attribute__((noreturn))
@@ -374,7 +376,10 @@ struct ZStmt {
     X(D_WORKFLOW, "workflow")
 typedef enum { ZA_DECL_KINDS(ZA_ENUM) D__COUNT } ZDeclKind;
 
-typedef enum { ACT_LLM, ACT_PURE, ACT_EXTERN_PURE, ACT_EFFECT, ACT_HUMAN } ZActionKind;
+/* llm, pure, extern pure, effect, human (vocab/vocab.h) */
+#define ZA_ACT_ENUM(k, s) ACT_##k,
+typedef enum { ZV_ACTION_KINDS(ZA_ACT_ENUM) ACT__COUNT } ZActionKind;
+#undef ZA_ACT_ENUM
 
 typedef struct ZParam {
     const char *name; /* NULL for unnamed results */
@@ -438,6 +443,8 @@ const char *za_builtin_name(ZBuiltin b);
 int za_builtin_arity(ZBuiltin b);
 ZBuiltin za_builtin_lookup(const char *name);
 const char *za_action_kind_name(ZActionKind k);
+/* The tag of an if/while construct: "if#3" (ZV_TAG_FMT), in a. */
+const char *za_construct_tag(ZArena *a, const ZStmt *s);
 /* "int", "str", "Status", "(int, str)" — arena string. */
 const char *za_type_str(ZArena *a, const ZType *t);
 bool za_type_eq(const ZType *x, const ZType *y);

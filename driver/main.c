@@ -128,27 +128,38 @@ static const char usage_build[] =
     "\n"
     "exit status: 0 success, 1 errors, 2 bad usage.\n";
 
-static const char usage_run[] =
+static const char usage_run_head[] =
     "usage: zgc run [--workflow NAME] [--processes] FILE.zg [C files...] [run options]\n"
     "\n"
     "Builds the workflow in a temporary directory and runs it; prints the\n"
     "result as JSON on stdout (a tuple as an array). With --processes every\n"
     "lifeline runs in its own process, connected by Unix sockets.\n"
     "\n"
-    "run options (also taken by the built executables):\n"
-    "  --arg NAME=VALUE        a workflow input, parsed by its type (json: JSON text)\n"
-    "  --llm SPEC              model for every llm action: mock (default), scripted:FILE.json,\n"
-    "                          openai[:MODEL], ollama[:MODEL]\n"
-    "  --llm-for L=SPEC        model for lifeline L; --llm-for L.action=SPEC for one action\n"
-    "  --seed N                seed of the mock model (default 0)\n"
-    "  --answers FILE.json     answers for human actions (instead of the terminal)\n"
-    "  --trace FILE            write the run's events as JSON Lines\n"
-    "  --timeout SECONDS       stop the run after this time (exit 1)\n"
-    "  --llm-timeout SECONDS   time limit of one model call\n"
-    "  --backoff-scale X       multiply the delays between model retries by X\n"
-    "  --schedule SEED         perturb delivery and scheduling (testing)\n"
+    "  --workflow NAME         the workflow (default: the only or the last one)\n"
+    "  --processes             one process per lifeline\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "run options (also taken by the built executables):\n";
+static const char usage_run_tail[] =
     "\n"
     "exit status: 0 success, 1 compile or run-time error, 2 bad usage.\n";
+
+/* The usage of `zgc run`: its run options come from vocab/vocab.h, as do
+ * those the built executables print. */
+static const char *usage_run(void)
+{
+    static char *text;
+    if (!text) {
+        size_t len;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) zu_oom();
+        fputs(usage_run_head, f);
+        zv_print_options(f, ZV_RUN, 26);
+        fputs(usage_run_tail, f);
+        if (fclose(f) != 0) zu_oom();
+    }
+    return text;
+}
 
 static const char usage_emit_llvm[] =
     "usage: zgc emit-llvm [--workflow NAME] FILE.zg\n"
@@ -359,29 +370,6 @@ static int cmd_build(int argc, char **argv)
     return rc;
 }
 
-/* Run options that take a value (passed through to the executable). */
-static bool run_option_takes_value(const char *a)
-{
-    static const char *const opts[] = {"--arg", "--llm", "--llm-for", "--seed", "--trace",
-                                       "--timeout", "--answers", "--llm-timeout",
-                                       "--backoff-scale", "--schedule"};
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-        if (!strcmp(a, opts[i])) return true;
-    return false;
-}
-
-static bool is_run_option(const char *a)
-{
-    static const char *const opts[] = {"--arg", "--llm", "--llm-for", "--seed", "--trace",
-                                       "--timeout", "--answers", "--llm-timeout",
-                                       "--backoff-scale", "--schedule"};
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-        size_t n = strlen(opts[i]);
-        if (!strncmp(a, opts[i], n) && (a[n] == 0 || a[n] == '=')) return true;
-    }
-    return false;
-}
-
 static void remove_tree(const char *dir)
 {
     char *cmd_argv[] = {"rm", "-rf", (char *)dir, NULL};
@@ -401,27 +389,27 @@ static int cmd_run(int argc, char **argv)
     const char *trace = NULL;
     const char **cfiles = calloc((size_t)argc + 1, sizeof *cfiles);
     char **pass = calloc((size_t)argc + 3, sizeof *pass);
-    int ncfiles = 0, npass = 0, rc = -1;
+    int ncfiles = 0, npass = 0, rc = -1, opt;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage_run, stdout);
+            fputs(usage_run(), stdout);
             rc = 0;
         } else if (!strcmp(a, "--workflow")) {
-            if (++i >= argc) rc = usage_error(usage_run, "%s needs a workflow name", a);
+            if (++i >= argc) rc = usage_error(usage_run(), "%s needs a workflow name", a);
             else o.workflow = argv[i];
         } else if (!strncmp(a, "--workflow=", 11)) {
             o.workflow = a + 11;
         } else if (!strcmp(a, "--processes")) {
             processes = true;
-        } else if (is_run_option(a)) {
+        } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
+            /* every run option takes a value: --opt VALUE or --opt=VALUE */
             const char *value = strchr(a, '=');
-            if (!value && run_option_takes_value(a) && i + 1 >= argc) {
-                rc = usage_error(usage_run, "%s needs a value", a);
+            if (!value && i + 1 >= argc) {
+                rc = usage_error(usage_run(), "%s needs a value", a);
                 break;
             }
-            bool is_trace = !strncmp(a, "--trace", 7);
-            if (is_trace) {
+            if (opt == ZV_OPT_TRACE) {
                 trace = value ? value + 1 : argv[++i];
                 if (!processes) {
                     pass[npass++] = "--trace";
@@ -430,18 +418,18 @@ static int cmd_run(int argc, char **argv)
                 continue;
             }
             pass[npass++] = argv[i];
-            if (!value && run_option_takes_value(a)) pass[npass++] = argv[++i];
+            if (!value) pass[npass++] = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            rc = usage_error(usage_run, "unknown option `%s`", a);
+            rc = usage_error(usage_run(), "unknown option `%s`", a);
         } else if (ends_with(a, ".c")) {
             cfiles[ncfiles++] = a;
         } else if (o.file) {
-            rc = usage_error(usage_run, "more than one workflow file (`%s`)", a);
+            rc = usage_error(usage_run(), "more than one workflow file (`%s`)", a);
         } else {
             o.file = a;
         }
     }
-    if (rc < 0 && !o.file) rc = usage_error(usage_run, "%s", "no input file");
+    if (rc < 0 && !o.file) rc = usage_error(usage_run(), "%s", "no input file");
     if (rc >= 0) {
         free(cfiles);
         free(pass);
@@ -508,7 +496,7 @@ static const Command commands[] = {
     {"project", cmd_project, usage_project},
     {"guards", cmd_guards, usage_guards},
     {"build", cmd_build, usage_build},
-    {"run", cmd_run, usage_run},
+    {"run", cmd_run, NULL},
     {"emit-llvm", cmd_emit_llvm, usage_emit_llvm},
     {"parse", cmd_parse, usage_parse},
     {"anomalies", zgan_main, NULL},

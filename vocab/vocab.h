@@ -1,0 +1,161 @@
+/* vocab.h — the words the compiler, the backend and the runtime share
+ * (prefix ZV_).  Each list is an X-macro written once here; every enum,
+ * name table and usage text that spells one of these words is generated
+ * from it.  Header only; depends on nothing but stdio, so that the
+ * compiler, the backend and the runtime can all include it without
+ * depending on one another.
+ *
+ *   ZV_ACTION_KINDS   llm, pure, extern pure, effect, human
+ *   ZV_LLM_PROPS      the properties of an llm action's body
+ *   ZV_HUMAN_PROPS    the properties of a human action's body
+ *   ZV_PARSE_MODES    `parse = …` of llm actions, with the output type each
+ *                     needs
+ *   ZV_HUMAN_KINDS    `kind = …` of human actions
+ *   ZV_CONSTRUCTS     the control constructs whose decisions are broadcast,
+ *                     and their tags ("if#3": ZV_TAG_FMT)
+ *   ZV_RUN_OPTIONS    the options of a run (`zgc run` and built
+ *                     executables), with their usage text: zv_print_options
+ *
+ * The order of ZV_ACTION_KINDS, ZV_PARSE_MODES and ZV_HUMAN_KINDS is part
+ * of the runtime ABI (runtime/zgrt_abi.h numbers them in this order):
+ * append, never reorder.
+ */
+#ifndef ZGC_VOCAB_H
+#define ZGC_VOCAB_H
+
+#include <stdio.h>
+#include <string.h>
+
+/* X(ID, "source spelling") */
+#define ZV_ACTION_KINDS(X)          \
+    X(LLM, "llm")                   \
+    X(PURE, "pure")                 \
+    X(EXTERN_PURE, "extern pure")   \
+    X(EFFECT, "effect")             \
+    X(HUMAN, "human")
+
+/* X(ID, "key") */
+#define ZV_LLM_PROPS(X)             \
+    X(SYSTEM, "system")             \
+    X(USER, "user")                 \
+    X(PARSE, "parse")               \
+    X(RETRIES, "retries")           \
+    X(MODEL, "model")               \
+    X(TEMPERATURE, "temperature")   \
+    X(FALLBACK, "fallback")
+#define ZV_HUMAN_PROPS(X)           \
+    X(KIND, "kind")                 \
+    X(PROMPT, "prompt")
+
+/* X(ID, "name", TYPE): the one output a mode needs is of type TYPE (STR,
+ * JSON, BOOL, INT, FLOAT or ENUM: any enum); JSON takes any outputs. */
+#define ZV_PARSE_MODES(X)           \
+    X(TEXT, "text", STR)            \
+    X(JSON, "json", JSON)           \
+    X(BOOL, "bool", BOOL)           \
+    X(INT, "int", INT)              \
+    X(FLOAT, "float", FLOAT)        \
+    X(ENUM, "enum", ENUM)
+
+/* X(ID, "name") */
+#define ZV_HUMAN_KINDS(X)           \
+    X(CONFIRM, "confirm")           \
+    X(INPUT, "input")               \
+    X(SELECT, "select")             \
+    X(EDIT, "edit")                 \
+    X(ACK, "ack")
+
+/* X(ID, "keyword"): a construct's tag is its keyword and its number in
+ * pre-order over the workflow's constructs, from 1. */
+#define ZV_CONSTRUCTS(X)            \
+    X(IF, "if")                     \
+    X(WHILE, "while")
+#define ZV_TAG_FMT "%s#%d"
+
+/* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  Every run
+ * option takes a value, given as `--name VALUE` or `--name=VALUE`.
+ * SCOPE: ZV_RUN for `zgc run` and every built executable, ZV_EXE for the
+ * per-lifeline executables only (`zgc run --processes` sets them).  Help
+ * texts may span lines ("\n"); the printer indents them. */
+enum { ZV_RUN = 1, ZV_EXE = 2 };
+#define ZV_RUN_OPTIONS(X)                                                                    \
+    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                    \
+      "a workflow input (str: literally, json: JSON text,\n"                                 \
+      "enum: a member name, others: their literal syntax)")                                  \
+    X(LLM, "--llm", "SPEC", ZV_RUN,                                                          \
+      "model for every llm action: mock (default),\n"                                        \
+      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                  \
+    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                                \
+      "model for the llm actions of lifeline L;\n"                                           \
+      "L.ACTION=SPEC for one llm action of lifeline L")                                      \
+    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                     \
+    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                             \
+      "answers for human actions (instead of the terminal)")                                 \
+    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")       \
+    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS")   \
+    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                       \
+      "time limit of one model call (default 120)")                                          \
+    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                         \
+      "multiply the delays between model retries by X")                                      \
+    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                                \
+      "perturb delivery and scheduling with seeded random\n"                                 \
+      "delays, so that other interleavings occur (testing)")                                 \
+    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                    \
+      "per-lifeline executables: listen on ADDR\n"                                           \
+      "(unix:PATH or tcp:HOST:PORT)")                                                        \
+    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                   \
+      "per-lifeline executables: address of lifeline NAME,\n"                                \
+      "once for every other lifeline")                                                       \
+    X(RESULT_FILE, "--result-file", "FILE", ZV_EXE, "write the result to FILE instead of stdout")
+
+#define ZV_OPT_ENUM(id, name, meta, scope, help) ZV_OPT_##id,
+typedef enum { ZV_RUN_OPTIONS(ZV_OPT_ENUM) ZV_OPT__COUNT } zv_option;
+#undef ZV_OPT_ENUM
+
+typedef struct zv_option_info {
+    const char *name, *meta;
+    int scope;
+    const char *help;
+} zv_option_info;
+
+static inline const zv_option_info *zv_option_table(void)
+{
+#define ZV_OPT_ROW(id, name, meta, scope, help) {name, meta, scope, help},
+    static const zv_option_info table[] = {ZV_RUN_OPTIONS(ZV_OPT_ROW)};
+#undef ZV_OPT_ROW
+    return table;
+}
+
+/* The option that argument `arg` names, as `--name` or `--name=VALUE`,
+ * among the options of `scopes` (ZV_RUN | ZV_EXE); -1 when none. */
+static inline int zv_option_lookup(const char *arg, int scopes)
+{
+    const zv_option_info *t = zv_option_table();
+    for (int i = 0; i < ZV_OPT__COUNT; i++) {
+        size_t n = strlen(t[i].name);
+        if ((t[i].scope & scopes) && strncmp(arg, t[i].name, n) == 0 &&
+            (arg[n] == '\0' || arg[n] == '='))
+            return i;
+    }
+    return -1;
+}
+
+/* Prints the options of `scopes` as usage lines: "  --name META   help",
+ * the help in a column from `column`, continuation lines aligned. */
+static inline void zv_print_options(FILE *out, int scopes, int column)
+{
+    const zv_option_info *t = zv_option_table();
+    for (int i = 0; i < ZV_OPT__COUNT; i++) {
+        if (!(t[i].scope & scopes)) continue;
+        int n = fprintf(out, "  %s %s", t[i].name, t[i].meta);
+        for (const char *h = t[i].help; *h;) {
+            const char *nl = strchr(h, '\n');
+            int len = nl ? (int)(nl - h) : (int)strlen(h);
+            fprintf(out, "%*s%.*s\n", n < column ? column - n : 1, "", len, h);
+            n = 0;
+            h += len + (nl ? 1 : 0);
+        }
+    }
+}
+
+#endif
