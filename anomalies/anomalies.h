@@ -11,16 +11,26 @@
  * docs/anomalies.md describes the record format, the predicates, the
  * witnesses and the options in plain words.
  *
- * Modules (all external symbols start with zgan_):
+ * A tool of its own: it includes nothing of the compiler or the runtime,
+ * and the driver (driver/main.c) only hands `zgc anomalies` over to
+ * zgan_main.  Modules (all external symbols start with zgan_; internal.h
+ * holds the data layout they share):
  *
+ *   util.c       checked allocation
  *   intern.c     interning of cells, values, agents, tools and txn ids
  *   reader.c     JSON Lines -> zgan_history (never crashes on bad input)
- *   detect.c     fast A2, A3 (precise and residue), A6, the level
+ *   report.c     witnesses, reports, the level, the anomalies' names
+ *   detect.c     zgan_detect; fast A2, A3 (precise and residue), A6
  *   detect_a1.c  fast A1: per-cell write lists sorted by time
  *   oracle.c     the quadratic transcription of each definition
  *                (library zgc_anomalies_oracle; tests and bench only)
  *   output.c     text and JSON reports
  *   cli.c        zgan_main: options, paths, directory walk
+ *
+ * Errors: bad input (unreadable file, malformed record) is a message
+ * "NAME:LINE: error: …" returned to the caller, who goes on with the next
+ * history and exits 1 at the end; bad usage exits 2; out of memory prints
+ * "zgc anomalies: error: out of memory" and exits 1 (util.c).
  */
 #ifndef ZGAN_ANOMALIES_H
 #define ZGAN_ANOMALIES_H
@@ -45,10 +55,9 @@ typedef struct zgan_history zgan_history;
  * *out.  On malformed or unreadable input returns -1, stores nothing, and
  * writes "NAME:LINE: error: ..." (or "NAME: error: ..." when no line is
  * involved) into errbuf (always NUL-terminated when errlen > 0). */
-int zgan_read_file(const char *path, zgan_history **out, char *errbuf,
-                   size_t errlen);
-int zgan_read_buffer(const char *name, const char *buf, size_t len,
-                     zgan_history **out, char *errbuf, size_t errlen);
+int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t errlen);
+int zgan_read_buffer(const char *name, const char *buf, size_t len, zgan_history **out,
+                     char *errbuf, size_t errlen);
 void zgan_history_free(zgan_history *h);
 
 const char *zgan_history_name(const zgan_history *h);
@@ -68,19 +77,19 @@ const char *zgan_history_text(const zgan_history *h, uint32_t id);
 typedef enum { ZGAN_A1, ZGAN_A2, ZGAN_A3, ZGAN_A6, ZGAN_NKINDS } zgan_kind;
 
 typedef enum {
-  ZGAN_A3_AUTO,    /* precise if any record has `preds`, else residue */
-  ZGAN_A3_PRECISE, /* Definition 3: survivor with an aborted predecessor */
-  ZGAN_A3_RESIDUE  /* the flat-trace over-approximation */
+    ZGAN_A3_AUTO,    /* precise if any record has `preds`, else residue */
+    ZGAN_A3_PRECISE, /* Definition 3: survivor with an aborted predecessor */
+    ZGAN_A3_RESIDUE  /* the flat-trace over-approximation */
 } zgan_a3_mode;
 
 typedef struct {
-  zgan_a3_mode a3;
-  /* --a1-same-agent: drop the distinct-agents conjunct of Definition 1,
+    zgan_a3_mode a3;
+    /* --a1-same-agent: drop the distinct-agents conjunct of Definition 1,
    * as the published Rust detect_a1 does. */
-  bool a1_same_agent;
-  /* --a6-any-diff: fire on any record with a non-empty io and co != io,
+    bool a1_same_agent;
+    /* --a6-any-diff: fire on any record with a non-empty io and co != io,
    * as the published Rust detect_a6 does (no length or permutation test). */
-  bool a6_any_diff;
+    bool a6_any_diff;
 } zgan_options;
 
 /* One witness.  Records are 0-based indices into the history (printed
@@ -100,29 +109,27 @@ typedef struct {
  *               cell/value = io[pos], cell2/value2 = co[pos]
  *               (ZGAN_NONE past the end of the shorter sequence) */
 typedef struct {
-  uint32_t record;
-  uint32_t other;
-  uint32_t pos;
-  uint32_t cell;
-  uint32_t value;
-  uint32_t cell2;
-  uint32_t value2;
+    uint32_t record;
+    uint32_t other;
+    uint32_t pos;
+    uint32_t cell;
+    uint32_t value;
+    uint32_t cell2;
+    uint32_t value2;
 } zgan_witness;
 
 typedef struct {
-  zgan_witness *w[ZGAN_NKINDS];
-  size_t n[ZGAN_NKINDS];
-  zgan_a3_mode a3_used; /* ZGAN_A3_PRECISE or ZGAN_A3_RESIDUE */
-  int level;            /* 0..4 */
+    zgan_witness *w[ZGAN_NKINDS];
+    size_t n[ZGAN_NKINDS];
+    zgan_a3_mode a3_used; /* ZGAN_A3_PRECISE or ZGAN_A3_RESIDUE */
+    int level;            /* 0..4 */
 } zgan_report;
 
 /* The fast detectors (O(n log n) for A1, linear for the others). */
-void zgan_detect(const zgan_history *h, const zgan_options *opt,
-                 zgan_report *out);
+void zgan_detect(const zgan_history *h, const zgan_options *opt, zgan_report *out);
 /* The direct quadratic transcription of each definition (oracle.c, in
  * the separate library zgc_anomalies_oracle).  Same witnesses, same order. */
-void zgan_oracle(const zgan_history *h, const zgan_options *opt,
-                 zgan_report *out);
+void zgan_oracle(const zgan_history *h, const zgan_options *opt, zgan_report *out);
 void zgan_report_free(zgan_report *r);
 /* Level from the anomaly counts: L0 if A1, L1 if A3, L2 if A6, L3 if A2,
  * else L4. */

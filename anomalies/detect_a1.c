@@ -29,232 +29,229 @@
 #include <string.h>
 
 typedef struct {
-  int64_t time;
-  uint32_t cell, agent, value, rec;
+    int64_t time;
+    uint32_t cell, agent, value, rec;
 } write_entry;
 
 typedef struct {
-  const write_entry *w;
-  size_t n;
-  uint32_t *lo, *hi;     /* cell id -> block of W (and of every order) */
-  uint32_t *by_agent;    /* positions of W sorted by (cell, agent, pos) */
-  uint32_t *by_value;    /* ... by (cell, value, pos) */
-  uint32_t *by_both;     /* ... by (cell, agent, value, pos) */
+    const write_entry *w;
+    size_t n;
+    uint32_t *lo, *hi;  /* cell id -> block of W (and of every order) */
+    uint32_t *by_agent; /* positions of W sorted by (cell, agent, pos) */
+    uint32_t *by_value; /* ... by (cell, value, pos) */
+    uint32_t *by_both;  /* ... by (cell, agent, value, pos) */
 } write_index;
 
-static int cmp_write(const void *pa, const void *pb) {
-  const write_entry *a = pa, *b = pb;
-  if (a->cell != b->cell)
-    return a->cell < b->cell ? -1 : 1;
-  if (a->time != b->time)
-    return a->time < b->time ? -1 : 1;
-  return a->rec < b->rec ? -1 : a->rec > b->rec;
+static int cmp_write(const void *pa, const void *pb)
+{
+    const write_entry *a = pa, *b = pb;
+    if (a->cell != b->cell) return a->cell < b->cell ? -1 : 1;
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    return a->rec < b->rec ? -1 : a->rec > b->rec;
 }
 
 /* Stable counting sort of the positions in `order` by field `f` of W. */
 enum { F_CELL, F_AGENT, F_VALUE };
 
-static uint32_t field(const write_entry *e, int f) {
-  return f == F_CELL ? e->cell : f == F_AGENT ? e->agent : e->value;
+static uint32_t field(const write_entry *e, int f)
+{
+    return f == F_CELL ? e->cell : f == F_AGENT ? e->agent : e->value;
 }
 
 static void sort_by(const write_entry *w, uint32_t *order, uint32_t *tmp, size_t n, int f,
-                    size_t *count, size_t nids) {
-  memset(count, 0, (nids + 1) * sizeof *count);
-  for (size_t i = 0; i < n; i++)
-    count[field(&w[order[i]], f) + 1]++;
-  for (size_t k = 0; k < nids; k++)
-    count[k + 1] += count[k];
-  for (size_t i = 0; i < n; i++)
-    tmp[count[field(&w[order[i]], f)]++] = order[i];
-  memcpy(order, tmp, n * sizeof *order);
+                    size_t *count, size_t nids)
+{
+    memset(count, 0, (nids + 1) * sizeof *count);
+    for (size_t i = 0; i < n; i++) count[field(&w[order[i]], f) + 1]++;
+    for (size_t k = 0; k < nids; k++) count[k + 1] += count[k];
+    for (size_t i = 0; i < n; i++) tmp[count[field(&w[order[i]], f)]++] = order[i];
+    memcpy(order, tmp, n * sizeof *order);
 }
 
 static uint32_t *sorted_positions(const write_entry *w, size_t n, const int *fields, int nf,
-                                  uint32_t *tmp, size_t *count, size_t nids) {
-  uint32_t *order = zgan_xmalloc((n ? n : 1) * sizeof *order);
-  for (size_t i = 0; i < n; i++)
-    order[i] = (uint32_t)i;
-  for (int k = nf - 1; k >= 0; k--) /* least significant key first */
-    sort_by(w, order, tmp, n, fields[k], count, nids);
-  return order;
+                                  uint32_t *tmp, size_t *count, size_t nids)
+{
+    uint32_t *order = zgan_xmalloc((n ? n : 1) * sizeof *order);
+    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    for (int k = nf - 1; k >= 0; k--) /* least significant key first */
+        sort_by(w, order, tmp, n, fields[k], count, nids);
+    return order;
 }
 
-static void index_build(const zgan_history *h, write_index *x) {
-  size_t n = 0;
-  for (size_t i = 0; i < h->nrec; i++)
-    if (h->rec[i].flags & ZGAN_HAS_WRITE_TIME)
-      n += h->rec[i].writes.len;
-  write_entry *w = zgan_xmalloc((n ? n : 1) * sizeof *w);
-  n = 0;
-  for (size_t i = 0; i < h->nrec; i++) {
-    const zgan_record *r = &h->rec[i];
-    if (!(r->flags & ZGAN_HAS_WRITE_TIME))
-      continue;
-    const zgan_pair *ws = zgan_pairs(h, r->writes);
-    for (uint32_t k = 0; k < r->writes.len; k++)
-      w[n++] = (write_entry){r->write_time, ws[k].cell, r->agent, ws[k].value, (uint32_t)i};
-  }
-  qsort(w, n, sizeof *w, cmp_write);
+static void index_build(const zgan_history *h, write_index *x)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < h->nrec; i++)
+        if (h->rec[i].flags & ZGAN_HAS_WRITE_TIME) n += h->rec[i].writes.len;
+    write_entry *w = zgan_xmalloc((n ? n : 1) * sizeof *w);
+    n = 0;
+    for (size_t i = 0; i < h->nrec; i++) {
+        const zgan_record *r = &h->rec[i];
+        if (!(r->flags & ZGAN_HAS_WRITE_TIME)) continue;
+        const zgan_pair *ws = zgan_pairs(h, r->writes);
+        for (uint32_t k = 0; k < r->writes.len; k++)
+            w[n++] = (write_entry){r->write_time, ws[k].cell, r->agent, ws[k].value, (uint32_t)i};
+    }
+    qsort(w, n, sizeof *w, cmp_write);
 
-  size_t nids = h->strings.n;
-  x->w = w;
-  x->n = n;
-  x->lo = zgan_xcalloc(nids, sizeof *x->lo);
-  x->hi = zgan_xcalloc(nids, sizeof *x->hi);
-  for (size_t i = 0; i < n; i++) {
-    if (i == 0 || w[i - 1].cell != w[i].cell)
-      x->lo[w[i].cell] = (uint32_t)i;
-    x->hi[w[i].cell] = (uint32_t)(i + 1);
-  }
-  uint32_t *tmp = zgan_xmalloc((n ? n : 1) * sizeof *tmp);
-  size_t *count = zgan_xmalloc((nids + 1) * sizeof *count);
-  static const int agent[] = {F_CELL, F_AGENT}, value[] = {F_CELL, F_VALUE},
-                   both[] = {F_CELL, F_AGENT, F_VALUE};
-  x->by_agent = sorted_positions(w, n, agent, 2, tmp, count, nids);
-  x->by_value = sorted_positions(w, n, value, 2, tmp, count, nids);
-  x->by_both = sorted_positions(w, n, both, 3, tmp, count, nids);
-  free(tmp);
-  free(count);
+    size_t nids = h->strings.n;
+    x->w = w;
+    x->n = n;
+    x->lo = zgan_xcalloc(nids, sizeof *x->lo);
+    x->hi = zgan_xcalloc(nids, sizeof *x->hi);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || w[i - 1].cell != w[i].cell) x->lo[w[i].cell] = (uint32_t)i;
+        x->hi[w[i].cell] = (uint32_t)(i + 1);
+    }
+    uint32_t *tmp = zgan_xmalloc((n ? n : 1) * sizeof *tmp);
+    size_t *count = zgan_xmalloc((nids + 1) * sizeof *count);
+    static const int agent[] = {F_CELL, F_AGENT}, value[] = {F_CELL, F_VALUE},
+                     both[] = {F_CELL, F_AGENT, F_VALUE};
+    x->by_agent = sorted_positions(w, n, agent, 2, tmp, count, nids);
+    x->by_value = sorted_positions(w, n, value, 2, tmp, count, nids);
+    x->by_both = sorted_positions(w, n, both, 3, tmp, count, nids);
+    free(tmp);
+    free(count);
 }
 
-static void index_free(write_index *x) {
-  free((void *)x->w);
-  free(x->lo);
-  free(x->hi);
-  free(x->by_agent);
-  free(x->by_value);
-  free(x->by_both);
+static void index_free(write_index *x)
+{
+    free((void *)x->w);
+    free(x->lo);
+    free(x->hi);
+    free(x->by_agent);
+    free(x->by_value);
+    free(x->by_both);
 }
 
 /* ---- binary searches ---- */
 
 /* First position in the cell block [lo, hi) of W with time > t (strict)
  * or time >= t. */
-static size_t first_after(const write_entry *w, size_t lo, size_t hi, int64_t t, bool strict) {
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (w[mid].time < t || (strict && w[mid].time == t))
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+static size_t first_after(const write_entry *w, size_t lo, size_t hi, int64_t t, bool strict)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].time < t || (strict && w[mid].time == t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* A key of one of the orders: the (agent, value) fields compared, then
  * the position. */
 typedef struct {
-  bool agent, value;
-  uint32_t a, v;
+    bool agent, value;
+    uint32_t a, v;
 } group;
 
-static bool before(const write_entry *w, uint32_t p, const group *g, uint32_t pos) {
-  const write_entry *e = &w[p];
-  if (g->agent && e->agent != g->a)
-    return e->agent < g->a;
-  if (g->value && e->value != g->v)
-    return e->value < g->v;
-  return p < pos;
+static bool before(const write_entry *w, uint32_t p, const group *g, uint32_t pos)
+{
+    const write_entry *e = &w[p];
+    if (g->agent && e->agent != g->a) return e->agent < g->a;
+    if (g->value && e->value != g->v) return e->value < g->v;
+    return p < pos;
 }
 
 /* Number of entries of `order`'s cell block [lo, hi) in group g whose
  * position is below pos. */
 static size_t rank(const write_entry *w, const uint32_t *order, size_t lo, size_t hi,
-                   const group *g, uint32_t pos) {
-  size_t a = lo, b = hi;
-  while (a < b) {
-    size_t mid = a + (b - a) / 2;
-    if (before(w, order[mid], g, pos))
-      a = mid + 1;
-    else
-      b = mid;
-  }
-  return a;
+                   const group *g, uint32_t pos)
+{
+    size_t a = lo, b = hi;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (before(w, order[mid], g, pos))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
 }
 
 typedef struct {
-  const write_index *x;
-  size_t lo, hi; /* the cell's block */
-  group ga, gv, gav;
-  bool same_agent;
+    const write_index *x;
+    size_t lo, hi; /* the cell's block */
+    group ga, gv, gav;
+    bool same_agent;
 } query;
 
 /* Writes in W[L, m) that do NOT qualify (same agent or same value). */
-static size_t failing(const query *q, const size_t base[3], uint32_t m) {
-  const write_index *x = q->x;
-  size_t nv = rank(x->w, x->by_value, q->lo, q->hi, &q->gv, m) - base[1];
-  if (q->same_agent)
-    return nv;
-  size_t na = rank(x->w, x->by_agent, q->lo, q->hi, &q->ga, m) - base[0];
-  size_t nav = rank(x->w, x->by_both, q->lo, q->hi, &q->gav, m) - base[2];
-  return na + nv - nav;
+static size_t failing(const query *q, const size_t base[3], uint32_t m)
+{
+    const write_index *x = q->x;
+    size_t nv = rank(x->w, x->by_value, q->lo, q->hi, &q->gv, m) - base[1];
+    if (q->same_agent) return nv;
+    size_t na = rank(x->w, x->by_agent, q->lo, q->hi, &q->ga, m) - base[0];
+    size_t nav = rank(x->w, x->by_both, q->lo, q->hi, &q->gav, m) - base[2];
+    return na + nv - nav;
 }
 
-static bool qualifies_upto(const query *q, const size_t base[3], uint32_t L, uint32_t m) {
-  return (m - L) > failing(q, base, m);
+static bool qualifies_upto(const query *q, const size_t base[3], uint32_t L, uint32_t m)
+{
+    return (m - L) > failing(q, base, m);
 }
 
 /* The position of the earliest qualifying write in W[L, R), or ZGAN_NONE. */
-static uint32_t earliest(const query *q, uint32_t L, uint32_t R) {
-  const write_index *x = q->x;
-  size_t base[3] = {0, 0, 0};
-  base[1] = rank(x->w, x->by_value, q->lo, q->hi, &q->gv, L);
-  if (!q->same_agent) {
-    base[0] = rank(x->w, x->by_agent, q->lo, q->hi, &q->ga, L);
-    base[2] = rank(x->w, x->by_both, q->lo, q->hi, &q->gav, L);
-  }
-  if (!qualifies_upto(q, base, L, R))
-    return ZGAN_NONE;
-  /* gallop: none qualifies in [L, lo); one does in [L, hi) */
-  uint32_t lo = L, hi = L + 1, step = 1;
-  while (!qualifies_upto(q, base, L, hi)) {
-    lo = hi;
-    step = step < (UINT32_MAX >> 1) ? 2 * step : step;
-    hi = (R - L > step) ? L + step : R;
-  }
-  while (hi - lo > 1) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (qualifies_upto(q, base, L, mid))
-      hi = mid;
-    else
-      lo = mid;
-  }
-  return hi - 1;
+static uint32_t earliest(const query *q, uint32_t L, uint32_t R)
+{
+    const write_index *x = q->x;
+    size_t base[3] = {0, 0, 0};
+    base[1] = rank(x->w, x->by_value, q->lo, q->hi, &q->gv, L);
+    if (!q->same_agent) {
+        base[0] = rank(x->w, x->by_agent, q->lo, q->hi, &q->ga, L);
+        base[2] = rank(x->w, x->by_both, q->lo, q->hi, &q->gav, L);
+    }
+    if (!qualifies_upto(q, base, L, R)) return ZGAN_NONE;
+    /* gallop: none qualifies in [L, lo); one does in [L, hi) */
+    uint32_t lo = L, hi = L + 1, step = 1;
+    while (!qualifies_upto(q, base, L, hi)) {
+        lo = hi;
+        step = step < (UINT32_MAX >> 1) ? 2 * step : step;
+        hi = (R - L > step) ? L + step : R;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (qualifies_upto(q, base, L, mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi - 1;
 }
 
-void zgan_detect_a1(const zgan_history *h, bool same_agent, zgan_report *r) {
-  write_index x;
-  index_build(h, &x);
-  for (size_t i = 0; i < h->nrec; i++) {
-    const zgan_record *rd = &h->rec[i];
-    if (!(rd->flags & ZGAN_HAS_READ_TIME) || !(rd->flags & ZGAN_HAS_WRITE_TIME) ||
-        rd->read_time >= rd->write_time)
-      continue;
-    const zgan_pair *rs = zgan_pairs(h, rd->reads);
-    for (uint32_t k = 0; k < rd->reads.len; k++) {
-      uint32_t c = rs[k].cell;
-      query q = {.x = &x, .lo = x.lo[c], .hi = x.hi[c], .same_agent = same_agent};
-      if (q.lo == q.hi)
-        continue;
-      uint32_t L = (uint32_t)first_after(x.w, q.lo, q.hi, rd->read_time, true);
-      uint32_t R = (uint32_t)first_after(x.w, L, q.hi, rd->write_time, false);
-      if (L >= R)
-        continue;
-      q.ga = (group){.agent = true, .a = rd->agent};
-      q.gv = (group){.value = true, .v = rs[k].value};
-      q.gav = (group){.agent = true, .value = true, .a = rd->agent, .v = rs[k].value};
-      uint32_t p = earliest(&q, L, R);
-      if (p == ZGAN_NONE)
-        continue;
-      zgan_witness w = zgan_witness_none();
-      w.record = (uint32_t)i;
-      w.other = x.w[p].rec;
-      w.cell = c;
-      w.value = rs[k].value;
-      w.value2 = x.w[p].value;
-      zgan_report_add(r, ZGAN_A1, w);
+void zgan_detect_a1(const zgan_history *h, bool same_agent, zgan_report *r)
+{
+    write_index x;
+    index_build(h, &x);
+    for (size_t i = 0; i < h->nrec; i++) {
+        const zgan_record *rd = &h->rec[i];
+        if (!(rd->flags & ZGAN_HAS_READ_TIME) || !(rd->flags & ZGAN_HAS_WRITE_TIME) ||
+            rd->read_time >= rd->write_time)
+            continue;
+        const zgan_pair *rs = zgan_pairs(h, rd->reads);
+        for (uint32_t k = 0; k < rd->reads.len; k++) {
+            uint32_t c = rs[k].cell;
+            query q = {.x = &x, .lo = x.lo[c], .hi = x.hi[c], .same_agent = same_agent};
+            if (q.lo == q.hi) continue;
+            uint32_t L = (uint32_t)first_after(x.w, q.lo, q.hi, rd->read_time, true);
+            uint32_t R = (uint32_t)first_after(x.w, L, q.hi, rd->write_time, false);
+            if (L >= R) continue;
+            q.ga = (group){.agent = true, .a = rd->agent};
+            q.gv = (group){.value = true, .v = rs[k].value};
+            q.gav = (group){.agent = true, .value = true, .a = rd->agent, .v = rs[k].value};
+            uint32_t p = earliest(&q, L, R);
+            if (p == ZGAN_NONE) continue;
+            zgan_witness w = zgan_witness_none();
+            w.record = (uint32_t)i;
+            w.other = x.w[p].rec;
+            w.cell = c;
+            w.value = rs[k].value;
+            w.value2 = x.w[p].value;
+            zgan_report_add(r, ZGAN_A1, w);
+        }
     }
-  }
-  index_free(&x);
+    index_free(&x);
 }

@@ -9,117 +9,120 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_text(const char *s, size_t len) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (size_t i = 0; i < len; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ull;
-  }
-  return h ^ (h >> 29);
+static uint64_t hash_text(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h ^ (h >> 29);
 }
 
-static bool same_text(const zgan_intern *t, uint32_t id, const char *s, size_t len) {
-  const zgan_entry *e = &t->entries[id];
-  return e->len == len && memcmp(t->chars + e->off, s, len) == 0;
-}
-
-static void rehash(zgan_intern *t, size_t nslots) {
-  free(t->slots);
-  free(t->hashes);
-  t->slots = zgan_xmalloc(nslots * sizeof *t->slots);
-  t->hashes = zgan_xmalloc(nslots * sizeof *t->hashes);
-  memset(t->slots, 0xff, nslots * sizeof *t->slots);
-  t->nslots = nslots;
-  for (size_t id = 0; id < t->n; id++) {
+static bool same_text(const zgan_intern *t, uint32_t id, const char *s, size_t len)
+{
     const zgan_entry *e = &t->entries[id];
-    uint64_t hash = hash_text(t->chars + e->off, e->len);
-    size_t i = hash & (nslots - 1);
-    while (t->slots[i] != ZGAN_NONE)
-      i = (i + 1) & (nslots - 1);
-    t->slots[i] = (uint32_t)id;
-    t->hashes[i] = (uint32_t)(hash >> 32);
-  }
+    return e->len == len && memcmp(t->chars + e->off, s, len) == 0;
 }
 
-void zgan_intern_init(zgan_intern *t) {
-  memset(t, 0, sizeof *t);
-  rehash(t, 64);
-  zgan_intern_add(t, "NULL", 4, ZGAN_TEXT_NULL);
+static void rehash(zgan_intern *t, size_t nslots)
+{
+    free(t->slots);
+    free(t->hashes);
+    t->slots = zgan_xmalloc(nslots * sizeof *t->slots);
+    t->hashes = zgan_xmalloc(nslots * sizeof *t->hashes);
+    memset(t->slots, 0xff, nslots * sizeof *t->slots);
+    t->nslots = nslots;
+    for (size_t id = 0; id < t->n; id++) {
+        const zgan_entry *e = &t->entries[id];
+        uint64_t hash = hash_text(t->chars + e->off, e->len);
+        size_t i = hash & (nslots - 1);
+        while (t->slots[i] != ZGAN_NONE) i = (i + 1) & (nslots - 1);
+        t->slots[i] = (uint32_t)id;
+        t->hashes[i] = (uint32_t)(hash >> 32);
+    }
 }
 
-void zgan_intern_free(zgan_intern *t) {
-  free(t->chars);
-  free(t->entries);
-  free(t->slots);
-  free(t->hashes);
-  memset(t, 0, sizeof *t);
+void zgan_intern_init(zgan_intern *t)
+{
+    memset(t, 0, sizeof *t);
+    rehash(t, 64);
+    zgan_intern_add(t, "NULL", 4, ZGAN_TEXT_NULL);
+}
+
+void zgan_intern_free(zgan_intern *t)
+{
+    free(t->chars);
+    free(t->entries);
+    free(t->slots);
+    free(t->hashes);
+    memset(t, 0, sizeof *t);
 }
 
 /* The slot holding `text`, or the empty slot where it would go. */
-static size_t find_slot(const zgan_intern *t, const char *text, size_t len, uint64_t hash) {
-  size_t i = hash & (t->nslots - 1);
-  while (t->slots[i] != ZGAN_NONE &&
-         !(t->hashes[i] == (uint32_t)(hash >> 32) && same_text(t, t->slots[i], text, len)))
-    i = (i + 1) & (t->nslots - 1);
-  return i;
+static size_t find_slot(const zgan_intern *t, const char *text, size_t len, uint64_t hash)
+{
+    size_t i = hash & (t->nslots - 1);
+    while (t->slots[i] != ZGAN_NONE &&
+           !(t->hashes[i] == (uint32_t)(hash >> 32) && same_text(t, t->slots[i], text, len)))
+        i = (i + 1) & (t->nslots - 1);
+    return i;
 }
 
-uint32_t zgan_intern_find(const zgan_intern *t, const char *text, size_t len) {
-  return t->slots[find_slot(t, text, len, hash_text(text, len))];
+uint32_t zgan_intern_find(const zgan_intern *t, const char *text, size_t len)
+{
+    return t->slots[find_slot(t, text, len, hash_text(text, len))];
 }
 
-uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text_kind kind) {
-  uint64_t hash = hash_text(text, len);
-  size_t i = find_slot(t, text, len, hash);
-  if (t->slots[i] != ZGAN_NONE)
-    return t->slots[i];
-  if (t->n >= (size_t)UINT32_MAX - 1 || len >= UINT32_MAX)
-    return ZGAN_NONE;
-  if (2 * (t->n + 1) > t->nslots) {
-    rehash(t, 2 * t->nslots);
-    i = find_slot(t, text, len, hash);
-  }
-  zgan_grow((void **)&t->chars, &t->capchars, t->nchars + len + 1, 1);
-  memcpy(t->chars + t->nchars, text, len);
-  t->chars[t->nchars + len] = '\0';
-  zgan_grow((void **)&t->entries, &t->cap, t->n + 1, sizeof *t->entries);
-  uint32_t id = (uint32_t)t->n++;
-  t->entries[id] = (zgan_entry){.off = t->nchars, .len = (uint32_t)len, .kind = (uint8_t)kind};
-  t->nchars += len + 1;
-  t->slots[i] = id;
-  t->hashes[i] = (uint32_t)(hash >> 32);
-  return id;
+uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text_kind kind)
+{
+    uint64_t hash = hash_text(text, len);
+    size_t i = find_slot(t, text, len, hash);
+    if (t->slots[i] != ZGAN_NONE) return t->slots[i];
+    if (t->n >= (size_t)UINT32_MAX - 1 || len >= UINT32_MAX) return ZGAN_NONE;
+    if (2 * (t->n + 1) > t->nslots) {
+        rehash(t, 2 * t->nslots);
+        i = find_slot(t, text, len, hash);
+    }
+    zgan_grow((void **)&t->chars, &t->capchars, t->nchars + len + 1, 1);
+    memcpy(t->chars + t->nchars, text, len);
+    t->chars[t->nchars + len] = '\0';
+    zgan_grow((void **)&t->entries, &t->cap, t->n + 1, sizeof *t->entries);
+    uint32_t id = (uint32_t)t->n++;
+    t->entries[id] = (zgan_entry){.off = t->nchars, .len = (uint32_t)len, .kind = (uint8_t)kind};
+    t->nchars += len + 1;
+    t->slots[i] = id;
+    t->hashes[i] = (uint32_t)(hash >> 32);
+    return id;
 }
 
-const char *zgan_intern_text(const zgan_intern *t, uint32_t id) {
-  return t->chars + t->entries[id].off;
+const char *zgan_intern_text(const zgan_intern *t, uint32_t id)
+{
+    return t->chars + t->entries[id].off;
 }
 
-json_t *zgan_intern_json(const zgan_intern *t, uint32_t id) {
-  const zgan_entry *e = &t->entries[id];
-  const char *s = t->chars + e->off;
-  json_t *j = NULL;
-  switch (e->kind) {
-  case ZGAN_TEXT_NULL:
-    return json_null();
-  case ZGAN_TEXT_INT:
-    return json_integer(strtoll(s, NULL, 10));
-  case ZGAN_TEXT_JSON:
-    j = json_loadb(s, e->len, JSON_DECODE_ANY, NULL);
-    break;
-  default:
-    break;
-  }
-  return j ? j : json_stringn(s, e->len);
+json_t *zgan_intern_json(const zgan_intern *t, uint32_t id)
+{
+    const zgan_entry *e = &t->entries[id];
+    const char *s = t->chars + e->off;
+    json_t *j = NULL;
+    switch (e->kind) {
+    case ZGAN_TEXT_NULL: return json_null();
+    case ZGAN_TEXT_INT: return json_integer(strtoll(s, NULL, 10));
+    case ZGAN_TEXT_JSON: j = json_loadb(s, e->len, JSON_DECODE_ANY, NULL); break;
+    default: break;
+    }
+    return j ? j : json_stringn(s, e->len);
 }
 
-void zgan_intern_print(const zgan_intern *t, uint32_t id, FILE *f) {
-  const zgan_entry *e = &t->entries[id];
-  if (e->kind == ZGAN_TEXT_INT || e->kind == ZGAN_TEXT_JSON) {
-    fputs(t->chars + e->off, f);
-    return;
-  }
-  json_t *j = zgan_intern_json(t, id);
-  json_dumpf(j, f, JSON_ENCODE_ANY);
-  json_decref(j);
+void zgan_intern_print(const zgan_intern *t, uint32_t id, FILE *f)
+{
+    const zgan_entry *e = &t->entries[id];
+    if (e->kind == ZGAN_TEXT_INT || e->kind == ZGAN_TEXT_JSON) {
+        fputs(t->chars + e->off, f);
+        return;
+    }
+    json_t *j = zgan_intern_json(t, id);
+    json_dumpf(j, f, JSON_ENCODE_ANY);
+    json_decref(j);
 }

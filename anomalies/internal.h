@@ -26,19 +26,19 @@ void zgan_grow(void **p, size_t *cap, size_t need, size_t size);
 typedef enum { ZGAN_TEXT_NULL, ZGAN_TEXT_STRING, ZGAN_TEXT_INT, ZGAN_TEXT_JSON } zgan_text_kind;
 
 typedef struct {
-  size_t off;   /* into chars: the id's text, NUL-terminated */
-  uint32_t len;
-  uint8_t kind; /* how the first occurrence was written (for display) */
+    size_t off; /* into chars: the id's text, NUL-terminated */
+    uint32_t len;
+    uint8_t kind; /* how the first occurrence was written (for display) */
 } zgan_entry;
 
 typedef struct {
-  char *chars;
-  size_t nchars, capchars;
-  zgan_entry *entries;
-  size_t n, cap;
-  uint32_t *slots;  /* open addressing; ZGAN_NONE = empty */
-  uint32_t *hashes; /* high half of each occupied slot's hash */
-  size_t nslots;
+    char *chars;
+    size_t nchars, capchars;
+    zgan_entry *entries;
+    size_t n, cap;
+    uint32_t *slots;  /* open addressing; ZGAN_NONE = empty */
+    uint32_t *hashes; /* high half of each occupied slot's hash */
+    size_t nslots;
 } zgan_intern;
 
 void zgan_intern_init(zgan_intern *t);
@@ -56,52 +56,54 @@ json_t *zgan_intern_json(const zgan_intern *t, uint32_t id);
 /* ---- records ---- */
 
 typedef struct {
-  uint32_t off, len;
+    uint32_t off, len;
 } zgan_span;
 
 typedef struct {
-  uint32_t cell, value;
+    uint32_t cell, value;
 } zgan_pair;
 
 enum {
-  ZGAN_HAS_READ_TIME = 1u << 0,
-  ZGAN_HAS_WRITE_TIME = 1u << 1,
-  ZGAN_ABORTED = 1u << 2,
-  ZGAN_HAS_READ_REG = 1u << 3,  /* read_registry or tools_visible_at_read */
-  ZGAN_HAS_WRITE_REG = 1u << 4, /* write_registry or tools_used */
-  ZGAN_HAS_TXN = 1u << 5,       /* an explicit `txn` key */
+    ZGAN_HAS_READ_TIME = 1u << 0,
+    ZGAN_HAS_WRITE_TIME = 1u << 1,
+    ZGAN_ABORTED = 1u << 2,
+    ZGAN_HAS_READ_REG = 1u << 3,  /* read_registry or tools_visible_at_read */
+    ZGAN_HAS_WRITE_REG = 1u << 4, /* write_registry or tools_used */
+    ZGAN_HAS_TXN = 1u << 5,       /* an explicit `txn` key */
 };
 
 typedef struct {
-  uint32_t line;  /* 1-based line of the record in its file */
-  uint32_t flags; /* ZGAN_HAS_* / ZGAN_ABORTED */
-  uint32_t agent; /* ZGAN_NULL when absent */
-  uint32_t id;    /* txn id (or record number, see reader.c); ZGAN_NONE */
-  uint32_t planned_tool; /* ZGAN_NULL when absent */
-  int64_t read_time, write_time;
-  zgan_span reads;  /* pairs: distinct cells read, with the values read */
-  zgan_span writes; /* pairs: distinct cells written, with the values */
-  zgan_span io, co; /* pairs: issuance and commit order */
-  zgan_span read_reg, write_reg, preds; /* ids */
+    uint32_t line;         /* 1-based line of the record in its file */
+    uint32_t flags;        /* ZGAN_HAS_* / ZGAN_ABORTED */
+    uint32_t agent;        /* ZGAN_NULL when absent */
+    uint32_t id;           /* txn id (or record number, see reader.c); ZGAN_NONE */
+    uint32_t planned_tool; /* ZGAN_NULL when absent */
+    int64_t read_time, write_time;
+    zgan_span reads;                      /* pairs: distinct cells read, with the values read */
+    zgan_span writes;                     /* pairs: distinct cells written, with the values */
+    zgan_span io, co;                     /* pairs: issuance and commit order */
+    zgan_span read_reg, write_reg, preds; /* ids */
 } zgan_record;
 
 struct zgan_history {
-  char *name;
-  zgan_intern strings;
-  zgan_record *rec;
-  size_t nrec, caprec;
-  zgan_pair *pairs;
-  size_t npairs, cappairs;
-  uint32_t *ids;
-  size_t nids, capids;
-  bool provenance; /* some record has `preds` */
+    char *name;
+    zgan_intern strings;
+    zgan_record *rec;
+    size_t nrec, caprec;
+    zgan_pair *pairs;
+    size_t npairs, cappairs;
+    uint32_t *ids;
+    size_t nids, capids;
+    bool provenance; /* some record has `preds` */
 };
 
-static inline const zgan_pair *zgan_pairs(const zgan_history *h, zgan_span s) {
-  return h->pairs + s.off;
+static inline const zgan_pair *zgan_pairs(const zgan_history *h, zgan_span s)
+{
+    return h->pairs + s.off;
 }
-static inline const uint32_t *zgan_ids(const zgan_history *h, zgan_span s) {
-  return h->ids + s.off;
+static inline const uint32_t *zgan_ids(const zgan_history *h, zgan_span s)
+{
+    return h->ids + s.off;
 }
 
 /* ---- reports ---- */
@@ -127,9 +129,9 @@ void zgan_oracle_a6(const zgan_history *h, bool any_diff, zgan_report *r);
 /* ---- output (output.c) ---- */
 
 typedef struct {
-  size_t histories;
-  size_t with[ZGAN_NKINDS];
-  size_t levels[5];
+    size_t histories;
+    size_t with[ZGAN_NKINDS];
+    size_t levels[5];
 } zgan_summary;
 
 void zgan_summary_add(zgan_summary *s, const zgan_report *r);

@@ -30,74 +30,75 @@
 
 /* A map from interned id to something, valid for one "generation". */
 typedef struct {
-  uint32_t *stamp;
-  uint32_t *val;
-  size_t cap;
-  uint32_t cur;
+    uint32_t *stamp;
+    uint32_t *val;
+    size_t cap;
+    uint32_t cur;
 } scratch;
 
 typedef struct {
-  zgan_history *h;
-  char *err;
-  size_t errlen;
-  uint32_t line;
-  scratch seen;  /* dedupe of set elements */
-  scratch map;   /* cell -> value of the value map being read */
-  uint32_t *order; /* cells of that map in first-occurrence order */
-  size_t norder, caporder;
-  bool any_txn;
+    zgan_history *h;
+    char *err;
+    size_t errlen;
+    uint32_t line;
+    scratch seen;    /* dedupe of set elements */
+    scratch map;     /* cell -> value of the value map being read */
+    uint32_t *order; /* cells of that map in first-occurrence order */
+    size_t norder, caporder;
+    bool any_txn;
 } builder;
 
 /* ------------------------------------------------------------------ */
 
-static int fail(builder *b, const char *fmt, ...) {
-  if (b->errlen == 0)
+static int fail(builder *b, const char *fmt, ...)
+{
+    if (b->errlen == 0) return -1;
+    int n = b->line ? snprintf(b->err, b->errlen, "%s:%" PRIu32 ": error: ", b->h->name, b->line)
+                    : snprintf(b->err, b->errlen, "%s: error: ", b->h->name);
+    if (n >= 0 && (size_t)n < b->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(b->err + n, b->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
     return -1;
-  int n = b->line ? snprintf(b->err, b->errlen, "%s:%" PRIu32 ": error: ", b->h->name, b->line)
-                  : snprintf(b->err, b->errlen, "%s: error: ", b->h->name);
-  if (n >= 0 && (size_t)n < b->errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b->err + n, b->errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
 }
 
-static void scratch_fit(scratch *s, size_t n) {
-  if (n <= s->cap)
-    return;
-  size_t cap = s->cap ? s->cap : 64;
-  while (cap < n)
-    cap *= 2;
-  s->stamp = zgan_xrealloc(s->stamp, cap * sizeof *s->stamp);
-  s->val = zgan_xrealloc(s->val, cap * sizeof *s->val);
-  memset(s->stamp + s->cap, 0, (cap - s->cap) * sizeof *s->stamp);
-  s->cap = cap;
+static void scratch_fit(scratch *s, size_t n)
+{
+    if (n <= s->cap) return;
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < n) cap *= 2;
+    s->stamp = zgan_xrealloc(s->stamp, cap * sizeof *s->stamp);
+    s->val = zgan_xrealloc(s->val, cap * sizeof *s->val);
+    memset(s->stamp + s->cap, 0, (cap - s->cap) * sizeof *s->stamp);
+    s->cap = cap;
 }
 
-static void scratch_begin(scratch *s) {
-  if (++s->cur == 0) { /* wrapped: forget every old stamp */
-    memset(s->stamp, 0, s->cap * sizeof *s->stamp);
-    s->cur = 1;
-  }
+static void scratch_begin(scratch *s)
+{
+    if (++s->cur == 0) { /* wrapped: forget every old stamp */
+        memset(s->stamp, 0, s->cap * sizeof *s->stamp);
+        s->cur = 1;
+    }
 }
 
 /* Marks id; returns true if it was already marked in this generation. */
-static bool scratch_mark(scratch *s, uint32_t id) {
-  if (s->stamp[id] == s->cur)
-    return true;
-  s->stamp[id] = s->cur;
-  return false;
+static bool scratch_mark(scratch *s, uint32_t id)
+{
+    if (s->stamp[id] == s->cur) return true;
+    s->stamp[id] = s->cur;
+    return false;
 }
 
-static uint32_t intern(builder *b, const char *text, size_t len, zgan_text_kind kind) {
-  uint32_t id = zgan_intern_add(&b->h->strings, text, len, kind);
-  if (id != ZGAN_NONE) {
-    scratch_fit(&b->seen, b->h->strings.n);
-    scratch_fit(&b->map, b->h->strings.n);
-  }
-  return id;
+static uint32_t intern(builder *b, const char *text, size_t len, zgan_text_kind kind)
+{
+    uint32_t id = zgan_intern_add(&b->h->strings, text, len, kind);
+    if (id != ZGAN_NONE) {
+        scratch_fit(&b->seen, b->h->strings.n);
+        scratch_fit(&b->map, b->h->strings.n);
+    }
+    return id;
 }
 
 /* ------------------------------------------------------------------ */
@@ -105,438 +106,414 @@ static uint32_t intern(builder *b, const char *text, size_t len, zgan_text_kind 
 
 /* A cell, agent, tool or txn id: a string or an integer (null allowed
  * only where `allow_null`). */
-static int get_id(builder *b, json_t *v, bool allow_null, const char *what, uint32_t *out) {
-  uint32_t id;
-  if (json_is_string(v)) {
-    id = intern(b, json_string_value(v), json_string_length(v), ZGAN_TEXT_STRING);
-  } else if (json_is_integer(v)) {
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    id = intern(b, buf, (size_t)n, ZGAN_TEXT_INT);
-  } else if (json_is_null(v)) {
-    id = ZGAN_NULL;
-  } else {
-    return fail(b, "%s must be a string or an integer", what);
-  }
-  if (id == ZGAN_NONE)
-    return fail(b, "too many distinct names and values");
-  if (id == ZGAN_NULL && !allow_null)
-    return fail(b, "%s must not be null", what);
-  *out = id;
-  return 0;
+static int get_id(builder *b, json_t *v, bool allow_null, const char *what, uint32_t *out)
+{
+    uint32_t id;
+    if (json_is_string(v)) {
+        id = intern(b, json_string_value(v), json_string_length(v), ZGAN_TEXT_STRING);
+    } else if (json_is_integer(v)) {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        id = intern(b, buf, (size_t)n, ZGAN_TEXT_INT);
+    } else if (json_is_null(v)) {
+        id = ZGAN_NULL;
+    } else {
+        return fail(b, "%s must be a string or an integer", what);
+    }
+    if (id == ZGAN_NONE) return fail(b, "too many distinct names and values");
+    if (id == ZGAN_NULL && !allow_null) return fail(b, "%s must not be null", what);
+    *out = id;
+    return 0;
 }
 
 /* A value: any JSON. */
-static int get_value(builder *b, json_t *v, uint32_t *out) {
-  if (json_is_string(v) || json_is_integer(v) || json_is_null(v))
-    return get_id(b, v, true, "a value", out);
-  char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-  if (!text)
-    return fail(b, "cannot represent a value");
-  uint32_t id = intern(b, text, strlen(text), ZGAN_TEXT_JSON);
-  free(text);
-  if (id == ZGAN_NONE)
-    return fail(b, "too many distinct names and values");
-  *out = id;
-  return 0;
+static int get_value(builder *b, json_t *v, uint32_t *out)
+{
+    if (json_is_string(v) || json_is_integer(v) || json_is_null(v))
+        return get_id(b, v, true, "a value", out);
+    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!text) return fail(b, "cannot represent a value");
+    uint32_t id = intern(b, text, strlen(text), ZGAN_TEXT_JSON);
+    free(text);
+    if (id == ZGAN_NONE) return fail(b, "too many distinct names and values");
+    *out = id;
+    return 0;
 }
 
 static int get_time(builder *b, json_t *o, const char *key, uint32_t flag, zgan_record *r,
-                    int64_t *out) {
-  json_t *v = json_object_get(o, key);
-  if (!v || json_is_null(v))
+                    int64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_integer(v)) return fail(b, "%s must be an integer", key);
+    *out = json_integer_value(v);
+    r->flags |= flag;
     return 0;
-  if (!json_is_integer(v))
-    return fail(b, "%s must be an integer", key);
-  *out = json_integer_value(v);
-  r->flags |= flag;
-  return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* lists                                                                */
 
-static int push_id(builder *b, uint32_t id) {
-  zgan_history *h = b->h;
-  if (h->nids >= UINT32_MAX)
-    return fail(b, "history too large");
-  zgan_grow((void **)&h->ids, &h->capids, h->nids + 1, sizeof *h->ids);
-  h->ids[h->nids++] = id;
-  return 0;
+static int push_id(builder *b, uint32_t id)
+{
+    zgan_history *h = b->h;
+    if (h->nids >= UINT32_MAX) return fail(b, "history too large");
+    zgan_grow((void **)&h->ids, &h->capids, h->nids + 1, sizeof *h->ids);
+    h->ids[h->nids++] = id;
+    return 0;
 }
 
-static int push_pair(builder *b, uint32_t cell, uint32_t value) {
-  zgan_history *h = b->h;
-  if (h->npairs >= UINT32_MAX)
-    return fail(b, "history too large");
-  zgan_grow((void **)&h->pairs, &h->cappairs, h->npairs + 1, sizeof *h->pairs);
-  h->pairs[h->npairs++] = (zgan_pair){cell, value};
-  return 0;
+static int push_pair(builder *b, uint32_t cell, uint32_t value)
+{
+    zgan_history *h = b->h;
+    if (h->npairs >= UINT32_MAX) return fail(b, "history too large");
+    zgan_grow((void **)&h->pairs, &h->cappairs, h->npairs + 1, sizeof *h->pairs);
+    h->pairs[h->npairs++] = (zgan_pair){cell, value};
+    return 0;
 }
 
 /* An array of ids into the id pool; `set` drops repeated elements. */
 static int get_id_list(builder *b, json_t *o, const char *key, bool allow_null, bool set,
-                       bool *present, zgan_span *out) {
-  json_t *a = json_object_get(o, key);
-  *present = a && !json_is_null(a);
-  out->off = (uint32_t)b->h->nids;
-  out->len = 0;
-  if (!*present)
+                       bool *present, zgan_span *out)
+{
+    json_t *a = json_object_get(o, key);
+    *present = a && !json_is_null(a);
+    out->off = (uint32_t)b->h->nids;
+    out->len = 0;
+    if (!*present) return 0;
+    if (!json_is_array(a)) return fail(b, "%s must be an array", key);
+    scratch_begin(&b->seen);
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        uint32_t id;
+        if (get_id(b, e, allow_null, "an element of a set", &id) < 0) return -1;
+        if (set && scratch_mark(&b->seen, id)) continue;
+        if (push_id(b, id) < 0) return -1;
+    }
+    out->len = (uint32_t)(b->h->nids - out->off);
     return 0;
-  if (!json_is_array(a))
-    return fail(b, "%s must be an array", key);
-  scratch_begin(&b->seen);
-  size_t i;
-  json_t *e;
-  json_array_foreach(a, i, e) {
-    uint32_t id;
-    if (get_id(b, e, allow_null, "an element of a set", &id) < 0)
-      return -1;
-    if (set && scratch_mark(&b->seen, id))
-      continue;
-    if (push_id(b, id) < 0)
-      return -1;
-  }
-  out->len = (uint32_t)(b->h->nids - out->off);
-  return 0;
 }
 
 /* Element i of an array of [cell, value] pairs. */
-static int get_pair(builder *b, const char *key, json_t *e, uint32_t *cell, uint32_t *value) {
-  if (!json_is_array(e) || json_array_size(e) != 2)
-    return fail(b, "%s must be an array of [cell, value] pairs", key);
-  if (get_id(b, json_array_get(e, 0), false, "a cell", cell) < 0)
-    return -1;
-  return get_value(b, json_array_get(e, 1), value);
+static int get_pair(builder *b, const char *key, json_t *e, uint32_t *cell, uint32_t *value)
+{
+    if (!json_is_array(e) || json_array_size(e) != 2)
+        return fail(b, "%s must be an array of [cell, value] pairs", key);
+    if (get_id(b, json_array_get(e, 0), false, "a cell", cell) < 0) return -1;
+    return get_value(b, json_array_get(e, 1), value);
 }
 
 /* io / co: the sequence as written. */
-static int get_sequence(builder *b, json_t *o, const char *key, zgan_span *out) {
-  json_t *a = json_object_get(o, key);
-  out->off = (uint32_t)b->h->npairs;
-  out->len = 0;
-  if (!a || json_is_null(a))
+static int get_sequence(builder *b, json_t *o, const char *key, zgan_span *out)
+{
+    json_t *a = json_object_get(o, key);
+    out->off = (uint32_t)b->h->npairs;
+    out->len = 0;
+    if (!a || json_is_null(a)) return 0;
+    if (!json_is_array(a)) return fail(b, "%s must be an array of [cell, value] pairs", key);
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        uint32_t cell, value;
+        if (get_pair(b, key, e, &cell, &value) < 0 || push_pair(b, cell, value) < 0) return -1;
+    }
+    out->len = (uint32_t)(b->h->npairs - out->off);
     return 0;
-  if (!json_is_array(a))
-    return fail(b, "%s must be an array of [cell, value] pairs", key);
-  size_t i;
-  json_t *e;
-  json_array_foreach(a, i, e) {
-    uint32_t cell, value;
-    if (get_pair(b, key, e, &cell, &value) < 0 || push_pair(b, cell, value) < 0)
-      return -1;
-  }
-  out->len = (uint32_t)(b->h->npairs - out->off);
-  return 0;
 }
 
-static void map_put(builder *b, uint32_t cell, uint32_t value) {
-  if (scratch_mark(&b->map, cell))
-    return; /* first match wins */
-  b->map.val[cell] = value;
-  zgan_grow((void **)&b->order, &b->caporder, b->norder + 1, sizeof *b->order);
-  b->order[b->norder++] = cell;
+static void map_put(builder *b, uint32_t cell, uint32_t value)
+{
+    if (scratch_mark(&b->map, cell)) return; /* first match wins */
+    b->map.val[cell] = value;
+    zgan_grow((void **)&b->order, &b->caporder, b->norder + 1, sizeof *b->order);
+    b->order[b->norder++] = cell;
 }
 
 /* Loads a value map (object or pair array) into b->map / b->order. */
-static int get_value_map(builder *b, json_t *o, const char *key, bool *present) {
-  json_t *m = json_object_get(o, key);
-  *present = m && !json_is_null(m);
-  scratch_begin(&b->map);
-  b->norder = 0;
-  if (!*present)
-    return 0;
-  if (json_is_object(m)) {
-    const char *k;
-    size_t klen;
-    json_t *v;
-    json_object_keylen_foreach(m, k, klen, v) {
-      uint32_t cell = intern(b, k, klen, ZGAN_TEXT_STRING), value;
-      if (cell == ZGAN_NONE)
-        return fail(b, "too many distinct names and values");
-      if (cell == ZGAN_NULL)
-        return fail(b, "a cell must not be null");
-      if (get_value(b, v, &value) < 0)
-        return -1;
-      map_put(b, cell, value);
+static int get_value_map(builder *b, json_t *o, const char *key, bool *present)
+{
+    json_t *m = json_object_get(o, key);
+    *present = m && !json_is_null(m);
+    scratch_begin(&b->map);
+    b->norder = 0;
+    if (!*present) return 0;
+    if (json_is_object(m)) {
+        const char *k;
+        size_t klen;
+        json_t *v;
+        json_object_keylen_foreach(m, k, klen, v)
+        {
+            uint32_t cell = intern(b, k, klen, ZGAN_TEXT_STRING), value;
+            if (cell == ZGAN_NONE) return fail(b, "too many distinct names and values");
+            if (cell == ZGAN_NULL) return fail(b, "a cell must not be null");
+            if (get_value(b, v, &value) < 0) return -1;
+            map_put(b, cell, value);
+        }
+        return 0;
+    }
+    if (!json_is_array(m))
+        return fail(b, "%s must be an object or an array of [cell, value] pairs", key);
+    size_t i;
+    json_t *e;
+    json_array_foreach(m, i, e)
+    {
+        uint32_t cell, value;
+        if (get_pair(b, key, e, &cell, &value) < 0) return -1;
+        map_put(b, cell, value);
     }
     return 0;
-  }
-  if (!json_is_array(m))
-    return fail(b, "%s must be an object or an array of [cell, value] pairs", key);
-  size_t i;
-  json_t *e;
-  json_array_foreach(m, i, e) {
-    uint32_t cell, value;
-    if (get_pair(b, key, e, &cell, &value) < 0)
-      return -1;
-    map_put(b, cell, value);
-  }
-  return 0;
 }
 
 /* Reads the cells of `set_key` (or, when absent, of the loaded map) as
  * (cell, value) pairs. */
-static int get_cells(builder *b, json_t *o, const char *set_key, zgan_span *out) {
-  zgan_history *h = b->h;
-  json_t *a = json_object_get(o, set_key);
-  out->off = (uint32_t)h->npairs;
-  if (a && !json_is_null(a)) {
-    if (!json_is_array(a))
-      return fail(b, "%s must be an array", set_key);
-    scratch_begin(&b->seen);
-    size_t i;
-    json_t *e;
-    json_array_foreach(a, i, e) {
-      uint32_t cell;
-      if (get_id(b, e, false, "a cell", &cell) < 0)
-        return -1;
-      if (scratch_mark(&b->seen, cell))
-        continue;
-      uint32_t value = b->map.stamp[cell] == b->map.cur ? b->map.val[cell] : ZGAN_NULL;
-      if (push_pair(b, cell, value) < 0)
-        return -1;
+static int get_cells(builder *b, json_t *o, const char *set_key, zgan_span *out)
+{
+    zgan_history *h = b->h;
+    json_t *a = json_object_get(o, set_key);
+    out->off = (uint32_t)h->npairs;
+    if (a && !json_is_null(a)) {
+        if (!json_is_array(a)) return fail(b, "%s must be an array", set_key);
+        scratch_begin(&b->seen);
+        size_t i;
+        json_t *e;
+        json_array_foreach(a, i, e)
+        {
+            uint32_t cell;
+            if (get_id(b, e, false, "a cell", &cell) < 0) return -1;
+            if (scratch_mark(&b->seen, cell)) continue;
+            uint32_t value = b->map.stamp[cell] == b->map.cur ? b->map.val[cell] : ZGAN_NULL;
+            if (push_pair(b, cell, value) < 0) return -1;
+        }
+    } else {
+        for (size_t i = 0; i < b->norder; i++)
+            if (push_pair(b, b->order[i], b->map.val[b->order[i]]) < 0) return -1;
     }
-  } else {
-    for (size_t i = 0; i < b->norder; i++)
-      if (push_pair(b, b->order[i], b->map.val[b->order[i]]) < 0)
-        return -1;
-  }
-  out->len = (uint32_t)(h->npairs - out->off);
-  return 0;
+    out->len = (uint32_t)(h->npairs - out->off);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* records                                                              */
 
-static int get_registry(builder *b, json_t *o, const char *key, const char *fallback,
-                        uint32_t flag, zgan_record *r, zgan_span *out) {
-  bool present, fb_present;
-  zgan_span fb;
-  if (get_id_list(b, o, key, true, false, &present, out) < 0)
-    return -1;
-  if (get_id_list(b, o, fallback, true, false, &fb_present, &fb) < 0)
-    return -1;
-  if (!present)
-    *out = fb;
-  if (present || fb_present)
-    r->flags |= flag;
-  return 0;
-}
-
-static int parse_record(builder *b, json_t *o, zgan_record *r) {
-  memset(r, 0, sizeof *r);
-  r->line = b->line;
-  r->id = ZGAN_NONE;
-  if (!json_is_object(o))
-    return fail(b, "a record must be a JSON object");
-
-  json_t *v;
-  if ((v = json_object_get(o, "agent")) && get_id(b, v, true, "agent", &r->agent) < 0)
-    return -1;
-  if ((v = json_object_get(o, "planned_tool")) &&
-      get_id(b, v, true, "planned_tool", &r->planned_tool) < 0)
-    return -1;
-  if ((v = json_object_get(o, "txn")) && !json_is_null(v)) {
-    if (get_id(b, v, false, "txn", &r->id) < 0)
-      return -1;
-    r->flags |= ZGAN_HAS_TXN;
-    b->any_txn = true;
-  }
-  if ((v = json_object_get(o, "aborted")) && !json_is_null(v)) {
-    if (!json_is_boolean(v))
-      return fail(b, "aborted must be a boolean");
-    if (json_is_true(v))
-      r->flags |= ZGAN_ABORTED;
-  }
-  if (get_time(b, o, "read_time", ZGAN_HAS_READ_TIME, r, &r->read_time) < 0 ||
-      get_time(b, o, "write_time", ZGAN_HAS_WRITE_TIME, r, &r->write_time) < 0)
-    return -1;
-
-  bool present;
-  if (get_value_map(b, o, "read_values", &present) < 0 || get_cells(b, o, "read_set", &r->reads) < 0)
-    return -1;
-  if (get_sequence(b, o, "io", &r->io) < 0 || get_sequence(b, o, "co", &r->co) < 0)
-    return -1;
-  if (get_value_map(b, o, "write_values", &present) < 0)
-    return -1;
-  if (!present) { /* the paper derives write_values from co */
-    const zgan_pair *co = zgan_pairs(b->h, r->co);
-    for (uint32_t i = 0; i < r->co.len; i++)
-      map_put(b, co[i].cell, co[i].value);
-  }
-  if (get_cells(b, o, "write_set", &r->writes) < 0)
-    return -1;
-
-  if (get_registry(b, o, "read_registry", "tools_visible_at_read", ZGAN_HAS_READ_REG, r,
-                   &r->read_reg) < 0 ||
-      get_registry(b, o, "write_registry", "tools_used", ZGAN_HAS_WRITE_REG, r, &r->write_reg) < 0)
-    return -1;
-  if (get_id_list(b, o, "preds", false, true, &present, &r->preds) < 0)
-    return -1;
-  if (present)
-    b->h->provenance = true;
-  return 0;
-}
-
-static bool blank(const char *s, size_t len) {
-  for (size_t i = 0; i < len; i++)
-    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n' && s[i] != '\f' && s[i] != '\v')
-      return false;
-  return true;
-}
-
-static int add_line(builder *b, const char *s, size_t len) {
-  if (blank(s, len))
+static int get_registry(builder *b, json_t *o, const char *key, const char *fallback, uint32_t flag,
+                        zgan_record *r, zgan_span *out)
+{
+    bool present, fb_present;
+    zgan_span fb;
+    if (get_id_list(b, o, key, true, false, &present, out) < 0) return -1;
+    if (get_id_list(b, o, fallback, true, false, &fb_present, &fb) < 0) return -1;
+    if (!present) *out = fb;
+    if (present || fb_present) r->flags |= flag;
     return 0;
-  zgan_history *h = b->h;
-  if (h->nrec >= UINT32_MAX - 1)
-    return fail(b, "too many records");
-  json_error_t je;
-  json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-  if (!o)
-    return fail(b, "invalid JSON: %s (column %d)", je.text, je.column);
-  zgan_grow((void **)&h->rec, &h->caprec, h->nrec + 1, sizeof *h->rec);
-  int rc = parse_record(b, o, &h->rec[h->nrec]);
-  json_decref(o);
-  if (rc == 0)
-    h->nrec++;
-  return rc;
+}
+
+static int parse_record(builder *b, json_t *o, zgan_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->line = b->line;
+    r->id = ZGAN_NONE;
+    if (!json_is_object(o)) return fail(b, "a record must be a JSON object");
+
+    json_t *v;
+    if ((v = json_object_get(o, "agent")) && get_id(b, v, true, "agent", &r->agent) < 0) return -1;
+    if ((v = json_object_get(o, "planned_tool")) &&
+        get_id(b, v, true, "planned_tool", &r->planned_tool) < 0)
+        return -1;
+    if ((v = json_object_get(o, "txn")) && !json_is_null(v)) {
+        if (get_id(b, v, false, "txn", &r->id) < 0) return -1;
+        r->flags |= ZGAN_HAS_TXN;
+        b->any_txn = true;
+    }
+    if ((v = json_object_get(o, "aborted")) && !json_is_null(v)) {
+        if (!json_is_boolean(v)) return fail(b, "aborted must be a boolean");
+        if (json_is_true(v)) r->flags |= ZGAN_ABORTED;
+    }
+    if (get_time(b, o, "read_time", ZGAN_HAS_READ_TIME, r, &r->read_time) < 0 ||
+        get_time(b, o, "write_time", ZGAN_HAS_WRITE_TIME, r, &r->write_time) < 0)
+        return -1;
+
+    bool present;
+    if (get_value_map(b, o, "read_values", &present) < 0 ||
+        get_cells(b, o, "read_set", &r->reads) < 0)
+        return -1;
+    if (get_sequence(b, o, "io", &r->io) < 0 || get_sequence(b, o, "co", &r->co) < 0) return -1;
+    if (get_value_map(b, o, "write_values", &present) < 0) return -1;
+    if (!present) { /* the paper derives write_values from co */
+        const zgan_pair *co = zgan_pairs(b->h, r->co);
+        for (uint32_t i = 0; i < r->co.len; i++) map_put(b, co[i].cell, co[i].value);
+    }
+    if (get_cells(b, o, "write_set", &r->writes) < 0) return -1;
+
+    if (get_registry(b, o, "read_registry", "tools_visible_at_read", ZGAN_HAS_READ_REG, r,
+                     &r->read_reg) < 0 ||
+        get_registry(b, o, "write_registry", "tools_used", ZGAN_HAS_WRITE_REG, r, &r->write_reg) <
+            0)
+        return -1;
+    if (get_id_list(b, o, "preds", false, true, &present, &r->preds) < 0) return -1;
+    if (present) b->h->provenance = true;
+    return 0;
+}
+
+static bool blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n' && s[i] != '\f' &&
+            s[i] != '\v')
+            return false;
+    return true;
+}
+
+static int add_line(builder *b, const char *s, size_t len)
+{
+    if (blank(s, len)) return 0;
+    zgan_history *h = b->h;
+    if (h->nrec >= UINT32_MAX - 1) return fail(b, "too many records");
+    json_error_t je;
+    json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    if (!o) return fail(b, "invalid JSON: %s (column %d)", je.text, je.column);
+    zgan_grow((void **)&h->rec, &h->caprec, h->nrec + 1, sizeof *h->rec);
+    int rc = parse_record(b, o, &h->rec[h->nrec]);
+    json_decref(o);
+    if (rc == 0) h->nrec++;
+    return rc;
 }
 
 /* Gives every record its id and rejects repeated txn ids.  Without any
  * `txn` key a record's id is its 1-based record number, so `preds` can
  * name records as in the paper's Definition 3; once some record has a
  * `txn`, records without one cannot be named. */
-static int finish(builder *b) {
-  zgan_history *h = b->h;
-  for (size_t i = 0; i < h->nrec && !b->any_txn; i++) {
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%zu", i + 1);
-    b->line = h->rec[i].line;
-    h->rec[i].id = intern(b, buf, (size_t)n, ZGAN_TEXT_INT);
-    if (h->rec[i].id == ZGAN_NONE)
-      return fail(b, "too many distinct names and values");
-  }
-  uint32_t *owner = zgan_xmalloc((h->strings.n ? h->strings.n : 1) * sizeof *owner);
-  memset(owner, 0xff, h->strings.n * sizeof *owner);
-  int rc = 0;
-  for (size_t i = 0; i < h->nrec && rc == 0; i++) {
-    uint32_t id = h->rec[i].id;
-    if (id == ZGAN_NONE)
-      continue;
-    if (owner[id] != ZGAN_NONE) {
-      b->line = h->rec[i].line;
-      rc = fail(b, "duplicate txn %s (also on line %" PRIu32 ")",
-                zgan_intern_text(&h->strings, id), h->rec[owner[id]].line);
+static int finish(builder *b)
+{
+    zgan_history *h = b->h;
+    for (size_t i = 0; i < h->nrec && !b->any_txn; i++) {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%zu", i + 1);
+        b->line = h->rec[i].line;
+        h->rec[i].id = intern(b, buf, (size_t)n, ZGAN_TEXT_INT);
+        if (h->rec[i].id == ZGAN_NONE) return fail(b, "too many distinct names and values");
     }
-    owner[id] = (uint32_t)i;
-  }
-  free(owner);
-  return rc;
+    uint32_t *owner = zgan_xmalloc((h->strings.n ? h->strings.n : 1) * sizeof *owner);
+    memset(owner, 0xff, h->strings.n * sizeof *owner);
+    int rc = 0;
+    for (size_t i = 0; i < h->nrec && rc == 0; i++) {
+        uint32_t id = h->rec[i].id;
+        if (id == ZGAN_NONE) continue;
+        if (owner[id] != ZGAN_NONE) {
+            b->line = h->rec[i].line;
+            rc = fail(b, "duplicate txn %s (also on line %" PRIu32 ")",
+                      zgan_intern_text(&h->strings, id), h->rec[owner[id]].line);
+        }
+        owner[id] = (uint32_t)i;
+    }
+    free(owner);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
 
-static void builder_init(builder *b, const char *name, char *err, size_t errlen) {
-  memset(b, 0, sizeof *b);
-  b->err = err;
-  b->errlen = errlen;
-  if (errlen)
-    err[0] = '\0';
-  b->h = zgan_xcalloc(1, sizeof *b->h);
-  size_t n = strlen(name);
-  b->h->name = zgan_xmalloc(n + 1);
-  memcpy(b->h->name, name, n + 1);
-  zgan_intern_init(&b->h->strings);
-  /* the pools are never NULL, so pointer arithmetic on empty spans is defined */
-  zgan_grow((void **)&b->h->pairs, &b->h->cappairs, 1, sizeof *b->h->pairs);
-  zgan_grow((void **)&b->h->ids, &b->h->capids, 1, sizeof *b->h->ids);
-  scratch_fit(&b->seen, b->h->strings.n);
-  scratch_fit(&b->map, b->h->strings.n);
+static void builder_init(builder *b, const char *name, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    b->err = err;
+    b->errlen = errlen;
+    if (errlen) err[0] = '\0';
+    b->h = zgan_xcalloc(1, sizeof *b->h);
+    size_t n = strlen(name);
+    b->h->name = zgan_xmalloc(n + 1);
+    memcpy(b->h->name, name, n + 1);
+    zgan_intern_init(&b->h->strings);
+    /* the pools are never NULL, so pointer arithmetic on empty spans is defined */
+    zgan_grow((void **)&b->h->pairs, &b->h->cappairs, 1, sizeof *b->h->pairs);
+    zgan_grow((void **)&b->h->ids, &b->h->capids, 1, sizeof *b->h->ids);
+    scratch_fit(&b->seen, b->h->strings.n);
+    scratch_fit(&b->map, b->h->strings.n);
 }
 
-static int builder_done(builder *b, int rc, zgan_history **out) {
-  if (rc == 0)
-    rc = finish(b);
-  free(b->seen.stamp);
-  free(b->seen.val);
-  free(b->map.stamp);
-  free(b->map.val);
-  free(b->order);
-  if (rc == 0) {
-    *out = b->h;
-  } else {
-    zgan_history_free(b->h);
-  }
-  return rc;
+static int builder_done(builder *b, int rc, zgan_history **out)
+{
+    if (rc == 0) rc = finish(b);
+    free(b->seen.stamp);
+    free(b->seen.val);
+    free(b->map.stamp);
+    free(b->map.val);
+    free(b->order);
+    if (rc == 0) {
+        *out = b->h;
+    } else {
+        zgan_history_free(b->h);
+    }
+    return rc;
 }
 
-static uint32_t next_line(uint32_t line) {
-  return line < UINT32_MAX ? line + 1 : line;
-}
+static uint32_t next_line(uint32_t line) { return line < UINT32_MAX ? line + 1 : line; }
 
 int zgan_read_buffer(const char *name, const char *buf, size_t len, zgan_history **out,
-                     char *errbuf, size_t errlen) {
-  builder b;
-  builder_init(&b, name, errbuf, errlen);
-  int rc = 0;
-  size_t start = 0;
-  while (rc == 0 && start < len) {
-    const char *nl = memchr(buf + start, '\n', len - start);
-    size_t end = nl ? (size_t)(nl - buf) : len;
-    b.line = next_line(b.line);
-    rc = add_line(&b, buf + start, end - start);
-    start = end + 1;
-  }
-  return builder_done(&b, rc, out);
+                     char *errbuf, size_t errlen)
+{
+    builder b;
+    builder_init(&b, name, errbuf, errlen);
+    int rc = 0;
+    size_t start = 0;
+    while (rc == 0 && start < len) {
+        const char *nl = memchr(buf + start, '\n', len - start);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        b.line = next_line(b.line);
+        rc = add_line(&b, buf + start, end - start);
+        start = end + 1;
+    }
+    return builder_done(&b, rc, out);
 }
 
-int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t errlen) {
-  builder b;
-  builder_init(&b, path, errbuf, errlen);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return builder_done(&b, fail(&b, "cannot open: %s", strerror(errno)), out);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  int rc = 0;
-  errno = 0;
-  while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
-    b.line = next_line(b.line);
-    rc = add_line(&b, line, (size_t)n);
-  }
-  if (rc == 0 && ferror(f)) {
-    b.line = 0;
-    rc = fail(&b, "cannot read: %s", strerror(errno ? errno : EIO));
-  }
-  free(line);
-  fclose(f);
-  return builder_done(&b, rc, out);
+int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t errlen)
+{
+    builder b;
+    builder_init(&b, path, errbuf, errlen);
+    FILE *f = fopen(path, "rb");
+    if (!f) return builder_done(&b, fail(&b, "cannot open: %s", strerror(errno)), out);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0;
+    errno = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+        b.line = next_line(b.line);
+        rc = add_line(&b, line, (size_t)n);
+    }
+    if (rc == 0 && ferror(f)) {
+        b.line = 0;
+        rc = fail(&b, "cannot read: %s", strerror(errno ? errno : EIO));
+    }
+    free(line);
+    fclose(f);
+    return builder_done(&b, rc, out);
 }
 
 /* ------------------------------------------------------------------ */
 
-void zgan_history_free(zgan_history *h) {
-  if (!h)
-    return;
-  zgan_intern_free(&h->strings);
-  free(h->name);
-  free(h->rec);
-  free(h->pairs);
-  free(h->ids);
-  free(h);
+void zgan_history_free(zgan_history *h)
+{
+    if (!h) return;
+    zgan_intern_free(&h->strings);
+    free(h->name);
+    free(h->rec);
+    free(h->pairs);
+    free(h->ids);
+    free(h);
 }
 
 const char *zgan_history_name(const zgan_history *h) { return h->name; }
 size_t zgan_history_records(const zgan_history *h) { return h->nrec; }
 bool zgan_history_has_provenance(const zgan_history *h) { return h->provenance; }
 
-uint32_t zgan_history_lookup(const zgan_history *h, const char *text) {
-  return zgan_intern_find(&h->strings, text, strlen(text));
+uint32_t zgan_history_lookup(const zgan_history *h, const char *text)
+{
+    return zgan_intern_find(&h->strings, text, strlen(text));
 }
 
-const char *zgan_history_text(const zgan_history *h, uint32_t id) {
-  return zgan_intern_text(&h->strings, id);
+const char *zgan_history_text(const zgan_history *h, uint32_t id)
+{
+    return zgan_intern_text(&h->strings, id);
 }

@@ -29,7 +29,7 @@ typedef struct ZParser {
     bool in_error;   /* syntax error seen */
 } ZParser;
 
-/* lexer.l */
+/* text.c */
 /* The most recent token's text, copied into the arena. */
 const char *zp_last_text(ZParser *ps);
 void zp_lex_error(ZParser *ps, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
@@ -37,4 +37,6 @@ void zp_lex_error(ZParser *ps, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
  * escapes.  triple: a """ string (indentation stripped). */
 const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple,
                              ZSpan at, size_t *out_len);
+/* Reports the first sequence that is not UTF-8; false then. */
+bool zp_check_utf8(const ZSource *src, ZDiag *d);
 #endif
