@@ -3,7 +3,7 @@
  * both report printers.
  *
  * Build: clang -fsanitize=fuzzer,address,undefined with the sources of
- * compiler/anomalies (the zgc_anomalies and zgc_anomalies_oracle
+ * anomalies/ (the zgc_anomalies and zgc_anomalies_oracle
  * libraries) and -ljansson.  Seeds: tests/fuzz/corpus/anomalies/. */
 #include "internal.h"
 
