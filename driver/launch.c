@@ -47,7 +47,7 @@ static int exit_status(int st)
 /* Copies argv[0..n) into a NULL-terminated vector after `head` items. */
 static char **build_argv(int nhead, char **head, int n, char **rest, int ntail, char **tail)
 {
-    char **v = calloc((size_t)(nhead + n + ntail + 1), sizeof *v);
+    char **v = zu_xcalloc((size_t)(nhead + n + ntail + 1), sizeof *v);
     int k = 0;
     for (int i = 0; i < nhead; i++) v[k++] = head[i];
     for (int i = 0; i < n; i++) v[k++] = rest[i];
@@ -130,15 +130,13 @@ static void read_components(const char *path, char **comp, int ncomp)
 int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
 {
     int n = r->nlifelines;
-    pid_t *pids = calloc((size_t)n, sizeof *pids);
-    char **socks = calloc((size_t)n, sizeof *socks);
-    char **results = calloc((size_t)n, sizeof *results);
+    pid_t *pids = zu_xcalloc((size_t)n, sizeof *pids);
+    char **socks = zu_xcalloc((size_t)n, sizeof *socks);
+    char **results = zu_xcalloc((size_t)n, sizeof *results);
     for (int i = 0; i < n; i++) {
         if (asprintf(&socks[i], "unix:%s/%s.sock", r->dir, r->lifelines[i]) < 0 ||
-            asprintf(&results[i], "%s/%s.result", r->dir, r->lifelines[i]) < 0) {
-            fprintf(stderr, "zgc: out of memory\n");
-            exit(1);
-        }
+            asprintf(&results[i], "%s/%s.result", r->dir, r->lifelines[i]) < 0)
+            zu_oom();
         unlink(results[i]);
     }
     int status = 0;
@@ -146,14 +144,14 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     for (int i = 0; i < n; i++) {
         /* exe --listen ADDR --peer M=ADDR … --result-file F [--trace T.L] run options */
         int nextra = 4 + 2 * (n - 1) + (r->trace ? 2 : 0);
-        char **extra = calloc((size_t)nextra + 1, sizeof *extra);
-        char **owned = calloc((size_t)n + 2, sizeof *owned);
+        char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
+        char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
         extra[k++] = "--listen";
         extra[k++] = socks[i];
         for (int j = 0; j < n; j++) {
             if (j == i) continue;
-            if (asprintf(&owned[o], "%s=%s", r->lifelines[j], socks[j]) < 0) exit(1);
+            if (asprintf(&owned[o], "%s=%s", r->lifelines[j], socks[j]) < 0) zu_oom();
             extra[k++] = "--peer";
             extra[k++] = owned[o++];
         }
@@ -164,7 +162,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             extra[k++] = (char *)r->trace;
         }
         char *exe;
-        if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) exit(1);
+        if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) zu_oom();
 
         char *head[] = {exe};
         char **v = build_argv(1, head, argc, argv, k, extra);
@@ -215,7 +213,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         /* assemble the result: the components' JSON texts are copied as the
          * lifelines wrote them (no reformatting, so numbers print exactly as
          * in an all-in-one run), a tuple as `[a, b]` */
-        char **comp = calloc((size_t)(r->nresults > 0 ? r->nresults : 1), sizeof *comp);
+        char **comp = zu_xcalloc((size_t)(r->nresults > 0 ? r->nresults : 1), sizeof *comp);
         for (int i = 0; i < n; i++) read_components(results[i], comp, r->nresults);
         char *text = NULL;
         size_t tlen = 0;
@@ -243,7 +241,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
                     for (int pass = 0; pass < 2; pass++)
                         for (int i = 0; i < n; i++) {
                             char *path;
-                            if (asprintf(&path, "%s.%s", r->trace, r->lifelines[i]) < 0) exit(1);
+                            if (asprintf(&path, "%s.%s", r->trace, r->lifelines[i]) < 0) zu_oom();
                             copy_trace_lines(out, path, pass == 0);
                             if (pass == 1) unlink(path);
                             free(path);

@@ -5,7 +5,14 @@
  * stopped after the pass whose output it prints; `build`, `run` and
  * `emit-llvm` go on with the backend (codegen, emit, link: backend/),
  * `run` then starts the executables (launch.c), `trace` hands over to the
- * oracle and `anomalies` to the anomaly detectors. */
+ * oracle and `anomalies` to the anomaly detectors.
+ *
+ * Errors: every failure ends in a non-zero exit status with its cause on
+ * stderr.  Exit 2: bad usage ("zgc: MESSAGE" and the command's usage).
+ * Exit 1: errors in the input (the compiler's diagnostics, FILE:LINE:COL)
+ * or in the run (the runtime's message), an unreadable file, a failed
+ * link.  Out of memory: zu_oom ("zgc: error: out of memory", exit 1).
+ * A bug in zgc: ZU_ICE (abort). */
 #define _GNU_SOURCE
 #include "zgc.h"
 
@@ -323,7 +330,7 @@ static int cmd_build(int argc, char **argv)
 {
     Options o = {0};
     ZBuildOptions b = {.out_dir = "build", .opt_level = 2};
-    const char **cfiles = calloc((size_t)argc + 1, sizeof *cfiles);
+    const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     int ncfiles = 0;
     int rc = -1;
     for (int i = 1; i < argc && rc < 0; i++) {
@@ -387,8 +394,8 @@ static int cmd_run(int argc, char **argv)
     Options o = {0};
     bool processes = false;
     const char *trace = NULL;
-    const char **cfiles = calloc((size_t)argc + 1, sizeof *cfiles);
-    char **pass = calloc((size_t)argc + 3, sizeof *pass);
+    const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
+    char **pass = zu_xcalloc((size_t)argc + 3, sizeof *pass);
     int ncfiles = 0, npass = 0, rc = -1, opt;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
@@ -465,11 +472,11 @@ static int cmd_run(int argc, char **argv)
     }
     if (rc == 0 && (!processes || c.prog->lifelines.len == 1)) {
         char *exe;
-        if (asprintf(&exe, "%s/%s", dir, c.wf->name) < 0) exit(1);
+        if (asprintf(&exe, "%s/%s", dir, c.wf->name) < 0) zu_oom();
         rc = zx_run_single(exe, npass, pass);
         free(exe);
     } else if (rc == 0) {
-        const char **names = calloc((size_t)c.prog->lifelines.len, sizeof *names);
+        const char **names = zu_xcalloc((size_t)c.prog->lifelines.len, sizeof *names);
         for (int i = 0; i < c.prog->lifelines.len; i++)
             names[i] = ((ZDecl *)c.prog->lifelines.items[i])->name;
         ZxProcessRun r = {.dir = dir, .workflow = c.wf->name, .nlifelines = c.prog->lifelines.len,
