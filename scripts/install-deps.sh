@@ -12,6 +12,7 @@ pkgs=(
   libcriterion-dev  # unit test framework
   libjansson-dev    # JSON reading/writing (traces, histories)
   libcurl4-openssl-dev  # HTTP client for OpenAI-compatible model servers
+  clang-format      # the house style (.clang-format), checked by scripts/format.sh
   git
 )
 missing=()
