@@ -1,11 +1,29 @@
-/* backend.h — the native backend (prefix zb_).
+/* backend.h — the native backend (prefix zb_): a compiled workflow (local
+ * programs, guard tables) to LLVM IR, objects and executables.
  *
- *   codegen.c  local programs, guards and the program descriptor to LLVM IR
- *              (one module per lifeline + one module with the descriptor and
- *              main per executable), verified with LLVMVerifyModule
- *   emit.c     target machine setup, object files (LLVMTargetMachineEmitToFile)
- *   link.c     linking objects, libzgrt and the user's C files with the
- *              system C compiler
+ *   codegen   abi.c, types.c, gen.c, expr.c, body.c, eval.c, descriptor.c:
+ *             one module per lifeline (its body, parallel branches, monitor
+ *             evaluation function and the pure actions it uses) and one
+ *             module per executable (the zgrt_program descriptor and main),
+ *             each verified with LLVMVerifyModule; the monitor's slot
+ *             tables and eval functions follow the monitor plan
+ *             (compiler/plan.c, zm_plan)
+ *   emit.c    target machine setup, object files (LLVMTargetMachineEmitToFile)
+ *   link.c    linking objects, libzgrt and the user's C files with the
+ *             system C compiler
+ * (backend/gen.h is the internal table of contents.)  The backend builds
+ * on compiler/ and includes nothing of the runtime but zgrt_abi.h (and
+ * zgrt.h through it), the contract of the code it generates.
+ *
+ * Errors: a failure the user can act on (a construct the backend cannot
+ * compile, an unwritable or uncreatable directory, a missing runtime
+ * library or C file, a failed C compiler or link) is a diagnostic on the
+ * compilation's ZDiag, and the call returns 1 (the driver exits 1).  An
+ * extern function the user's C files do not define is no build error: it
+ * is referenced weakly and the runtime reports it when the action runs.
+ * A module that fails LLVMVerifyModule is a bug in zgc: ZU_ICE.  Out of
+ * memory is zu_oom ("zgc: error: out of memory", exit 1).  Memory: all in
+ * the compilation's arena.
  */
 #ifndef ZGC_BACKEND_H
 #define ZGC_BACKEND_H
@@ -16,16 +34,16 @@ typedef struct ZBuildOptions {
     const char *out_dir;        /* where the executables go (created if missing) */
     const char *const *c_files; /* user C files with zg_<action> functions */
     int n_c_files;
-    const char *cc;             /* C compiler used to link (default: $CC or "cc") */
-    int opt_level;              /* 0..3 (default 2) */
-    bool keep_objects;          /* keep the .o files in out_dir */
-    bool verbose;               /* print the commands run */
+    const char *cc;    /* C compiler used to link (default: $CC or "cc") */
+    int opt_level;     /* 0..3 (default 2) */
+    bool keep_objects; /* keep the .o files in out_dir */
+    bool verbose;      /* print the commands run */
 } ZBuildOptions;
 
 /* Builds out_dir/<workflow> (every lifeline in one process) and
  * out_dir/<workflow>.<Lifeline> (one per lifeline).  Errors (a failed
- * link, an unwritable directory, a missing extern function) are reported
- * to d.  Returns 0 on success, 1 on error. */
+ * link, an unwritable directory, …: see above) are reported to d.
+ * Returns 0 on success, 1 on error. */
 int zb_build(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls,
              const ZGuardTable *gt, const ZBuildOptions *o, ZDiag *d);
 

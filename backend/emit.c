@@ -4,57 +4,55 @@
  * generic CPU (executables of one workflow may run on different machines of
  * the same architecture), position-independent code.  Modules are optimised
  * with the new pass manager (LLVMRunPasses, "default<On>") and written with
- * LLVMTargetMachineEmitToFile.  Every LLVM object and message is disposed.
+ * LLVMTargetMachineEmitToFile.  Every LLVM object and message is disposed;
+ * the target and its error messages live in the compilation's arena.
  */
-#include <stdlib.h>
-#include <string.h>
-
-#include "zb_internal.h"
+#include "gen.h"
 
 #include <llvm-c/Error.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
 struct ZbTarget {
+    ZArena *a;
     LLVMTargetMachineRef tm;
     LLVMTargetDataRef layout;
     char *triple;
     int opt_level;
 };
 
-static char *dup_message(const char *s)
+static const char *dup_message(ZArena *a, const char *s)
 {
-    char *r = strdup(s ? s : "unknown error");
-    if (!r) ZU_ICE("out of memory");
-    return r;
+    return zu_strdup(a, s ? s : "unknown error");
 }
 
-ZbTarget *zb_target_new(int opt_level, char **err)
+ZbTarget *zb_target_new(ZArena *a, int opt_level, const char **err)
 {
     *err = NULL;
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
-        *err = dup_message("the native LLVM target is not available");
+        *err = dup_message(a, "the native LLVM target is not available");
         return NULL;
     }
-    ZbTarget *t = calloc(1, sizeof *t);
-    if (!t) ZU_ICE("out of memory");
+    ZbTarget *t = zu_alloc(a, sizeof *t);
+    t->a = a;
     t->opt_level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
     t->triple = LLVMGetDefaultTargetTriple();
     LLVMTargetRef target;
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(t->triple, &target, &msg)) {
-        *err = dup_message(msg);
+        *err = dup_message(a, msg);
         LLVMDisposeMessage(msg);
         zb_target_free(t);
         return NULL;
     }
     LLVMDisposeMessage(msg);
     static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
-                                                 LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive};
+                                                 LLVMCodeGenLevelDefault,
+                                                 LLVMCodeGenLevelAggressive};
     t->tm = LLVMCreateTargetMachine(target, t->triple, "generic", "", levels[t->opt_level],
                                     LLVMRelocPIC, LLVMCodeModelDefault);
     if (!t->tm) {
-        *err = dup_message("cannot create a target machine for the host");
+        *err = dup_message(a, "cannot create a target machine for the host");
         zb_target_free(t);
         return NULL;
     }
@@ -68,7 +66,6 @@ void zb_target_free(ZbTarget *t)
     if (t->layout) LLVMDisposeTargetData(t->layout);
     if (t->tm) LLVMDisposeTargetMachine(t->tm);
     LLVMDisposeMessage(t->triple);
-    free(t);
 }
 
 LLVMTargetDataRef zb_target_layout(ZbTarget *t) { return t->layout; }
@@ -79,7 +76,7 @@ void zb_target_prepare(ZbTarget *t, LLVMModuleRef m)
     LLVMSetModuleDataLayout(m, t->layout);
 }
 
-static int optimise(ZbTarget *t, LLVMModuleRef m, char **err)
+static int optimise(ZbTarget *t, LLVMModuleRef m, const char **err)
 {
     if (t->opt_level == 0) return 0;
     char passes[32];
@@ -89,26 +86,24 @@ static int optimise(ZbTarget *t, LLVMModuleRef m, char **err)
     LLVMDisposePassBuilderOptions(opts);
     if (e) {
         char *msg = LLVMGetErrorMessage(e);
-        *err = dup_message(msg);
+        *err = dup_message(t->a, msg);
         LLVMDisposeErrorMessage(msg);
         return -1;
     }
     return 0;
 }
 
-int zb_target_emit(ZbTarget *t, LLVMModuleRef m, const char *path, char **err)
+int zb_target_emit(ZbTarget *t, LLVMModuleRef m, const char *path, const char **err)
 {
     *err = NULL;
     zb_target_prepare(t, m);
     if (optimise(t, m, err)) return -1;
     char *msg = NULL;
     /* the C API takes a non-const file name */
-    char *file = strdup(path);
-    if (!file) ZU_ICE("out of memory");
+    char *file = zu_strdup(t->a, path);
     LLVMBool failed = LLVMTargetMachineEmitToFile(t->tm, m, file, LLVMObjectFile, &msg);
-    free(file);
     if (failed) {
-        *err = dup_message(msg);
+        *err = dup_message(t->a, msg);
         LLVMDisposeMessage(msg);
         return -1;
     }

@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "zb_internal.h"
+#include "gen.h"
 
 #ifndef ZGC_RUNTIME_LIB
 #define ZGC_RUNTIME_LIB "libzgrt.a"
@@ -50,7 +50,9 @@ static const ZSpan no_span = {0, 0, 0, 0};
 /* argument vectors                                                    */
 /* ------------------------------------------------------------------ */
 
+/* A command line in the arena, NULL-terminated for execvp. */
 typedef struct Argv {
+    ZArena *a;
     char **v;
     int n, cap;
 } Argv;
@@ -58,12 +60,11 @@ typedef struct Argv {
 static void argv_push(Argv *a, const char *s)
 {
     if (a->n + 2 > a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 32;
-        a->v = realloc(a->v, sizeof *a->v * (size_t)a->cap);
-        if (!a->v) ZU_ICE("out of memory");
+        int cap = a->cap ? a->cap * 2 : 32;
+        a->v = zb_grow(a->a, a->v, a->n, cap, sizeof *a->v);
+        a->cap = cap;
     }
-    a->v[a->n] = strdup(s);
-    if (!a->v[a->n]) ZU_ICE("out of memory");
+    a->v[a->n] = zu_strdup(a->a, s);
     a->n++;
     a->v[a->n] = NULL;
 }
@@ -74,22 +75,10 @@ static void argv_split(Argv *a, const char *s, const char *seps)
     const char *p = s;
     while (*p) {
         size_t k = strcspn(p, seps);
-        if (k > 0) {
-            char *w = strndup(p, k);
-            if (!w) ZU_ICE("out of memory");
-            argv_push(a, w);
-            free(w);
-        }
+        if (k > 0) argv_push(a, zu_strndup(a->a, p, k));
         p += k;
         if (*p) p++;
     }
-}
-
-static void argv_free(Argv *a)
-{
-    for (int i = 0; i < a->n; i++) free(a->v[i]);
-    free(a->v);
-    memset(a, 0, sizeof *a);
 }
 
 /* ------------------------------------------------------------------ */
@@ -97,7 +86,7 @@ static void argv_free(Argv *a)
 /* ------------------------------------------------------------------ */
 
 /* Runs argv; returns its exit status (-1 when it could not run) and its
- * combined stdout/stderr in *out (malloc'd, NUL-terminated). */
+ * combined stdout/stderr in *out (in the arena, NUL-terminated). */
 static int run(const Argv *cmd, bool verbose, char **out)
 {
     *out = NULL;
@@ -124,20 +113,24 @@ static int run(const Argv *cmd, bool verbose, char **out)
         _exit(127);
     }
     close(fds[1]);
-    ZBuf b = {0};
-    char chunk[4096];
+    char *text = zu_alloc(cmd->a, 4096);
+    size_t len = 0, cap = 4096;
     for (;;) {
-        ssize_t k = read(fds[0], chunk, sizeof chunk);
+        if (cap - len < 2048) {
+            text = zb_grow(cmd->a, text, (int)len, (int)(cap * 2), 1);
+            cap *= 2;
+        }
+        ssize_t k = read(fds[0], text + len, cap - len - 1);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) break;
-        for (ssize_t i = 0; i < k; i++) zu_buf_putc(&b, chunk[i]);
+        len += (size_t)k;
     }
     close(fds[0]);
     int st;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return -1;
-    zu_buf_putc(&b, 0);
-    *out = b.data;
+    text[len] = 0;
+    *out = text;
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     return -1;
 }
@@ -146,22 +139,17 @@ static int run(const Argv *cmd, bool verbose, char **out)
 /* files                                                               */
 /* ------------------------------------------------------------------ */
 
-static int mkdir_p(const char *path)
+static int mkdir_p(ZArena *a, const char *path)
 {
-    char *p = strdup(path);
-    if (!p) ZU_ICE("out of memory");
+    char *p = zu_strdup(a, path);
     size_t n = strlen(p);
     for (size_t i = 1; i <= n; i++) {
         if (p[i] != '/' && p[i] != 0) continue;
         char c = p[i];
         p[i] = 0;
-        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
+        if (mkdir(p, 0777) < 0 && errno != EEXIST) return -1;
         p[i] = c;
     }
-    free(p);
     struct stat sb;
     if (stat(path, &sb) < 0) return -1;
     if (!S_ISDIR(sb.st_mode)) {
@@ -191,20 +179,19 @@ typedef struct Build {
     ZbTarget *tm;
     ZbGen *gen;
     const char *objdir;
-    ZVec made;     /* files to remove at the end (char*) */
+    ZVec made; /* files to remove at the end (char*) */
     const char *cc;
 } Build;
 
 static bool emit_module(Build *b, LLVMModuleRef m, const char *path)
 {
     zb_verify(m);
-    char *err = NULL;
+    const char *err = NULL;
     int rc = zb_target_emit(b->tm, m, path, &err);
     LLVMDisposeModule(m);
     if (!b->o->keep_objects) zu_vec_push(b->a, &b->made, (void *)path);
     if (rc) {
         zd_error(b->d, no_span, "cannot write `%s`: %s", path, err ? err : "");
-        free(err);
         return false;
     }
     return true;
@@ -218,7 +205,7 @@ static void cc_words(Build *b, Argv *cmd)
 
 static bool compile_user_file(Build *b, const char *src, const char *obj)
 {
-    Argv cmd = {0};
+    Argv cmd = {.a = b->a};
     cc_words(b, &cmd);
     argv_push(&cmd, "-c");
     argv_push(&cmd, "-O2");
@@ -240,14 +227,12 @@ static bool compile_user_file(Build *b, const char *src, const char *obj)
     } else if (out && *out) {
         fputs(out, stderr); /* warnings */
     }
-    free(out);
-    argv_free(&cmd);
     return rc == 0;
 }
 
 static bool link_exe(Build *b, const char *exe, const char *const *objs, int nobjs)
 {
-    Argv cmd = {0};
+    Argv cmd = {.a = b->a};
     cc_words(b, &cmd);
     argv_push(&cmd, "-o");
     argv_push(&cmd, exe);
@@ -270,8 +255,6 @@ static bool link_exe(Build *b, const char *exe, const char *const *objs, int nob
     } else if (out && *out) {
         fputs(out, stderr);
     }
-    free(out);
-    argv_free(&cmd);
     return rc == 0;
 }
 
@@ -282,12 +265,14 @@ static int build(Build *b)
     int nl = b->p->lifelines.len;
     const char *out_dir = o->out_dir && *o->out_dir ? o->out_dir : ".";
 
-    if (mkdir_p(out_dir) < 0) {
-        zd_error(b->d, no_span, "cannot create the output directory `%s`: %s", out_dir, strerror(errno));
+    if (mkdir_p(b->a, out_dir) < 0) {
+        zd_error(b->d, no_span, "cannot create the output directory `%s`: %s", out_dir,
+                 strerror(errno));
         return 1;
     }
     if (access(out_dir, W_OK) < 0) {
-        zd_error(b->d, no_span, "cannot write to the output directory `%s`: %s", out_dir, strerror(errno));
+        zd_error(b->d, no_span, "cannot write to the output directory `%s`: %s", out_dir,
+                 strerror(errno));
         return 1;
     }
     const char *lib = env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB);
@@ -297,7 +282,8 @@ static int build(Build *b)
     }
     for (int i = 0; i < o->n_c_files; i++) {
         if (access(o->c_files[i], R_OK) < 0) {
-            zd_error(b->d, no_span, "cannot read the C file `%s`: %s", o->c_files[i], strerror(errno));
+            zd_error(b->d, no_span, "cannot read the C file `%s`: %s", o->c_files[i],
+                     strerror(errno));
             return 1;
         }
     }
@@ -307,17 +293,17 @@ static int build(Build *b)
         const char *tmp = env_or("TMPDIR", "/tmp");
         char *tpl = zu_fmt(b->a, "%s/zgc-build-XXXXXX", tmp);
         if (!mkdtemp(tpl)) {
-            zd_error(b->d, no_span, "cannot create a temporary directory in `%s`: %s", tmp, strerror(errno));
+            zd_error(b->d, no_span, "cannot create a temporary directory in `%s`: %s", tmp,
+                     strerror(errno));
             return 1;
         }
         b->objdir = tpl;
     }
 
-    char *err = NULL;
-    b->tm = zb_target_new(o->opt_level, &err);
+    const char *err = NULL;
+    b->tm = zb_target_new(b->a, o->opt_level, &err);
     if (!b->tm) {
         zd_error(b->d, no_span, "%s", err ? err : "no native target");
-        free(err);
         return 1;
     }
 
@@ -393,7 +379,6 @@ int zb_build(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls,
     int rc = build(&b);
     for (int i = 0; i < b.made.len; i++) unlink(ZU_VEC_AT(b.made, i));
     if (!o->keep_objects && b.objdir) rmdir(b.objdir);
-    zb_gen_free(b.gen);
     zb_target_free(b.tm);
     LLVMContextDispose(b.lc);
     return rc;
@@ -405,9 +390,9 @@ int zb_emit_llvm(FILE *out, ZArena *a, const ZProgram *p, const ZDecl *wf, const
     LLVMContextRef lc = LLVMContextCreate();
     zb_install_diagnostics(lc);
     ZbGen *gen = zb_gen_new(lc, a, p, wf, ls, gt, d);
-    char *err = NULL;
-    ZbTarget *tm = zb_target_new(0, &err);
-    free(err); /* without a native target the IR is printed without a triple */
+    const char *err = NULL;
+    /* without a native target the IR is printed without a triple */
+    ZbTarget *tm = zb_target_new(a, 0, &err);
     LLVMModuleRef m = zb_gen_module(gen, wf->name);
     if (tm) zb_target_prepare(tm, m);
     int rc = 0;
@@ -422,7 +407,6 @@ int zb_emit_llvm(FILE *out, ZArena *a, const ZProgram *p, const ZDecl *wf, const
     }
     LLVMDisposeModule(m);
     zb_target_free(tm);
-    zb_gen_free(gen);
     LLVMContextDispose(lc);
     return rc;
 }

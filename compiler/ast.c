@@ -92,6 +92,43 @@ const char *za_action_kind_name(ZActionKind k)
     return k >= 0 && k < ACT__COUNT ? names[k] : "?";
 }
 
+const char *za_name_kind_name(ZNameKind k)
+{
+    switch (k) {
+    case NAME_VAR: return "variable";
+    case NAME_CONST: return "constant";
+    case NAME_MEMBER: return "enum member";
+    case NAME_GUARD: return "guard";
+    case NAME_PARAM: return "parameter";
+    default: return "name";
+    }
+}
+
+const char *za_lifeline_name(const ZProgram *p, int i)
+{
+    if (i < 0 || i >= p->lifelines.len) return "?";
+    const ZDecl *d = ZU_VEC_AT(p->lifelines, i);
+    return d->name;
+}
+
+const char *za_prop_name(ZPropKey k)
+{
+#define NAME(k, s) s,
+    static const char *const names[] = {ZV_LLM_PROPS(NAME) ZV_HUMAN_PROPS(NAME)};
+#undef NAME
+    return k >= 0 && k < PROP__COUNT ? names[k] : "?";
+}
+
+const ZProp *za_prop(const ZDecl *act, ZPropKey k)
+{
+    const char *key = za_prop_name(k);
+    for (int i = 0; i < act->props.len; i++) {
+        const ZProp *pr = ZU_VEC_AT(act->props, i);
+        if (pr->key && pr->value && strcmp(pr->key, key) == 0) return pr;
+    }
+    return NULL;
+}
+
 const char *za_construct_tag(ZArena *a, const ZStmt *s)
 {
 #define ID(k, s) CON_##k,
@@ -104,58 +141,54 @@ const char *za_construct_tag(ZArena *a, const ZStmt *s)
     return zu_fmt(a, ZV_TAG_FMT, words[s->kind == S_IF ? CON_IF : CON_WHILE], s->construct);
 }
 
-static void type_to_buf(ZBuf *b, const ZType *t)
+/* The word for a type that is not a tuple.  diag: as messages name it
+ * (`nothing` for no value, `?` when unknown); otherwise as the AST printer
+ * shows it. */
+static const char *type_word(const ZType *t, bool diag)
 {
-    if (!t) {
-        zu_buf_puts(b, "<none>");
-        return;
-    }
+    if (!t) return diag ? "?" : "<none>";
     switch (t->kind) {
-    case TY_ERROR: zu_buf_puts(b, "<error>"); break;
-    case TY_BOOL: zu_buf_puts(b, "bool"); break;
-    case TY_INT: zu_buf_puts(b, "int"); break;
-    case TY_FLOAT: zu_buf_puts(b, "float"); break;
-    case TY_STR: zu_buf_puts(b, "str"); break;
-    case TY_JSON: zu_buf_puts(b, "json"); break;
-    case TY_VOID: zu_buf_puts(b, "()"); break;
-    case TY_NULL: zu_buf_puts(b, "null"); break;
+    case TY_ERROR: return diag ? "?" : "<error>";
+    case TY_BOOL: return "bool";
+    case TY_INT: return "int";
+    case TY_FLOAT: return "float";
+    case TY_STR: return "str";
+    case TY_JSON: return "json";
+    case TY_VOID: return diag ? "nothing" : "()";
+    case TY_NULL: return "null";
     case TY_ENUM:
-    case TY_NAMED: zu_buf_puts(b, t->name ? t->name : "?"); break;
-    case TY_TUPLE:
-        zu_buf_putc(b, '(');
-        for (int i = 0; i < t->elems.len; i++) {
-            if (i) zu_buf_puts(b, ", ");
-            type_to_buf(b, t->elems.items[i]);
-        }
-        zu_buf_putc(b, ')');
-        break;
+    case TY_NAMED: return t->name ? t->name : "?";
+    case TY_TUPLE: break;
     }
+    return "?";
 }
 
-const char *za_type_str(ZArena *a, const ZType *t)
+static void type_to_buf(ZBuf *b, const ZType *t, bool diag)
 {
+    if (!t || t->kind != TY_TUPLE) {
+        zu_buf_puts(b, type_word(t, diag));
+        return;
+    }
+    zu_buf_putc(b, '(');
+    for (int i = 0; i < t->elems.len; i++) {
+        if (i) zu_buf_puts(b, ", ");
+        type_to_buf(b, t->elems.items[i], diag);
+    }
+    zu_buf_putc(b, ')');
+}
+
+static const char *type_text(ZArena *a, const ZType *t, bool diag)
+{
+    if (!t || t->kind != TY_TUPLE) return type_word(t, diag);
     ZBuf b = {0};
-    type_to_buf(&b, t);
+    type_to_buf(&b, t, diag);
     const char *s = zu_strdup(a, b.data ? b.data : "");
     zu_buf_free(&b);
     return s;
 }
 
-bool za_type_eq(const ZType *x, const ZType *y)
-{
-    if (!x || !y) return x == y;
-    if (x->kind != y->kind) return false;
-    switch (x->kind) {
-    case TY_ENUM: return x->enum_decl == y->enum_decl;
-    case TY_NAMED: return x->name == y->name || (x->name && y->name && !strcmp(x->name, y->name));
-    case TY_TUPLE:
-        if (x->elems.len != y->elems.len) return false;
-        for (int i = 0; i < x->elems.len; i++)
-            if (!za_type_eq(x->elems.items[i], y->elems.items[i])) return false;
-        return true;
-    default: return true;
-    }
-}
+const char *za_type_str(ZArena *a, const ZType *t) { return type_text(a, t, false); }
+const char *za_type_name(ZArena *a, const ZType *t) { return type_text(a, t, true); }
 
 /* ---- expression printer ---------------------------------------------------- */
 
@@ -303,7 +336,7 @@ static void print_expr_line(FILE *out, const ZExpr *e)
 static void print_type(FILE *out, const ZType *t)
 {
     ZBuf b = {0};
-    type_to_buf(&b, t);
+    type_to_buf(&b, t, false);
     fputs(b.data ? b.data : "", out);
     zu_buf_free(&b);
 }

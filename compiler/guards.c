@@ -664,14 +664,6 @@ ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const Z
 /* printing                                                            */
 /* ------------------------------------------------------------------ */
 
-static const char *life_name(const ZProgram *p, int i)
-{
-    if (i < 0 || i >= p->lifelines.len)
-        return "?";
-    const ZDecl *d = ZU_VEC_AT(p->lifelines, i);
-    return d->name;
-}
-
 /* Precedence of formula-level syntax: || 1, && 2, since 3, prefix 4,
  * comparison and arithmetic atoms 5, primaries 6. */
 static int atom_prec(const ZExpr *e)
@@ -745,7 +737,7 @@ static void put_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f, int ct
         put_formula(b, t, f->b, 4);
         break;
     case F_AT:
-        zu_buf_printf(b, "@%s(", life_name(t->prog, f->life));
+        zu_buf_printf(b, "@%s(", za_lifeline_name(t->prog, f->life));
         put_formula(b, t, f->a, 0);
         zu_buf_putc(b, ')');
         break;
@@ -800,7 +792,7 @@ static void put_sub_row(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
         zu_buf_printf(b, "φ%d since φ%d", f->a->id, f->b->id);
         break;
     case F_AT:
-        zu_buf_printf(b, "@%s(φ%d)", life_name(t->prog, f->life), f->a->id);
+        zu_buf_printf(b, "@%s(φ%d)", za_lifeline_name(t->prog, f->life), f->a->id);
         break;
     }
     zu_buf_putc(b, '\n');
@@ -834,7 +826,7 @@ void zg_print(FILE *out, const ZGuardTable *t)
 
     for (int i = 0; i < t->guards.len; i++) {
         const ZGuardInfo *gi = ZU_VEC_AT(t->guards, i);
-        zu_buf_printf(&b, "guard %s @ %s: ", gi->tag, life_name(p, gi->owner));
+        zu_buf_printf(&b, "guard %s @ %s: ", gi->tag, za_lifeline_name(p, gi->owner));
         if (gi->source)
             za_print_expr(&b, gi->source);
         zu_buf_putc(&b, '\n');
@@ -871,7 +863,7 @@ void zg_print(FILE *out, const ZGuardTable *t)
         zu_buf_puts(&b, "  terms:");
         for (int i = 0; i < terms.len; i++) {
             const ZExpr *e = ZU_VEC_AT(terms, i);
-            zu_buf_printf(&b, " @%s.%s", life_name(p, e->life), e->name);
+            zu_buf_printf(&b, " @%s.%s", za_lifeline_name(p, e->life), e->name);
         }
         zu_buf_putc(&b, '\n');
         zu_arena_free(scratch);
@@ -880,7 +872,7 @@ void zg_print(FILE *out, const ZGuardTable *t)
     for (int i = 0; i < t->monitors.len; i++) {
         const ZLifelineMonitor *m = ZU_VEC_AT(t->monitors, i);
         zu_buf_putc(&b, '\n');
-        zu_buf_printf(&b, "lifeline %s: %s\n", life_name(p, m->life),
+        zu_buf_printf(&b, "lifeline %s: %s\n", za_lifeline_name(p, m->life),
                       m->needs_monitor ? "monitor" : "no monitor");
         if (!m->needs_monitor)
             continue;
@@ -896,14 +888,14 @@ void zg_print(FILE *out, const ZGuardTable *t)
             zu_buf_puts(&b, " none");
         for (int k = 0; k < m->bool_views.len; k++) {
             const ZViewEntry *v = ZU_VEC_AT(m->bool_views, k);
-            zu_buf_printf(&b, " view(%s, φ%d)", life_name(p, v->life), v->sub);
+            zu_buf_printf(&b, " view(%s, φ%d)", za_lifeline_name(p, v->life), v->sub);
         }
         zu_buf_puts(&b, "\n  var views:");
         if (m->var_views.len == 0)
             zu_buf_puts(&b, " none");
         for (int k = 0; k < m->var_views.len; k++) {
             const ZViewEntry *v = ZU_VEC_AT(m->var_views, k);
-            zu_buf_printf(&b, " var(%s, %s)", life_name(p, v->life), v->var);
+            zu_buf_printf(&b, " var(%s, %s)", za_lifeline_name(p, v->life), v->var);
         }
         int nl = p->lifelines.len;
         size_t ev = bits_bytes((size_t)m->evaluates.len);

@@ -171,7 +171,7 @@ static void annotate_stmt(Proj *pj, const ZStmt *s, int chan, PNode *n)
         for (int k = 0; k < nb; k++) {
             const ZBranch *br = ZU_VEC_AT(s->branches, k);
             n->branch_chan[k] =
-                add_namespace(pj, zu_fmt(pj->arena, "%s/par%d.%d", parent, s->construct, k + 1));
+                add_namespace(pj, zu_fmt(pj->arena, ZV_BRANCH_FMT, parent, s->construct, k + 1));
             annotate_list(pj, &br->body, n->branch_chan[k], &n->branches[k]);
             set_union(&n->part, &n->branches[k].part);
         }
@@ -386,7 +386,7 @@ ZLocalSet *zj_project(ZArena *a, const ZProgram *p, const ZDecl *wf)
     pj.nlife = p->lifelines.len;
     if (pj.nlife > ZJ_MAX_LIFELINES)
         ZU_ICE("%d lifelines exceed the limit of %d", pj.nlife, ZJ_MAX_LIFELINES);
-    add_namespace(&pj, "main");
+    add_namespace(&pj, ZV_CHANNEL_MAIN);
 
     PList root;
     annotate_list(&pj, &wf->body, 0, &root);
@@ -404,14 +404,6 @@ ZLocalSet *zj_project(ZArena *a, const ZProgram *p, const ZDecl *wf)
 /* ------------------------------------------------------------------ */
 /* text form                                                           */
 /* ------------------------------------------------------------------ */
-
-static const char *life_name(const ZLocalSet *ls, int i)
-{
-    if (i < 0 || i >= ls->prog->lifelines.len)
-        return "?";
-    const ZDecl *d = ZU_VEC_AT(ls->prog->lifelines, i);
-    return d->name;
-}
 
 static void indent(ZBuf *b, int depth)
 {
@@ -482,12 +474,12 @@ static void put_local(ZBuf *b, const ZLocalSet *ls, const ZLocal *l, int depth)
     indent(b, depth);
     switch (l->kind) {
     case L_SEND:
-        zu_buf_printf(b, "send %s (", life_name(ls, l->peer));
+        zu_buf_printf(b, "send %s (", za_lifeline_name(ls->prog, l->peer));
         put_expr_list(b, &l->vals);
         zu_buf_puts(b, ");\n");
         break;
     case L_RECV:
-        zu_buf_printf(b, "recv %s (", life_name(ls, l->peer));
+        zu_buf_printf(b, "recv %s (", za_lifeline_name(ls->prog, l->peer));
         put_expr_list(b, &l->vals);
         zu_buf_puts(b, ");\n");
         break;
@@ -496,7 +488,7 @@ static void put_local(ZBuf *b, const ZLocalSet *ls, const ZLocal *l, int depth)
         zu_buf_putc(b, '\n');
         break;
     case L_SEND_CTL:
-        zu_buf_printf(b, "send-ctl %s (%s, %s);\n", life_name(ls, l->peer),
+        zu_buf_printf(b, "send-ctl %s (%s, %s);\n", za_lifeline_name(ls->prog, l->peer),
                       l->ctl_value ? "true" : "false", l->tag);
         break;
     case L_IF:
@@ -508,7 +500,7 @@ static void put_local(ZBuf *b, const ZLocalSet *ls, const ZLocal *l, int depth)
     case L_IF_RECV:
     case L_WHILE_RECV:
         zu_buf_printf(b, "%s recv-ctl %s %s", l->kind == L_IF_RECV ? "if" : "while",
-                      life_name(ls, l->peer), l->tag);
+                      za_lifeline_name(ls->prog, l->peer), l->tag);
         put_block(b, ls, l, depth);
         break;
     case L_RECV_ANY:
@@ -516,7 +508,7 @@ static void put_local(ZBuf *b, const ZLocalSet *ls, const ZLocal *l, int depth)
         for (int i = 0; i < l->body.len; i++) {
             const ZLocal *arm = ZU_VEC_AT(l->body, i);
             indent(b, depth + 1);
-            zu_buf_printf(b, "%s (", life_name(ls, arm->peer));
+            zu_buf_printf(b, "%s (", za_lifeline_name(ls->prog, arm->peer));
             put_expr_list(b, &arm->vals);
             zu_buf_puts(b, ");\n");
         }

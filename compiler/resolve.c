@@ -47,17 +47,11 @@ typedef struct Table {
     int cap, len;
 } Table;
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
 static Sym *tab_get(const Table *t, const char *name)
 {
     if (!t->cap || !name) return NULL;
-    for (size_t i = hash_str(name) & (size_t)(t->cap - 1);; i = (i + 1) & (size_t)(t->cap - 1)) {
+    size_t mask = (size_t)(t->cap - 1);
+    for (size_t i = zu_hash_str(name) & mask;; i = (i + 1) & mask) {
         Sym *s = t->slots[i];
         if (!s) return NULL;
         if (s->name == name || strcmp(s->name, name) == 0) return s;
@@ -72,14 +66,14 @@ static void tab_put(ZArena *a, Table *t, Sym *sym)
         for (int i = 0; i < t->cap; i++) {
             Sym *s = t->slots[i];
             if (!s) continue;
-            size_t j = hash_str(s->name) & (size_t)(ncap - 1);
+            size_t j = zu_hash_str(s->name) & (size_t)(ncap - 1);
             while (ns[j]) j = (j + 1) & (size_t)(ncap - 1);
             ns[j] = s;
         }
         t->slots = ns;
         t->cap = ncap;
     }
-    size_t j = hash_str(sym->name) & (size_t)(t->cap - 1);
+    size_t j = zu_hash_str(sym->name) & (size_t)(t->cap - 1);
     while (t->slots[j]) j = (j + 1) & (size_t)(t->cap - 1);
     t->slots[j] = sym;
     t->len++;
@@ -95,18 +89,6 @@ typedef struct R {
     int counts[D__COUNT];
 } R;
 
-static const char *value_kind_name(ZNameKind k)
-{
-    switch (k) {
-    case NAME_VAR: return "variable";
-    case NAME_CONST: return "constant";
-    case NAME_MEMBER: return "enum member";
-    case NAME_GUARD: return "guard";
-    case NAME_PARAM: return "parameter";
-    default: return "name";
-    }
-}
-
 /* Declares `name` in `t`; reports a duplicate and returns NULL if taken.
  * `what` names the new declaration's kind; `old_what` (may be NULL) the
  * kind of what is already there when it can differ. */
@@ -115,7 +97,7 @@ static Sym *declare(R *r, Table *t, const char *name, ZSpan at, const char *what
     if (!name) return NULL;
     Sym *old = tab_get(t, name);
     if (old) {
-        const char *old_what = t == &r->vals ? value_kind_name(old->kind) : what;
+        const char *old_what = t == &r->vals ? za_name_kind_name(old->kind) : what;
         if (strcmp(old_what, what) == 0)
             zd_error(r->d, at, "duplicate %s `%s`", what, name);
         else
@@ -278,7 +260,7 @@ static void resolve_expr(R *r, ZExpr *e)
             if (e->name) unknown_value(r, e->name, e->name_span);
         } else if (s->kind != NAME_VAR) {
             zd_error(r->d, e->name_span, "`@%s.%s` needs a variable, but `%s` is a %s",
-                     e->lifeline, e->name, e->name, value_kind_name(s->kind));
+                     e->lifeline, e->name, e->name, za_name_kind_name(s->kind));
         } else {
             e->name_kind = NAME_VAR;
             e->decl = s->decl;
@@ -316,7 +298,7 @@ static void resolve_target(R *r, ZTarget *t)
         zd_error(r->d, t->span, "unknown variable `%s`", t->name);
         suggest(r, &r->vals, t->name, true);
     } else if (s->kind != NAME_VAR) {
-        zd_error(r->d, t->span, "cannot assign to %s `%s`", value_kind_name(s->kind), t->name);
+        zd_error(r->d, t->span, "cannot assign to %s `%s`", za_name_kind_name(s->kind), t->name);
         zd_note(r->d, s->span, "`%s` is declared here", t->name);
     } else {
         t->var = s->decl;
@@ -419,7 +401,7 @@ static void misplaced_returns(R *r, ZVec *body, bool top)
 
 static void declare_value(R *r, ZDecl *d, ZNameKind k)
 {
-    Sym *s = declare(r, &r->vals, d->name, d->name_span, value_kind_name(k));
+    Sym *s = declare(r, &r->vals, d->name, d->name_span, za_name_kind_name(k));
     if (!s) return;
     s->kind = k;
     s->decl = d;
@@ -521,7 +503,7 @@ static void resolve_inputs(R *r, ZDecl *wf)
             zd_note(r->d, dup->span, "previous declaration of `%s` here", in->name);
         } else if (s && s->kind != NAME_VAR) {
             zd_error(r->d, in->span, "input `%s` clashes with %s `%s`", in->name,
-                     value_kind_name(s->kind), in->name);
+                     za_name_kind_name(s->kind), in->name);
             zd_note(r->d, s->span, "previous declaration of `%s` here", in->name);
         }
         in->owner_index = resolve_lifeline(r, in->owner, in->owner_span);
@@ -541,6 +523,8 @@ static void resolve_inputs(R *r, ZDecl *wf)
     }
 }
 
+static bool key_is(const ZProp *pr, ZPropKey k) { return strcmp(pr->key, za_prop_name(k)) == 0; }
+
 static void resolve_props(R *r, ZDecl *d)
 {
     for (int i = 0; i < d->props.len; i++) {
@@ -548,12 +532,12 @@ static void resolve_props(R *r, ZDecl *d)
         if (!pr->key || !pr->value) continue;
         /* keyword-valued properties and prompts (string literals) are read
          * by the checker */
-        if (strcmp(pr->key, "parse") == 0 || strcmp(pr->key, "kind") == 0) continue;
-        if (strcmp(pr->key, "retries") == 0 && pr->value->kind == E_NAME && pr->value->name &&
-            strcmp(pr->value->name, "forever") == 0)
+        if (key_is(pr, PROP_PARSE) || key_is(pr, PROP_KIND)) continue;
+        if (key_is(pr, PROP_RETRIES) && pr->value->kind == E_NAME && pr->value->name &&
+            strcmp(pr->value->name, ZV_RETRIES_FOREVER) == 0)
             continue;
-        if (strcmp(pr->key, "fallback") == 0 || strcmp(pr->key, "model") == 0 ||
-            strcmp(pr->key, "temperature") == 0 || strcmp(pr->key, "retries") == 0)
+        if (key_is(pr, PROP_FALLBACK) || key_is(pr, PROP_MODEL) || key_is(pr, PROP_TEMPERATURE) ||
+            key_is(pr, PROP_RETRIES))
             resolve_expr(r, pr->value);
     }
 }

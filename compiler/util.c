@@ -115,16 +115,6 @@ char *zu_fmt(ZArena *a, const char *fmt, ...)
     return p;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 static void intern_grow(ZArena *a)
 {
     size_t ncap = a->icap ? a->icap * 2 : INTERN_INIT;
@@ -145,7 +135,7 @@ static void intern_grow(ZArena *a)
 const char *zu_intern(ZArena *a, const char *s, size_t n)
 {
     if ((a->icount + 1) * 2 > a->icap) intern_grow(a);
-    uint64_t h = hash_bytes(s, n);
+    uint64_t h = zu_hash(s, n);
     size_t j = h & (a->icap - 1);
     while (a->itab[j].s) {
         ZInternEntry *e = &a->itab[j];

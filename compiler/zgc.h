@@ -9,7 +9,8 @@
  *   typed AST --zj_project--> local programs --zg_enumerate--> guard tables
  *
  * (parse is the grammar's zp_parse, handed in by the caller.)  Every
- * intermediate form has a printer (za_print_program, zj_print, zg_print).
+ * intermediate form has a printer (za_print_program, zj_print, zg_print,
+ * and zm_print for the monitor plan the backend emits).
  * Modules and their prefixes:
  *
  *   util.c      zu_   arena, vectors, string buffers, interning, heap
@@ -17,9 +18,14 @@
  *   diag.c      zd_   diagnostics with source excerpts
  *   ast.c       za_   AST constructors, kind names, printer
  *   resolve.c   zr_   name resolution and declaration checks
+ *   eval.c      ze_   values of expressions: the one evaluator (constant
+ *                     folding), the arithmetic rules written down
  *   check.c     zk_   types, definedness, coregion/parallel rules
+ *                     (check_*.c, split by concern; check.h internal)
  *   project.c   zj_   projection to local programs (language spec §7)
  *   guards.c    zg_   CPL guard unfolding, sub(Φ), Vars(Φ), monitor tables
+ *   plan.c      zm_   the monitor plan the runtime executes: view slots,
+ *                     eval functions, state and message sizes
  *   pipeline.c  zc_   one compilation: source to guard tables, pass by pass
  *
  * Memory: everything a compilation produces (AST, types, local programs,
@@ -41,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "vocab.h"
 
@@ -50,57 +57,6 @@
 #else
 #define ZG_PRINTF(f, a)
 #define ZG_NORETURN
-/* ===================================================================== */
-/* pipeline.c — one compilation, pass by pass                             */
-/* ===================================================================== */
-
-/* The passes in order; a compilation can stop after any of them. */
-#define ZC_STAGES(X)                                              \
-    X(ZC_PARSE, "parse")     /* source -> AST (the grammar)   */  \
-    X(ZC_RESOLVE, "resolve") /* names; the workflow selected  */  \
-    X(ZC_CHECK, "check")     /* types, definedness, rules     */  \
-    X(ZC_PROJECT, "project") /* local programs                */  \
-    X(ZC_GUARDS, "guards")   /* guard tables, monitor plan    */
-typedef enum { ZC_STAGES(ZA_ENUM) ZC__COUNT } ZStage;
-
-/* The first pass, source text to AST: the grammar's zp_parse
- * (grammar/grammar.h).  The compiler does not depend on the grammar; its
- * caller hands the parser in. */
-typedef ZProgram *ZParseFn(ZArena *a, const ZSource *src, ZDiag *d);
-
-typedef struct ZCompilation {
-    /* set by the caller before zc_run */
-    const char *workflow; /* the workflow to compile; NULL: the only or last */
-    bool all_workflows;   /* with no workflow named, check every workflow
-                             (zgc check); projection still needs one */
-    /* owned by the compilation */
-    ZParseFn *parse;
-    ZArena *arena;
-    char *text;           /* the source, NUL-terminated (malloc'd copy) */
-    ZSource src;
-    ZDiag diag;
-    int done;             /* passes run so far (a ZStage + 1) */
-    bool failed;          /* a pass reported errors; later passes do not run */
-    ZProgram *prog;       /* after ZC_PARSE (partial after syntax errors) */
-    ZDecl *wf;            /* after ZC_RESOLVE; NULL when every workflow is checked */
-    ZLocalSet *locals;    /* after ZC_PROJECT */
-    ZGuardTable *guards;  /* after ZC_GUARDS */
-} ZCompilation;
-
-/* A compilation of `text` (len bytes, copied), named `path` in
- * diagnostics, which go to diag_out.  Out of memory is fatal (zu_oom). */
-void zc_init(ZCompilation *c, ZParseFn *parse, const char *path, const char *text, size_t len,
-             FILE *diag_out);
-/* The same for a file; false with "cannot read PATH: REASON" written to
- * diag_out when it cannot be read. */
-bool zc_init_file(ZCompilation *c, ZParseFn *parse, const char *path, FILE *diag_out);
-/* Runs the passes after the last one done, up to and including `upto`,
- * stopping at the first pass that reports an error.  Returns true when
- * every pass up to `upto` succeeded. */
-bool zc_run(ZCompilation *c, ZStage upto);
-void zc_free(ZCompilation *c);
-const char *zc_stage_name(ZStage s);
-
 #endif
 
 /* ===================================================================== */
@@ -117,6 +73,23 @@ char *zu_strdup(ZArena *a, const char *s);
 char *zu_fmt(ZArena *a, const char *fmt, ...) ZG_PRINTF(2, 3);
 /* Interned identifiers: equal strings give the same pointer. */
 const char *zu_intern(ZArena *a, const char *s, size_t n);
+/* FNV-1a, the hash of the intern table and of the resolver's symbol
+ * tables: of n bytes, or of a NUL-terminated string (inline: both are on
+ * the front end's hot path). */
+#define ZU_FNV_BASIS 1469598103934665603ull
+#define ZU_FNV_PRIME 1099511628211ull
+static inline uint64_t zu_hash(const char *s, size_t n)
+{
+    uint64_t h = ZU_FNV_BASIS;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * ZU_FNV_PRIME;
+    return h;
+}
+static inline uint64_t zu_hash_str(const char *s)
+{
+    uint64_t h = ZU_FNV_BASIS;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * ZU_FNV_PRIME;
+    return h;
+}
 
 /* Heap scratch space for a pass; out of memory exits through zu_oom. */
 ZG_NORETURN void zu_oom(void);
@@ -398,6 +371,15 @@ typedef struct ZProp {
     ZExpr *value;       /* literal, name, or tuple */
 } ZProp;
 
+/* The properties of llm and human action bodies (vocab/vocab.h): the llm
+ * ones first (PROP__NLLM of them), then the human ones. */
+#define ZA_PROP_ENUM(k, s) PROP_##k,
+#define ZA_PROP_ONE(k, s) +1
+typedef enum { ZV_LLM_PROPS(ZA_PROP_ENUM) ZV_HUMAN_PROPS(ZA_PROP_ENUM) PROP__COUNT } ZPropKey;
+enum { PROP__NLLM = 0 ZV_LLM_PROPS(ZA_PROP_ONE) };
+#undef ZA_PROP_ENUM
+#undef ZA_PROP_ONE
+
 struct ZDecl {
     ZDeclKind kind;
     ZSpan span;      /* the whole declaration */
@@ -443,11 +425,38 @@ const char *za_builtin_name(ZBuiltin b);
 int za_builtin_arity(ZBuiltin b);
 ZBuiltin za_builtin_lookup(const char *name);
 const char *za_action_kind_name(ZActionKind k);
+/* The key of property k ("system", …); the property k of an action's
+ * body (the first, with a value), or NULL. */
+const char *za_prop_name(ZPropKey k);
+const ZProp *za_prop(const ZDecl *act, ZPropKey k);
+/* "variable", "constant", "enum member", "guard", "parameter". */
+const char *za_name_kind_name(ZNameKind k);
+/* The name of lifeline i (declaration order), "?" when out of range. */
+const char *za_lifeline_name(const ZProgram *p, int i);
 /* The tag of an if/while construct: "if#3" (ZV_TAG_FMT), in a. */
 const char *za_construct_tag(ZArena *a, const ZStmt *s);
 /* "int", "str", "Status", "(int, str)" — arena string. */
 const char *za_type_str(ZArena *a, const ZType *t);
-bool za_type_eq(const ZType *x, const ZType *y);
+/* The same as diagnostics name types: "nothing" for no value, "?" when
+ * unknown. */
+const char *za_type_name(ZArena *a, const ZType *t);
+/* Structural equality (inline: the checker compares types at every
+ * assignment and message). */
+static inline bool za_type_eq(const ZType *x, const ZType *y)
+{
+    if (!x || !y) return x == y;
+    if (x->kind != y->kind) return false;
+    switch (x->kind) {
+    case TY_ENUM: return x->enum_decl == y->enum_decl;
+    case TY_NAMED: return x->name == y->name || (x->name && y->name && !strcmp(x->name, y->name));
+    case TY_TUPLE:
+        if (x->elems.len != y->elems.len) return false;
+        for (int i = 0; i < x->elems.len; i++)
+            if (!za_type_eq(x->elems.items[i], y->elems.items[i])) return false;
+        return true;
+    default: return true;
+    }
+}
 /* Source-like rendering of an expression/formula (for tables and messages). */
 void za_print_expr(ZBuf *b, const ZExpr *e);
 /* The AST as an indented tree (`zgc parse --ast`). */
@@ -471,6 +480,54 @@ ZDecl *zr_lifeline(const ZProgram *p, const char *name);
 ZDecl *zr_select_workflow(ZProgram *p, const char *name, ZDiag *d);
 
 /* ===================================================================== */
+/* eval.c — values of expressions                                         */
+/* ===================================================================== */
+
+/* A value of a constant expression. */
+typedef struct ZValue {
+    ZTypeKind k;   /* TY_INT, TY_FLOAT, TY_BOOL, TY_STR, TY_ENUM, TY_NULL */
+    int64_t i;
+    double f;
+    bool b;
+    const char *s; /* TY_STR: n bytes */
+    size_t n;
+    ZDecl *en;     /* TY_ENUM: the enum and its member */
+    int member;
+} ZValue;
+
+/* What an evaluation can fail with.  ZE_NO_VALUE: an operation the rules
+ * do not define (an ill-typed operand, already reported): no message. */
+#define ZE_ERRORS(X)                          \
+    X(ZE_OK, "")                              \
+    X(ZE_NO_VALUE, "no value")                \
+    X(ZE_DIV_ZERO, "division by zero")        \
+    X(ZE_INT_OVERFLOW, "integer overflow")    \
+    X(ZE_FLOAT_OVERFLOW, "float overflow")
+typedef enum { ZE_ERRORS(ZA_ENUM) ZE__COUNT } ZEvalError;
+const char *ze_error_text(ZEvalError err);
+
+/* One operator on values (the rules are in eval.c).  ze_binary allocates
+ * a concatenation in a. */
+ZEvalError ze_unary(ZOp op, const ZValue *v, ZValue *out);
+ZEvalError ze_binary(ZArena *a, ZOp op, const ZValue *l, const ZValue *r, ZValue *out);
+
+/* How to evaluate a typed expression: the value of a constant (false when
+ * it has none), and where errors go (each failing operator once). */
+typedef struct ZEval {
+    ZArena *arena;
+    bool (*constant)(void *user, const ZDecl *d, ZValue *v);
+    void (*error)(void *user, const ZExpr *at, ZEvalError err);
+    void *user;
+} ZEval;
+/* The value of a type-checked expression of literals, constants, enum
+ * members, operators and `?:`; false when it has none (a variable, a call,
+ * a type error, or an evaluation error, reported through ev->error). */
+bool ze_eval(const ZEval *ev, const ZExpr *e, ZValue *v);
+/* A literal expression (an E_NAME for an enum member) of type t for v;
+ * NULL for a kind that has none. */
+ZExpr *ze_literal(ZArena *a, const ZValue *v, ZSpan at, ZType *t);
+
+/* ===================================================================== */
 /* check.c — types and definedness                                        */
 /* ===================================================================== */
 
@@ -480,7 +537,7 @@ ZDecl *zr_select_workflow(ZProgram *p, const char *name, ZDiag *d);
  * Returns false if any error was reported. */
 bool zk_check(ZArena *a, ZProgram *p, ZDecl *wf, ZDiag *d);
 /* True if the formula uses a temporal or causal operator or an @B.x term
- * (named guards are looked through). */
+ * (named guards are looked through).  In check_types.c. */
 bool zk_is_cpl(const ZExpr *e);
 
 /* ===================================================================== */
@@ -624,6 +681,49 @@ bool zg_reaches(const ZGuardTable *t, int from, int to);
 void zg_print(FILE *out, const ZGuardTable *t);
 /* Renders a primitive formula in source-like syntax. */
 void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f);
+
+/* ===================================================================== */
+/* plan.c — the monitor plan                                              */
+/* ===================================================================== */
+
+/* A slot of the runtime's compact views: (B, ψ) or (B, x). */
+typedef struct ZPlanSlot {
+    int life;  /* B */
+    int index; /* subformula id ψ (view slots) or variable index x (variable-view slots) */
+} ZPlanSlot;
+
+typedef struct ZPlanLifeline {
+    const ZVec *evaluates;  /* ZFormula*: what its eval function computes, bottom-up;
+                               NULL: it has none */
+    int views_first, views_end;       /* its own view slots: [first, end) */
+    int varviews_first, varviews_end; /* its own variable-view slots */
+    size_t state_bytes;     /* what the runtime keeps for it (see plan.c) */
+} ZPlanLifeline;
+
+/* The one plan the runtime executes (the descriptor's slot tables and
+ * eval functions, runtime/zgrt_abi.h), derived from the guard tables. */
+typedef struct ZMonitorPlan {
+    const ZGuardTable *guards;
+    bool monitor;             /* some guard needs the CPL monitor */
+    int nsubs;                /* |sub(Φ)| */
+    int nlifelines;
+    ZPlanSlot *views;         /* sorted by (B, ψ), no duplicates */
+    int nviews;
+    ZPlanSlot *varviews;      /* sorted by (B, x), no duplicates */
+    int nvarviews;
+    ZPlanLifeline *lifelines; /* nlifelines */
+    size_t message_bytes;     /* monitor metadata of a message, in memory */
+} ZMonitorPlan;
+
+/* The plan of a guard table (an empty plan for NULL), in a. */
+ZMonitorPlan *zm_plan(ZArena *a, const ZGuardTable *gt);
+/* The slot of view (life, sub) / variable view (life, var), or -1. */
+int zm_view_slot(const ZMonitorPlan *pl, int life, int sub);
+int zm_varview_slot(const ZMonitorPlan *pl, int life, int var);
+/* Lifeline `life` has an eval function. */
+bool zm_has_eval(const ZMonitorPlan *pl, int life);
+/* `zgc guards --plan`. */
+void zm_print(FILE *out, const ZMonitorPlan *pl);
 
 /* ===================================================================== */
 /* pipeline.c — one compilation, pass by pass                             */

@@ -93,14 +93,18 @@ static const char usage_project[] =
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
 
 static const char usage_guards[] =
-    "usage: zgc guards [--workflow NAME] FILE.zg\n"
+    "usage: zgc guards [--workflow NAME] [--plan] FILE.zg\n"
     "\n"
     "Checks FILE.zg and prints, for every if/while guard, its owner and its\n"
     "unfolded primitive CPL form; the subformulas sub(Φ) in bottom-up order;\n"
     "Vars(Φ); and per lifeline the subformulas it evaluates, the views it\n"
     "keeps and exports, and the size of its monitor state.\n"
+    "With --plan it prints instead the monitor plan the built program runs:\n"
+    "its view and variable-view slots, per lifeline its eval function, its own\n"
+    "slots and its state, and the metadata every message carries.\n"
     "\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
+    "  --plan            print the monitor plan\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
@@ -275,12 +279,26 @@ static int cmd_project(int argc, char **argv)
 
 static int cmd_guards(int argc, char **argv)
 {
+    /* --plan is this command's own option; the rest are the common ones */
+    bool plan = false;
+    char **args = zu_xcalloc((size_t)argc + 1, sizeof *args);
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && !strcmp(argv[i], "--plan")) {
+            plan = true;
+            continue;
+        }
+        args[n++] = argv[i];
+        if (!strcmp(argv[i], "--workflow") && i + 1 < argc) args[n++] = argv[++i];
+    }
     Options o = {0};
-    int rc = parse_options(argc, argv, usage_guards, &o, false, false);
+    int rc = parse_options(n, args, usage_guards, &o, false, false);
+    free(args);
     if (rc >= 0) return rc;
     ZCompilation c;
     rc = compile(&c, &o, ZC_GUARDS, false);
-    if (rc == 0) zg_print(stdout, c.guards);
+    if (rc == 0 && plan) zm_print(stdout, zm_plan(c.arena, c.guards));
+    else if (rc == 0) zg_print(stdout, c.guards);
     zc_free(&c);
     return rc;
 }

@@ -1,9 +1,9 @@
-/* oracle.h — `zgc trace check`: an independent checker of run traces.
+/* oracle.h — `zgc trace check`: an independent checker of run traces
+ * (prefix zt_; oracle/zt.h is the table of contents of its sections).
  *
- * Given a workflow (compiled by the front end: AST, guard tables) and a
- * JSON Lines trace written by the runtime (--trace), zt_check rebuilds the
- * message sequence chart from the trace alone and checks it with its own
- * code, sharing nothing with the runtime:
+ * Given a workflow and a JSON Lines trace written by the runtime
+ * (--trace), zt_check rebuilds the message sequence chart from the trace
+ * alone and checks:
  *
  *   1. form: every line is a JSON object; events name known lifelines, are
  *      numbered 1, 2, … per lifeline and carry the fields of their kind;
@@ -25,23 +25,52 @@
  *      the store — and must equal the recorded decision;
  *   6. the result on the end line equals the returned variables' values.
  *
- * Lines of any other kind ("retry", "note", …) are ignored. */
+ * Lines of any other kind ("retry", "note", …) are ignored.
+ *
+ * What it shares.  Nothing with the runtime or the backend.  It builds
+ * on the compiler: the workflow is compiled by the compiler's pipeline
+ * (compiler/pipeline.c: the grammar's parser, name resolution, type
+ * checking, projection and the guards pass), so traces are checked
+ * against the same resolved and typed syntax tree the code was generated
+ * from; CPL guards are evaluated over the guards pass's tables
+ * (compiler/guards.c: the unfolded formula and sub(Φ)), the tables the
+ * runtime's monitor is generated from, so a mistake in unfolding a guard
+ * would go unseen here; construct tags and guard texts in messages come
+ * from compiler/ast.c.  The projected local programs are computed (the
+ * guards pass needs them) but never read.  The oracle's own, written
+ * apart so that a second implementation checks the first: the trace
+ * reader (jansson), the chart rebuilt from message ids, the causal order
+ * and vector clocks, the expression evaluator (not the compiler's
+ * constant folder), the stores, and the erasure replay, which walks the
+ * global workflow rather than its projection.
+ *
+ * Errors.  A trace that disagrees is the checker's answer, not an error
+ * of the oracle: zt_check returns 1 with the first disagreement,
+ * "TRACE:LINE: …" (a malformed line and a trace beyond the limits of
+ * zt.h are reported the same way), and `zgc trace check` prints it as
+ * "zgc: trace check failed: …" and exits 1.  Errors in the workflow are
+ * the compiler's diagnostics (FILE:LINE:COL), an unreadable file is
+ * "zgc: error: cannot read PATH: REASON"; both exit 1.  Bad usage exits 2
+ * with the usage, after "zgc: MESSAGE" when an argument is wrong.  Out of
+ * memory is zu_oom ("zgc: error: out of memory", exit 1), for jansson's
+ * allocations too under `zgc trace`; a bug in zgc is ZU_ICE (abort with
+ * the location).  Nothing else exits: every failure says why. */
 #ifndef ZGC_ORACLE_H
 #define ZGC_ORACLE_H
 
 #include "zgc.h"
 
 typedef struct ZtStats {
-    long events;       /* events read */
-    long messages;     /* matched messages (control included) */
-    long choices;      /* choice events */
-    long cpl_checked;  /* CPL guard values compared */
-    long plain_checked;/* plain guard values compared */
-    long values;       /* values recomputed and compared */
-    long unverified;   /* values or guards this checker could not evaluate */
+    long events;        /* events read */
+    long messages;      /* matched messages (control included) */
+    long choices;       /* choice events */
+    long cpl_checked;   /* CPL guard values compared */
+    long plain_checked; /* plain guard values compared */
+    long values;        /* values recomputed and compared */
+    long unverified;    /* values or guards this checker could not evaluate */
 } ZtStats;
 
-/* A workflow ready for checking traces against. */
+/* model.c — a workflow ready for checking traces against. */
 typedef struct ZtModel ZtModel;
 
 /* Compiles `text` (named `path` in diagnostics) through parse, resolve,
@@ -53,14 +82,14 @@ ZtModel *zt_model_new(const char *path, const char *text, size_t len, const char
 ZtModel *zt_model_load(const char *path, const char *workflow, FILE *diag);
 void zt_model_free(ZtModel *m);
 
-/* Checks one trace (the bytes text[0..len), named trace_name in
+/* check.c — checks one trace (the bytes text[0..len), named trace_name in
  * messages).  Returns 0 when every check passes, 1 otherwise with the
  * first disagreement in *msg ("TRACE:LINE: lifeline L event i: …";
  * malloc'd, free it).  st may be NULL. */
 int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t len, char **msg,
              ZtStats *st);
 
-/* `zgc trace …` (argv[0] is "trace"). */
+/* cli.c — `zgc trace …` (argv[0] is "trace"). */
 int zt_main(int argc, char **argv);
 
 #endif

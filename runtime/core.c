@@ -1,42 +1,38 @@
-/* core.c — running a workflow: zgrt_main and the event functions that the
+/* core.c — running a workflow: the run and the event functions that the
  * generated code calls (zgrt_abi.h).
  *
- * A run (struct run) holds one `life` per lifeline: its store, vector
- * clock, CPL monitor state (views, variable views), message counters,
- * value heap and inbox.  Generated code runs each lifeline's body on its
- * own thread with a context (zgrt_ctx) naming the run and the lifeline;
+ * A run (struct zri_run) holds one `life` per lifeline: its store, its
+ * monitor (vector clock and CPL views: monitor.c), message counters, value
+ * heap and inbox.  Generated code runs each lifeline's body on its own
+ * thread with a context (zgrt_ctx) naming the run and the lifeline;
  * parallel regions add threads with child contexts of the same lifeline.
+ * zgrt_main (main.c) makes the run, wires it and runs it (zri_run_exec).
+ *
+ * What the core does not know: the trace, the sockets and the actions.  It
+ * reaches them through the interfaces of rt.h, given by zgrt_main: an
+ * observer (zri_observer: the trace), a transport (zri_transport: net/)
+ * and an action runner (zri_action_fn: agent/).
  *
  * Modes
  *   in-process      every body is present (or there is one lifeline): one
  *                   thread per lifeline, messages go straight into the
  *                   receiver's inbox;
  *   per-lifeline    exactly one body is present: the other lifelines are
- *                   processes reached through net.c (--listen, --peer);
- *                   the trace goes to FILE.<Lifeline> and the result is the
- *                   {"<index>": value} object of this lifeline's components.
+ *                   processes reached through the transport (--listen,
+ *                   --peer), which hands their messages to zri_run_deliver;
+ *                   the result is the {"<index>": value} object of this
+ *                   lifeline's components.
  *
- * Events (Algorithm 1 of the CPL paper), each under the lifeline's mutex
- * while a parallel region of the lifeline runs, so that its branches are
- * serialised (a lifeline with one thread takes no lock):
+ * Events (Algorithm 1 of the CPL paper, monitor.c), each under the
+ * lifeline's mutex while a parallel region of the lifeline runs, so that
+ * its branches are serialised (a lifeline with one thread takes no lock):
  *   on a receive, merge the message's vector clock, views and variable
- *   views (entries for B copied exactly when msg.vc[B] > vc[B]); then
- *   old = the previous val; vc[self] += 1; apply the store effect;
- *   val = evals[self](…); view(self,·) = val; var(self,·) = store; a send
- *   then carries (values, vc, views, varviews).  Without CPL guards
- *   (prog->monitor == 0) there are no views: messages carry the vector
- *   clock only, and only when a trace is written or the peers are other
+ *   views; then vc[self] += 1; apply the store effect; with CPL guards,
+ *   evaluate and update the lifeline's own views; a send then carries
+ *   (values, vc, views, varviews).  Without CPL guards (prog->monitor ==
+ *   0) there are no views: messages carry the vector clock only, and only
+ *   when an observer (the trace) is attached or the peers are other
  *   processes.
- *
- * Monitor views are compact: only the entries some eval function reads
- * are kept, in the slots of the descriptor's tables (zgrt_program.views:
- * (B, ψ); .varviews: (B, x); sorted by lifeline, see zgrt_abi.h).  A
- * lifeline keeps one byte per view slot and one value per variable-view
- * slot; the slots of lifeline B are the range [vstart[B], vstart[B + 1])
- * (vvstart for variable views), so that the merge copies one range per
- * lifeline that the message is ahead on, and an event writes its own
- * lifeline's range: views[s] = val[ψ], varviews[s] = store[x].  A message
- * carries vc + views + varviews: 8 * nl + nviews + 16 * nvarviews bytes.
  *
  * Channels: one lock-free FIFO queue per (sender, receiver, channel
  * namespace) in the receiver's inbox (see struct queue); sends never
@@ -48,16 +44,17 @@
  * channel (checked on receipt) and their arrival order at the receiver (a
  * coregion takes the earliest head).
  *
- * Errors and cancellation: the first error is recorded (later ones are
- * dropped), the run's cancel flag is set and every inbox is woken.  Each
- * thread calls the generated code from a trampoline that did setjmp; a
- * runtime function that finds the run cancelled (on entry or after
- * waking) longjmps back to it, so generated code never continues after an
- * error and never sees a made-up value.  Locks are never held across a
- * longjmp.  zgrt_main then prints the one error message and returns 1.
- * If some thread does not come back within CANCEL_GRACE_S seconds of the
- * cancellation (a foreign C function that never returns), the process
- * prints the error and exits with status 1 at once.
+ * Errors and cancellation (the convention of rt.h): the first error is
+ * recorded (later ones are dropped), the run's cancel flag is set and
+ * every inbox is woken.  Each thread calls the generated code from a
+ * trampoline that did setjmp; a runtime function that finds the run
+ * cancelled (on entry or after waking) longjmps back to it, so generated
+ * code never continues after an error and never sees a made-up value.
+ * Locks are never held across a longjmp.  zgrt_main then prints the one
+ * error message and returns 1.  If some thread does not come back within
+ * CANCEL_GRACE_S seconds of the cancellation (a foreign C function that
+ * never returns), the process prints the error and exits with status 1 at
+ * once.
  *
  * Deadlocks (in-process mode only): the run counts its running threads
  * (`active`) and the threads blocked in a receive (`blocked`).  A thread
@@ -68,8 +65,8 @@
  * arrive: the run fails with "deadlock: …" instead of hanging.  Projected
  * programs cannot deadlock; this guards against broken generated code.
  *
- * Global state: none; everything belongs to the run that zgrt_main
- * creates, so a process may call zgrt_main more than once.
+ * Global state: none in this file; everything belongs to the run that
+ * zgrt_main creates (the runtime's per-process state is listed in rt.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,7 +83,6 @@
 #include "rt.h"
 
 #define CANCEL_GRACE_S 5.0
-#define NET_CONNECT_TIMEOUT_S 30.0
 /* A receive that finds nothing watches its queues for up to SPIN_NS before
  * sleeping on the condition variable: a reply is often microseconds away,
  * and a sleep/wake pair costs more than that.  Each thread adapts its own
@@ -167,52 +163,47 @@ typedef struct waiter {
 typedef struct inbox {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    queue *q; /* [from * nchans + chan] */
-    waiter *waiters;                               /* under mu */
-    int nwait;                                     /* atomic: registered waiters */
-    _Alignas(64) uint64_t arrivals;                /* atomic: messages delivered */
+    queue *q;                       /* [from * nchans + chan] */
+    waiter *waiters;                /* under mu */
+    int nwait;                      /* atomic: registered waiters */
+    _Alignas(64) uint64_t arrivals; /* atomic: messages delivered */
 } inbox;
 
-struct run;
+struct zri_run;
 
 typedef struct life {
-    struct run *run;
+    struct zri_run *run;
     int32_t index;
-    pthread_mutex_t mu;    /* serialises this lifeline's events … */
-    int pars;              /* … while parallel regions run (atomic): with
+    pthread_mutex_t mu; /* serialises this lifeline's events … */
+    int pars;           /* … while parallel regions run (atomic): with
                               one thread the lock is skipped */
-    zgrt_value *store;     /* nvars */
-    int64_t *vc;           /* nlifelines */
-    uint8_t *views;        /* prog->nviews view slots (monitor only) */
-    zgrt_value *varviews;  /* prog->nvarviews variable-view slots (monitor only) */
-    uint8_t *old, *val;    /* nsubs (monitor only): the previous and the
-                              current event's values of the subformulas */
-    int64_t *sent;         /* [to * nchans + chan]: messages sent */
+    zgrt_value *store;  /* nvars */
+    zri_monitor mon;    /* vector clock and CPL views (monitor.c) */
+    int64_t *sent;      /* [to * nchans + chan]: messages sent */
     uint64_t action_calls;
     zri_heap *heap;
     inbox in;
 } life;
 
-typedef struct run {
+typedef struct zri_run {
     const zgrt_program *prog;
-    zri_options opts;
+    const zri_options *opts;
     int32_t nl;
     life *lives;
-    int32_t self;          /* per-lifeline mode: the local lifeline; else -1 */
-    int meta;              /* messages carry the vector clock */
-    int monitor;           /* … and views */
-    int32_t *vstart;       /* nl + 1: lifeline B's view slots are */
-    int32_t *vvstart;      /* [vstart[B], vstart[B + 1]); variable views alike */
-    zri_trace *trace;
-    zri_net *net;
-    zri_heap *net_heap;
+    int32_t self;      /* per-lifeline mode: the local lifeline; else -1 */
+    int meta;          /* messages carry the vector clock */
+    int monitor;       /* … and views */
+    zri_plan plan;     /* the monitor's slot ranges */
+    zri_observer obs;  /* the trace, or no functions */
+    zri_transport net; /* per-lifeline mode: the other processes */
+    zri_action_fn run_action;
     volatile int cancel;
     pthread_mutex_t err_mu;
-    char *error;           /* the first error: "lifeline L: file:l:c: cause" */
+    char *error; /* the first error: "lifeline L: file:l:c: cause" */
     /* deadlock detection (in-process mode) */
     int deadlock_check;
-    int active, blocked;   /* atomics */
-    int ncpu;              /* receivers spin only while active <= ncpu */
+    int active, blocked; /* atomics */
+    int ncpu;            /* receivers spin only while active <= ncpu */
     /* completion: body threads still running, woken on errors too */
     pthread_mutex_t done_mu;
     pthread_cond_t done_cv;
@@ -220,25 +211,22 @@ typedef struct run {
 } run;
 
 struct zgrt_ctx {
+    zri_monitor *mon; /* first: see zri_ctx_monitor (rt.h) */
     run *run;
     life *life;
-    int in_event; /* an eval function is running … */
-    int locked;   /* … and this thread holds life->mu */
-    void *hold[3]; /* … and owns these blocks (a message, results): freed on unwinding */
-    uint64_t rng;  /* --schedule: this thread's perturbation generator (0: off) */
-    long spin_ns;  /* this thread's spinning budget (0: SPIN_NS) */
+    int in_event;   /* an eval function is running … */
+    int locked;     /* … and this thread holds life->mu */
+    void *hold[3];  /* … and owns these blocks (a message, results): freed on unwinding */
+    uint64_t rng;   /* --schedule: this thread's perturbation generator (0: off) */
+    long spin_ns;   /* this thread's spinning budget (0: SPIN_NS) */
     uint32_t waits; /* waits that spun (for SPIN_PROBE) */
     jmp_buf jb;
 };
 
-/* ---- small helpers ------------------------------------------------------ */
+_Static_assert(offsetof(struct zgrt_ctx, mon) == 0,
+               "zri_ctx_monitor reads a context's first member");
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) zri_oom();
-    return p;
-}
+/* ---- small helpers ------------------------------------------------------ */
 
 static int cancelled(run *R) { return __atomic_load_n(&R->cancel, __ATOMIC_ACQUIRE); }
 
@@ -297,7 +285,7 @@ static uint64_t sched_next(zgrt_ctx *ctx)
 /* Seeds a thread's generator (no-op without --schedule). */
 static void sched_seed(zgrt_ctx *ctx, uint64_t base, uint64_t salt)
 {
-    if (!ctx->run->opts.schedule) return;
+    if (!ctx->run->opts->schedule) return;
     ctx->rng = sched_mix(base ^ sched_mix(salt + 0x632BE59BD9B4E019ull));
     if (!ctx->rng) ctx->rng = 1;
 }
@@ -307,7 +295,9 @@ static void perturb(zgrt_ctx *ctx)
     if (!ctx->rng) return;
     run *R = ctx->run;
     /* the lifeline's slowness in this schedule: 0 (rarely delayed) .. 3 */
-    int slow = (int)(sched_mix(R->opts.schedule * 0x9E3779B97F4A7C15ull + (uint64_t)ctx->life->index) & 3);
+    int slow =
+        (int)(sched_mix(R->opts->schedule * 0x9E3779B97F4A7C15ull + (uint64_t)ctx->life->index) &
+              3);
     uint64_t r = sched_next(ctx);
     int roll = (int)(r % 16);
     if (roll < 7 - 2 * slow) return;
@@ -503,8 +493,7 @@ static zri_msg *msg_alloc(run *R, int32_t from, int32_t to, int32_t chan, int32_
     }
     if (!m) {
         int32_t cap = nvals < 4 ? 4 : nvals;
-        m = malloc(msg_size(R, cap, &vc_off, &vv_off, &v_off));
-        if (!m) zri_oom();
+        m = zri_xmalloc(msg_size(R, cap, &vc_off, &vv_off, &v_off));
         m->cap = cap;
     } else {
         msg_size(R, m->cap, &vc_off, &vv_off, &v_off);
@@ -628,17 +617,17 @@ static int crowded(run *R)
 }
 
 /* Per-lifeline mode: writes the frames sent so far to the other processes
- * (net.c buffers them).  Called before a thread of this lifeline may wait
+ * (the transport buffers them).  Called before a thread of this lifeline may wait
  * (a receive that finds nothing, an action, a parallel region) and when
  * it ends, so that no frame stays buffered while the threads that could
  * write it are all waiting. */
 static void net_flush(zgrt_ctx *ctx, int32_t loc)
 {
     run *R = ctx->run;
-    if (!R->net) return;
+    if (!R->net.flush) return;
     char err[512];
     err[0] = '\0';
-    if (zri_net_flush(R->net, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
+    if (R->net.flush(R->net.impl, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
 }
 
 /* Blocks until one of the queues (peers[k] → self, chan), k not in
@@ -664,8 +653,10 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
             return k;
         }
         if (cancelled(R)) unwind(ctx);
-        if (yield) sched_yield();
-        else spin_pause();
+        if (yield)
+            sched_yield();
+        else
+            spin_pause();
         if (yield || i % 64 == 0) {
             clock_gettime(CLOCK_MONOTONIC, &t);
             long ns = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec);
@@ -715,7 +706,9 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     clock_gettime(CLOCK_MONOTONIC, &t);
     long ns = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec);
     budget = ctx->spin_ns ? ctx->spin_ns : SPIN_NS;
-    ctx->spin_ns = ns <= SPIN_LONG_NS ? SPIN_NS : budget / 2 < SPIN_MIN_NS ? SPIN_MIN_NS : budget / 2;
+    ctx->spin_ns = ns <= SPIN_LONG_NS         ? SPIN_NS
+                   : budget / 2 < SPIN_MIN_NS ? SPIN_MIN_NS
+                                              : budget / 2;
     return k;
 }
 
@@ -738,22 +731,6 @@ static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_
 
 /* ---- events --------------------------------------------------------------- */
 
-static void merge(run *R, life *L, const zri_msg *m)
-{
-    for (int32_t b = 0; b < R->nl; b++) {
-        if (m->vc[b] <= L->vc[b]) continue;
-        if (R->monitor) {
-            /* B's slots, copied as one range */
-            int32_t s0 = R->vstart[b], s1 = R->vstart[b + 1];
-            if (s1 > s0 && m->views) memcpy(L->views + s0, m->views + s0, (size_t)(s1 - s0));
-            s0 = R->vvstart[b], s1 = R->vvstart[b + 1];
-            if (s1 > s0 && m->varviews)
-                memcpy(L->varviews + s0, m->varviews + s0, (size_t)(s1 - s0) * sizeof(zgrt_value));
-        }
-        L->vc[b] = m->vc[b];
-    }
-}
-
 /* One event of ctx's lifeline (Algorithm 1).  e describes it for the trace
  * and gives the store writes; in: the received message (merged); out: the
  * message to send (filled and, in-process, delivered).  Returns val[root]
@@ -768,59 +745,41 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
     life *L = ctx->life;
     const zgrt_program *p = R->prog;
     int32_t self = L->index;
-    size_t nsubs = (size_t)p->nsubs;
     int result = 0;
 
     perturb(ctx);
     int locked = __atomic_load_n(&L->pars, __ATOMIC_ACQUIRE) > 0;
     if (locked) pthread_mutex_lock(&L->mu);
-    if (in && in->has_meta && in->vc) merge(R, L, in);
-    L->vc[self]++;
+    /* Algorithm 1 (monitor.c): merge on a receive, the event's own clock
+     * entry (inline here: every event takes this step, with or without a
+     * monitor), the store effect, then the evaluation and own slots */
+    if (in && in->has_meta && in->vc) zri_monitor_merge(&L->mon, in);
+    L->mon.vc[self]++;
     for (int32_t k = 0; k < e->nwrites; k++)
         if (e->write_vars[k] >= 0) L->store[e->write_vars[k]] = e->write_vals[k];
     if (R->monitor) {
-        if (nsubs) {
-            /* old = the values at the previous event (zero at the first) */
-            uint8_t *prev = L->val;
-            L->val = L->old;
-            L->old = prev;
-            memset(L->val, 0, nsubs);
-            if (p->evals && p->evals[self]) {
-                ctx->hold[0] = out;
-                ctx->hold[1] = extra;
-                ctx->in_event = 1;
-                ctx->locked = locked;
-                p->evals[self](ctx, L->val, L->old);
-                ctx->in_event = ctx->locked = 0;
-                ctx->hold[0] = ctx->hold[1] = ctx->hold[2] = NULL;
-            }
-            if (root >= 0) result = L->val[root] != 0;
-        }
-        /* this lifeline's own slots: view(self, ψ) = val[ψ], var(self, x) = store[x] */
-        for (int32_t s = R->vstart[self], e1 = R->vstart[self + 1]; s < e1; s++)
-            L->views[s] = L->val[p->views[s].index];
-        for (int32_t s = R->vvstart[self], e1 = R->vvstart[self + 1]; s < e1; s++)
-            L->varviews[s] = L->store[p->varviews[s].index];
+        /* the eval function may trap: unwind then frees these blocks and
+         * releases the lock */
+        ctx->hold[0] = out;
+        ctx->hold[1] = extra;
+        ctx->in_event = 1;
+        ctx->locked = locked;
+        result = zri_monitor_update(&L->mon, ctx, root);
+        ctx->in_event = ctx->locked = 0;
+        ctx->hold[0] = ctx->hold[1] = ctx->hold[2] = NULL;
     }
     if (e->kind == ZRI_EV_CHOICE && root >= 0) e->value = result;
     if (out) {
         int64_t *cnt = &L->sent[(size_t)out->to * (size_t)p->nchans + (size_t)out->chan];
         out->seq = ++*cnt;
         e->seq = out->seq;
-        if (out->has_meta) {
-            memcpy(out->vc, L->vc, (size_t)R->nl * sizeof(int64_t));
-            if (R->monitor) {
-                if (out->views && p->nviews) memcpy(out->views, L->views, (size_t)p->nviews);
-                if (out->varviews && p->nvarviews)
-                    memcpy(out->varviews, L->varviews, (size_t)p->nvarviews * sizeof(zgrt_value));
-            }
-        }
+        if (out->has_meta) zri_monitor_stamp(&L->mon, out);
     }
-    if (R->trace) {
+    if (R->obs.event) {
         e->lifeline = self;
-        e->index = L->vc[self];
-        e->vc = L->vc;
-        zri_trace_event(R->trace, e);
+        e->index = L->mon.vc[self];
+        e->vc = L->mon.vc;
+        R->obs.event(R->obs.user, e);
     }
     /* in-process: deliver under the lifeline's lock (lock order: lifeline,
      * then inbox), after the send's trace line */
@@ -842,7 +801,7 @@ static void send_remote(zgrt_ctx *ctx, zri_msg *m, int32_t loc)
 {
     run *R = ctx->run;
     char err[512] = "";
-    int rc = zri_net_send(R->net, m, err, sizeof err);
+    int rc = R->net.send(R->net.impl, m, err, sizeof err);
     int32_t to = m->to;
     msg_release(R, m);
     if (rc != 0) ctx_fail(ctx, loc, "cannot send to %s: %s", lname(R, to), err);
@@ -865,8 +824,13 @@ void zgrt_send(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const zgrt_
     zri_msg *m = msg_alloc(ctx->run, ctx->life->index, peer, chan, n);
     m->kind = ZRI_MSG_USER;
     if (n) memcpy(m->vals, vals, (size_t)n * sizeof(zgrt_value));
-    zri_event e = {.kind = ZRI_EV_SEND, .peer = peer, .chan = chan, .ctl_tag = -1, .nvals = n,
-                   .vals = m->vals, .attempts = 1};
+    zri_event e = {.kind = ZRI_EV_SEND,
+                   .peer = peer,
+                   .chan = chan,
+                   .ctl_tag = -1,
+                   .nvals = n,
+                   .vals = m->vals,
+                   .attempts = 1};
     /* the trace reads the values before the message is delivered */
     send_msg(ctx, m, &e, loc);
 }
@@ -883,8 +847,13 @@ void zgrt_send_ctl(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t tag, int32
     m->tag = tag;
     m->value = value != 0;
     zgrt_value decision = {.tag = ZGRT_BOOL, .u.i = value != 0};
-    zri_event e = {.kind = ZRI_EV_SEND, .peer = peer, .chan = chan, .ctl_tag = tag, .nvals = 1,
-                   .vals = &decision, .attempts = 1};
+    zri_event e = {.kind = ZRI_EV_SEND,
+                   .peer = peer,
+                   .chan = chan,
+                   .ctl_tag = tag,
+                   .nvals = 1,
+                   .vals = &decision,
+                   .attempts = 1};
     send_msg(ctx, m, &e, loc);
 }
 
@@ -908,9 +877,9 @@ static void check_seq(zgrt_ctx *ctx, zri_msg *m, int64_t expect, int32_t peer, i
     if (m->seq == expect && m->from == peer && m->chan == chan && m->to == ctx->life->index) return;
     run *R = ctx->run;
     int64_t got = m->seq;
-    ctx_fail(ctx, loc, "malformed message from %s to %s on %s: message number %" PRId64
-             ", expected %" PRId64, lname(R, peer), lname(R, ctx->life->index), cname(R, chan),
-             got, expect);
+    ctx_fail(ctx, loc,
+             "malformed message from %s to %s on %s: message number %" PRId64 ", expected %" PRId64,
+             lname(R, peer), lname(R, ctx->life->index), cname(R, chan), got, expect);
 }
 
 void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32_t *binds,
@@ -927,10 +896,11 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
     if (m->kind != ZRI_MSG_USER || m->nvals != n) {
         char got[160];
         msg_shape(R, m, got, sizeof got);
-        ctx_fail(ctx, loc,
-                 "malformed message from %s to %s on %s: %s expects a message of %d value%s, got %s",
-                 lname(R, peer), lname(R, self), cname(R, chan), lname(R, self), (int)n,
-                 n == 1 ? "" : "s", got);
+        ctx_fail(
+            ctx, loc,
+            "malformed message from %s to %s on %s: %s expects a message of %d value%s, got %s",
+            lname(R, peer), lname(R, self), cname(R, chan), lname(R, self), (int)n,
+            n == 1 ? "" : "s", got);
     }
     for (int32_t k = 0; k < n; k++) {
         const zgrt_value *v = &m->vals[k];
@@ -942,21 +912,32 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
             if (!zri_value_check(p, v, x->type)) {
                 char got[256];
                 value_text(R, v, got, sizeof got);
-                ctx_fail(ctx, loc,
-                         "malformed message from %s to %s on %s: value %d is %s, but %s is of type %s",
-                         lname(R, peer), lname(R, self), cname(R, chan), (int)k + 1, got, x->name,
-                         zri_type_name(p, x->type));
+                ctx_fail(
+                    ctx, loc,
+                    "malformed message from %s to %s on %s: value %d is %s, but %s is of type %s",
+                    lname(R, peer), lname(R, self), cname(R, chan), (int)k + 1, got, x->name,
+                    zri_type_name(p, x->type));
             }
         } else if (!consts || !zri_value_eq(&consts[k], v)) {
             char want[256], got[256];
-            if (consts) value_text(R, &consts[k], want, sizeof want);
-            else snprintf(want, sizeof want, "a constant");
+            if (consts)
+                value_text(R, &consts[k], want, sizeof want);
+            else
+                snprintf(want, sizeof want, "a constant");
             value_text(R, v, got, sizeof got);
             ctx_fail(ctx, loc, "constant binding mismatch: expected %s, got %s", want, got);
         }
     }
-    zri_event e = {.kind = ZRI_EV_RECV, .peer = peer, .chan = chan, .ctl_tag = -1, .seq = m->seq,
-                   .nvals = n, .vals = m->vals, .attempts = 1, .nwrites = n, .write_vars = binds,
+    zri_event e = {.kind = ZRI_EV_RECV,
+                   .peer = peer,
+                   .chan = chan,
+                   .ctl_tag = -1,
+                   .seq = m->seq,
+                   .nvals = n,
+                   .vals = m->vals,
+                   .attempts = 1,
+                   .nwrites = n,
+                   .write_vars = binds,
                    .write_vals = m->vals};
     do_event(ctx, &e, m, NULL, NULL, -1);
 }
@@ -975,14 +956,21 @@ int32_t zgrt_recv_ctl(zgrt_ctx *ctx, int32_t owner, int32_t chan, int32_t tag, i
         msg_shape(R, m, got, sizeof got);
         if (m->kind == ZRI_MSG_CTL && m->tag == tag)
             snprintf(got, sizeof got, "decision %d", (int)m->value);
-        ctx_fail(ctx, loc, "malformed message from %s to %s on %s: %s expects control message %s, got %s",
+        ctx_fail(ctx, loc,
+                 "malformed message from %s to %s on %s: %s expects control message %s, got %s",
                  lname(R, owner), lname(R, self), cname(R, chan), lname(R, self),
                  tag >= 0 && tag < R->prog->ntags ? R->prog->tags[tag] : "?", got);
     }
     int32_t value = m->value;
     zgrt_value decision = {.tag = ZGRT_BOOL, .u.i = value};
-    zri_event e = {.kind = ZRI_EV_RECV, .peer = owner, .chan = chan, .ctl_tag = tag, .seq = m->seq,
-                   .nvals = 1, .vals = &decision, .attempts = 1};
+    zri_event e = {.kind = ZRI_EV_RECV,
+                   .peer = owner,
+                   .chan = chan,
+                   .ctl_tag = tag,
+                   .seq = m->seq,
+                   .nvals = 1,
+                   .vals = &decision,
+                   .attempts = 1};
     do_event(ctx, &e, m, NULL, NULL, -1);
     return value;
 }
@@ -1030,8 +1018,12 @@ void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *va
             ctx_fail(ctx, loc, "internal error: assignment of a wrong value to variable %d",
                      (int)vars[k]);
     }
-    zri_event e = {.kind = ZRI_EV_ACT, .action = action, .attempts = 1, .nwrites = n,
-                   .write_vars = vars, .write_vals = vals};
+    zri_event e = {.kind = ZRI_EV_ACT,
+                   .action = action,
+                   .attempts = 1,
+                   .nwrites = n,
+                   .write_vars = vars,
+                   .write_vals = vals};
     do_event(ctx, &e, NULL, NULL, NULL, -1);
 }
 
@@ -1054,16 +1046,18 @@ static void action_note(void *user, const char *fmt, ...)
     fprintf(stderr, "zgc: note: lifeline %s: %s\n", lname(u->ctx->run, u->ctx->life->index), msg);
 }
 
-/* Retried llm attempts go to the trace as "retry" lines (not events). */
+/* Retried llm attempts go to the observer (the trace's "retry" lines; not
+ * events). */
 static void action_retry(void *user, int attempt, const char *error, double delay)
 {
     note_user *u = user;
     run *R = u->ctx->run;
-    if (R->trace) zri_trace_retry(R->trace, u->ctx->life->index, u->action, attempt, error, delay);
+    if (R->obs.retry)
+        R->obs.retry(R->obs.user, u->ctx->life->index, u->action, attempt, error, delay);
 }
 
 void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts,
-                 const int32_t *outs, int32_t loc)
+              const int32_t *outs, int32_t loc)
 {
     enter(ctx);
     run *R = ctx->run;
@@ -1075,19 +1069,27 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     if (nouts != A->nresults)
         ctx_fail(ctx, loc, "internal error: action %s with %d outputs", A->name, (int)nouts);
     zgrt_value small[8], *res = small;
-    if (A->nresults > 8) res = xcalloc((size_t)A->nresults, sizeof *res);
+    if (A->nresults > 8) res = zri_xcalloc((size_t)A->nresults, sizeof *res);
     memset(res, 0, (size_t)(A->nresults > 8 ? A->nresults : 8) * sizeof *res);
 
     uint64_t call_index = __atomic_fetch_add(&L->action_calls, 1, __ATOMIC_RELAXED);
     net_flush(ctx, loc);
 
     note_user nu = {ctx, A->name};
-    zri_action_env env = {.prog = p, .opts = &R->opts, .lifeline = L->index, .heap = L->heap,
-                          .call_index = call_index, .cancel = &R->cancel, .note = action_note,
-                          .note_user = &nu, .retry = action_retry};
+    zri_action_env env = {.prog = p,
+                          .opts = R->opts,
+                          .lifeline = L->index,
+                          .heap = L->heap,
+                          .call_index = call_index,
+                          .cancel = &R->cancel,
+                          .note = action_note,
+                          .note_user = &nu,
+                          .retry = action_retry};
     int attempts = 1;
     char err[1024] = "";
-    int rc = zri_run_action(&env, action, args, res, &attempts, err, sizeof err);
+    int rc =
+        R->run_action ? R->run_action(&env, action, args, res, &attempts, err, sizeof err) : -1;
+    if (!R->run_action) snprintf(err, sizeof err, "this executable cannot run actions");
     if (rc != 0 || cancelled(R)) {
         if (res != small) free(res);
         if (cancelled(R)) unwind(ctx);
@@ -1101,8 +1103,12 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
         ctx_fail(ctx, loc, "action %s: result %d is %s, expected a value of type %s", A->name,
                  (int)k + 1, got, zri_type_name(p, A->result_types[k]));
     }
-    zri_event e = {.kind = ZRI_EV_ACT, .action = A->name, .attempts = attempts, .nwrites = nouts,
-                   .write_vars = outs, .write_vals = res};
+    zri_event e = {.kind = ZRI_EV_ACT,
+                   .action = A->name,
+                   .attempts = attempts,
+                   .nwrites = nouts,
+                   .write_vars = outs,
+                   .write_vals = res};
     do_event(ctx, &e, NULL, NULL, res != small ? res : NULL, -1);
     if (res != small) free(res);
 }
@@ -1134,13 +1140,14 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
     run *R = ctx->run;
     if (n <= 0) return;
     net_flush(ctx, loc);
-    par_child *c = xcalloc((size_t)n, sizeof *c);
+    par_child *c = zri_xcalloc((size_t)n, sizeof *c);
     int remaining = n;
     if (R->deadlock_check) __atomic_add_fetch(&R->active, n - 1, __ATOMIC_ACQ_REL);
     /* from now on this lifeline's events take its lock */
     __atomic_add_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
     int32_t started = 0;
     for (; started < n; started++) {
+        c[started].ctx.mon = ctx->mon;
         c[started].ctx.run = R;
         c[started].ctx.life = ctx->life;
         sched_seed(&c[started].ctx, ctx->rng, (uint64_t)started + 1);
@@ -1148,7 +1155,8 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
         c[started].remaining = &remaining;
         if (pthread_create(&c[started].th, NULL, par_thread, &c[started]) != 0) break;
     }
-    if (started < n) run_error(R, ctx->life->index, loc, "cannot start a thread for a parallel branch");
+    if (started < n)
+        run_error(R, ctx->life->index, loc, "cannot start a thread for a parallel branch");
     for (int32_t k = 0; k < started; k++) pthread_join(c[k].th, NULL);
     __atomic_sub_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
     free(c);
@@ -1163,46 +1171,6 @@ zri_heap *zri_ctx_heap(zgrt_ctx *ctx) { return ctx->life->heap; }
 
 const zgrt_program *zri_ctx_program(zgrt_ctx *ctx) { return ctx->run->prog; }
 
-int64_t zgrt_vc(zgrt_ctx *ctx, int32_t lifeline)
-{
-    if (lifeline < 0 || lifeline >= ctx->run->nl) return 0;
-    return ctx->life->vc[lifeline];
-}
-
-/* The monitor accessors are meant for eval functions, which run inside an
- * event under the lifeline's lock; they take a slot of the descriptor's
- * tables, which must be one of the lifeline's.  view(self, ·) holds the
- * values of the previous event until the current one is evaluated
- * (Algorithm 2 evaluates @self(θ) directly); var(self, x) is the current
- * store. */
-int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t slot)
-{
-    run *R = ctx->run;
-    life *L = ctx->life;
-    if (!R->monitor || lifeline < 0 || lifeline >= R->nl || slot < R->vstart[lifeline] ||
-        slot >= R->vstart[lifeline + 1])
-        return 0;
-    if (L->vc[lifeline] == 0) return 0;
-    return L->views[slot];
-}
-
-const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t slot)
-{
-    run *R = ctx->run;
-    life *L = ctx->life;
-    if (lifeline < 0 || lifeline >= R->nl || slot < R->vvstart[lifeline] ||
-        slot >= R->vvstart[lifeline + 1])
-        return NULL;
-    const zgrt_value *v;
-    if (lifeline == L->index) {
-        v = &L->store[R->prog->varviews[slot].index];
-    } else {
-        if (!R->monitor || L->vc[lifeline] == 0) return NULL;
-        v = &L->varviews[slot];
-    }
-    return v->tag == ZGRT_UNDEF ? NULL : v;
-}
-
 void zgrt_trap(zgrt_ctx *ctx, int32_t loc, const char *msg)
 {
     if (cancelled(ctx->run)) unwind(ctx);
@@ -1214,24 +1182,17 @@ void zgrt_trap(zgrt_ctx *ctx, int32_t loc, const char *msg)
 static void life_init(run *R, life *L, int32_t index)
 {
     const zgrt_program *p = R->prog;
-    size_t nl = (size_t)R->nl, nvars = (size_t)p->nvars, nsubs = (size_t)p->nsubs,
-           nchans = (size_t)p->nchans;
+    size_t nl = (size_t)R->nl, nvars = (size_t)p->nvars, nchans = (size_t)p->nchans;
     L->run = R;
     L->index = index;
     pthread_mutex_init(&L->mu, NULL);
-    L->store = xcalloc(nvars, sizeof(zgrt_value));
-    L->vc = xcalloc(nl, sizeof(int64_t));
-    if (R->monitor) {
-        L->views = xcalloc((size_t)p->nviews, 1);
-        L->varviews = xcalloc((size_t)p->nvarviews, sizeof(zgrt_value));
-        L->old = xcalloc(nsubs, 1);
-        L->val = xcalloc(nsubs, 1);
-    }
-    L->sent = xcalloc(nl * nchans, sizeof(int64_t));
+    L->store = zri_xcalloc(nvars, sizeof(zgrt_value));
+    zri_monitor_init(&L->mon, &R->plan, index, L->store);
+    L->sent = zri_xcalloc(nl * nchans, sizeof(int64_t));
     L->heap = zri_heap_new();
     pthread_mutex_init(&L->in.mu, NULL);
     pthread_cond_init(&L->in.cv, NULL);
-    L->in.q = xcalloc(nl * nchans, sizeof(queue));
+    L->in.q = zri_xcalloc(nl * nchans, sizeof(queue));
 }
 
 static void life_free(run *R, life *L)
@@ -1255,23 +1216,22 @@ static void life_free(run *R, life *L)
     pthread_cond_destroy(&L->in.cv);
     pthread_mutex_destroy(&L->in.mu);
     free(L->store);
-    free(L->vc);
-    free(L->views);
-    free(L->varviews);
-    free(L->old);
-    free(L->val);
+    zri_monitor_free(&L->mon);
     free(L->sent);
     zri_heap_free(L->heap);
     pthread_mutex_destroy(&L->mu);
 }
 
-static run *run_new(const zgrt_program *p)
+zri_run *zri_run_new(const zgrt_program *p, const zri_options *o, int32_t self)
 {
-    run *R = xcalloc(1, sizeof *R);
+    run *R = zri_xcalloc(1, sizeof *R);
     R->prog = p;
+    R->opts = o;
     R->nl = p->nlifelines;
-    R->self = -1;
+    R->self = self;
     R->monitor = p->monitor != 0;
+    R->meta = R->monitor || R->self >= 0;
+    R->deadlock_check = R->self < 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     R->ncpu = ncpu > 0 ? (int)ncpu : 1;
     pthread_mutex_init(&R->err_mu, NULL);
@@ -1281,34 +1241,46 @@ static run *run_new(const zgrt_program *p)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&R->done_cv, &ca);
     pthread_condattr_destroy(&ca);
-    R->lives = xcalloc((size_t)R->nl, sizeof(life));
-    /* slot ranges per lifeline (check_program validated the tables) */
-    R->vstart = xcalloc((size_t)R->nl + 1, sizeof(int32_t));
-    R->vvstart = xcalloc((size_t)R->nl + 1, sizeof(int32_t));
-    for (int32_t b = 0, s = 0, t = 0; b <= R->nl; b++) {
-        while (s < p->nviews && p->views[s].lifeline < b) s++;
-        while (t < p->nvarviews && p->varviews[t].lifeline < b) t++;
-        R->vstart[b] = s;
-        R->vvstart[b] = t;
-    }
+    zri_plan_init(&R->plan, p);
+    R->lives = zri_xcalloc((size_t)R->nl, sizeof(life));
+    for (int32_t l = 0; l < R->nl; l++) life_init(R, &R->lives[l], l);
     return R;
 }
 
-static void run_free(run *R)
+void zri_run_free(zri_run *R)
 {
     for (int32_t l = 0; l < R->nl; l++)
         if (R->lives[l].run) life_free(R, &R->lives[l]);
     free(R->lives);
-    free(R->vstart);
-    free(R->vvstart);
-    zri_heap_free(R->net_heap);
-    zri_options_free(&R->opts);
+    zri_plan_free(&R->plan);
     free(R->error);
     pthread_cond_destroy(&R->done_cv);
     pthread_mutex_destroy(&R->done_mu);
     pthread_mutex_destroy(&R->err_mu);
     free(R);
 }
+
+const zgrt_value *zri_run_store(zri_run *R, int32_t l) { return R->lives[l].store; }
+
+void zri_run_observe(zri_run *R, const zri_observer *obs)
+{
+    R->obs = *obs;
+    R->meta = 1; /* an observer sees the vector clock of every event */
+}
+
+void zri_run_connect(zri_run *R, const zri_transport *t) { R->net = *t; }
+
+void zri_run_set_actions(zri_run *R, zri_action_fn run_action) { R->run_action = run_action; }
+
+void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    run_verror(R, lifeline, -1, fmt, ap);
+    va_end(ap);
+}
+
+const char *zri_run_error(zri_run *R) { return R->error; }
 
 static void input_desc(const zgrt_program *p, int32_t i, char *out, size_t n)
 {
@@ -1322,9 +1294,9 @@ static void input_desc(const zgrt_program *p, int32_t i, char *out, size_t n)
 static int setup_inputs(run *R)
 {
     const zgrt_program *p = R->prog;
-    const zri_options *o = &R->opts;
+    const zri_options *o = R->opts;
     int bad = 0;
-    int *given = xcalloc((size_t)(p->ninputs > 0 ? p->ninputs : 1), sizeof(int));
+    int *given = zri_xcalloc((size_t)(p->ninputs > 0 ? p->ninputs : 1), sizeof(int));
     char desc[512];
     for (int a = 0; a < o->nargs; a++) {
         int32_t i;
@@ -1337,7 +1309,8 @@ static int setup_inputs(run *R)
                 zri_buf_printf(&b, "%s%s", j ? ", " : "", desc);
             }
             if (p->ninputs)
-                fprintf(stderr, "zgc: error: unknown input '%s' in --arg; the inputs of %s are: %s\n",
+                fprintf(stderr,
+                        "zgc: error: unknown input '%s' in --arg; the inputs of %s are: %s\n",
                         o->arg_names[a], p->workflow ? p->workflow : "the workflow", b.data);
             else
                 fprintf(stderr, "zgc: error: unknown input '%s' in --arg; %s has no inputs\n",
@@ -1396,7 +1369,8 @@ static int setup_defaults(run *R)
                     return 1;
                 }
             } else if (!zri_value_check(p, &d, v->type)) {
-                fprintf(stderr, "zgc: error: internal error: bad default for variable %s\n", v->name);
+                fprintf(stderr, "zgc: error: internal error: bad default for variable %s\n",
+                        v->name);
                 return 1;
             }
             R->lives[l].store[x] = d;
@@ -1421,8 +1395,8 @@ static void *body_thread(void *arg)
     return NULL;
 }
 
-/* net.c callbacks (per-lifeline mode) */
-static void net_deliver(void *user, zri_msg *m)
+/* The transport's callbacks (per-lifeline mode), on its own thread. */
+void zri_run_deliver(void *user, zri_msg *m)
 {
     run *R = user;
     const zgrt_program *p = R->prog;
@@ -1443,7 +1417,7 @@ static void net_deliver(void *user, zri_msg *m)
     deliver_local(R, m);
 }
 
-static void net_fail(void *user, const char *msg)
+void zri_run_lost(void *user, const char *msg)
 {
     run *R = user;
     run_error(R, -1, -1, "%s", msg ? msg : "connection failed");
@@ -1465,9 +1439,9 @@ static void timespec_add(struct timespec *t, double s)
 static int wait_threads(run *R)
 {
     struct timespec timeout_at, grace_at;
-    int has_timeout = R->opts.timeout > 0, grace = 0;
+    int has_timeout = R->opts->timeout > 0, grace = 0;
     clock_gettime(CLOCK_MONOTONIC, &timeout_at);
-    timespec_add(&timeout_at, R->opts.timeout);
+    timespec_add(&timeout_at, R->opts->timeout);
     pthread_mutex_lock(&R->done_mu);
     while (R->running > 0) {
         if (cancelled(R) && !grace) {
@@ -1476,9 +1450,12 @@ static int wait_threads(run *R)
             timespec_add(&grace_at, CANCEL_GRACE_S);
         }
         int rc;
-        if (grace) rc = pthread_cond_timedwait(&R->done_cv, &R->done_mu, &grace_at);
-        else if (has_timeout) rc = pthread_cond_timedwait(&R->done_cv, &R->done_mu, &timeout_at);
-        else rc = pthread_cond_wait(&R->done_cv, &R->done_mu);
+        if (grace)
+            rc = pthread_cond_timedwait(&R->done_cv, &R->done_mu, &grace_at);
+        else if (has_timeout)
+            rc = pthread_cond_timedwait(&R->done_cv, &R->done_mu, &timeout_at);
+        else
+            rc = pthread_cond_wait(&R->done_cv, &R->done_mu);
         if (rc == ETIMEDOUT && R->running > 0) {
             if (grace) {
                 pthread_mutex_unlock(&R->done_mu);
@@ -1486,7 +1463,7 @@ static int wait_threads(run *R)
             }
             has_timeout = 0;
             pthread_mutex_unlock(&R->done_mu);
-            run_error(R, -1, -1, "timeout after %g s", R->opts.timeout);
+            run_error(R, -1, -1, "timeout after %g s", R->opts->timeout);
             pthread_mutex_lock(&R->done_mu);
         }
     }
@@ -1494,8 +1471,7 @@ static int wait_threads(run *R)
     return 0;
 }
 
-/* The result as JSON text (malloc'd). */
-static char *result_json(run *R)
+char *zri_run_result_json(zri_run *R)
 {
     const zgrt_program *p = R->prog;
     zri_buf b = {0};
@@ -1524,22 +1500,6 @@ static char *result_json(run *R)
     return zri_buf_take(&b);
 }
 
-static int write_result(run *R, const char *json)
-{
-    if (!R->opts.result_file) {
-        printf("%s\n", json);
-        fflush(stdout);
-        return 0;
-    }
-    FILE *f = fopen(R->opts.result_file, "w");
-    if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0) {
-        fprintf(stderr, "zgc: error: cannot write the result to %s: %s\n", R->opts.result_file,
-                strerror(errno));
-        return 1;
-    }
-    return 0;
-}
-
 /* A slot table of the descriptor (zgrt_abi.h, zgrt_slot): n >= 0 slots,
  * each with a lifeline < nlifelines and an index < limit, sorted by
  * (lifeline, index) without duplicates.  Returns 0, or -1 after printing
@@ -1549,12 +1509,16 @@ static int check_slots(const zgrt_program *p, const char *what, int32_t n, const
 {
     const char *bad = NULL;
     int32_t k = -1;
-    if (n < 0) bad = "negative slot count";
-    else if (n > 0 && !t) bad = "missing slot table";
+    if (n < 0)
+        bad = "negative slot count";
+    else if (n > 0 && !t)
+        bad = "missing slot table";
     for (int32_t i = 0; !bad && i < n; i++) {
         k = i;
-        if (t[i].lifeline < 0 || t[i].lifeline >= p->nlifelines) bad = "lifeline out of range";
-        else if (t[i].index < 0 || t[i].index >= limit) bad = "index out of range";
+        if (t[i].lifeline < 0 || t[i].lifeline >= p->nlifelines)
+            bad = "lifeline out of range";
+        else if (t[i].index < 0 || t[i].index >= limit)
+            bad = "index out of range";
         else if (i > 0 && (t[i].lifeline < t[i - 1].lifeline ||
                            (t[i].lifeline == t[i - 1].lifeline && t[i].index <= t[i - 1].index)))
             bad = "not sorted by (lifeline, index) without duplicates";
@@ -1565,15 +1529,16 @@ static int check_slots(const zgrt_program *p, const char *what, int32_t n, const
                 "zgc: error: internal error: malformed program descriptor: %s slots: %s (%d)\n",
                 what, bad, (int)n);
     else
-        fprintf(stderr,
-                "zgc: error: internal error: malformed program descriptor: %s slot %d (lifeline %d, "
-                "%s %d): %s (%d lifelines, %d %ss)\n",
-                what, (int)k, (int)t[k].lifeline, unit, (int)t[k].index, bad, (int)p->nlifelines,
-                (int)limit, unit);
+        fprintf(
+            stderr,
+            "zgc: error: internal error: malformed program descriptor: %s slot %d (lifeline %d, "
+            "%s %d): %s (%d lifelines, %d %ss)\n",
+            what, (int)k, (int)t[k].lifeline, unit, (int)t[k].index, bad, (int)p->nlifelines,
+            (int)limit, unit);
     return -1;
 }
 
-static int check_program(const zgrt_program *p)
+int zri_program_check(const zgrt_program *p)
 {
     if (!p) return -1;
     if (p->abi_version != ZGRT_ABI_VERSION) {
@@ -1583,8 +1548,8 @@ static int check_program(const zgrt_program *p)
         return -1;
     }
     if (p->nlifelines <= 0 || !p->lifelines || !p->bodies || p->nvars < 0 ||
-        (p->nvars > 0 && !p->vars) || p->nchans < 0 ||
-        p->nsubs < 0 || p->ninputs < 0 || p->nresults < 0 || (p->nresults > 0 && !p->results)) {
+        (p->nvars > 0 && !p->vars) || p->nchans < 0 || p->nsubs < 0 || p->ninputs < 0 ||
+        p->nresults < 0 || (p->nresults > 0 && !p->results)) {
         fprintf(stderr, "zgc: error: internal error: malformed program descriptor\n");
         return -1;
     }
@@ -1594,122 +1559,28 @@ static int check_program(const zgrt_program *p)
     return 0;
 }
 
-int zgrt_main(const zgrt_program *prog, int argc, char **argv)
+int zri_run_setup(zri_run *R)
 {
-    if (check_program(prog) < 0) return 1;
-    run *R = run_new(prog);
-    int status = 0;
-    int rc = zri_options_parse(prog, argc > 0 ? argc - 1 : 0, argc > 0 ? argv + 1 : argv, &R->opts);
-    if (rc != 0) {
-        run_free(R);
-        return rc > 0 ? 0 : 2;
-    }
+    if (setup_defaults(R) != 0) return 1;
+    return setup_inputs(R);
+}
 
-    /* mode */
-    int32_t nbodies = 0, body = -1;
-    for (int32_t l = 0; l < R->nl; l++)
-        if (prog->bodies[l]) nbodies++, body = l;
-    if (nbodies == 0) {
-        fprintf(stderr, "zgc: error: internal error: this executable runs no lifeline\n");
-        run_free(R);
-        return 1;
-    }
-    if (nbodies != R->nl && nbodies != 1) {
-        fprintf(stderr, "zgc: error: internal error: this executable runs %d of %d lifelines\n",
-                (int)nbodies, (int)R->nl);
-        run_free(R);
-        return 1;
-    }
-    const char **peer_addrs = NULL;
-    if (nbodies == 1 && R->nl > 1) {
-        R->self = body;
-        peer_addrs = xcalloc((size_t)R->nl, sizeof *peer_addrs);
-        for (int i = 0; i < R->opts.npeers; i++)
-            for (int32_t l = 0; l < R->nl; l++)
-                if (strcmp(R->opts.peer_names[i], lname(R, l)) == 0) peer_addrs[l] = R->opts.peer_addrs[i];
-        int bad = 0;
-        if (!R->opts.listen) {
-            fprintf(stderr, "zgc: error: this executable runs lifeline %s only and needs --listen ADDR\n",
-                    lname(R, body));
-            bad = 1;
-        }
-        for (int32_t l = 0; l < R->nl; l++)
-            if (l != body && !peer_addrs[l]) {
-                fprintf(stderr, "zgc: error: missing --peer %s=ADDR (the address of lifeline %s)\n",
-                        lname(R, l), lname(R, l));
-                bad = 1;
-            }
-        if (peer_addrs[body]) {
-            fprintf(stderr, "zgc: error: --peer %s: this executable runs lifeline %s itself\n",
-                    lname(R, body), lname(R, body));
-            bad = 1;
-        }
-        if (bad) {
-            free(peer_addrs);
-            run_free(R);
-            return 2;
-        }
-    } else if (R->opts.listen || R->opts.npeers) {
-        fprintf(stderr, "zgc: error: --listen and --peer apply to per-lifeline executables only\n");
-        run_free(R);
-        return 2;
-    }
-    R->meta = R->monitor || R->opts.trace || R->self >= 0;
-    R->deadlock_check = R->self < 0;
-
-    for (int32_t l = 0; l < R->nl; l++) life_init(R, &R->lives[l], l);
-    if (setup_defaults(R) != 0) {
-        free(peer_addrs);
-        run_free(R);
-        return 1;
-    }
-    if ((status = setup_inputs(R)) != 0) {
-        free(peer_addrs);
-        run_free(R);
-        return status;
-    }
-
-    /* trace: in per-lifeline mode, FILE.<Lifeline> */
-    char err[1024] = "";
-    if (R->opts.trace) {
-        zri_buf path = {0};
-        zri_buf_puts(&path, R->opts.trace);
-        if (R->self >= 0) zri_buf_printf(&path, ".%s", lname(R, R->self));
-        R->trace = zri_trace_open(prog, path.data, err, sizeof err);
-        zri_buf_free(&path);
-        if (!R->trace) {
-            fprintf(stderr, "zgc: error: %s\n", err);
-            free(peer_addrs);
-            run_free(R);
-            return 1;
-        }
-        for (int32_t l = 0; l < R->nl; l++)
-            if (R->self < 0 || l == R->self) zri_trace_start(R->trace, l, R->lives[l].store);
-    }
-
-    if (R->self >= 0) {
-        R->net_heap = zri_heap_new();
-        zri_net_callbacks cb = {net_deliver, net_fail, R};
-        double ct = R->opts.timeout > 0 ? R->opts.timeout : NET_CONNECT_TIMEOUT_S;
-        R->net = zri_net_open(prog, R->self, R->opts.listen, peer_addrs, R->net_heap, &cb, ct, err,
-                              sizeof err);
-        if (!R->net) run_error(R, R->self, -1, "cannot connect to the other lifelines: %s", err);
-    }
-    free(peer_addrs);
-
+void zri_run_exec(zri_run *R)
+{
     /* the lifeline threads */
     int32_t nthreads = R->self >= 0 ? 1 : R->nl;
-    zgrt_ctx *ctxs = xcalloc((size_t)nthreads, sizeof *ctxs);
-    pthread_t *ths = xcalloc((size_t)nthreads, sizeof *ths);
+    zgrt_ctx *ctxs = zri_xcalloc((size_t)nthreads, sizeof *ctxs);
+    pthread_t *ths = zri_xcalloc((size_t)nthreads, sizeof *ths);
     int32_t started = 0;
     if (!cancelled(R)) {
         R->active = nthreads;
         R->running = nthreads;
         for (; started < nthreads; started++) {
             int32_t l = R->self >= 0 ? R->self : started;
+            ctxs[started].mon = &R->lives[l].mon;
             ctxs[started].run = R;
             ctxs[started].life = &R->lives[l];
-            sched_seed(&ctxs[started], R->opts.schedule, (uint64_t)l * 0x100000001B3ull + 7);
+            sched_seed(&ctxs[started], R->opts->schedule, (uint64_t)l * 0x100000001B3ull + 7);
             if (pthread_create(&ths[started], NULL, body_thread, &ctxs[started]) != 0) break;
         }
         if (started < nthreads) {
@@ -1730,31 +1601,4 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     for (int32_t k = 0; k < started; k++) pthread_join(ths[k], NULL);
     free(ths);
     free(ctxs);
-    if (R->net) {
-        if (R->error) zri_net_abort(R->net); /* the peers must stop too */
-        else zri_net_close(R->net);
-    }
-    R->net = NULL;
-
-    /* result or error */
-    char *json = NULL;
-    if (!R->error) json = result_json(R);
-    if (R->trace) {
-        zri_trace_end(R->trace, json, R->error);
-        if (zri_trace_close(R->trace) != 0 && !R->error) {
-            fprintf(stderr, "zgc: error: writing the trace %s failed\n", R->opts.trace);
-            status = 1;
-        }
-        R->trace = NULL;
-    }
-    if (R->error) {
-        fprintf(stderr, "zgc: error: %s\n", R->error);
-        status = 1;
-    } else if (status == 0) {
-        status = write_result(R, json);
-    }
-    free(json);
-    zri_actions_shutdown();
-    run_free(R);
-    return status;
 }

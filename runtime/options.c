@@ -1,27 +1,18 @@
 /* options.c — the run options of a built workflow (and of `zgc run`).
  *
- *   --arg NAME=VALUE          a workflow input (repeatable)
- *   --llm SPEC                model for every llm action (default "mock")
- *   --llm-for L=SPEC          model for the llm actions of lifeline L
- *   --llm-for L.ACTION=SPEC   model for one llm action on lifeline L
- *   --seed N                  seed of the mock model (default 0)
- *   --trace FILE              JSON Lines trace
- *   --timeout SECONDS         fail the run after this many seconds (> 0)
- *   --answers FILE.json       scripted answers for human actions
- *   --llm-timeout SECONDS     time limit of one model call (> 0)
- *   --backoff-scale X         multiplies the delays between model retries (>= 0)
- *   --schedule SEED           perturbs message delivery and scheduling with
- *                             seeded random delays (testing; 0: off)
- *   --listen ADDR             per-lifeline executables: where to listen
- *   --peer NAME=ADDR          per-lifeline executables: a peer (repeatable)
- *   --result-file FILE        write the result there instead of stdout
- *   -h, --help                usage on stdout
+ * The options, their metavariables and their help texts are the run
+ * options of the vocabulary (vocab/vocab.h: ZV_RUN_OPTIONS; scope ZV_RUN
+ * for every executable, ZV_EXE for --listen, --peer and --result-file of
+ * the per-lifeline executables); this file checks their values and prints
+ * the usage.  Values: --seed and --schedule take a non-negative integer
+ * (--schedule 0: off), --timeout and --llm-timeout a positive number of
+ * seconds, --backoff-scale a non-negative factor; --arg, --llm-for and
+ * --peer may be repeated.  `-h` and `--help` print the usage on stdout.
  *
- * Every option with a value accepts both `--opt value` and `--opt=value`.
- * Parsing only checks the options' own syntax and names (lifelines,
- * actions); which inputs must be given is checked by the core.  The
- * strings in zri_options point into argv, except the route names, which
- * are allocated.
+ * Every option accepts both `--opt value` and `--opt=value`.  Parsing only
+ * checks the options' own syntax and names (lifelines, actions); which
+ * inputs must be given is checked by the core.  The strings in zri_options
+ * point into argv, except the route names, which are allocated.
  */
 #include <errno.h>
 #include <math.h>
@@ -31,22 +22,6 @@
 #include <string.h>
 
 #include "rt.h"
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) zri_oom();
-    return q;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-    char *r = malloc(n + 1);
-    if (!r) zri_oom();
-    memcpy(r, s, n);
-    r[n] = '\0';
-    return r;
-}
 
 static const char *prog_name(const zgrt_program *p)
 {
@@ -99,26 +74,9 @@ static void print_help(const zgrt_program *p)
     } else {
         fputs("The workflow has no inputs.\n\n", o);
     }
-    fputs("Options:\n"
-          "  --arg NAME=VALUE         a workflow input\n"
-          "  --llm SPEC               model for every llm action: mock (default),\n"
-          "                           scripted:FILE.json, openai[:MODEL], ollama[:MODEL]\n"
-          "  --llm-for L=SPEC         model for the llm actions of lifeline L\n"
-          "  --llm-for L.ACTION=SPEC  model for one llm action of lifeline L\n"
-          "  --seed N                 seed of the mock model (default 0)\n"
-          "  --trace FILE             write the run's events to FILE (JSON Lines)\n"
-          "  --timeout SECONDS        stop the run with an error after SECONDS\n"
-          "  --answers FILE.json      scripted answers for human actions\n"
-          "  --llm-timeout SECONDS    time limit of one model call\n"
-          "  --backoff-scale X        multiply the delays between model retries by X\n"
-          "  --schedule SEED          perturb delivery and scheduling with seeded random\n"
-          "                           delays, so that other interleavings occur (testing)\n"
-          "  --listen ADDR            per-lifeline executables: listen on ADDR\n"
-          "                           (unix:PATH or tcp:HOST:PORT)\n"
-          "  --peer NAME=ADDR         per-lifeline executables: address of lifeline NAME,\n"
-          "                           once for every other lifeline\n"
-          "  --result-file FILE       write the result to FILE instead of stdout\n"
-          "  -h, --help               show this help\n\n"
+    fputs("Options:\n", o);
+    zv_print_options(o, ZV_RUN | ZV_EXE, 27);
+    fputs("  -h, --help               show this help\n\n"
           "Exit status: 0 success, 1 run-time error, 2 bad usage.\n",
           o);
     if (p->nlifelines > 1) {
@@ -131,8 +89,8 @@ static void print_help(const zgrt_program *p)
 static void push_pair(int *n, const char ***names, const char ***vals, const char *name,
                       const char *val)
 {
-    *names = xrealloc((void *)*names, (size_t)(*n + 1) * sizeof **names);
-    *vals = xrealloc((void *)*vals, (size_t)(*n + 1) * sizeof **vals);
+    *names = zri_xrealloc((void *)*names, (size_t)(*n + 1) * sizeof **names);
+    *vals = zri_xrealloc((void *)*vals, (size_t)(*n + 1) * sizeof **vals);
     (*names)[*n] = name;
     (*vals)[*n] = val;
     (*n)++;
@@ -151,15 +109,16 @@ static int parse_route(const zgrt_program *p, const char *s, zri_options *o)
 {
     const char *eq = strchr(s, '=');
     if (!eq || eq == s || !eq[1])
-        return usage_error(p, "--llm-for expects LIFELINE=SPEC or LIFELINE.ACTION=SPEC, got '%s'", s);
+        return usage_error(p, "--llm-for expects LIFELINE=SPEC or LIFELINE.ACTION=SPEC, got '%s'",
+                           s);
     const char *dot = memchr(s, '.', (size_t)(eq - s));
     size_t ln = (size_t)((dot ? dot : eq) - s);
     if (find_lifeline(p, s, ln) < 0)
         return usage_error(p, "--llm-for: unknown lifeline '%.*s'", (int)ln, s);
     zri_route r = {0};
-    r.lifeline = xstrndup(s, ln);
+    r.lifeline = zri_xstrndup(s, ln);
     if (dot) {
-        char *act = xstrndup(dot + 1, (size_t)(eq - dot - 1));
+        char *act = zri_xstrndup(dot + 1, (size_t)(eq - dot - 1));
         int a = find_action(p, act);
         if (a < 0 || p->actions[a].kind != ZGRT_ACT_LLM) {
             usage_error(p, "--llm-for: '%s' is not an llm action of the workflow", act);
@@ -170,7 +129,7 @@ static int parse_route(const zgrt_program *p, const char *s, zri_options *o)
         r.action = act;
     }
     r.spec = eq + 1;
-    o->routes = xrealloc(o->routes, (size_t)(o->nroutes + 1) * sizeof *o->routes);
+    o->routes = zri_xrealloc(o->routes, (size_t)(o->nroutes + 1) * sizeof *o->routes);
     o->routes[o->nroutes++] = r;
     return 0;
 }
@@ -180,10 +139,7 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
     memset(o, 0, sizeof *o);
     o->llm = "mock";
     o->backoff_scale = 1.0;
-    static const char *const with_value[] = {"--arg",     "--llm",     "--llm-for", "--seed",
-                                             "--trace",   "--timeout", "--answers", "--listen",
-                                             "--peer",    "--result-file", "--llm-timeout",
-                                             "--backoff-scale", "--schedule"};
+    const zv_option_info *table = zv_option_table();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -191,85 +147,84 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             zri_options_free(o);
             return 1;
         }
-        /* the option's name and value */
-        const char *opt = NULL, *val = NULL;
-        size_t k;
-        for (k = 0; k < sizeof with_value / sizeof *with_value; k++) {
-            size_t n = strlen(with_value[k]);
-            if (strncmp(a, with_value[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
-                opt = with_value[k];
-                if (a[n] == '=') {
-                    val = a + n + 1;
-                } else if (i + 1 < argc) {
-                    val = argv[++i];
-                } else {
-                    zri_options_free(o);
-                    return usage_error(p, "%s expects a value", opt);
-                }
-                break;
-            }
-        }
-        if (!opt) {
+        /* the option and its value */
+        int id = zv_option_lookup(a, ZV_RUN | ZV_EXE);
+        if (id < 0) {
             zri_options_free(o);
             if (a[0] == '-') return usage_error(p, "unknown option '%s'", a);
-            return usage_error(p, "unexpected argument '%s' (inputs are given as --arg NAME=VALUE)", a);
+            return usage_error(p, "unexpected argument '%s' (inputs are given as --arg NAME=VALUE)",
+                               a);
+        }
+        const char *opt = table[id].name, *val;
+        size_t n = strlen(opt);
+        if (a[n] == '=') {
+            val = a + n + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        } else {
+            zri_options_free(o);
+            return usage_error(p, "%s expects a value", opt);
         }
         const char *end;
         int bad = 0;
-        if (strcmp(opt, "--arg") == 0) {
+        if (id == ZV_OPT_ARG) {
             if (split_pair(val, &end) < 0) {
                 bad = usage_error(p, "--arg expects NAME=VALUE, got '%s'", val);
             } else {
                 push_pair(&o->nargs, &o->arg_names, &o->arg_values,
-                          xstrndup(val, (size_t)(end - val)), end + 1);
+                          zri_xstrndup(val, (size_t)(end - val)), end + 1);
             }
-        } else if (strcmp(opt, "--llm") == 0) {
+        } else if (id == ZV_OPT_LLM) {
             if (!*val) bad = usage_error(p, "--llm expects a model specification");
             o->llm = val;
-        } else if (strcmp(opt, "--llm-for") == 0) {
+        } else if (id == ZV_OPT_LLM_FOR) {
             bad = parse_route(p, val, o);
-        } else if (strcmp(opt, "--seed") == 0) {
+        } else if (id == ZV_OPT_SEED) {
             char *e;
             errno = 0;
             unsigned long long s = strtoull(val, &e, 10);
             if (!*val || *e || errno || val[0] == '-' || val[0] == '+' || val[0] == ' ')
                 bad = usage_error(p, "--seed expects a non-negative integer, got '%s'", val);
             o->seed = (uint64_t)s;
-        } else if (strcmp(opt, "--trace") == 0) {
+        } else if (id == ZV_OPT_TRACE) {
             if (!*val) bad = usage_error(p, "--trace expects a file name");
             o->trace = val;
-        } else if (strcmp(opt, "--timeout") == 0) {
+        } else if (id == ZV_OPT_TIMEOUT) {
             double t;
             if (zri_parse_float(val, strlen(val), &t) < 0 || !(t > 0) || t > 1e9)
-                bad = usage_error(p, "--timeout expects a positive number of seconds, got '%s'", val);
+                bad =
+                    usage_error(p, "--timeout expects a positive number of seconds, got '%s'", val);
             else
                 o->timeout = t;
-        } else if (strcmp(opt, "--llm-timeout") == 0) {
+        } else if (id == ZV_OPT_LLM_TIMEOUT) {
             double t;
             if (zri_parse_float(val, strlen(val), &t) < 0 || !(t > 0) || t > 1e9)
-                bad = usage_error(p, "--llm-timeout expects a positive number of seconds, got '%s'", val);
+                bad = usage_error(p, "--llm-timeout expects a positive number of seconds, got '%s'",
+                                  val);
             else
                 o->llm_timeout = t;
-        } else if (strcmp(opt, "--backoff-scale") == 0) {
+        } else if (id == ZV_OPT_BACKOFF_SCALE) {
             double t;
             if (zri_parse_float(val, strlen(val), &t) < 0 || !(t >= 0) || t > 1e6)
-                bad = usage_error(p, "--backoff-scale expects a non-negative number, got '%s'", val);
+                bad =
+                    usage_error(p, "--backoff-scale expects a non-negative number, got '%s'", val);
             else
                 o->backoff_scale = t;
-        } else if (strcmp(opt, "--schedule") == 0) {
+        } else if (id == ZV_OPT_SCHEDULE) {
             char *e;
             errno = 0;
             unsigned long long s = strtoull(val, &e, 10);
             if (!*val || *e || errno || val[0] == '-' || val[0] == '+')
-                bad = usage_error(p, "--schedule expects a non-negative integer seed, got '%s'", val);
+                bad =
+                    usage_error(p, "--schedule expects a non-negative integer seed, got '%s'", val);
             o->schedule = (uint64_t)s;
-        } else if (strcmp(opt, "--answers") == 0) {
+        } else if (id == ZV_OPT_ANSWERS) {
             if (!*val) bad = usage_error(p, "--answers expects a file name");
             o->answers = val;
-        } else if (strcmp(opt, "--listen") == 0) {
+        } else if (id == ZV_OPT_LISTEN) {
             if (!*val) bad = usage_error(p, "--listen expects an address");
             o->listen = val;
-        } else if (strcmp(opt, "--peer") == 0) {
+        } else if (id == ZV_OPT_PEER) {
             if (split_pair(val, &end) < 0 || !end[1]) {
                 bad = usage_error(p, "--peer expects NAME=ADDR, got '%s'", val);
             } else if (find_lifeline(p, val, (size_t)(end - val)) < 0) {
@@ -281,10 +236,10 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
                         bad = usage_error(p, "--peer: lifeline '%s' given twice", o->peer_names[j]);
                 if (!bad) {
                     push_pair(&o->npeers, &o->peer_names, &o->peer_addrs,
-                              xstrndup(val, (size_t)(end - val)), end + 1);
+                              zri_xstrndup(val, (size_t)(end - val)), end + 1);
                 }
             }
-        } else if (strcmp(opt, "--result-file") == 0) {
+        } else if (id == ZV_OPT_RESULT_FILE) {
             if (!*val) bad = usage_error(p, "--result-file expects a file name");
             o->result_file = val;
         }

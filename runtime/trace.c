@@ -60,8 +60,7 @@ zri_trace *zri_trace_open(const zgrt_program *p, const char *path, char *err, si
         snprintf(err, errlen, "cannot create the trace file %s: %s", path, strerror(errno));
         return NULL;
     }
-    zri_trace *t = calloc(1, sizeof *t);
-    if (!t) zri_oom();
+    zri_trace *t = zri_xcalloc(1, sizeof *t);
     t->prog = p;
     t->f = f;
     pthread_mutex_init(&t->mu, NULL);
@@ -121,8 +120,10 @@ void zri_trace_event(zri_trace *t, const zri_event *e)
             zri_buf_json_value(&b, p, &e->vals[k]);
         }
         zri_buf_puts(&b, "],\"control\":");
-        if (e->ctl_tag >= 0) put_name(&b, p->tags[e->ctl_tag]);
-        else zri_buf_puts(&b, "null");
+        if (e->ctl_tag >= 0)
+            put_name(&b, p->tags[e->ctl_tag]);
+        else
+            zri_buf_puts(&b, "null");
         /* the message id: <from>><to>@<channel>#<n> */
         zri_buf id = {0};
         zri_buf_puts(&id, p->lifelines[send ? e->lifeline : e->peer]);
@@ -138,8 +139,10 @@ void zri_trace_event(zri_trace *t, const zri_event *e)
     }
     case ZRI_EV_ACT:
         zri_buf_puts(&b, ",\"action\":");
-        if (e->action) put_name(&b, e->action);
-        else zri_buf_puts(&b, "null");
+        if (e->action)
+            put_name(&b, e->action);
+        else
+            zri_buf_puts(&b, "null");
         zri_buf_printf(&b, ",\"attempts\":%d", (int)e->attempts);
         break;
     case ZRI_EV_CHOICE:
@@ -199,6 +202,20 @@ void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
     }
     zri_buf_puts(&b, "}");
     write_line(t, &b);
+}
+
+static void observe_event(void *user, const zri_event *e) { zri_trace_event(user, e); }
+
+static void observe_retry(void *user, int32_t lifeline, const char *action, int attempt,
+                          const char *error, double delay)
+{
+    zri_trace_retry(user, lifeline, action, attempt, error, delay);
+}
+
+zri_observer zri_trace_observer(zri_trace *t)
+{
+    zri_observer o = {observe_event, observe_retry, t};
+    return o;
 }
 
 int zri_trace_close(zri_trace *t)

@@ -1,5 +1,6 @@
-/* values.c — workflow values.
+/* values.c — workflow values; depends on nothing else of the runtime.
  *
+ *   - allocation that never fails (zri_xmalloc, …; zri_oom);
  *   - the value heap: strings and JSON values that live until the end of
  *     the run (one heap per lifeline, plus one for the run's inputs and one
  *     for messages decoded from the network);
@@ -8,12 +9,8 @@
  *     %.16g, %.17g that reads back to the same double, so 0.1 prints 0.1;
  *     jansson would always print 17 digits);
  *   - conversions between values and jansson / --arg text;
- *   - the generated-code entry points zgrt_concat, zgrt_compare and
- *     zgrt_builtin.
- *
- * Strings are UTF-8.  len() counts code points; lower() and upper() map
- * ASCII letters only (other characters are kept as they are); trim() strips
- * ASCII whitespace (space, \t, \n, \v, \f, \r) at both ends.
+ *   - comparison, and the generated-code entry point zgrt_compare (the
+ *     entry points that need a context are in builtins.c).
  *
  * Thread safety: a heap has its own mutex, so the branches of a parallel
  * region (several threads of one lifeline) may allocate in it at the same
@@ -41,18 +38,33 @@ void zri_oom(void)
     _Exit(1);
 }
 
-static void *xmalloc(size_t n)
+void *zri_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p) zri_oom();
     return p;
 }
 
-static void *xrealloc(void *p, size_t n)
+void *zri_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) zri_oom();
+    return p;
+}
+
+void *zri_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q) zri_oom();
     return q;
+}
+
+char *zri_xstrndup(const char *s, size_t n)
+{
+    char *r = zri_xmalloc(n + 1);
+    memcpy(r, s, n);
+    r[n] = '\0';
+    return r;
 }
 
 /* ---- the heap -------------------------------------------------------- */
@@ -68,14 +80,14 @@ typedef struct chunk {
 
 struct zri_heap {
     pthread_mutex_t mu;
-    chunk *chunks;   /* head: the chunk being filled */
-    json_t **jsons;  /* references held until the end */
+    chunk *chunks;  /* head: the chunk being filled */
+    json_t **jsons; /* references held until the end */
     size_t njsons, capjsons;
 };
 
 zri_heap *zri_heap_new(void)
 {
-    zri_heap *h = xmalloc(sizeof *h);
+    zri_heap *h = zri_xmalloc(sizeof *h);
     memset(h, 0, sizeof *h);
     pthread_mutex_init(&h->mu, NULL);
     return h;
@@ -101,7 +113,7 @@ static void *heap_alloc(zri_heap *h, size_t n)
     void *p;
     if (n > CHUNK_SIZE / 4) {
         /* a block of its own, linked behind the chunk being filled */
-        chunk *c = xmalloc(sizeof(chunk) + n);
+        chunk *c = zri_xmalloc(sizeof(chunk) + n);
         c->used = c->cap = n;
         if (h->chunks) {
             c->next = h->chunks->next;
@@ -114,7 +126,7 @@ static void *heap_alloc(zri_heap *h, size_t n)
     } else {
         chunk *c = h->chunks;
         if (!c || c->cap - c->used < n) {
-            c = xmalloc(sizeof(chunk) + CHUNK_SIZE);
+            c = zri_xmalloc(sizeof(chunk) + CHUNK_SIZE);
             c->used = 0;
             c->cap = CHUNK_SIZE;
             c->next = h->chunks;
@@ -128,7 +140,7 @@ static void *heap_alloc(zri_heap *h, size_t n)
 }
 
 /* A writable string of n bytes (plus the NUL) in h. */
-static zgrt_str *str_alloc(zri_heap *h, size_t n)
+zgrt_str *zri_str_new(zri_heap *h, size_t n)
 {
     if (n > (size_t)INT64_MAX - sizeof(zgrt_str) - 16) zri_oom();
     zgrt_str *s = heap_alloc(h, sizeof(zgrt_str) + n + 1);
@@ -139,7 +151,7 @@ static zgrt_str *str_alloc(zri_heap *h, size_t n)
 
 const zgrt_str *zri_str(zri_heap *h, const char *s, size_t n)
 {
-    zgrt_str *r = str_alloc(h, n);
+    zgrt_str *r = zri_str_new(h, n);
     if (n) memcpy(r->data, s, n);
     return r;
 }
@@ -151,7 +163,7 @@ void *zri_json_keep(zri_heap *h, void *json)
     pthread_mutex_lock(&h->mu);
     if (h->njsons == h->capjsons) {
         h->capjsons = h->capjsons ? 2 * h->capjsons : 16;
-        h->jsons = xrealloc(h->jsons, h->capjsons * sizeof *h->jsons);
+        h->jsons = zri_xrealloc(h->jsons, h->capjsons * sizeof *h->jsons);
     }
     h->jsons[h->njsons++] = json;
     pthread_mutex_unlock(&h->mu);
@@ -200,7 +212,10 @@ int32_t zgrt_compare(const zgrt_value *a, const zgrt_value *b)
     case ZGRT_FLOAT: return a->u.f < b->u.f ? -1 : a->u.f > b->u.f ? 1 : 0;
     case ZGRT_STR: return str_cmp(a->u.s, b->u.s);
     case ZGRT_JSON: /* a NULL payload is JSON null (the literal `null` in generated code) */
-        return json_equal(a->u.j ? (json_t *)a->u.j : json_null(), b->u.j ? (json_t *)b->u.j : json_null()) ? 0 : 1;
+        return json_equal(a->u.j ? (json_t *)a->u.j : json_null(),
+                          b->u.j ? (json_t *)b->u.j : json_null())
+                   ? 0
+                   : 1;
     default: return 1;
     }
 }
@@ -289,7 +304,7 @@ void zri_buf_add(zri_buf *b, const char *s, size_t n)
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->len + n + 1) cap *= 2;
-        b->data = xrealloc(b->data, cap);
+        b->data = zri_xrealloc(b->data, cap);
         b->cap = cap;
     }
     if (n) memcpy(b->data + b->len, s, n);
@@ -311,7 +326,7 @@ void zri_buf_printf(zri_buf *b, const char *fmt, ...)
         zri_buf_add(b, small, (size_t)n);
         return;
     }
-    char *big = xmalloc((size_t)n + 1);
+    char *big = zri_xmalloc((size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -362,13 +377,20 @@ void zri_buf_json_string(zri_buf *b, const char *s, size_t n)
         const char *esc = NULL;
         char ubuf[7];
         size_t k = 1;
-        if (c == '"') esc = "\\\"";
-        else if (c == '\\') esc = "\\\\";
-        else if (c == '\n') esc = "\\n";
-        else if (c == '\t') esc = "\\t";
-        else if (c == '\r') esc = "\\r";
-        else if (c == '\b') esc = "\\b";
-        else if (c == '\f') esc = "\\f";
+        if (c == '"')
+            esc = "\\\"";
+        else if (c == '\\')
+            esc = "\\\\";
+        else if (c == '\n')
+            esc = "\\n";
+        else if (c == '\t')
+            esc = "\\t";
+        else if (c == '\r')
+            esc = "\\r";
+        else if (c == '\b')
+            esc = "\\b";
+        else if (c == '\f')
+            esc = "\\f";
         else if (c < 0x20) {
             memcpy(ubuf, "\\u00", 4);
             ubuf[4] = hex[c >> 4];
@@ -393,8 +415,9 @@ void zri_buf_json_string(zri_buf *b, const char *s, size_t n)
     zri_buf_add(b, "\"", 1);
 }
 
-static void buf_jansson(zri_buf *b, const json_t *j, int spaced)
+void zri_buf_jansson(zri_buf *b, const void *json, int spaced)
 {
+    const json_t *j = json;
     char num[32];
     switch (json_typeof(j)) {
     case JSON_OBJECT: {
@@ -403,12 +426,13 @@ static void buf_jansson(zri_buf *b, const json_t *j, int spaced)
         int first = 1;
         zri_buf_add(b, "{", 1);
         /* jansson keeps insertion order */
-        json_object_foreach((json_t *)j, key, val) {
+        json_object_foreach((json_t *)j, key, val)
+        {
             if (!first) zri_buf_puts(b, spaced ? ", " : ",");
             first = 0;
             zri_buf_json_string(b, key, strlen(key));
             zri_buf_puts(b, spaced ? ": " : ":");
-            buf_jansson(b, val, spaced);
+            zri_buf_jansson(b, val, spaced);
         }
         zri_buf_add(b, "}", 1);
         break;
@@ -417,7 +441,7 @@ static void buf_jansson(zri_buf *b, const json_t *j, int spaced)
         zri_buf_add(b, "[", 1);
         for (size_t i = 0; i < json_array_size(j); i++) {
             if (i) zri_buf_puts(b, spaced ? ", " : ",");
-            buf_jansson(b, json_array_get(j, i), spaced);
+            zri_buf_jansson(b, json_array_get(j, i), spaced);
         }
         zri_buf_add(b, "]", 1);
         break;
@@ -437,7 +461,7 @@ static void buf_jansson(zri_buf *b, const json_t *j, int spaced)
     }
 }
 
-static const char *enum_member(const zgrt_program *p, int64_t payload)
+const char *zri_enum_member(const zgrt_program *p, int64_t payload)
 {
     int64_t e = payload >> 32, m = payload & 0xffffffff;
     if (!p || e < 0 || e >= p->nenums || m >= p->enums[e].nmembers) return NULL;
@@ -459,17 +483,23 @@ static void buf_value(zri_buf *b, const zgrt_program *p, const zgrt_value *v, in
         }
         break;
     case ZGRT_STR:
-        if (v->u.s) zri_buf_json_string(b, v->u.s->data, (size_t)v->u.s->len);
-        else zri_buf_puts(b, "null");
+        if (v->u.s)
+            zri_buf_json_string(b, v->u.s->data, (size_t)v->u.s->len);
+        else
+            zri_buf_puts(b, "null");
         break;
     case ZGRT_JSON:
-        if (v->u.j) buf_jansson(b, v->u.j, spaced);
-        else zri_buf_puts(b, "null");
+        if (v->u.j)
+            zri_buf_jansson(b, v->u.j, spaced);
+        else
+            zri_buf_puts(b, "null");
         break;
     case ZGRT_ENUM: {
-        const char *m = enum_member(p, v->u.i);
-        if (m) zri_buf_json_string(b, m, strlen(m));
-        else zri_buf_printf(b, "%" PRId64, v->u.i & 0xffffffff);
+        const char *m = zri_enum_member(p, v->u.i);
+        if (m)
+            zri_buf_json_string(b, m, strlen(m));
+        else
+            zri_buf_printf(b, "%" PRId64, v->u.i & 0xffffffff);
         break;
     }
     default: zri_buf_puts(b, "null"); break;
@@ -518,7 +548,7 @@ void *zri_value_to_jansson(const zgrt_program *p, const zgrt_value *v, zgrt_type
         break;
     case ZGRT_JSON: j = v->u.j ? json_deep_copy(v->u.j) : json_null(); break;
     case ZGRT_ENUM: {
-        const char *m = enum_member(p, v->u.i);
+        const char *m = zri_enum_member(p, v->u.i);
         j = m ? json_string(m) : json_integer(v->u.i & 0xffffffff);
         break;
     }
@@ -530,8 +560,7 @@ void *zri_value_to_jansson(const zgrt_program *p, const zgrt_value *v, zgrt_type
 
 /* ---- parsing ------------------------------------------------------------ */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) ZRI_PRINTF(3, 4);
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+void zri_err(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen) return;
     va_list ap;
@@ -541,7 +570,7 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* A short rendering of bad input for messages: JSON text, cut at 60 bytes. */
-static void quote_short(char *out, size_t outlen, const char *s, size_t n)
+void zri_quote_short(char *out, size_t outlen, const char *s, size_t n)
 {
     zri_buf b = {0};
     zri_buf_json_string(&b, s, n > 60 ? 60 : n);
@@ -591,7 +620,7 @@ int zri_parse_float(const char *s, size_t n, double *out)
         if (!ed) return -1;
     }
     if (i != n) return -1;
-    char small[64], *buf = n < sizeof small ? small : xmalloc(n + 1);
+    char small[64], *buf = n < sizeof small ? small : zri_xmalloc(n + 1);
     memcpy(buf, s, n);
     buf[n] = '\0';
     errno = 0;
@@ -638,7 +667,7 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
     switch (t.tag) {
     case ZGRT_STR:
         if (!zri_utf8_valid(text, n)) {
-            seterr(err, errlen, "expected str, got text that is not UTF-8");
+            zri_err(err, errlen, "expected str, got text that is not UTF-8");
             return -1;
         }
         out->tag = ZGRT_STR;
@@ -648,7 +677,7 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
         json_error_t je;
         json_t *j = json_loadb(text, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
         if (!j) {
-            seterr(err, errlen, "expected json, got invalid JSON (%s at position %d)", je.text,
+            zri_err(err, errlen, "expected json, got invalid JSON (%s at position %d)", je.text,
                    je.position);
             return -1;
         }
@@ -662,8 +691,8 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
             out->u.i = text[0] == 't';
             return 0;
         }
-        quote_short(q, sizeof q, text, n);
-        seterr(err, errlen, "expected bool (true or false), got %s", q);
+        zri_quote_short(q, sizeof q, text, n);
+        zri_err(err, errlen, "expected bool (true or false), got %s", q);
         return -1;
     case ZGRT_INT: {
         int64_t v;
@@ -673,8 +702,8 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
             out->u.i = v;
             return 0;
         }
-        quote_short(q, sizeof q, text, n);
-        seterr(err, errlen, r == -2 ? "int out of range: %s" : "expected int, got %s", q);
+        zri_quote_short(q, sizeof q, text, n);
+        zri_err(err, errlen, r == -2 ? "int out of range: %s" : "expected int, got %s", q);
         return -1;
     }
     case ZGRT_FLOAT: {
@@ -685,8 +714,8 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
             out->u.f = d;
             return 0;
         }
-        quote_short(q, sizeof q, text, n);
-        seterr(err, errlen, r == -2 ? "float out of range: %s" : "expected float, got %s", q);
+        zri_quote_short(q, sizeof q, text, n);
+        zri_err(err, errlen, r == -2 ? "float out of range: %s" : "expected float, got %s", q);
         return -1;
     }
     case ZGRT_ENUM: {
@@ -698,11 +727,12 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
         }
         char members[256];
         enum_members_text(p, t.enum_id, members, sizeof members);
-        quote_short(q, sizeof q, text, n);
-        seterr(err, errlen, "expected a member of %s (%s), got %s", zri_type_name(p, t), members, q);
+        zri_quote_short(q, sizeof q, text, n);
+        zri_err(err, errlen, "expected a member of %s (%s), got %s", zri_type_name(p, t), members,
+               q);
         return -1;
     }
-    default: seterr(err, errlen, "values of this type cannot be given"); return -1;
+    default: zri_err(err, errlen, "values of this type cannot be given"); return -1;
     }
 }
 
@@ -712,7 +742,7 @@ int zri_value_from_jansson(const zgrt_program *p, zri_heap *h, void *json, zgrt_
     json_t *j = json;
     memset(out, 0, sizeof *out);
     if (!j) {
-        seterr(err, errlen, "expected %s, got nothing", zri_type_name(p, t));
+        zri_err(err, errlen, "expected %s, got nothing", zri_type_name(p, t));
         return -1;
     }
     switch (t.tag) {
@@ -773,7 +803,7 @@ int zri_value_from_jansson(const zgrt_program *p, zri_heap *h, void *json, zgrt_
     default: break;
     }
     zri_buf b = {0};
-    buf_jansson(&b, j, 0);
+    zri_buf_jansson(&b, j, 0);
     if (b.len > 60) {
         b.len = 57;
         zri_buf_puts(&b, "...");
@@ -781,261 +811,11 @@ int zri_value_from_jansson(const zgrt_program *p, zri_heap *h, void *json, zgrt_
     if (t.tag == ZGRT_ENUM) {
         char members[256];
         enum_members_text(p, t.enum_id, members, sizeof members);
-        seterr(err, errlen, "expected a member of %s (%s), got %s", zri_type_name(p, t), members,
+        zri_err(err, errlen, "expected a member of %s (%s), got %s", zri_type_name(p, t), members,
                b.data);
     } else {
-        seterr(err, errlen, "expected %s, got %s", zri_type_name(p, t), b.data);
+        zri_err(err, errlen, "expected %s, got %s", zri_type_name(p, t), b.data);
     }
     zri_buf_free(&b);
     return -1;
-}
-
-/* ---- generated-code entry points ---------------------------------------- */
-
-void zgrt_concat(zgrt_ctx *ctx, const zgrt_value *a, const zgrt_value *b, zgrt_value *out)
-{
-    if (a->tag != ZGRT_STR || b->tag != ZGRT_STR || !a->u.s || !b->u.s) {
-        zgrt_trap(ctx, -1, "internal error: concatenation of values that are not strings");
-        return;
-    }
-    size_t na = (size_t)a->u.s->len, nb = (size_t)b->u.s->len;
-    zgrt_str *s = str_alloc(zri_ctx_heap(ctx), na + nb);
-    memcpy(s->data, a->u.s->data, na);
-    memcpy(s->data + na, b->u.s->data, nb);
-    out->tag = ZGRT_STR;
-    out->u.s = s;
-}
-
-static const char *const builtin_names[] = {
-    "?", "len", "lower", "upper", "trim", "contains", "starts_with", "ends_with",
-    "str", "int", "float", "json_get", "json_str",
-};
-
-static int builtin_arity(int32_t id)
-{
-    return (id == ZGRT_BI_CONTAINS || id == ZGRT_BI_STARTS_WITH || id == ZGRT_BI_ENDS_WITH ||
-            id == ZGRT_BI_JSON_GET)
-               ? 2
-               : 1;
-}
-
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-static void trapf(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...) ZRI_PRINTF(3, 4);
-static void trapf(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    zgrt_trap(ctx, loc, msg);
-}
-
-static int arg_ok(const zgrt_value *v, int64_t tag)
-{
-    if (v->tag != tag) return 0;
-    if (tag == ZGRT_STR) return v->u.s != NULL;
-    return 1; /* json: a NULL payload is JSON null */
-}
-
-static int64_t utf8_count(const zgrt_str *s)
-{
-    int64_t n = 0;
-    for (int64_t i = 0; i < s->len; i++)
-        if (((unsigned char)s->data[i] & 0xc0) != 0x80) n++;
-    return n;
-}
-
-static int str_find(const zgrt_str *s, const zgrt_str *sub)
-{
-    if (sub->len == 0) return 1;
-    if (sub->len > s->len) return 0;
-    const char *p = s->data, *end = s->data + (s->len - sub->len);
-    while (p <= end) {
-        p = memchr(p, sub->data[0], (size_t)(end - p) + 1);
-        if (!p) return 0;
-        if (memcmp(p, sub->data, (size_t)sub->len) == 0) return 1;
-        p++;
-    }
-    return 0;
-}
-
-static void set_str(zgrt_value *out, const zgrt_str *s)
-{
-    out->tag = ZGRT_STR;
-    out->u.s = s;
-}
-
-static void set_int(zgrt_value *out, int64_t i)
-{
-    out->tag = ZGRT_INT;
-    out->u.i = i;
-}
-
-static void set_bool(zgrt_value *out, int b)
-{
-    out->tag = ZGRT_BOOL;
-    out->u.i = b != 0;
-}
-
-static void set_float(zgrt_value *out, double f)
-{
-    out->tag = ZGRT_FLOAT;
-    out->u.f = f;
-}
-
-void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *args,
-                  zgrt_value *out, int32_t loc)
-{
-    if (builtin < ZGRT_BI_LEN || builtin > ZGRT_BI_JSON_STR || n != builtin_arity(builtin)) {
-        trapf(ctx, loc, "internal error: builtin %d called with %d arguments", builtin, n);
-        return;
-    }
-    const char *name = builtin_names[builtin];
-    /* argument types: str for the string functions, json first for json_*,
-     * anything for str(), int/float/str for int() and float() */
-    for (int i = 0; i < n; i++) {
-        int64_t want = ZGRT_STR;
-        if (builtin == ZGRT_BI_STR || builtin == ZGRT_BI_INT || builtin == ZGRT_BI_FLOAT) want = -1;
-        if (i == 0 && (builtin == ZGRT_BI_JSON_GET || builtin == ZGRT_BI_JSON_STR)) want = ZGRT_JSON;
-        if (want >= 0 && !arg_ok(&args[i], want)) {
-            trapf(ctx, loc, "internal error: %s: argument %d has the wrong type", name, i + 1);
-            return;
-        }
-    }
-    zri_heap *h = zri_ctx_heap(ctx);
-    const zgrt_value *a = &args[0];
-    const zgrt_str *s = a->tag == ZGRT_STR ? a->u.s : NULL;
-    switch (builtin) {
-    case ZGRT_BI_LEN: set_int(out, utf8_count(s)); return;
-    case ZGRT_BI_LOWER:
-    case ZGRT_BI_UPPER: {
-        zgrt_str *r = str_alloc(h, (size_t)s->len);
-        for (int64_t i = 0; i < s->len; i++) {
-            char c = s->data[i];
-            if (builtin == ZGRT_BI_LOWER && c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-            if (builtin == ZGRT_BI_UPPER && c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
-            r->data[i] = c;
-        }
-        set_str(out, r);
-        return;
-    }
-    case ZGRT_BI_TRIM: {
-        int64_t b = 0, e = s->len;
-        while (b < e && is_space(s->data[b])) b++;
-        while (e > b && is_space(s->data[e - 1])) e--;
-        if (b == 0 && e == s->len) set_str(out, s);
-        else set_str(out, zri_str(h, s->data + b, (size_t)(e - b)));
-        return;
-    }
-    case ZGRT_BI_CONTAINS: set_bool(out, str_find(s, args[1].u.s)); return;
-    case ZGRT_BI_STARTS_WITH: {
-        const zgrt_str *p = args[1].u.s;
-        set_bool(out, p->len <= s->len && memcmp(s->data, p->data, (size_t)p->len) == 0);
-        return;
-    }
-    case ZGRT_BI_ENDS_WITH: {
-        const zgrt_str *p = args[1].u.s;
-        set_bool(out, p->len <= s->len &&
-                          memcmp(s->data + (s->len - p->len), p->data, (size_t)p->len) == 0);
-        return;
-    }
-    case ZGRT_BI_STR: {
-        if (a->tag == ZGRT_STR && a->u.s) {
-            set_str(out, a->u.s);
-            return;
-        }
-        if (a->tag == ZGRT_UNDEF) {
-            trapf(ctx, loc, "str: the argument has no value");
-            return;
-        }
-        zri_buf b = {0};
-        if (a->tag == ZGRT_ENUM) {
-            const char *m = enum_member(zri_ctx_program(ctx), a->u.i);
-            zri_buf_puts(&b, m ? m : "?");
-        } else {
-            zri_buf_json_value(&b, zri_ctx_program(ctx), a);
-        }
-        set_str(out, zri_str(h, b.data, b.len));
-        zri_buf_free(&b);
-        return;
-    }
-    case ZGRT_BI_INT:
-        if (a->tag == ZGRT_INT) {
-            *out = *a;
-        } else if (a->tag == ZGRT_FLOAT) {
-            double d = a->u.f;
-            if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
-                char num[32];
-                zri_format_float(d, num);
-                trapf(ctx, loc, "int(%s): out of the range of int", num);
-                return;
-            }
-            set_int(out, (int64_t)d); /* truncates toward zero */
-        } else if (a->tag == ZGRT_STR && a->u.s) {
-            int64_t v;
-            int r = zri_parse_int(a->u.s->data, (size_t)a->u.s->len, &v);
-            if (r) {
-                char q[96];
-                quote_short(q, sizeof q, a->u.s->data, (size_t)a->u.s->len);
-                trapf(ctx, loc, r == -2 ? "int(%s): out of the range of int" : "int(%s): not an integer",
-                      q);
-                return;
-            }
-            set_int(out, v);
-        } else {
-            trapf(ctx, loc, "internal error: int: argument has the wrong type");
-        }
-        return;
-    case ZGRT_BI_FLOAT:
-        if (a->tag == ZGRT_FLOAT) {
-            *out = *a;
-        } else if (a->tag == ZGRT_INT) {
-            set_float(out, (double)a->u.i);
-        } else if (a->tag == ZGRT_STR && a->u.s) {
-            double d;
-            int r = zri_parse_float(a->u.s->data, (size_t)a->u.s->len, &d);
-            if (r) {
-                char q[96];
-                quote_short(q, sizeof q, a->u.s->data, (size_t)a->u.s->len);
-                trapf(ctx, loc, r == -2 ? "float(%s): out of the range of float" : "float(%s): not a number",
-                      q);
-                return;
-            }
-            set_float(out, d);
-        } else {
-            trapf(ctx, loc, "internal error: float: argument has the wrong type");
-        }
-        return;
-    case ZGRT_BI_JSON_GET: {
-        json_t *j = a->u.j ? a->u.j : json_null(), *m = NULL;
-        if (json_is_object(j)) {
-            /* keys with a NUL byte cannot be members */
-            const zgrt_str *k = args[1].u.s;
-            if (strlen(k->data) == (size_t)k->len) m = json_object_get(j, k->data);
-        }
-        out->tag = ZGRT_JSON;
-        /* the member stays alive with its parent, which lives until the end
-         * of the run; json_null() is a static singleton */
-        out->u.j = m ? m : json_null();
-        return;
-    }
-    case ZGRT_BI_JSON_STR: {
-        json_t *j = a->u.j ? a->u.j : json_null();
-        if (json_is_string(j)) {
-            set_str(out, zri_str(h, json_string_value(j), json_string_length(j)));
-            return;
-        }
-        zri_buf b = {0};
-        buf_jansson(&b, j, 0);
-        set_str(out, zri_str(h, b.data, b.len));
-        zri_buf_free(&b);
-        return;
-    }
-    default: return;
-    }
 }

@@ -57,10 +57,10 @@ typedef struct zgrt_str {
 typedef struct zgrt_value {
     int64_t tag; /* zgrt_tag */
     union {
-        int64_t i;          /* ZGRT_INT, ZGRT_BOOL (0/1), ZGRT_ENUM (see above) */
-        double f;           /* ZGRT_FLOAT */
-        const zgrt_str *s;  /* ZGRT_STR */
-        void *j;            /* ZGRT_JSON: a jansson json_t * */
+        int64_t i;         /* ZGRT_INT, ZGRT_BOOL (0/1), ZGRT_ENUM (see above) */
+        double f;          /* ZGRT_FLOAT */
+        const zgrt_str *s; /* ZGRT_STR */
+        void *j;           /* ZGRT_JSON: a jansson json_t * */
     } u;
 } zgrt_value;
 
@@ -77,11 +77,11 @@ const char *zgrt_call_lifeline(const zgrt_call *call);
  * type (checked: a mismatch fails the run). */
 int zgrt_argc(const zgrt_call *call);
 const zgrt_value *zgrt_arg(const zgrt_call *call, int i);
-const char *zgrt_arg_str(zgrt_call *call, int i);   /* NUL-terminated */
+const char *zgrt_arg_str(zgrt_call *call, int i); /* NUL-terminated */
 int64_t zgrt_arg_int(zgrt_call *call, int i);
 double zgrt_arg_float(zgrt_call *call, int i);
 bool zgrt_arg_bool(zgrt_call *call, int i);
-int zgrt_arg_enum(zgrt_call *call, int i);          /* member index */
+int zgrt_arg_enum(zgrt_call *call, int i); /* member index */
 /* A json argument as JSON text (valid during the call). */
 const char *zgrt_arg_json(zgrt_call *call, int i);
 

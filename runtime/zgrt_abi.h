@@ -13,7 +13,7 @@
  *
  * ZGRT_ABI below lists every runtime function the generated code may call,
  * with an LLVM signature code; the backend declares them from this table and
- * tests/runtime checks the table against the prototypes.
+ * tests/abi checks the table against the prototypes.
  *
  * All indices are 0-based: lifelines and variables in declaration order
  * (zgc.h: ZDecl.index), channels = ZLocalSet.namespaces, tags = control
@@ -24,6 +24,7 @@
 #ifndef ZGRT_ABI_H
 #define ZGRT_ABI_H
 
+#include "vocab.h"
 #include "zgrt.h"
 
 #ifdef __cplusplus
@@ -65,34 +66,22 @@ typedef struct zgrt_var {
     zgrt_value def; /* strings point to constant zgrt_str data */
 } zgrt_var;
 
-typedef enum zgrt_action_kind {
-    ZGRT_ACT_LLM = 0,
-    ZGRT_ACT_PURE = 1, /* compiled inline: never reaches zgrt_act */
-    ZGRT_ACT_EXTERN_PURE = 2,
-    ZGRT_ACT_EFFECT = 3,
-    ZGRT_ACT_HUMAN = 4,
-} zgrt_action_kind;
-
-typedef enum zgrt_parse {
-    ZGRT_PARSE_TEXT = 0,
-    ZGRT_PARSE_JSON = 1,
-    ZGRT_PARSE_BOOL = 2,
-    ZGRT_PARSE_INT = 3,
-    ZGRT_PARSE_FLOAT = 4,
-    ZGRT_PARSE_ENUM = 5,
-} zgrt_parse;
-
-typedef enum zgrt_human_kind {
-    ZGRT_HUMAN_CONFIRM = 0,
-    ZGRT_HUMAN_INPUT = 1,
-    ZGRT_HUMAN_SELECT = 2,
-    ZGRT_HUMAN_EDIT = 3,
-    ZGRT_HUMAN_ACK = 4,
-} zgrt_human_kind;
+/* Action kinds, parse modes and human kinds: the vocabulary's lists
+ * (vocab/vocab.h), numbered from 0 in its order, which is part of this
+ * ABI.  ZGRT_ACT_PURE is compiled inline and never reaches zgrt_act. */
+#define ZGRT_ACT_(id, name) ZGRT_ACT_##id,
+#define ZGRT_PARSE_(id, name, type) ZGRT_PARSE_##id,
+#define ZGRT_HUMAN_(id, name) ZGRT_HUMAN_##id,
+typedef enum zgrt_action_kind { ZV_ACTION_KINDS(ZGRT_ACT_) } zgrt_action_kind;
+typedef enum zgrt_parse { ZV_PARSE_MODES(ZGRT_PARSE_) } zgrt_parse;
+typedef enum zgrt_human_kind { ZV_HUMAN_KINDS(ZGRT_HUMAN_) } zgrt_human_kind;
+#undef ZGRT_ACT_
+#undef ZGRT_PARSE_
+#undef ZGRT_HUMAN_
 
 typedef struct zgrt_action {
     const char *name;
-    int32_t kind;                  /* zgrt_action_kind */
+    int32_t kind; /* zgrt_action_kind */
     int32_t nparams;
     const char *const *param_names;
     const zgrt_type *param_types;
@@ -100,17 +89,17 @@ typedef struct zgrt_action {
     const char *const *result_names; /* NULL entries for unnamed results */
     const zgrt_type *result_types;
     /* llm */
-    const char *system;            /* prompt templates with {param} placeholders, or NULL */
+    const char *system; /* prompt templates with {param} placeholders, or NULL */
     const char *user;
-    int32_t parse;                 /* zgrt_parse */
-    int32_t retries;               /* -1: forever; default 3 */
-    const char *model;             /* or NULL */
+    int32_t parse;     /* zgrt_parse */
+    int32_t retries;   /* -1: forever; default 3 */
+    const char *model; /* or NULL */
     double temperature;
     int32_t has_temperature;
     int32_t has_fallback;
-    const zgrt_value *fallback;    /* nresults values when has_fallback */
+    const zgrt_value *fallback; /* nresults values when has_fallback */
     /* human */
-    int32_t human_kind;            /* zgrt_human_kind */
+    int32_t human_kind; /* zgrt_human_kind */
     const char *prompt;
     /* extern pure / effect: zg_<name>, or NULL when not linked in */
     zgrt_action_fn fn;
@@ -142,21 +131,21 @@ typedef struct zgrt_slot {
 } zgrt_slot;
 
 typedef struct zgrt_program {
-    int32_t abi_version;           /* ZGRT_ABI_VERSION */
+    int32_t abi_version; /* ZGRT_ABI_VERSION */
     int32_t nlifelines;
-    const char *source;            /* path of the .zg file, for messages */
+    const char *source; /* path of the .zg file, for messages */
     const char *workflow;
-    const char *const *lifelines;  /* names */
-    const zgrt_body_fn *bodies;    /* per lifeline; NULL when not in this executable */
-    const zgrt_eval_fn *evals;     /* per lifeline; NULL when it evaluates nothing */
+    const char *const *lifelines; /* names */
+    const zgrt_body_fn *bodies;   /* per lifeline; NULL when not in this executable */
+    const zgrt_eval_fn *evals;    /* per lifeline; NULL when it evaluates nothing */
     int32_t nvars;
     int32_t nenums;
     const zgrt_var *vars;
     const zgrt_enum *enums;
     int32_t nchans;
     int32_t ntags;
-    const char *const *chans;      /* "main", "main/par1.2", … */
-    const char *const *tags;       /* "while#1", "if#2", … (index = construct - 1) */
+    const char *const *chans; /* "main", "main/par1.2", … */
+    const char *const *tags;  /* "while#1", "if#2", … (index = construct - 1) */
     int32_t nlocs;
     int32_t nactions;
     const zgrt_loc *locs;
@@ -165,9 +154,9 @@ typedef struct zgrt_program {
     int32_t nresults;
     const zgrt_input *inputs;
     const zgrt_result *results;
-    int32_t result_tuple;          /* 1: print the results as a JSON array */
-    int32_t monitor;               /* 1: some guard needs the CPL monitor */
-    int32_t nsubs;                 /* |sub(Φ)| */
+    int32_t result_tuple; /* 1: print the results as a JSON array */
+    int32_t monitor;      /* 1: some guard needs the CPL monitor */
+    int32_t nsubs;        /* |sub(Φ)| */
     int32_t pad;
     /* the monitor's slot tables (zgrt_slot above); 0 and NULL without
      * CPL guards */
@@ -220,7 +209,7 @@ void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *va
 /* act event for an llm, human, extern pure or effect action: runs it and
  * stores its results in outs[k] (skipped when outs[k] < 0). */
 void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts,
-                 const int32_t *outs, int32_t loc);
+              const int32_t *outs, int32_t loc);
 /* A parallel region on this lifeline: runs the n branch functions
  * concurrently (each on its own thread, with a context of the same
  * lifeline: one store, one event sequence) and returns when all have
@@ -238,9 +227,18 @@ void zgrt_concat(zgrt_ctx *ctx, const zgrt_value *a, const zgrt_value *b, zgrt_v
 int32_t zgrt_compare(const zgrt_value *a, const zgrt_value *b);
 /* Builtins, numbered as ZBuiltin in compiler/zgc.h (checked by a test). */
 enum zgrt_builtin_id {
-    ZGRT_BI_LEN = 1, ZGRT_BI_LOWER, ZGRT_BI_UPPER, ZGRT_BI_TRIM, ZGRT_BI_CONTAINS,
-    ZGRT_BI_STARTS_WITH, ZGRT_BI_ENDS_WITH, ZGRT_BI_STR, ZGRT_BI_INT, ZGRT_BI_FLOAT,
-    ZGRT_BI_JSON_GET, ZGRT_BI_JSON_STR,
+    ZGRT_BI_LEN = 1,
+    ZGRT_BI_LOWER,
+    ZGRT_BI_UPPER,
+    ZGRT_BI_TRIM,
+    ZGRT_BI_CONTAINS,
+    ZGRT_BI_STARTS_WITH,
+    ZGRT_BI_ENDS_WITH,
+    ZGRT_BI_STR,
+    ZGRT_BI_INT,
+    ZGRT_BI_FLOAT,
+    ZGRT_BI_JSON_GET,
+    ZGRT_BI_JSON_STR,
 };
 /* A builtin on n arguments. */
 void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *args,
@@ -264,29 +262,32 @@ const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t slot);
 /* X(name, llvm_signature, c_return, c_params): the signature code is the
  * return type then the parameter types, one letter each:
  *   v void   p pointer   i int32_t   l int64_t   d double */
-#define ZGRT_ABI(X)                                                                          \
-    X(zgrt_store, "pp", const zgrt_value *, (zgrt_ctx *))                                   \
-    X(zgrt_send, "vpiiipi", void, (zgrt_ctx *, int32_t, int32_t, int32_t, const zgrt_value *, int32_t)) \
-    X(zgrt_recv, "vpiiippi", void,                                                           \
-      (zgrt_ctx *, int32_t, int32_t, int32_t, const int32_t *, const zgrt_value *, int32_t))   \
-    X(zgrt_wait_any, "ipiipli", int32_t, (zgrt_ctx *, int32_t, int32_t, const int32_t *, int64_t, int32_t)) \
+#define ZGRT_ABI(X)                                                                              \
+    X(zgrt_store, "pp", const zgrt_value *, (zgrt_ctx *))                                        \
+    X(zgrt_send, "vpiiipi", void,                                                                \
+      (zgrt_ctx *, int32_t, int32_t, int32_t, const zgrt_value *, int32_t))                      \
+    X(zgrt_recv, "vpiiippi", void,                                                               \
+      (zgrt_ctx *, int32_t, int32_t, int32_t, const int32_t *, const zgrt_value *, int32_t))     \
+    X(zgrt_wait_any, "ipiipli", int32_t,                                                         \
+      (zgrt_ctx *, int32_t, int32_t, const int32_t *, int64_t, int32_t))                         \
     X(zgrt_send_ctl, "vpiiiii", void, (zgrt_ctx *, int32_t, int32_t, int32_t, int32_t, int32_t)) \
-    X(zgrt_recv_ctl, "ipiiii", int32_t, (zgrt_ctx *, int32_t, int32_t, int32_t, int32_t))     \
-    X(zgrt_choice, "vpiii", void, (zgrt_ctx *, int32_t, int32_t, int32_t))                   \
-    X(zgrt_choice_cpl, "ipiii", int32_t, (zgrt_ctx *, int32_t, int32_t, int32_t))            \
-    X(zgrt_assign, "vppippi", void,                                                          \
-      (zgrt_ctx *, const char *, int32_t, const int32_t *, const zgrt_value *, int32_t))      \
-    X(zgrt_act, "vpipipi", void,                                                             \
-      (zgrt_ctx *, int32_t, const zgrt_value *, int32_t, const int32_t *, int32_t))           \
-    X(zgrt_par, "vpipi", void, (zgrt_ctx *, int32_t, const zgrt_body_fn *, int32_t))         \
-    X(zgrt_trap, "vpip", void, (zgrt_ctx *, int32_t, const char *))                          \
-    X(zgrt_concat, "vpppp", void, (zgrt_ctx *, const zgrt_value *, const zgrt_value *, zgrt_value *)) \
-    X(zgrt_compare, "ipp", int32_t, (const zgrt_value *, const zgrt_value *))               \
-    X(zgrt_builtin, "vpiippi", void,                                                         \
-      (zgrt_ctx *, int32_t, int32_t, const zgrt_value *, zgrt_value *, int32_t))             \
-    X(zgrt_vc, "lpi", int64_t, (zgrt_ctx *, int32_t))                                        \
-    X(zgrt_view, "ipii", int32_t, (zgrt_ctx *, int32_t, int32_t))                            \
-    X(zgrt_varview, "ppii", const zgrt_value *, (zgrt_ctx *, int32_t, int32_t))              \
+    X(zgrt_recv_ctl, "ipiiii", int32_t, (zgrt_ctx *, int32_t, int32_t, int32_t, int32_t))        \
+    X(zgrt_choice, "vpiii", void, (zgrt_ctx *, int32_t, int32_t, int32_t))                       \
+    X(zgrt_choice_cpl, "ipiii", int32_t, (zgrt_ctx *, int32_t, int32_t, int32_t))                \
+    X(zgrt_assign, "vppippi", void,                                                              \
+      (zgrt_ctx *, const char *, int32_t, const int32_t *, const zgrt_value *, int32_t))         \
+    X(zgrt_act, "vpipipi", void,                                                                 \
+      (zgrt_ctx *, int32_t, const zgrt_value *, int32_t, const int32_t *, int32_t))              \
+    X(zgrt_par, "vpipi", void, (zgrt_ctx *, int32_t, const zgrt_body_fn *, int32_t))             \
+    X(zgrt_trap, "vpip", void, (zgrt_ctx *, int32_t, const char *))                              \
+    X(zgrt_concat, "vpppp", void,                                                                \
+      (zgrt_ctx *, const zgrt_value *, const zgrt_value *, zgrt_value *))                        \
+    X(zgrt_compare, "ipp", int32_t, (const zgrt_value *, const zgrt_value *))                    \
+    X(zgrt_builtin, "vpiippi", void,                                                             \
+      (zgrt_ctx *, int32_t, int32_t, const zgrt_value *, zgrt_value *, int32_t))                 \
+    X(zgrt_vc, "lpi", int64_t, (zgrt_ctx *, int32_t))                                            \
+    X(zgrt_view, "ipii", int32_t, (zgrt_ctx *, int32_t, int32_t))                                \
+    X(zgrt_varview, "ppii", const zgrt_value *, (zgrt_ctx *, int32_t, int32_t))                  \
     X(zgrt_main, "ipip", int, (const zgrt_program *, int, char **))
 
 #ifdef __cplusplus

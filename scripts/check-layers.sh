@@ -112,11 +112,19 @@ fi
 
 # ---- calls --------------------------------------------------------------------
 # object file -> source path: BUILD/<dir>/CMakeFiles/<target>.dir/<path>.o
-find "$build" -path "$build/tests" -prune -o -path "$build/bench" -prune -o \
-    -path '*/CMakeFiles/*.dir/*' -name '*.o' -print | sort > "$tmp/objects"
+# (with Ninja, only the objects today's build produces: a build directory
+# may keep objects of files or targets that were moved away)
+if [ -f "$build/build.ninja" ]; then
+    ninja -C "$build" -t targets all | sed -n 's|^\([^:]*/CMakeFiles/[^:]*\.o\): .*|\1|p' |
+        sed "s|^|$build/|" | sort > "$tmp/objects"
+else
+    find "$build" -path "$build/tests" -prune -o -path "$build/bench" -prune -o \
+        -path '*/CMakeFiles/*.dir/*' -name '*.o' -print | sort > "$tmp/objects"
+fi
 : > "$tmp/defs"
 : > "$tmp/undefs"
 while read -r o; do
+    [ -f "$o" ] || { problem "$o is not built: build everything first"; continue; }
     rel=${o#"$build"/}
     dir=${rel%%/CMakeFiles/*}
     src=${rel#*/CMakeFiles/*.dir/}

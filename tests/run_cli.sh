@@ -99,5 +99,45 @@ expect 0 'if#200' -- "$zgc" project "$tmp/nested_ok.zg"
 printf '"""never closed\n' > "$tmp/triple.zg"
 expect 1 'triple.zg:1:1: error: unterminated string' -- "$zgc" check "$tmp/triple.zg"
 
+# trace check (oracle/oracle.h, "Errors"): bad usage exits 2 with the
+# usage; unreadable files, traces that disagree and traces beyond the
+# checker's limits exit 1, each with its cause
+expect 0 '^usage: zgc trace check' -- "$zgc" trace --help
+expect 0 '^usage: zgc trace check' -- "$zgc" help trace
+expect 2 '^usage: zgc trace check' -- "$zgc" trace
+expect 2 'unknown trace command `frob`' -- "$zgc" trace frob
+expect 2 'no workflow file' -- "$zgc" trace check
+expect 2 'no trace file' -- "$zgc" trace check "$hello"
+expect 2 'unknown option `--bogus`' -- "$zgc" trace check --bogus "$hello" "$tmp/hello.jsonl"
+expect 2 'needs a workflow name' -- "$zgc" trace check "$hello" "$tmp/hello.jsonl" --workflow
+expect 0 '' -- "$zgc" run "$hello" --arg topic=hi --trace "$tmp/hello.jsonl"
+expect 0 'hello.jsonl: ok: [0-9]+ events' -- "$zgc" trace check "$hello" "$tmp/hello.jsonl"
+expect 1 'cannot read .*nope.zg' -- "$zgc" trace check "$tmp/nope.zg" "$tmp/hello.jsonl"
+expect 1 'cannot read .*nope.jsonl' -- "$zgc" trace check "$hello" "$tmp/nope.jsonl"
+expect 1 'cannot read .*: Is a directory' -- "$zgc" trace check "$hello" "$tmp"
+expect 1 "no workflow named \`nope\`|unknown workflow \`nope\`" -- "$zgc" trace check --workflow nope "$hello" "$tmp/hello.jsonl"
+: > "$tmp/empty.jsonl"
+expect 1 'trace check failed: .*empty.jsonl:1: the trace has no end line' -- "$zgc" trace check "$hello" "$tmp/empty.jsonl"
+printf '{"kind":"start"\n' > "$tmp/cut.jsonl"
+expect 1 'trace check failed: .*cut.jsonl:1: not JSON' -- "$zgc" trace check "$hello" "$tmp/cut.jsonl"
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; print "" }' > "$tmp/deep.jsonl"
+expect 1 'trace check failed: .*deep.jsonl:1: not JSON: maximum parsing depth' -- "$zgc" trace check "$hello" "$tmp/deep.jsonl"
+# beyond the limits: 60,001 events × 1,000 variables of stores
+awk 'BEGIN { print "lifeline A;"; for (i = 0; i < 1000; i++) printf "var v%d: int = 0;\n", i; print "workflow w() { A: v0 = 1; }" }' > "$tmp/vars.zg"
+events() { # N: a start line, N acts of A, an end line
+  awk -v n="$1" 'BEGIN { print "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{}}"
+    for (i = 1; i <= n; i++) printf "{\"lifeline\":\"A\",\"index\":%d,\"kind\":\"act\",\"action\":null,\"writes\":{},\"vc\":{\"A\":%d}}\n", i, i
+    print "{\"kind\":\"end\",\"result\":null}" }'
+}
+events 60001 > "$tmp/big.jsonl"
+expect 1 'trace check failed: .*big.jsonl: trace too large to check \(60001 events\)' -- "$zgc" trace check "$tmp/vars.zg" "$tmp/big.jsonl"
+# out of memory: the 480 MB of stores for 60,000 events (at the limit)
+# under a 400 MB address space (not under AddressSanitizer, which cannot
+# start with so little)
+if (ulimit -v 400000 && "$zgc" --version) > /dev/null 2>&1; then
+  events 60000 > "$tmp/big.jsonl"
+  expect 1 '^zgc: error: out of memory$' -- bash -c 'ulimit -v 400000 && exec "$0" "$@"' "$zgc" trace check "$tmp/vars.zg" "$tmp/big.jsonl"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Golden tests: `zgc project` and `zgc guards` of every example and of every
-# tests/golden/*.zg must equal the stored outputs in tests/golden/
-# (<name>.project, <name>.guards).
+# tests/golden/*.zg, and `zgc guards --plan` of those with a CPL guard, must
+# equal the stored outputs in tests/golden/ (<name>.project, <name>.guards,
+# <name>.plan).
 #   run_golden.sh ZGC            compare
 #   run_golden.sh ZGC --update   rewrite the stored outputs
 set -u
@@ -15,9 +16,23 @@ for src in examples/*.zg tests/golden/*.zg; do
   [ -e "$src" ] || continue
   name=$(basename "$src" .zg)
   [ "${src%%/*}" = examples ] && name="example-$name"
-  for what in project guards; do
+  whats="project guards"
+  # the monitor plan of the programs that have one
+  "$zgc" guards "$src" 2>/dev/null | grep -q '^  kind: cpl$' && whats="$whats plan"
+  if [ "${whats% plan}" = "$whats" ] && [ -f "tests/golden/$name.plan" ]; then
+    if [ "$update" = "--update" ]; then
+      rm -f "tests/golden/$name.plan"
+    else
+      echo "FAIL $src (plan): stored tests/golden/$name.plan but no CPL guard"
+      fail=$((fail + 1))
+    fi
+  fi
+  for what in $whats; do
     want="tests/golden/$name.$what"
-    got=$("$zgc" "$what" "$src" 2>&1; echo "exit $?")
+    case $what in
+    plan) got=$("$zgc" guards --plan "$src" 2>&1; echo "exit $?") ;;
+    *) got=$("$zgc" "$what" "$src" 2>&1; echo "exit $?") ;;
+    esac
     if [ "$update" = "--update" ]; then
       printf '%s\n' "$got" > "$want"
       continue

@@ -13,6 +13,9 @@
  *   ZV_HUMAN_KINDS    `kind = …` of human actions
  *   ZV_CONSTRUCTS     the control constructs whose decisions are broadcast,
  *                     and their tags ("if#3": ZV_TAG_FMT)
+ *   ZV_CHANNEL_MAIN   the names of channels (message namespaces): "main",
+ *                     and "main/par1.2" for parallel branches (ZV_BRANCH_FMT)
+ *   ZV_EVENT_KINDS    the kinds of the events of a run's trace
  *   ZV_RUN_OPTIONS    the options of a run (`zgc run` and built
  *                     executables), with their usage text: zv_print_options
  *
@@ -34,18 +37,20 @@
     X(EFFECT, "effect")             \
     X(HUMAN, "human")
 
-/* X(ID, "key") */
+/* X(ID, "key"), in the order messages list them */
 #define ZV_LLM_PROPS(X)             \
     X(SYSTEM, "system")             \
     X(USER, "user")                 \
     X(PARSE, "parse")               \
-    X(RETRIES, "retries")           \
     X(MODEL, "model")               \
     X(TEMPERATURE, "temperature")   \
+    X(RETRIES, "retries")           \
     X(FALLBACK, "fallback")
 #define ZV_HUMAN_PROPS(X)           \
     X(KIND, "kind")                 \
     X(PROMPT, "prompt")
+/* `retries = forever`: retry an llm action without a limit */
+#define ZV_RETRIES_FOREVER "forever"
 
 /* X(ID, "name", TYPE): the one output a mode needs is of type TYPE (STR,
  * JSON, BOOL, INT, FLOAT or ENUM: any enum); JSON takes any outputs. */
@@ -71,6 +76,21 @@
     X(IF, "if")                     \
     X(WHILE, "while")
 #define ZV_TAG_FMT "%s#%d"
+
+/* Channels: the workflow's top level is ZV_CHANNEL_MAIN; branch K (from
+ * 1) of the parallel region numbered N, opened on channel C, is
+ * ZV_BRANCH_FMT with C, N, K. */
+#define ZV_CHANNEL_MAIN "main"
+#define ZV_BRANCH_FMT "%s/par%d.%d"
+
+/* X(ID, "kind"): the events of a run's trace (--trace, JSON Lines), in
+ * the order of the runtime's event numbers.  The trace's other lines
+ * ("start", "end", "retry") are not events. */
+#define ZV_EVENT_KINDS(X)           \
+    X(SEND, "send")                 \
+    X(RECV, "recv")                 \
+    X(ACT, "act")                   \
+    X(CHOICE, "choice")
 
 /* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  Every run
  * option takes a value, given as `--name VALUE` or `--name=VALUE`.

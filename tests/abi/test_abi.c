@@ -78,3 +78,26 @@ Test(abi, slot_tables_layout)
     cr_expect_eq(offsetof(zgrt_program, varviews), offsetof(zgrt_program, views) + sizeof(void *));
     cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, varviews) + sizeof(void *));
 }
+
+/* The kinds, parse modes and human kinds come from vocab/vocab.h; their
+ * numbers are part of ABI 2, as generated code of that ABI stores them in
+ * its descriptors: a reordered vocabulary must fail here. */
+Test(abi, vocabulary_numbering)
+{
+    cr_expect_eq(ZGRT_ACT_LLM, 0);
+    cr_expect_eq(ZGRT_ACT_PURE, 1);
+    cr_expect_eq(ZGRT_ACT_EXTERN_PURE, 2);
+    cr_expect_eq(ZGRT_ACT_EFFECT, 3);
+    cr_expect_eq(ZGRT_ACT_HUMAN, 4);
+    cr_expect_eq(ZGRT_PARSE_TEXT, 0);
+    cr_expect_eq(ZGRT_PARSE_JSON, 1);
+    cr_expect_eq(ZGRT_PARSE_BOOL, 2);
+    cr_expect_eq(ZGRT_PARSE_INT, 3);
+    cr_expect_eq(ZGRT_PARSE_FLOAT, 4);
+    cr_expect_eq(ZGRT_PARSE_ENUM, 5);
+    cr_expect_eq(ZGRT_HUMAN_CONFIRM, 0);
+    cr_expect_eq(ZGRT_HUMAN_INPUT, 1);
+    cr_expect_eq(ZGRT_HUMAN_SELECT, 2);
+    cr_expect_eq(ZGRT_HUMAN_EDIT, 3);
+    cr_expect_eq(ZGRT_HUMAN_ACK, 4);
+}

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt.h"
+#include "agent/agent.h"
 
 /* lifelines */
 enum { EDITOR = 0, WRITER = 1 };

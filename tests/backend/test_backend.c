@@ -1,8 +1,9 @@
 /* Tests of the native backend (backend/): every example and golden program
  * generates modules that verify, every construct compiles, the descriptor
  * types have the C layout of runtime/zgrt_abi.h, runtime declarations match
- * the ZGRT_ABI table, build errors are clear, and (when libzgrt is built)
- * the executables of the examples run. */
+ * the ZGRT_ABI table, the descriptor's monitor tables are the monitor plan
+ * that `zgc guards --plan` prints (compiler/plan.c), build errors are
+ * clear, and (when libzgrt is built) the executables of the examples run. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <glob.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "zb_internal.h"
+#include "gen.h"
 #include "zgrt_abi.h"
 
 #ifndef ZGC_SOURCE_DIR
@@ -74,7 +75,8 @@ static void gen_build_modules(TComp *c)
 {
     LLVMContextRef lc = LLVMContextCreate();
     zb_install_diagnostics(lc);
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
+                          c->comp.guards, &c->comp.diag);
     int nl = c->comp.prog->lifelines.len;
     for (int L = 0; L < nl; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
@@ -89,7 +91,6 @@ static void gen_build_modules(TComp *c)
         cr_assert_not_null(LLVMGetNamedFunction(m, "main"));
         LLVMDisposeModule(m);
     }
-    zb_gen_free(g);
     LLVMContextDispose(lc);
 }
 
@@ -99,7 +100,8 @@ static char *emit_ir(TComp *c)
     char *ir = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&ir, &len);
-    int rc = zb_emit_llvm(out, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    int rc = zb_emit_llvm(out, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
+                          c->comp.guards, &c->comp.diag);
     fclose(out);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "emit-llvm failed:\n%s", c->diag_text ? c->diag_text : "");
@@ -118,7 +120,8 @@ static void check_file(const char *path)
         snprintf(want, sizeof want, "define void @zg.body.%s(", d->name);
         cr_expect(strstr(ir, want), "%s: no %s", path, want);
     }
-    cr_expect(strstr(ir, "@zg.program = internal constant %zgrt_program"), "%s: no descriptor", path);
+    cr_expect(strstr(ir, "@zg.program = internal constant %zgrt_program"), "%s: no descriptor",
+              path);
     free(ir);
     t_free(c);
     free(text);
@@ -178,15 +181,18 @@ static const char all_constructs[] =
     "extern pure score(x: str) -> float;\n"
     "effect notify(x: str) -> str;\n"
     "pure twice(x: int) -> (int, int) = (x * 2, x + x);\n"
-    "pure mix(x: int, y: float, z: str) -> str = z + str(x) + str(y) + (x > 2 ? \"big\" : \"small\");\n"
+    "pure mix(x: int, y: float, z: str) -> str = z + str(x) + str(y) + (x > 2 ? \"big\" : "
+    "\"small\");\n"
     "pure nested(x: int) -> int = -x % 3 + x / 2 - 1;\n"
     "guard ready = b && i > 0;\n"
     "guard hist = historically i >= 0;\n"
     "workflow all(u: str @ A) -> (int, str) {\n"
     "    A { i = i + j * K - i / 2 % 3; f = f * 2.0 / HALF - f % 2.0; s = s + NAME + u; }\n"
     "    A { b = !b || i != 3 && f >= 1.0 || s < \"x\"; c = blue; b = c == green; }\n"
-    "    A { k = len(s) + int(f) + int(\"3\"); g = float(k) + float(\"1.5\"); t = upper(trim(lower(s))); }\n"
-    "    A { b = contains(s, \"h\") && starts_with(s, \"h\") && !ends_with(s, \"z\"); js = json_get(js, \"k\"); t = json_str(js); }\n"
+    "    A { k = len(s) + int(f) + int(\"3\"); g = float(k) + float(\"1.5\"); t = "
+    "upper(trim(lower(s))); }\n"
+    "    A { b = contains(s, \"h\") && starts_with(s, \"h\") && !ends_with(s, \"z\"); js = "
+    "json_get(js, \"k\"); t = json_str(js); }\n"
     "    A { (i, j) = twice(i); t = mix(i, f, s); i = nested(-i); g = -f; b = js == null; }\n"
     "    A(i, s, K, red) -> B(i, s, 7, c);\n"
     "    B(s) -> B(t);\n"
@@ -236,19 +242,32 @@ Test(backend, every_construct_verifies)
     gen_build_modules(c);
     char *ir = emit_ir(c);
     static const char *const want[] = {
-        "call void @zgrt_send(",        "call void @zgrt_recv(",
-        "call void @zgrt_assign(",      "call void @zgrt_act(",
-        "call void @zgrt_send_ctl(",    "call i32 @zgrt_recv_ctl(",
-        "call void @zgrt_choice(",      "call i32 @zgrt_choice_cpl(",
-        "call i32 @zgrt_wait_any(",     "call void @zgrt_par(",
-        "call void @zgrt_trap(",        "call void @zgrt_concat(",
-        "call i32 @zgrt_compare(",      "call void @zgrt_builtin(",
-        "call i64 @zgrt_vc(",           "call i32 @zgrt_view(",
-        "call i8* @zgrt_varview(",      "@llvm.sadd.with.overflow.i64",
-        "@llvm.ssub.with.overflow.i64", "@llvm.smul.with.overflow.i64",
-        "sdiv i64",                     "srem i64",
-        "fdiv double",                  "frem double",
-        "define void @zg.eval.D(",      "define void @zg.eval.B(",
+        "call void @zgrt_send(",
+        "call void @zgrt_recv(",
+        "call void @zgrt_assign(",
+        "call void @zgrt_act(",
+        "call void @zgrt_send_ctl(",
+        "call i32 @zgrt_recv_ctl(",
+        "call void @zgrt_choice(",
+        "call i32 @zgrt_choice_cpl(",
+        "call i32 @zgrt_wait_any(",
+        "call void @zgrt_par(",
+        "call void @zgrt_trap(",
+        "call void @zgrt_concat(",
+        "call i32 @zgrt_compare(",
+        "call void @zgrt_builtin(",
+        "call i64 @zgrt_vc(",
+        "call i32 @zgrt_view(",
+        "call i8* @zgrt_varview(",
+        "@llvm.sadd.with.overflow.i64",
+        "@llvm.ssub.with.overflow.i64",
+        "@llvm.smul.with.overflow.i64",
+        "sdiv i64",
+        "srem i64",
+        "fdiv double",
+        "frem double",
+        "define void @zg.eval.D(",
+        "define void @zg.eval.B(",
         "define internal void @zg.par.C.2.2(",
         "define internal void @zg.pure.twice(",
         "define internal void @zg.pure.mix(",
@@ -288,8 +307,19 @@ Test(backend, monitor_functions_follow_the_guard_tables)
 /* ------------------------------------------------------------------ */
 
 /* Field positions in the zgrt_program constant. */
-enum { PF_NVARS = 7, PF_VARS = 9, PF_NSUBS = 25, PF_NVIEWS = 27, PF_NVARVIEWS, PF_VIEWS, PF_VARVIEWS,
-       PF__COUNT };
+enum {
+    PF_NLIFELINES = 1,
+    PF_EVALS = 6,
+    PF_NVARS = 7,
+    PF_VARS = 9,
+    PF_MONITOR = 24,
+    PF_NSUBS = 25,
+    PF_NVIEWS = 27,
+    PF_NVARVIEWS,
+    PF_VIEWS,
+    PF_VARVIEWS,
+    PF__COUNT
+};
 
 typedef struct Slot {
     int life, index;
@@ -320,9 +350,10 @@ static LLVMValueRef pointee(LLVMValueRef v)
 }
 
 typedef struct Desc {
-    int nsubs, nvars, nviews, nvarviews;
+    int nlifelines, monitor, nsubs, nvars, nviews, nvarviews;
     Slot views[256], varviews[256];
     const char *var_names[256];
+    bool has_eval[256]; /* evals[L] != NULL */
 } Desc;
 
 /* Reads the all-in-one descriptor of a compiled program. */
@@ -330,12 +361,15 @@ static void read_desc(TComp *c, Desc *d)
 {
     memset(d, 0, sizeof *d);
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
+                          c->comp.guards, &c->comp.diag);
     LLVMModuleRef m = zb_gen_module(g, "prog");
     zb_gen_descriptor(g, m, -1);
     LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
     cr_assert_not_null(init);
     cr_assert_eq(LLVMCountStructElementTypes(LLVMTypeOf(init)), (unsigned)PF__COUNT);
+    d->nlifelines = (int)agg_int(init, PF_NLIFELINES);
+    d->monitor = (int)agg_int(init, PF_MONITOR);
     d->nsubs = (int)agg_int(init, PF_NSUBS);
     d->nvars = (int)agg_int(init, PF_NVARS);
     d->nviews = (int)agg_int(init, PF_NVIEWS);
@@ -343,7 +377,13 @@ static void read_desc(TComp *c, Desc *d)
     cr_assert_leq(d->nviews, 256);
     cr_assert_leq(d->nvarviews, 256);
     cr_assert_leq(d->nvars, 256);
-    LLVMValueRef t = pointee(agg_elem(init, PF_VIEWS));
+    cr_assert_leq(d->nlifelines, 256);
+    LLVMValueRef t = pointee(agg_elem(init, PF_EVALS));
+    for (int i = 0; i < d->nlifelines; i++) {
+        LLVMValueRef e = agg_elem(t, i);
+        d->has_eval[i] = e && !LLVMIsNull(e);
+    }
+    t = pointee(agg_elem(init, PF_VIEWS));
     cr_assert_eq(t != NULL, d->nviews > 0, "views: a table exactly when nviews > 0");
     for (int i = 0; i < d->nviews; i++)
         d->views[i] = (Slot){(int)agg_int(agg_elem(t, i), 0), (int)agg_int(agg_elem(t, i), 1)};
@@ -356,7 +396,6 @@ static void read_desc(TComp *c, Desc *d)
         d->var_names[i] = v->name;
     }
     LLVMDisposeModule(m);
-    zb_gen_free(g);
     LLVMContextDispose(lc);
 }
 
@@ -410,19 +449,25 @@ static void check_slot_tables(TComp *c, const char *what)
                  d.nvarviews, nvv);
     int nl = c->comp.prog->lifelines.len;
     for (int i = 0; i < nv; i++) {
-        cr_expect(!slot_cmp(&d.views[i], &want_v[i]), "%s: view slot %d is (%d, %d), expected (%d, %d)",
-                  what, i, d.views[i].life, d.views[i].index, want_v[i].life, want_v[i].index);
+        cr_expect(!slot_cmp(&d.views[i], &want_v[i]),
+                  "%s: view slot %d is (%d, %d), expected (%d, %d)", what, i, d.views[i].life,
+                  d.views[i].index, want_v[i].life, want_v[i].index);
         cr_expect(d.views[i].life >= 0 && d.views[i].life < nl && d.views[i].index >= 0 &&
-                  d.views[i].index < d.nsubs, "%s: view slot %d out of range", what, i);
-        if (i) cr_expect_lt(slot_cmp(&d.views[i - 1], &d.views[i]), 0, "%s: views not sorted", what);
+                      d.views[i].index < d.nsubs,
+                  "%s: view slot %d out of range", what, i);
+        if (i)
+            cr_expect_lt(slot_cmp(&d.views[i - 1], &d.views[i]), 0, "%s: views not sorted", what);
     }
     for (int i = 0; i < nvv; i++) {
         cr_expect(!slot_cmp(&d.varviews[i], &want_vv[i]),
                   "%s: variable-view slot %d is (%d, %d), expected (%d, %d)", what, i,
                   d.varviews[i].life, d.varviews[i].index, want_vv[i].life, want_vv[i].index);
         cr_expect(d.varviews[i].life >= 0 && d.varviews[i].life < nl && d.varviews[i].index >= 0 &&
-                  d.varviews[i].index < d.nvars, "%s: variable-view slot %d out of range", what, i);
-        if (i) cr_expect_lt(slot_cmp(&d.varviews[i - 1], &d.varviews[i]), 0, "%s: varviews not sorted", what);
+                      d.varviews[i].index < d.nvars,
+                  "%s: variable-view slot %d out of range", what, i);
+        if (i)
+            cr_expect_lt(slot_cmp(&d.varviews[i - 1], &d.varviews[i]), 0, "%s: varviews not sorted",
+                         what);
     }
 }
 
@@ -434,7 +479,8 @@ static int rt_calls(LLVMModuleRef m, const char *in, const char *fn, Slot *out, 
     LLVMValueRef f = LLVMGetNamedFunction(m, in);
     if (!f) return 0;
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
-        for (LLVMValueRef ins = LLVMGetFirstInstruction(bb); ins; ins = LLVMGetNextInstruction(ins)) {
+        for (LLVMValueRef ins = LLVMGetFirstInstruction(bb); ins;
+             ins = LLVMGetNextInstruction(ins)) {
             if (LLVMGetInstructionOpcode(ins) != LLVMCall) continue;
             LLVMValueRef callee = LLVMGetCalledValue(ins);
             size_t len;
@@ -457,8 +503,10 @@ Test(backend, merge_descriptor_has_the_slot_tables)
     read_desc(c, &d);
     cr_assert_eq(d.nsubs, 11);
     cr_assert_eq(d.nviews, 2);
-    cr_expect(d.views[0].life == 1 && d.views[0].index == 2, "(%d, %d)", d.views[0].life, d.views[0].index);
-    cr_expect(d.views[1].life == 2 && d.views[1].index == 8, "(%d, %d)", d.views[1].life, d.views[1].index);
+    cr_expect(d.views[0].life == 1 && d.views[0].index == 2, "(%d, %d)", d.views[0].life,
+              d.views[0].index);
+    cr_expect(d.views[1].life == 2 && d.views[1].index == 8, "(%d, %d)", d.views[1].life,
+              d.views[1].index);
     cr_assert_eq(d.nvarviews, 2);
     for (int i = 0; i < 2; i++) {
         cr_expect_eq(d.varviews[i].life, i + 1);
@@ -467,20 +515,24 @@ Test(backend, merge_descriptor_has_the_slot_tables)
     check_slot_tables(c, "merge.zg");
     /* the Committer's eval function reads the slots, not φ / the variable */
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
+                          c->comp.guards, &c->comp.diag);
     LLVMModuleRef m = zb_gen_module(g, "life");
     cr_assert(zb_gen_lifeline(g, m, 3));
     Slot calls[8];
     int n = rt_calls(m, "zg.eval.Committer", "zgrt_view", calls, 8);
     cr_assert_eq(n, 2);
-    cr_expect(calls[0].life == 1 && calls[0].index == 0, "view (%d, %d)", calls[0].life, calls[0].index);
-    cr_expect(calls[1].life == 2 && calls[1].index == 1, "view (%d, %d)", calls[1].life, calls[1].index);
+    cr_expect(calls[0].life == 1 && calls[0].index == 0, "view (%d, %d)", calls[0].life,
+              calls[0].index);
+    cr_expect(calls[1].life == 2 && calls[1].index == 1, "view (%d, %d)", calls[1].life,
+              calls[1].index);
     n = rt_calls(m, "zg.eval.Committer", "zgrt_varview", calls, 8);
     cr_assert_eq(n, 2);
-    cr_expect(calls[0].life == 1 && calls[0].index == 0, "varview (%d, %d)", calls[0].life, calls[0].index);
-    cr_expect(calls[1].life == 2 && calls[1].index == 1, "varview (%d, %d)", calls[1].life, calls[1].index);
+    cr_expect(calls[0].life == 1 && calls[0].index == 0, "varview (%d, %d)", calls[0].life,
+              calls[0].index);
+    cr_expect(calls[1].life == 2 && calls[1].index == 1, "varview (%d, %d)", calls[1].life,
+              calls[1].index);
     LLVMDisposeModule(m);
-    zb_gen_free(g);
     LLVMContextDispose(lc);
     t_free(c);
     free(text);
@@ -497,29 +549,32 @@ static void check_file_slots(const char *path)
     Desc d;
     read_desc(c, &d);
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
+                          c->comp.guards, &c->comp.diag);
     for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
         cr_assert(zb_gen_lifeline(g, m, L));
         char fname[300];
-        snprintf(fname, sizeof fname, "zg.eval.%s", ((const ZDecl *)ZU_VEC_AT(c->comp.prog->lifelines, L))->name);
+        snprintf(fname, sizeof fname, "zg.eval.%s",
+                 ((const ZDecl *)ZU_VEC_AT(c->comp.prog->lifelines, L))->name);
         Slot calls[256];
         int n = rt_calls(m, fname, "zgrt_view", calls, 256);
         for (int i = 0; i < n; i++) {
             int s = calls[i].index;
-            cr_expect(s >= 0 && s < d.nviews && d.views[s].life == calls[i].life && calls[i].life != L,
+            cr_expect(s >= 0 && s < d.nviews && d.views[s].life == calls[i].life &&
+                          calls[i].life != L,
                       "%s: %s reads view slot %d of lifeline %d", path, fname, s, calls[i].life);
         }
         n = rt_calls(m, fname, "zgrt_varview", calls, 256);
         for (int i = 0; i < n; i++) {
             int s = calls[i].index;
             cr_expect(s >= 0 && s < d.nvarviews && d.varviews[s].life == calls[i].life &&
-                      calls[i].life != L,
-                      "%s: %s reads variable-view slot %d of lifeline %d", path, fname, s, calls[i].life);
+                          calls[i].life != L,
+                      "%s: %s reads variable-view slot %d of lifeline %d", path, fname, s,
+                      calls[i].life);
         }
         LLVMDisposeModule(m);
     }
-    zb_gen_free(g);
     LLVMContextDispose(lc);
     t_free(c);
     free(text);
@@ -537,6 +592,142 @@ Test(backend, every_program_has_the_union_slot_tables)
         globfree(&gl);
     }
     cr_assert_geq(n, 13, "only %d programs found", n);
+}
+
+/* The descriptor is the monitor plan (compiler/plan.c), and `zgc guards
+ * --plan` prints what the descriptor holds: the slot tables, each
+ * lifeline's slots as the runtime finds them (runtime/core.c: the first
+ * slot whose lifeline is not before B), its eval function, the state every
+ * lifeline keeps and the metadata of a message. */
+static void check_plan(TComp *c, const char *what)
+{
+    Desc d;
+    read_desc(c, &d);
+    const ZMonitorPlan *pl = zm_plan(c->comp.arena, c->comp.guards);
+    int nl = d.nlifelines;
+    cr_assert_eq(pl->nlifelines, nl, "%s: %d lifelines in the plan, %d in the descriptor", what,
+                 pl->nlifelines, nl);
+    cr_expect_eq(pl->monitor, d.monitor != 0, "%s: monitor", what);
+    cr_expect_eq(pl->nsubs, d.nsubs, "%s: nsubs", what);
+    cr_assert_eq(pl->nviews, d.nviews, "%s: %d view slots planned, %d emitted", what, pl->nviews,
+                 d.nviews);
+    cr_assert_eq(pl->nvarviews, d.nvarviews, "%s: %d variable-view slots planned, %d emitted", what,
+                 pl->nvarviews, d.nvarviews);
+    for (int i = 0; i < d.nviews; i++)
+        cr_expect(pl->views[i].life == d.views[i].life && pl->views[i].index == d.views[i].index,
+                  "%s: view slot %d", what, i);
+    for (int i = 0; i < d.nvarviews; i++)
+        cr_expect(pl->varviews[i].life == d.varviews[i].life &&
+                      pl->varviews[i].index == d.varviews[i].index,
+                  "%s: variable-view slot %d", what, i);
+    size_t state = 8 * (size_t)nl;
+    if (d.monitor) state += 2 * (size_t)d.nsubs + (size_t)d.nviews + 16 * (size_t)d.nvarviews;
+    size_t message = 8 * (size_t)nl + (size_t)d.nviews + 16 * (size_t)d.nvarviews;
+    cr_expect_eq(pl->message_bytes, message, "%s: message metadata %zu B, expected %zu B", what,
+                 pl->message_bytes, message);
+    for (int b = 0, s = 0, t = 0; b <= nl; b++) {
+        while (s < d.nviews && d.views[s].life < b) s++;
+        while (t < d.nvarviews && d.varviews[t].life < b) t++;
+        if (b > 0) {
+            cr_expect_eq(pl->lifelines[b - 1].views_end, s, "%s: end of the view slots of %d", what,
+                         b - 1);
+            cr_expect_eq(pl->lifelines[b - 1].varviews_end, t,
+                         "%s: end of the variable-view slots of %d", what, b - 1);
+        }
+        if (b == nl) break;
+        const ZPlanLifeline *pll = &pl->lifelines[b];
+        cr_expect_eq(pll->views_first, s, "%s: first view slot of %d", what, b);
+        cr_expect_eq(pll->varviews_first, t, "%s: first variable-view slot of %d", what, b);
+        cr_expect_eq(zm_has_eval(pl, b), d.has_eval[b], "%s: eval function of %d", what, b);
+        cr_expect_eq(pll->state_bytes, state, "%s: state of %d", what, b);
+    }
+
+    /* the printed plan */
+    T_CAPTURE(text, zm_print(out, pl));
+    char want[512];
+    const ZProgram *p = c->comp.prog;
+    snprintf(want, sizeof want, "\nview slots: %d\n", d.nviews);
+    cr_expect(strstr(text, want), "%s: no `%s` in\n%s", what, want, text);
+    for (int i = 0; i < d.nviews; i++) {
+        const ZDecl *l = ZU_VEC_AT(p->lifelines, d.views[i].life);
+        snprintf(want, sizeof want, "\n  %-3d view(%s, φ%d)  ", i, l->name, d.views[i].index);
+        cr_expect(strstr(text, want), "%s: no `%s` in\n%s", what, want, text);
+    }
+    snprintf(want, sizeof want, "\nvariable-view slots: %d\n", d.nvarviews);
+    cr_expect(strstr(text, want), "%s: no `%s` in\n%s", what, want, text);
+    for (int i = 0; i < d.nvarviews; i++) {
+        const ZDecl *l = ZU_VEC_AT(p->lifelines, d.varviews[i].life);
+        snprintf(want, sizeof want, "\n  %-3d var(%s, %s)\n", i, l->name,
+                 d.var_names[d.varviews[i].index]);
+        cr_expect(strstr(text, want), "%s: no `%s` in\n%s", what, want, text);
+    }
+    for (int b = 0; b < nl; b++) {
+        const ZDecl *l = ZU_VEC_AT(p->lifelines, b);
+        snprintf(want, sizeof want, "\nlifeline %s\n  eval function: %s", l->name,
+                 d.has_eval[b] ? "φ" : "none\n");
+        const char *block = strstr(text, want);
+        cr_expect(block, "%s: no `%s` in\n%s", what, want, text);
+        if (!block) continue;
+        snprintf(want, sizeof want, " = %zu B\n", state);
+        const char *st = strstr(block, "\n  state: ");
+        cr_expect(st && strstr(st, want) && strstr(st, want) < strstr(st + 1, "\n\n"),
+                  "%s: lifeline %s: no state of %zu B in\n%s", what, l->name, state, text);
+    }
+    snprintf(want, sizeof want, "\nmessage metadata: vc %d × 8 B", nl);
+    const char *msg = strstr(text, want);
+    cr_expect(msg, "%s: no `%s` in\n%s", what, want, text);
+    snprintf(want, sizeof want, " = %zu B, ", message);
+    cr_expect(msg && strstr(msg, want), "%s: no message metadata of %zu B in\n%s", what, message,
+              text);
+    free(text);
+}
+
+Test(backend, the_descriptor_is_the_printed_monitor_plan)
+{
+    const char *pats[] = {ZGC_SOURCE_DIR "/examples/*.zg", ZGC_SOURCE_DIR "/examples/*/*.zg",
+                          ZGC_SOURCE_DIR "/tests/golden/*.zg", ZGC_SOURCE_DIR "/tests/run/*.zg"};
+    int n = 0;
+    for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
+        glob_t gl;
+        if (glob(pats[k], 0, NULL, &gl) != 0) continue;
+        for (size_t i = 0; i < gl.gl_pathc; i++, n++) {
+            char *text = slurp(gl.gl_pathv[i]);
+            TComp *c = compile_ok(text, gl.gl_pathv[i]);
+            check_plan(c, gl.gl_pathv[i]);
+            t_free(c);
+            free(text);
+        }
+        globfree(&gl);
+    }
+    cr_assert_geq(n, 13, "only %d programs found", n);
+    TComp *c = compile_ok(all_constructs, "all constructs");
+    check_plan(c, "all constructs");
+    t_free(c);
+}
+
+Test(backend, merge_plan_is_what_the_runtime_documents)
+{
+    /* docs/runtime.md, "Monitor metadata": merge.zg's messages carry
+     * 32 + 2 + 32 = 66 bytes; TestRunner and Security export one view and
+     * one variable view each */
+    char *text = slurp(ZGC_SOURCE_DIR "/examples/merge.zg");
+    TComp *c = compile_ok(text, "merge.zg");
+    const ZMonitorPlan *pl = zm_plan(c->comp.arena, c->comp.guards);
+    cr_expect_eq(pl->message_bytes, 66u);
+    cr_assert_eq(pl->nlifelines, 4);
+    int first[4] = {0, 0, 1, 2}, end[4] = {0, 1, 2, 2};
+    for (int b = 0; b < 4; b++) {
+        cr_expect_eq(pl->lifelines[b].views_first, first[b], "lifeline %d", b);
+        cr_expect_eq(pl->lifelines[b].views_end, end[b], "lifeline %d", b);
+        cr_expect_eq(pl->lifelines[b].varviews_first, first[b], "lifeline %d", b);
+        cr_expect_eq(pl->lifelines[b].varviews_end, end[b], "lifeline %d", b);
+    }
+    cr_expect_eq(zm_view_slot(pl, 2, 8), 1);
+    cr_expect_eq(zm_view_slot(pl, 2, 2), -1);
+    cr_expect_not(zm_has_eval(pl, 0), "the Orchestrator evaluates nothing");
+    cr_expect(zm_has_eval(pl, 3));
+    t_free(c);
+    free(text);
 }
 
 /* @B(…) and @B.x where B never reaches the evaluating lifeline: constantly
@@ -578,8 +769,9 @@ Test(backend, extern_pure_inside_an_expression_never_reaches_the_backend)
                               "workflow w() { A: g = score(s) + 1.0; }\n";
     TComp *c = t_compile(src, T_GUARDS);
     cr_expect_not(c->ok);
-    cr_expect(strstr(c->diag_text, "test.zg:5:23: error: extern pure action `score` can only be called as "
-                                   "the whole right-hand side of an assignment"),
+    cr_expect(strstr(c->diag_text,
+                     "test.zg:5:23: error: extern pure action `score` can only be called as "
+                     "the whole right-hand side of an assignment"),
               "got:\n%s", c->diag_text);
     t_free(c);
 }
@@ -599,44 +791,107 @@ typedef struct Layout {
 #define OFF(T, f) offsetof(T, f)
 
 static const Layout layouts[] = {
-    {ZB_TY_VALUE, "zgrt_value", sizeof(zgrt_value), _Alignof(zgrt_value), 2, {OFF(zgrt_value, tag), OFF(zgrt_value, u)}},
-    {ZB_TY_TYPE, "zgrt_type", sizeof(zgrt_type), _Alignof(zgrt_type), 2, {OFF(zgrt_type, tag), OFF(zgrt_type, enum_id)}},
-    {ZB_TY_LOC, "zgrt_loc", sizeof(zgrt_loc), _Alignof(zgrt_loc), 2, {OFF(zgrt_loc, line), OFF(zgrt_loc, col)}},
-    {ZB_TY_ENUM, "zgrt_enum", sizeof(zgrt_enum), _Alignof(zgrt_enum), 3,
+    {ZB_TY_VALUE,
+     "zgrt_value",
+     sizeof(zgrt_value),
+     _Alignof(zgrt_value),
+     2,
+     {OFF(zgrt_value, tag), OFF(zgrt_value, u)}},
+    {ZB_TY_TYPE,
+     "zgrt_type",
+     sizeof(zgrt_type),
+     _Alignof(zgrt_type),
+     2,
+     {OFF(zgrt_type, tag), OFF(zgrt_type, enum_id)}},
+    {ZB_TY_LOC,
+     "zgrt_loc",
+     sizeof(zgrt_loc),
+     _Alignof(zgrt_loc),
+     2,
+     {OFF(zgrt_loc, line), OFF(zgrt_loc, col)}},
+    {ZB_TY_ENUM,
+     "zgrt_enum",
+     sizeof(zgrt_enum),
+     _Alignof(zgrt_enum),
+     3,
      {OFF(zgrt_enum, name), OFF(zgrt_enum, nmembers), OFF(zgrt_enum, members)}},
-    {ZB_TY_VAR, "zgrt_var", sizeof(zgrt_var), _Alignof(zgrt_var), 4,
+    {ZB_TY_VAR,
+     "zgrt_var",
+     sizeof(zgrt_var),
+     _Alignof(zgrt_var),
+     4,
      {OFF(zgrt_var, name), OFF(zgrt_var, type), OFF(zgrt_var, has_default), OFF(zgrt_var, def)}},
-    {ZB_TY_ACTION, "zgrt_action", sizeof(zgrt_action), _Alignof(zgrt_action), 20,
-     {OFF(zgrt_action, name), OFF(zgrt_action, kind), OFF(zgrt_action, nparams),
-      OFF(zgrt_action, param_names), OFF(zgrt_action, param_types), OFF(zgrt_action, nresults),
-      OFF(zgrt_action, result_names), OFF(zgrt_action, result_types), OFF(zgrt_action, system),
-      OFF(zgrt_action, user), OFF(zgrt_action, parse), OFF(zgrt_action, retries),
-      OFF(zgrt_action, model), OFF(zgrt_action, temperature), OFF(zgrt_action, has_temperature),
-      OFF(zgrt_action, has_fallback), OFF(zgrt_action, fallback), OFF(zgrt_action, human_kind),
-      OFF(zgrt_action, prompt), OFF(zgrt_action, fn)}},
-    {ZB_TY_INPUT, "zgrt_input", sizeof(zgrt_input), _Alignof(zgrt_input), 2, {OFF(zgrt_input, var), OFF(zgrt_input, owner)}},
-    {ZB_TY_RESULT, "zgrt_result", sizeof(zgrt_result), _Alignof(zgrt_result), 2,
+    {ZB_TY_ACTION,
+     "zgrt_action",
+     sizeof(zgrt_action),
+     _Alignof(zgrt_action),
+     20,
+     {OFF(zgrt_action, name),
+      OFF(zgrt_action, kind),
+      OFF(zgrt_action, nparams),
+      OFF(zgrt_action, param_names),
+      OFF(zgrt_action, param_types),
+      OFF(zgrt_action, nresults),
+      OFF(zgrt_action, result_names),
+      OFF(zgrt_action, result_types),
+      OFF(zgrt_action, system),
+      OFF(zgrt_action, user),
+      OFF(zgrt_action, parse),
+      OFF(zgrt_action, retries),
+      OFF(zgrt_action, model),
+      OFF(zgrt_action, temperature),
+      OFF(zgrt_action, has_temperature),
+      OFF(zgrt_action, has_fallback),
+      OFF(zgrt_action, fallback),
+      OFF(zgrt_action, human_kind),
+      OFF(zgrt_action, prompt),
+      OFF(zgrt_action, fn)}},
+    {ZB_TY_INPUT,
+     "zgrt_input",
+     sizeof(zgrt_input),
+     _Alignof(zgrt_input),
+     2,
+     {OFF(zgrt_input, var), OFF(zgrt_input, owner)}},
+    {ZB_TY_RESULT,
+     "zgrt_result",
+     sizeof(zgrt_result),
+     _Alignof(zgrt_result),
+     2,
      {OFF(zgrt_result, var), OFF(zgrt_result, lifeline)}},
-    {ZB_TY_SLOT, "zgrt_slot", sizeof(zgrt_slot), _Alignof(zgrt_slot), 2,
+    {ZB_TY_SLOT,
+     "zgrt_slot",
+     sizeof(zgrt_slot),
+     _Alignof(zgrt_slot),
+     2,
      {OFF(zgrt_slot, lifeline), OFF(zgrt_slot, index)}},
-    {ZB_TY_PROGRAM, "zgrt_program", sizeof(zgrt_program), _Alignof(zgrt_program), 31,
-     {OFF(zgrt_program, abi_version), OFF(zgrt_program, nlifelines), OFF(zgrt_program, source),
-      OFF(zgrt_program, workflow), OFF(zgrt_program, lifelines), OFF(zgrt_program, bodies),
-      OFF(zgrt_program, evals), OFF(zgrt_program, nvars), OFF(zgrt_program, nenums),
-      OFF(zgrt_program, vars), OFF(zgrt_program, enums), OFF(zgrt_program, nchans),
-      OFF(zgrt_program, ntags), OFF(zgrt_program, chans), OFF(zgrt_program, tags),
-      OFF(zgrt_program, nlocs), OFF(zgrt_program, nactions), OFF(zgrt_program, locs),
-      OFF(zgrt_program, actions), OFF(zgrt_program, ninputs), OFF(zgrt_program, nresults),
-      OFF(zgrt_program, inputs), OFF(zgrt_program, results), OFF(zgrt_program, result_tuple),
-      OFF(zgrt_program, monitor), OFF(zgrt_program, nsubs), OFF(zgrt_program, pad),
-      OFF(zgrt_program, nviews), OFF(zgrt_program, nvarviews), OFF(zgrt_program, views),
+    {ZB_TY_PROGRAM,
+     "zgrt_program",
+     sizeof(zgrt_program),
+     _Alignof(zgrt_program),
+     31,
+     {OFF(zgrt_program, abi_version), OFF(zgrt_program, nlifelines),
+      OFF(zgrt_program, source),      OFF(zgrt_program, workflow),
+      OFF(zgrt_program, lifelines),   OFF(zgrt_program, bodies),
+      OFF(zgrt_program, evals),       OFF(zgrt_program, nvars),
+      OFF(zgrt_program, nenums),      OFF(zgrt_program, vars),
+      OFF(zgrt_program, enums),       OFF(zgrt_program, nchans),
+      OFF(zgrt_program, ntags),       OFF(zgrt_program, chans),
+      OFF(zgrt_program, tags),        OFF(zgrt_program, nlocs),
+      OFF(zgrt_program, nactions),    OFF(zgrt_program, locs),
+      OFF(zgrt_program, actions),     OFF(zgrt_program, ninputs),
+      OFF(zgrt_program, nresults),    OFF(zgrt_program, inputs),
+      OFF(zgrt_program, results),     OFF(zgrt_program, result_tuple),
+      OFF(zgrt_program, monitor),     OFF(zgrt_program, nsubs),
+      OFF(zgrt_program, pad),         OFF(zgrt_program, nviews),
+      OFF(zgrt_program, nvarviews),   OFF(zgrt_program, views),
       OFF(zgrt_program, varviews)}},
 };
 
 Test(backend, descriptor_types_have_the_c_layout)
 {
-    char *err = NULL;
-    ZbTarget *t = zb_target_new(0, &err);
+    ZArena *a = zu_arena_new();
+    const char *err = NULL;
+    ZbTarget *t = zb_target_new(a, 0, &err);
     cr_assert_not_null(t, "no native target: %s", err ? err : "");
     LLVMTargetDataRef td = zb_target_layout(t);
     LLVMContextRef lc = LLVMContextCreate();
@@ -645,8 +900,8 @@ Test(backend, descriptor_types_have_the_c_layout)
         const Layout *l = &layouts[i];
         LLVMTypeRef ty = zb_desc_type(lc, l->k);
         cr_assert_eq(zb_desc_type(lc, l->k), ty, "%s is created twice", l->name);
-        cr_expect_eq(LLVMCountStructElementTypes(ty), (unsigned)l->n, "%s: %u fields, C has %d", l->name,
-                     LLVMCountStructElementTypes(ty), l->n);
+        cr_expect_eq(LLVMCountStructElementTypes(ty), (unsigned)l->n, "%s: %u fields, C has %d",
+                     l->name, LLVMCountStructElementTypes(ty), l->n);
         cr_expect_eq(LLVMABISizeOfType(td, ty), l->size, "%s: LLVM size %llu, C size %zu", l->name,
                      LLVMABISizeOfType(td, ty), l->size);
         cr_expect_eq(LLVMABIAlignmentOfType(td, ty), l->align, "%s alignment", l->name);
@@ -657,6 +912,7 @@ Test(backend, descriptor_types_have_the_c_layout)
     }
     LLVMContextDispose(lc);
     zb_target_free(t);
+    zu_arena_free(a);
 }
 
 #define COUNT_ABI(name, sig, ret, params) +1
@@ -736,11 +992,12 @@ Test(backend, object_files_are_written)
 {
     char *text = slurp(ZGC_SOURCE_DIR "/examples/increment.zg");
     TComp *c = compile_ok(text, "increment.zg");
-    char *err = NULL;
-    ZbTarget *t = zb_target_new(2, &err);
+    const char *err = NULL;
+    ZbTarget *t = zb_target_new(c->comp.arena, 2, &err);
     cr_assert_not_null(t, "%s", err ? err : "");
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
+                          c->comp.guards, &c->comp.diag);
     char *dir = temp_dir();
     char path[512];
     snprintf(path, sizeof path, "%s/a.o", dir);
@@ -760,11 +1017,9 @@ Test(backend, object_files_are_written)
     zb_gen_descriptor(g, m, -1);
     cr_expect_neq(zb_target_emit(t, m, "/nonexistent-dir/x.o", &err), 0);
     cr_expect_not_null(err);
-    free(err);
     LLVMDisposeModule(m);
     remove_dir(dir);
     free(dir);
-    zb_gen_free(g);
     LLVMContextDispose(lc);
     zb_target_free(t);
     t_free(c);
@@ -776,10 +1031,14 @@ Test(backend, unwritable_output_directory_is_an_error)
     char *text = slurp(ZGC_SOURCE_DIR "/examples/hello.zg");
     TComp *c = compile_ok(text, "hello.zg");
     ZBuildOptions o = {.out_dir = "/proc/zgc-no-such-dir/out", .opt_level = 0};
-    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag), 1);
+    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards,
+                          &o, &c->comp.diag),
+                 1);
     fflush(c->diag_file);
-    cr_expect(strstr(c->diag_text, "test.zg: error: cannot create the output directory `/proc/zgc-no-such-dir/out`"),
-              "got:\n%s", c->diag_text);
+    cr_expect(
+        strstr(c->diag_text,
+               "test.zg: error: cannot create the output directory `/proc/zgc-no-such-dir/out`"),
+        "got:\n%s", c->diag_text);
     t_free(c);
     free(text);
 }
@@ -825,7 +1084,8 @@ static void build_and_run(const char *example, char *const args[], int nargs, co
     TComp *c = compile_ok(text, path);
     char *dir = temp_dir();
     ZBuildOptions o = {.out_dir = dir, .opt_level = 2};
-    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag);
+    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o,
+                      &c->comp.diag);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "build failed:\n%s", c->diag_text);
     for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
@@ -853,10 +1113,7 @@ Test(backend, hello_runs, .timeout = 120)
     build_and_run("hello", args, 2, "\"[write_reply:draft]\"\n");
 }
 
-Test(backend, increment_runs, .timeout = 120)
-{
-    build_and_run("increment", NULL, 0, "3\n");
-}
+Test(backend, increment_runs, .timeout = 120) { build_and_run("increment", NULL, 0, "3\n"); }
 
 Test(backend, failing_c_file_is_reported, .timeout = 120)
 {
@@ -874,7 +1131,9 @@ Test(backend, failing_c_file_is_reported, .timeout = 120)
     char out_dir[600];
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     ZBuildOptions o = {.out_dir = out_dir, .opt_level = 0, .c_files = files, .n_c_files = 1};
-    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag), 1);
+    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards,
+                          &o, &c->comp.diag),
+                 1);
     fflush(c->diag_file);
     cr_expect(strstr(c->diag_text, "error: the C compiler failed on"), "got:\n%s", c->diag_text);
     cr_expect(strstr(c->diag_text, "nope"), "the compiler output is shown:\n%s", c->diag_text);
@@ -902,7 +1161,8 @@ static Ran mock_run(const char *text, char *const args[], int nargs)
     TComp *c = compile_ok(text, "program");
     char *dir = temp_dir();
     ZBuildOptions o = {.out_dir = dir, .opt_level = 1};
-    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o, &c->comp.diag);
+    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o,
+                      &c->comp.diag);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "build failed:\n%s", c->diag_text);
     char exe[512], errf[512];
@@ -947,7 +1207,8 @@ Test(generated, expressions_compute_their_values, .timeout = 120)
         "var r6: str = \"\";\n"
         "pure poly(x: int, y: int) -> (int, int) = (x * y + K, x / y * 100 + x % y);\n"
         "workflow arith() -> (int, int, float, str, bool, str) {\n"
-        "    A { (r1, r2) = poly(i, j); r3 = f * 4.0 - 1.0 / 4.0 + -f; r4 = s + \"-\" + str(i) + upper(s); }\n"
+        "    A { (r1, r2) = poly(i, j); r3 = f * 4.0 - 1.0 / 4.0 + -f; r4 = s + \"-\" + str(i) + "
+        "upper(s); }\n"
         "    A { r5 = (r1 > r2 || c == blue) && !(s >= \"b\") && c != red && f > 2.0; }\n"
         "    A { r6 = i > 5 ? \"big\" : \"small\"; }\n"
         "    A(r1, r2, r3, r4, r5, r6) -> B(r1, r2, r3, r4, r5, r6);\n"
@@ -999,7 +1260,8 @@ Test(generated, examples_run, .timeout = 300)
     } cases[] = {
         {"hello", {"--arg", "topic=hi"}, "\"[write_reply:draft]\"\n"},
         {"increment", {NULL}, "3\n"},
-        {"parallel", {"--arg", "draft=D"},
+        {"parallel",
+         {"--arg", "draft=D"},
          "\"D\\n--\\nlegal: [check_legal:legal_notes]\\nstyle: [check_style:style_notes]\"\n"},
         {"coregion", {"--arg", "city=Paris"}, "\"[write_briefing:report]\"\n"},
         {"consensus", {"--arg", "notes=n", "--arg", "diag=d"}, "\"[assess:verdict]\"\n"},
@@ -1038,8 +1300,10 @@ static void check_trap(const char *expr, const char *x, const char *y, const cha
     snprintf(ay, sizeof ay, "y=%s", y);
     char *args[] = {"--arg", ax, "--arg", ay};
     Ran r = mock_run(src, args, 4);
-    cr_expect_eq(r.status, 1, "`%s` with x=%s y=%s: status %d, stdout %s", expr, x, y, r.status, r.out);
-    cr_expect(strstr(r.err, want), "`%s` with x=%s y=%s: expected `%s`, got:\n%s", expr, x, y, want, r.err);
+    cr_expect_eq(r.status, 1, "`%s` with x=%s y=%s: status %d, stdout %s", expr, x, y, r.status,
+                 r.out);
+    cr_expect(strstr(r.err, want), "`%s` with x=%s y=%s: expected `%s`, got:\n%s", expr, x, y, want,
+              r.err);
     ran_free(&r);
 }
 

@@ -1,12 +1,12 @@
-/* libFuzzer target: the frame decoder (runtime/frame.c) on arbitrary
+/* libFuzzer target: the frame decoder (runtime/net/frame.c) on arbitrary
  * payloads, for a fixed small program with a monitor.  Any crash,
  * sanitizer report or hang is a bug, and so is a broken round trip: a
  * payload that decodes must encode again, the encoding must decode, and
  * without json values (whose text jansson may respell) the encoding must
  * be the input itself (the format is canonical).
  *
- * Sources: this file and runtime/frame.c; it carries its own value heap,
- * so it links jansson only (not libzgrt).
+ * Sources: this file, runtime/net/frame.c and runtime/values.c (the value
+ * heap and the allocation the codec uses), not the whole of libzgrt.
  *
  * Built with -DFUZZ_FRAME_WRITE_SEEDS instead (no libFuzzer), it is a
  * program that writes valid payloads into the directory given as its
@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "rt.h"
+#include "net/net.h"
 
 /* ---- the program ------------------------------------------------------------ */
 
@@ -62,57 +62,6 @@ static const zgrt_program prog = {
     .views = views,
     .varviews = varviews,
 };
-
-/* ---- a value heap (the rt.h contract, nothing more) ----------------------------- */
-
-typedef struct item {
-    struct item *next;
-    json_t *json;
-    zgrt_str str;
-} item;
-
-struct zri_heap {
-    item *items;
-};
-
-zri_heap *zri_heap_new(void)
-{
-    return calloc(1, sizeof(zri_heap));
-}
-
-void zri_heap_free(zri_heap *h)
-{
-    if (!h) return;
-    for (item *it = h->items, *next; it; it = next) {
-        next = it->next;
-        if (it->json) json_decref(it->json);
-        free(it);
-    }
-    free(h);
-}
-
-const zgrt_str *zri_str(zri_heap *h, const char *s, size_t n)
-{
-    item *it = malloc(sizeof *it + n + 1);
-    if (!it) return NULL;
-    it->json = NULL;
-    it->str.len = (int64_t)n;
-    if (n) memcpy(it->str.data, s, n);
-    it->str.data[n] = 0;
-    it->next = h->items;
-    h->items = it;
-    return &it->str;
-}
-
-void *zri_json_keep(zri_heap *h, void *json)
-{
-    item *it = malloc(sizeof *it);
-    if (!it) return NULL;
-    it->json = json_incref(json);
-    it->next = h->items;
-    h->items = it;
-    return json;
-}
 
 /* ---- the target --------------------------------------------------------------- */
 

@@ -48,12 +48,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!model) {
         model = zt_model_new("fuzz.zg", workflow, strlen(workflow), NULL, stderr);
-        if (!model) abort();
+        if (!model) {
+            fprintf(stderr, "fuzz_trace: the fixed workflow does not compile\n");
+            abort();
+        }
     }
     char *msg = NULL;
     ZtStats st;
     int rc = zt_check(model, "fuzz.jsonl", (const char *)data, size, &msg, &st);
-    if ((rc == 0) != (msg == NULL)) abort();
+    if ((rc == 0) != (msg == NULL)) {
+        fprintf(stderr, "fuzz_trace: zt_check returned %d with %s\n", rc,
+                msg ? "a message" : "no message");
+        abort();
+    }
     free(msg);
     return 0;
 }

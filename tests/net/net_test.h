@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt.h"
+#include "net/net.h"
 
 /* Workflow "hello": lifelines User, Writer, Mailbox; variables count:int,
  * draft:str, data:json, color:Color, score:float, ok:bool; enums

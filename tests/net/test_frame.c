@@ -1,4 +1,4 @@
-/* Unit tests for the frame codec (runtime/frame.c): round trips of every
+/* Unit tests for the frame codec (runtime/net/frame.c): round trips of every
  * value type with and without monitor metadata (the vector clock and the
  * program's view slots), the size of the metadata, and the rejection of
  * every class of malformed payload with its message. */
@@ -505,7 +505,7 @@ Test(frame, rejects_header)
     tb_u8(&b, 3);
     tb_u8(&b, 2);
     rejects(&t_prog3, &b, "unsupported frame version 3 (expected 2)");
-    /* a hello (net.c's handshake has its own version) is never a message */
+    /* a hello (socket.c's handshake has its own version) is never a message */
     b.n = 0;
     tb_u8(&b, 0x5A);
     tb_u8(&b, 1);

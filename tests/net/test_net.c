@@ -1,9 +1,11 @@
-/* Unit tests for the transport (runtime/net.c): delivery in order over
+/* Unit tests for the transport (runtime/net/socket.c): delivery in order over
  * Unix-domain and TCP loopback sockets, the handshake and its mismatches,
  * peers that die, garbage from a raw socket, addresses, shutdown. */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1083,14 +1085,30 @@ Test(net, listen_refusals)
     close(lfd);
 
     char taddr[64];
-    snprintf(taddr, sizeof taddr, "tcp:127.0.0.1:%d", t_free_port());
+    int port = t_free_port();
+    snprintf(taddr, sizeof taddr, "tcp:127.0.0.1:%d", port);
     v[0] = taddr;
     zri_net *n1 = zri_net_open(solo(), 0, taddr, v, h, NULL, 1, err, sizeof err);
     cr_assert_not_null(n1, "%s", err);
+    zri_net_close(n1);
+    /* a port that another socket listens on: a raw one, because a
+     * transport closes its own listening socket on its reader thread once
+     * its connections are made (at once here), which made a second
+     * zri_net_open on n1's port succeed when that thread ran first */
+    int tfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons((uint16_t)port);
+    cr_assert_geq(tfd, 0);
+    cr_assert_eq(bind(tfd, (struct sockaddr *)&sa, sizeof sa), 0, "bind %s: %s", taddr,
+                 strerror(errno));
+    cr_assert_eq(listen(tfd, 8), 0);
     cr_assert_null(zri_net_open(solo(), 0, taddr, v, h, NULL, 1, err, sizeof err));
     snprintf(want, sizeof want, "cannot listen on %s: Address already in use", taddr);
     cr_assert_str_eq(err, want);
-    zri_net_close(n1);
+    close(tfd);
 
     zri_heap_free(h);
     t_rmdir(dir);

@@ -1,6 +1,6 @@
 /* test_modes.c — per-lifeline executables: each lifeline of a program runs
  * in its own process (a forked child calling zgrt_main with only its body),
- * the processes talk through net.c on Unix sockets, write their result
+ * the processes talk through net/socket.c on Unix sockets, write their result
  * components with --result-file and their events to FILE.<Lifeline>; the
  * traces together must describe the same MSC as an in-process run. */
 #include <criterion/criterion.h>

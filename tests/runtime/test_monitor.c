@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "net/net.h"
 #include "programs.h"
 
 enum { ORCH, TR, COMM, RELAY };

@@ -1,4 +1,4 @@
-/* test_values.c — values.c: the heap, comparison, JSON text in and out,
+/* test_values.c — values.c and builtins.c: the heap, comparison, JSON text in and out,
  * --arg parsing per type, UTF-8, and the builtins (run inside a one-lifeline
  * program, as generated code calls them). */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* Unit tests for the type and definedness checker (check.c, language
+/* Unit tests for the type and definedness checker (check*.c, language
  * reference §3–§6). */
 #include <criterion/criterion.h>
 

@@ -1,4 +1,4 @@
-/* net.c — the transport between per-lifeline processes: Unix-domain or TCP
+/* socket.c — the transport between per-lifeline processes: Unix-domain or TCP
  * stream sockets carrying frames (frame.c).
  *
  * Connections.  Every lifeline listens on its own address and opens one
@@ -75,7 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "net.h"
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* SO_NOSIGPIPE is set instead */
@@ -89,22 +89,12 @@
 #define PENDING_MAX 64      /* accepted connections still owing their hello */
 #define DEFAULT_TIMEOUT 60.0
 #define OUT_FLUSH (64u << 10) /* output buffer size that is written at once */
-#define BYE_TIMEOUT 5.0     /* zri_net_close gives up on peers that do not read */
+#define BYE_TIMEOUT 5.0       /* zri_net_close gives up on peers that do not read */
 #define READ_CHUNK 65536
 
 /* ===================================================================== */
 /* small helpers                                                          */
 /* ===================================================================== */
-
-static void fmt(char *err, size_t errlen, const char *f, ...) ZRI_PRINTF(3, 4);
-static void fmt(char *err, size_t errlen, const char *f, ...)
-{
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
 
 static double now_s(void)
 {
@@ -117,8 +107,7 @@ static void sleep_s(double s)
 {
     if (s <= 0) return;
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
 }
 
 /* Milliseconds until deadline for poll(); deadline 0: forever (-1). */
@@ -205,18 +194,18 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     if (!s) {
-        fmt(err, errlen, "missing address");
+        zri_err(err, errlen, "missing address");
         return -1;
     }
     if (!strncmp(s, "unix:", 5)) {
         const char *path = s + 5;
         size_t n = strlen(path);
         if (!n) {
-            fmt(err, errlen, "bad address '%s': empty socket path", s);
+            zri_err(err, errlen, "bad address '%s': empty socket path", s);
             return -1;
         }
         if (n >= sizeof a->path) {
-            fmt(err, errlen, "bad address '%s': socket path longer than %zu bytes", s,
+            zri_err(err, errlen, "bad address '%s': socket path longer than %zu bytes", s,
                 sizeof a->path - 1);
             return -1;
         }
@@ -227,19 +216,19 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
     if (!strncmp(s, "tcp:", 4)) {
         const char *hp = s + 4, *colon = strrchr(hp, ':');
         if (!colon) {
-            fmt(err, errlen, "bad address '%s': expected tcp:HOST:PORT", s);
+            zri_err(err, errlen, "bad address '%s': expected tcp:HOST:PORT", s);
             return -1;
         }
         const char *h = hp;
         size_t hn = (size_t)(colon - hp);
-        if (hn >= 2 && h[0] == '[' && h[hn - 1] == ']') h++, hn -= 2; /* [IPv6] */
+        if (hn >= 2 && h[0] == '[' && h[hn - 1] == ']')
+            h++, hn -= 2; /* [IPv6] */
         else if (memchr(h, ':', hn)) {
-            fmt(err, errlen, "bad address '%s': write an IPv6 host in brackets, tcp:[::1]:PORT",
-                s);
+            zri_err(err, errlen, "bad address '%s': write an IPv6 host in brackets, tcp:[::1]:PORT", s);
             return -1;
         }
         if (!hn || hn >= sizeof a->host) {
-            fmt(err, errlen, "bad address '%s': %s host", s, hn ? "too long a" : "empty");
+            zri_err(err, errlen, "bad address '%s': %s host", s, hn ? "too long a" : "empty");
             return -1;
         }
         const char *port = colon + 1;
@@ -253,7 +242,7 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
             pv = pv * 10 + (port[i] - '0');
         }
         if (!pn || pv < 1 || pv > 65535) {
-            fmt(err, errlen, "bad address '%s': the port must be a number from 1 to 65535", s);
+            zri_err(err, errlen, "bad address '%s': the port must be a number from 1 to 65535", s);
             return -1;
         }
         memcpy(a->host, h, hn);
@@ -261,12 +250,12 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
         snprintf(a->port, sizeof a->port, "%ld", pv);
         return 0;
     }
-    fmt(err, errlen, "bad address '%s': expected unix:PATH or tcp:HOST:PORT", s);
+    zri_err(err, errlen, "bad address '%s': expected unix:PATH or tcp:HOST:PORT", s);
     return -1;
 }
 
-static int resolve(const zaddr *a, int passive, struct addrinfo **res, const char *text,
-                   char *err, size_t errlen)
+static int resolve(const zaddr *a, int passive, struct addrinfo **res, const char *text, char *err,
+                   size_t errlen)
 {
     struct addrinfo hints;
     memset(&hints, 0, sizeof hints);
@@ -275,7 +264,7 @@ static int resolve(const zaddr *a, int passive, struct addrinfo **res, const cha
     hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
     int rc = getaddrinfo(a->host, a->port, &hints, res);
     if (rc) {
-        fmt(err, errlen, "cannot resolve the host of %s: %s", text, gai_strerror(rc));
+        zri_err(err, errlen, "cannot resolve the host of %s: %s", text, gai_strerror(rc));
         return -1;
     }
     return 0;
@@ -300,10 +289,7 @@ static void fnv_str(uint64_t *h, const char *s)
     fnv(h, s, strlen(s) + 1);
 }
 
-static void fnv_i32(uint64_t *h, int32_t v)
-{
-    fnv(h, &v, sizeof v);
-}
+static void fnv_i32(uint64_t *h, int32_t v) { fnv(h, &v, sizeof v); }
 
 static uint64_t program_id(const zgrt_program *p)
 {
@@ -372,8 +358,8 @@ static size_t put_name(uint8_t *d, const char *s)
 }
 
 /* A whole hello frame (length included) in buf (HELLO_MAX + 4 bytes). */
-static size_t hello_encode(const zgrt_program *p, int self, int to, int status,
-                           const char *reason, uint8_t *buf)
+static size_t hello_encode(const zgrt_program *p, int self, int to, int status, const char *reason,
+                           uint8_t *buf)
 {
     uint8_t *d = buf + 4;
     size_t n = 0;
@@ -427,15 +413,15 @@ static int hello_decode(const uint8_t *d, size_t n, hello *hl, char *err, size_t
     size_t pos = 3;
     memset(hl, 0, sizeof *hl);
     if (n < 3 || d[0] != HELLO_MAGIC) {
-        fmt(err, errlen, "bad magic");
+        zri_err(err, errlen, "bad magic");
         return -1;
     }
     if (d[1] != HELLO_VERSION) {
-        fmt(err, errlen, "frame version %u, expected %u", (unsigned)d[1], HELLO_VERSION);
+        zri_err(err, errlen, "frame version %u, expected %u", (unsigned)d[1], HELLO_VERSION);
         return -1;
     }
     if (d[2] != HELLO_KIND) {
-        fmt(err, errlen, "first frame is not a hello (kind %u)", (unsigned)d[2]);
+        zri_err(err, errlen, "first frame is not a hello (kind %u)", (unsigned)d[2]);
         return -1;
     }
     if (n - pos < 8) goto bad;
@@ -445,12 +431,11 @@ static int hello_decode(const uint8_t *d, size_t n, hello *hl, char *err, size_t
         goto bad;
     hl->status = d[pos++];
     if (hl->status > 1 || get_name(d, n, &pos, hl->workflow) < 0 ||
-        get_name(d, n, &pos, hl->lifeline) < 0 || get_name(d, n, &pos, hl->reason) < 0 ||
-        pos != n)
+        get_name(d, n, &pos, hl->lifeline) < 0 || get_name(d, n, &pos, hl->reason) < 0 || pos != n)
         goto bad;
     return 0;
 bad:
-    fmt(err, errlen, "malformed hello");
+    zri_err(err, errlen, "malformed hello");
     return -1;
 }
 
@@ -504,9 +489,8 @@ static int rx_feed(rx *r, const uint8_t *d, size_t n, size_t max, frame_fn fn, v
                 size_t cap = r->cap ? r->cap : 4096;
                 while (cap < r->got + k) cap *= 2;
                 if (cap > r->need) cap = r->need;
-                uint8_t *nb = realloc(r->buf, cap);
-                if (!nb) return -3;
-                r->buf = nb, r->cap = cap;
+                r->buf = zri_xrealloc(r->buf, cap);
+                r->cap = cap;
             }
             memcpy(r->buf + r->got, d, k);
             r->got += k, d += k, n -= k;
@@ -530,16 +514,16 @@ static int rx_feed(rx *r, const uint8_t *d, size_t n, size_t max, frame_fn fn, v
 enum { PHASE_SETUP, PHASE_RUNNING, PHASE_CLOSING };
 
 typedef struct peer {
-    const char *addr;  /* as given */
-    int out_fd;        /* we send here */
-    int out_broken;    /* a send failed: later sends fail at once */
+    const char *addr; /* as given */
+    int out_fd;       /* we send here */
+    int out_broken;   /* a send failed: later sends fail at once */
     char out_err[256];
     pthread_mutex_t send_mu;
-    uint8_t *obuf;     /* frames not yet written (under send_mu) */
+    uint8_t *obuf; /* frames not yet written (under send_mu) */
     size_t olen, ocap;
-    int in_fd;         /* we read here (reader thread) */
+    int in_fd; /* we read here (reader thread) */
     rx in;
-    int done;          /* BYE seen or failed: not read any more */
+    int done; /* BYE seen or failed: not read any more */
 } peer;
 
 typedef struct pending {
@@ -577,8 +561,7 @@ struct zri_net {
 static void wake_thread(zri_net *n)
 {
     uint8_t b = 1;
-    while (write(n->wake[1], &b, 1) < 0 && errno == EINTR) {
-    }
+    while (write(n->wake[1], &b, 1) < 0 && errno == EINTR) {}
 }
 
 static void setup_error(zri_net *n, const char *msg)
@@ -612,7 +595,7 @@ static int listen_unix(zri_net *n, char *err, size_t errlen)
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode)) {
-            fmt(err, errlen, "cannot listen on %s: the path exists and is not a socket",
+            zri_err(err, errlen, "cannot listen on %s: the path exists and is not a socket",
                 n->listen_text);
             return -1;
         }
@@ -622,7 +605,7 @@ static int listen_unix(zri_net *n, char *err, size_t errlen)
             int rc = connect(probe, (struct sockaddr *)&sa, sizeof sa);
             close(probe);
             if (rc == 0) {
-                fmt(err, errlen, "cannot listen on %s: another process is listening there",
+                zri_err(err, errlen, "cannot listen on %s: another process is listening there",
                     n->listen_text);
                 return -1;
             }
@@ -631,12 +614,12 @@ static int listen_unix(zri_net *n, char *err, size_t errlen)
     }
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0) {
-        fmt(err, errlen, "cannot listen on %s: socket: %s", n->listen_text, strerror(errno));
+        zri_err(err, errlen, "cannot listen on %s: socket: %s", n->listen_text, strerror(errno));
         return -1;
     }
     set_cloexec(fd);
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
-        fmt(err, errlen, "cannot listen on %s: %s", n->listen_text, strerror(errno));
+        zri_err(err, errlen, "cannot listen on %s: %s", n->listen_text, strerror(errno));
         close(fd);
         return -1;
     }
@@ -670,7 +653,7 @@ static int listen_tcp(zri_net *n, char *err, size_t errlen)
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        fmt(err, errlen, "cannot listen on %s: %s", n->listen_text, strerror(e));
+        zri_err(err, errlen, "cannot listen on %s: %s", n->listen_text, strerror(e));
         return -1;
     }
     n->listen_fd = fd;
@@ -681,8 +664,8 @@ static int listen_tcp(zri_net *n, char *err, size_t errlen)
 
 typedef struct in_ctx {
     zri_net *n;
-    int l;          /* peer lifeline */
-    int stop;       /* 1: BYE seen; 2: failed, msg says why */
+    int l;    /* peer lifeline */
+    int stop; /* 1: BYE seen; 2: failed, msg says why */
     char msg[600];
 } in_ctx;
 
@@ -712,8 +695,10 @@ static int on_frame(void *user, const uint8_t *d, size_t len)
     } else if (m->kind == ZRI_MSG_BYE) {
         c->stop = 1;
     } else {
-        if (n->cb.deliver) n->cb.deliver(n->cb.user, m);
-        else free(m);
+        if (n->cb.deliver)
+            n->cb.deliver(n->cb.user, m);
+        else
+            free(m);
         return 0;
     }
     free(m);
@@ -761,10 +746,6 @@ static void read_peer(zri_net *n, int l)
                          who, (unsigned)badlen, (unsigned)ZRI_FRAME_MAX);
             else
                 snprintf(c.msg, sizeof c.msg, "malformed frame from %s: frame length 0", who);
-            break;
-        }
-        if (rc == -3) {
-            snprintf(c.msg, sizeof c.msg, "out of memory reading a frame from %s", who);
             break;
         }
         if (c.stop == 1) { /* BYE: whatever follows is not read */
@@ -815,8 +796,8 @@ static int on_hello(void *user, const uint8_t *d, size_t len)
                  "(program identity mismatch)",
                  hl.lifeline, n->listen_text, p->workflow);
     } else if (hl.from == (uint64_t)n->self) {
-        snprintf(reason, sizeof reason,
-                 "a connection to %s claims to come from lifeline %s itself", n->listen_text, me);
+        snprintf(reason, sizeof reason, "a connection to %s claims to come from lifeline %s itself",
+                 n->listen_text, me);
     } else if (hl.to != (uint64_t)n->self) {
         snprintf(reason, sizeof reason,
                  "lifeline %.200s connected to %s expecting lifeline %s, but this is lifeline %s",
@@ -864,7 +845,7 @@ static void read_pending(zri_net *n, int i)
         hello_ctx c = {n, pd->fd, 0};
         uint32_t badlen = 0;
         int rc = rx_feed(&pd->in, n->chunk, (size_t)k, HELLO_MAX, on_hello, &c, &badlen);
-        if (rc == -2 || rc == -3) {
+        if (rc == -2) {
             char msg[300];
             snprintf(msg, sizeof msg,
                      "an incoming connection on %s is not from a zgc lifeline (bad hello)",
@@ -911,14 +892,8 @@ static void *reader_main(void *arg)
 {
     zri_net *n = arg;
     int nl = n->p->nlifelines;
-    struct pollfd *pf = calloc((size_t)nl + PENDING_MAX + 2, sizeof *pf);
-    int *who = calloc((size_t)nl + PENDING_MAX + 2, sizeof *who); /* peer, or -1-pending */
-    if (!pf || !who) {
-        free(pf);
-        free(who);
-        setup_error(n, "out of memory");
-        return NULL;
-    }
+    struct pollfd *pf = zri_xcalloc((size_t)nl + PENDING_MAX + 2, sizeof *pf);
+    int *who = zri_xcalloc((size_t)nl + PENDING_MAX + 2, sizeof *who); /* peer, or -1-pending */
     for (;;) {
         pthread_mutex_lock(&n->mu);
         int phase = n->phase;
@@ -955,17 +930,19 @@ static void *reader_main(void *arg)
         }
         if (pf[0].revents) {
             uint8_t buf[64];
-            while (read(n->wake[0], buf, sizeof buf) > 0) {
-            }
+            while (read(n->wake[0], buf, sizeof buf) > 0) {}
             continue; /* look at the phase again */
         }
         /* pending connections from the end, so that removals do not shift
          * the ones still to visit */
         for (int i = k - 1; i >= 1; i--) {
             if (!pf[i].revents) continue;
-            if (who[i] == INT32_MAX) accept_all(n);
-            else if (who[i] < 0) read_pending(n, -1 - who[i]);
-            else read_peer(n, who[i]);
+            if (who[i] == INT32_MAX)
+                accept_all(n);
+            else if (who[i] < 0)
+                read_pending(n, -1 - who[i]);
+            else
+                read_peer(n, who[i]);
         }
     }
     free(pf);
@@ -997,9 +974,12 @@ static int try_connect(const struct sockaddr *sa, socklen_t salen, int family, d
         while (rc < 0 && errno == EINTR);
         int e = 0;
         socklen_t el = sizeof e;
-        if (rc == 0) e = ETIMEDOUT;
-        else if (rc < 0) e = errno;
-        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
+        if (rc == 0)
+            e = ETIMEDOUT;
+        else if (rc < 0)
+            e = errno;
+        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+            e = errno;
         if (e) {
             close(fd);
             errno = e;
@@ -1014,27 +994,27 @@ static int setup_failed(zri_net *n, char *err, size_t errlen)
 {
     pthread_mutex_lock(&n->mu);
     int bad = n->setup_err[0] != 0;
-    if (bad) fmt(err, errlen, "%s", n->setup_err);
+    if (bad) zri_err(err, errlen, "%s", n->setup_err);
     pthread_mutex_unlock(&n->mu);
     return bad;
 }
 
 /* Reads exactly n bytes from fd (non-blocking) before deadline; gives up
  * early when the reader thread found a setup error. */
-static int read_exact(zri_net *n, int fd, uint8_t *d, size_t len, const char *addr,
-                      double deadline, char *err, size_t errlen)
+static int read_exact(zri_net *n, int fd, uint8_t *d, size_t len, const char *addr, double deadline,
+                      char *err, size_t errlen)
 {
     while (len) {
         if (setup_failed(n, err, errlen)) return -1;
         int ms = ms_left(deadline);
         if (ms == 0) {
-            fmt(err, errlen, "the peer at %s did not answer the handshake in time", addr);
+            zri_err(err, errlen, "the peer at %s did not answer the handshake in time", addr);
             return -1;
         }
         struct pollfd pf = {fd, POLLIN, 0};
         int pr = poll(&pf, 1, ms > 100 ? 100 : ms);
         if (pr < 0 && errno != EINTR) {
-            fmt(err, errlen, "poll: %s", strerror(errno));
+            zri_err(err, errlen, "poll: %s", strerror(errno));
             return -1;
         }
         if (pr <= 0) continue;
@@ -1044,8 +1024,8 @@ static int read_exact(zri_net *n, int fd, uint8_t *d, size_t len, const char *ad
             int e = errno;
             if (setup_failed(n, err, errlen)) return -1; /* the first cause */
             errno = e;
-            fmt(err, errlen, "the peer at %s closed the connection during the handshake%s%s",
-                addr, k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
+            zri_err(err, errlen, "the peer at %s closed the connection during the handshake%s%s", addr,
+                k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
             return -1;
         }
         d += k;
@@ -1055,20 +1035,20 @@ static int read_exact(zri_net *n, int fd, uint8_t *d, size_t len, const char *ad
 }
 
 /* Reads the accepting side's hello answer (and nothing after it). */
-static int read_answer(zri_net *n, int fd, const char *addr, double deadline, hello *hl,
-                       char *err, size_t errlen)
+static int read_answer(zri_net *n, int fd, const char *addr, double deadline, hello *hl, char *err,
+                       size_t errlen)
 {
     uint8_t hdr[4], d[HELLO_MAX];
     if (read_exact(n, fd, hdr, 4, addr, deadline, err, errlen) < 0) return -1;
     uint32_t len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
     if (len == 0 || len > HELLO_MAX) {
-        fmt(err, errlen, "the peer at %s is not a zgc lifeline (bad hello)", addr);
+        zri_err(err, errlen, "the peer at %s is not a zgc lifeline (bad hello)", addr);
         return -1;
     }
     if (read_exact(n, fd, d, len, addr, deadline, err, errlen) < 0) return -1;
     char why[300];
     if (hello_decode(d, len, hl, why, sizeof why) < 0) {
-        fmt(err, errlen, "the peer at %s is not a zgc lifeline (%s)", addr, why);
+        zri_err(err, errlen, "the peer at %s is not a zgc lifeline (%s)", addr, why);
         return -1;
     }
     return 0;
@@ -1111,7 +1091,7 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
             if (fd >= 0) break;
         }
         if (now_s() >= deadline) {
-            fmt(err, errlen, "could not connect to lifeline %s at %s within %g s: %s", name,
+            zri_err(err, errlen, "could not connect to lifeline %s at %s within %g s: %s", name,
                 pe->addr, timeout, strerror(last));
             goto fail;
         }
@@ -1128,27 +1108,28 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
         int e = errno;
         if (setup_failed(n, err, errlen)) goto fail;
         errno = e;
-        fmt(err, errlen, "lost the connection to lifeline %s at %s during the handshake: %s",
-            name, pe->addr, strerror(errno));
+        zri_err(err, errlen, "lost the connection to lifeline %s at %s during the handshake: %s", name,
+            pe->addr, strerror(errno));
         goto fail;
     }
     hello hl;
     if (read_answer(n, fd, pe->addr, deadline, &hl, err, errlen) < 0) goto fail;
     if (strcmp(hl.workflow, p->workflow ? p->workflow : "") || strcmp(hl.lifeline, name)) {
-        fmt(err, errlen, "peer at %s is lifeline %.200s of workflow %.200s, expected lifeline %s of "
+        zri_err(err, errlen,
+            "peer at %s is lifeline %.200s of workflow %.200s, expected lifeline %s of "
             "workflow %s",
             pe->addr, hl.lifeline, hl.workflow, name, p->workflow);
         goto fail;
     }
     if (hl.id != program_id(p) || hl.nlifelines != (uint64_t)p->nlifelines ||
         hl.from != (uint64_t)l) {
-        fmt(err, errlen,
+        zri_err(err, errlen,
             "peer at %s runs a different build of workflow %s (program identity mismatch)",
             pe->addr, p->workflow);
         goto fail;
     }
     if (hl.status != 0) {
-        fmt(err, errlen, "lifeline %s at %s refused the connection: %.700s", name, pe->addr,
+        zri_err(err, errlen, "lifeline %s at %s refused the connection: %.700s", name, pe->addr,
             hl.reason);
         goto fail;
     }
@@ -1201,7 +1182,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
 {
     if (err && errlen) err[0] = 0;
     if (self < 0 || self >= p->nlifelines) {
-        fmt(err, errlen, "lifeline index %d out of range", self);
+        zri_err(err, errlen, "lifeline index %d out of range", self);
         return NULL;
     }
     zaddr la;
@@ -1210,7 +1191,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
         if (l == self) continue;
         zaddr pa;
         if (!peer_addrs || !peer_addrs[l]) {
-            fmt(err, errlen, "no address for lifeline %s", p->lifelines[l]);
+            zri_err(err, errlen, "no address for lifeline %s", p->lifelines[l]);
             return NULL;
         }
         if (parse_addr(peer_addrs[l], &pa, err, errlen) < 0) return NULL;
@@ -1218,11 +1199,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     double timeout = timeout_s > 0 ? timeout_s : DEFAULT_TIMEOUT;
     double deadline = now_s() + timeout;
 
-    zri_net *n = calloc(1, sizeof *n);
-    if (!n) {
-        fmt(err, errlen, "out of memory");
-        return NULL;
-    }
+    zri_net *n = zri_xcalloc(1, sizeof *n);
     n->p = p;
     n->self = self;
     n->h = h;
@@ -1236,22 +1213,17 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&n->cv, &ca);
     pthread_condattr_destroy(&ca);
-    n->peers = calloc((size_t)p->nlifelines, sizeof *n->peers);
-    for (int l = 0; n->peers && l < p->nlifelines; l++) {
+    n->peers = zri_xcalloc((size_t)p->nlifelines, sizeof *n->peers);
+    for (int l = 0; l < p->nlifelines; l++) {
         peer *pe = &n->peers[l];
         pe->addr = l == self ? listen_addr : peer_addrs[l];
         pe->out_fd = pe->in_fd = -1;
         pthread_mutex_init(&pe->send_mu, NULL);
     }
-    n->listen_text = strdup(listen_addr);
-    n->chunk = malloc(READ_CHUNK);
-    if (!n->peers || !n->listen_text || !n->chunk) {
-        fmt(err, errlen, "out of memory");
-        net_free(n);
-        return NULL;
-    }
+    n->listen_text = zri_xstrndup(listen_addr, strlen(listen_addr));
+    n->chunk = zri_xmalloc(READ_CHUNK);
     if (pipe(n->wake) < 0) {
-        fmt(err, errlen, "pipe: %s", strerror(errno));
+        zri_err(err, errlen, "pipe: %s", strerror(errno));
         n->wake[0] = n->wake[1] = -1;
         net_free(n);
         return NULL;
@@ -1267,7 +1239,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     }
     set_nonblock(n->listen_fd, 1);
     if (pthread_create(&n->thread, NULL, reader_main, n)) {
-        fmt(err, errlen, "cannot start the network thread");
+        zri_err(err, errlen, "cannot start the network thread");
         net_free(n);
         return NULL;
     }
@@ -1299,7 +1271,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     if (ok) {
         n->phase = PHASE_RUNNING;
     } else if (n->setup_err[0]) {
-        fmt(err, errlen, "%s", n->setup_err);
+        zri_err(err, errlen, "%s", n->setup_err);
     } else {
         char missing[400] = "";
         size_t used = 0;
@@ -1310,8 +1282,8 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
             if (w > 0) used += (size_t)w;
         }
         if (used >= sizeof missing) used = sizeof missing - 1;
-        fmt(err, errlen, "timed out after %g s waiting for lifeline%s %s to connect to %s",
-            timeout, strchr(missing, ',') ? "s" : "", missing, listen_addr);
+        zri_err(err, errlen, "timed out after %g s waiting for lifeline%s %s to connect to %s", timeout,
+            strchr(missing, ',') ? "s" : "", missing, listen_addr);
     }
     pthread_mutex_unlock(&n->mu);
     if (!ok) {
@@ -1343,7 +1315,7 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
 {
     const zgrt_program *p = n->p;
     if (m->to < 0 || m->to >= p->nlifelines || m->to == n->self) {
-        fmt(err, errlen, "cannot send to lifeline index %d", (int)m->to);
+        zri_err(err, errlen, "cannot send to lifeline index %d", (int)m->to);
         return -1;
     }
     peer *pe = &n->peers[m->to];
@@ -1351,7 +1323,7 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     uint8_t *buf;
     size_t len;
     if (zri_frame_encode(p, m, &buf, &len) < 0) {
-        fmt(err, errlen,
+        zri_err(err, errlen,
             "cannot send a message to lifeline %s: a value cannot be encoded (invalid value, "
             "or the message exceeds %u bytes)",
             name, (unsigned)ZRI_FRAME_MAX);
@@ -1365,17 +1337,17 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
         if (pe->olen + len > pe->ocap) {
             size_t cap = pe->ocap ? pe->ocap : 4096;
             while (cap < pe->olen + len) cap *= 2;
-            uint8_t *nb = realloc(pe->obuf, cap);
-            if (!nb) zri_oom();
-            pe->obuf = nb;
+            pe->obuf = zri_xrealloc(pe->obuf, cap);
             pe->ocap = cap;
         }
         memcpy(pe->obuf + pe->olen, buf, len);
         pe->olen += len;
-        if (pe->olen >= OUT_FLUSH) rc = flush_peer(n, m->to, 0);
-        else __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
+        if (pe->olen >= OUT_FLUSH)
+            rc = flush_peer(n, m->to, 0);
+        else
+            __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
     }
-    if (rc < 0) fmt(err, errlen, "%s", pe->out_err);
+    if (rc < 0) zri_err(err, errlen, "%s", pe->out_err);
     pthread_mutex_unlock(&pe->send_mu);
     free(buf);
     return rc;
@@ -1391,12 +1363,28 @@ int zri_net_flush(zri_net *n, char *err, size_t errlen)
         if (l == n->self) continue;
         pthread_mutex_lock(&pe->send_mu);
         if (pe->olen && flush_peer(n, l, 0) < 0 && rc == 0) {
-            fmt(err, errlen, "%s", pe->out_err);
+            zri_err(err, errlen, "%s", pe->out_err);
             rc = -1;
         }
         pthread_mutex_unlock(&pe->send_mu);
     }
     return rc;
+}
+
+static int transport_send(void *n, const zri_msg *m, char *err, size_t errlen)
+{
+    return zri_net_send(n, m, err, errlen);
+}
+
+static int transport_flush(void *n, char *err, size_t errlen)
+{
+    return zri_net_flush(n, err, errlen);
+}
+
+zri_transport zri_net_transport(zri_net *n)
+{
+    zri_transport t = {transport_send, transport_flush, n};
+    return t;
 }
 
 static void net_close(zri_net *n, int bye_ok);

@@ -42,8 +42,7 @@
 
 #include <jansson.h>
 
-#include "http.h"
-#include "rt.h"
+#include "agent.h"
 
 /* ---- answer scripts -------------------------------------------------- */
 
@@ -61,17 +60,13 @@ typedef struct zri_script {
     struct zri_script *link;
 } zri_script;
 
+/* Per-process state: the answer scripts read so far, with their cursors.
+ * They are the agent side's memory across the calls of one run (an
+ * action call gets an environment, not the run), shared by the lifelines
+ * (hence the lock); zgrt_main empties the cache at the end of every run
+ * (zri_actions_shutdown), so a later run reads its files afresh. */
 static pthread_mutex_t script_mu = PTHREAD_MUTEX_INITIALIZER;
 static zri_script *scripts;
-
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 /* Reads and checks a script file.  Called with script_mu held. */
 static int script_load(const char *path, const char *what, json_t **out, char *err, size_t errlen)
@@ -134,26 +129,12 @@ static int script_load(const char *path, const char *what, json_t **out, char *e
 static zri_script *script_get(const char *path, const char *what, char *err, size_t errlen)
 {
     for (zri_script *s = scripts; s; s = s->link)
-        if (strcmp(s->path, path) == 0 && strcmp(s->what, what) == 0)
-            return s;
+        if (strcmp(s->path, path) == 0 && strcmp(s->what, what) == 0) return s;
     json_t *root;
-    if (script_load(path, what, &root, err, errlen) < 0)
-        return NULL;
-    zri_script *s = calloc(1, sizeof *s);
-    if (s) {
-        s->path = dup_str(path);
-        s->what = dup_str(what);
-    }
-    if (!s || !s->path || !s->what) {
-        if (s) {
-            free(s->path);
-            free(s->what);
-        }
-        free(s);
-        json_decref(root);
-        snprintf(err, errlen, "%s: out of memory", what);
-        return NULL;
-    }
+    if (script_load(path, what, &root, err, errlen) < 0) return NULL;
+    zri_script *s = zri_xcalloc(1, sizeof *s);
+    s->path = zri_xstrndup(path, strlen(path));
+    s->what = zri_xstrndup(what, strlen(what));
     s->root = root;
     s->link = scripts;
     scripts = s;
@@ -163,16 +144,9 @@ static zri_script *script_get(const char *path, const char *what, char *err, siz
 static zri_cursor *cursor_get(zri_script *s, const char *key)
 {
     for (zri_cursor *c = s->cursors; c; c = c->link)
-        if (strcmp(c->key, key) == 0)
-            return c;
-    zri_cursor *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->key = dup_str(key);
-    if (!c->key) {
-        free(c);
-        return NULL;
-    }
+        if (strcmp(c->key, key) == 0) return c;
+    zri_cursor *c = zri_xcalloc(1, sizeof *c);
+    c->key = zri_xstrndup(key, strlen(key));
     c->link = s->cursors;
     s->cursors = c;
     return c;
@@ -184,11 +158,7 @@ int zri_script_next(const char *path, const char *what, const char *lifeline, co
     *answer = NULL;
     *index = 0;
     size_t n = strlen(lifeline) + strlen(action) + 2;
-    char *full = malloc(n);
-    if (!full) {
-        snprintf(err, errlen, "%s: out of memory", what);
-        return ZRI_MODEL_CONFIG;
-    }
+    char *full = zri_xmalloc(n);
     snprintf(full, n, "%s.%s", lifeline, action);
 
     int rc = ZRI_MODEL_OK;
@@ -213,11 +183,6 @@ int zri_script_next(const char *path, const char *what, const char *lifeline, co
         goto out;
     }
     zri_cursor *c = cursor_get(s, key);
-    if (!c) {
-        snprintf(err, errlen, "%s: out of memory", what);
-        rc = ZRI_MODEL_CONFIG;
-        goto out;
-    }
     size_t total = json_array_size(v);
     if (c->next >= total) {
         snprintf(err, errlen, "%s: no answer left for %s (%zu given)", what, key, total);
@@ -279,18 +244,14 @@ static void output_key(const zgrt_action *a, int k, char *buf, size_t n)
 static void append(char *buf, size_t n, const char *text)
 {
     size_t used = strlen(buf);
-    if (used + 1 < n)
-        snprintf(buf + used, n - used, "%s", text);
+    if (used + 1 < n) snprintf(buf + used, n - used, "%s", text);
 }
 
 static int value_matches(zgrt_type t, const zgrt_value *v)
 {
-    if (v->tag != t.tag)
-        return 0;
-    if (t.tag == ZGRT_ENUM && (int32_t)((uint64_t)v->u.i >> 32) != t.enum_id)
-        return 0;
-    if (t.tag == ZGRT_FLOAT && !isfinite(v->u.f))
-        return 0;
+    if (v->tag != t.tag) return 0;
+    if (t.tag == ZGRT_ENUM && (int32_t)((uint64_t)v->u.i >> 32) != t.enum_id) return 0;
+    if (t.tag == ZGRT_FLOAT && !isfinite(v->u.f)) return 0;
     return 1;
 }
 
@@ -357,8 +318,9 @@ int zri_answer_values(zri_action_env *env, const zgrt_action *a, void *answer, i
             t.enum_id < p->nenums) {
             json_int_t n = json_integer_value(v);
             if (n < 1 || n > p->enums[t.enum_id].nmembers) {
-                snprintf(err, errlen, "`%s`: %" JSON_INTEGER_FORMAT " is not a member number of %s (1..%d)",
-                         key, n, p->enums[t.enum_id].name, (int)p->enums[t.enum_id].nmembers);
+                snprintf(err, errlen,
+                         "`%s`: %" JSON_INTEGER_FORMAT " is not a member number of %s (1..%d)", key,
+                         n, p->enums[t.enum_id].name, (int)p->enums[t.enum_id].nmembers);
                 return -1;
             }
             outs[k].tag = ZGRT_ENUM;
@@ -422,21 +384,13 @@ static int mock_value(zri_action_env *env, const zgrt_action *a, int k, zgrt_val
     case ZGRT_STR: {
         const char *name = a->result_names ? a->result_names[k] : NULL;
         size_t n = strlen(a->name) + (name ? strlen(name) + 1 : 0) + 3;
-        char *s = malloc(n);
-        if (!s) {
-            snprintf(err, errlen, "mock model: out of memory");
-            return -1;
-        }
+        char *s = zri_xmalloc(n);
         if (name)
             snprintf(s, n, "[%s:%s]", a->name, name);
         else
             snprintf(s, n, "[%s]", a->name);
         out->u.s = zri_str(env->heap, s, strlen(s));
         free(s);
-        if (!out->u.s) {
-            snprintf(err, errlen, "mock model: out of memory");
-            return -1;
-        }
         return 0;
     }
     case ZGRT_BOOL: out->u.i = (int64_t)(w >> 63); return 0;
@@ -484,8 +438,7 @@ static int scripted_call(zri_action_env *env, const zgrt_action *a, const char *
                  path, lifeline, a->name, lifeline, a->name, a->name);
         return ZRI_MODEL_CONFIG;
     }
-    if (rc != ZRI_MODEL_OK)
-        return rc;
+    if (rc != ZRI_MODEL_OK) return rc;
     char why[512];
     if (zri_answer_values(env, a, answer, 0, outs, why, sizeof why) < 0) {
         if (index > 0) {
@@ -518,18 +471,16 @@ static int is_space(int c)
 
 static int is_punct(int c)
 {
-    return c > ' ' && c < 127 && !((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
-                                   (c >= 'a' && c <= 'z'));
+    return c > ' ' && c < 127 &&
+           !((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'));
 }
 
 /* The first occurrence of needle (m bytes) in s (n bytes), or NULL. */
 static const char *find_bytes(const char *s, size_t n, const char *needle, size_t m)
 {
-    if (m == 0 || m > n)
-        return NULL;
+    if (m == 0 || m > n) return NULL;
     for (size_t i = 0; i + m <= n; i++)
-        if (s[i] == needle[0] && memcmp(s + i, needle, m) == 0)
-            return s + i;
+        if (s[i] == needle[0] && memcmp(s + i, needle, m) == 0) return s + i;
     return NULL;
 }
 
@@ -551,11 +502,9 @@ static void add_redacted(zri_buf *b, const char *s, size_t n, const char *key)
  * does not end inside a UTF-8 sequence. */
 static size_t cut_utf8(const char *s, size_t n, size_t max)
 {
-    if (n <= max)
-        return n;
+    if (n <= max) return n;
     size_t m = max;
-    while (m > 0 && ((unsigned char)s[m] & 0xC0) == 0x80)
-        m--;
+    while (m > 0 && ((unsigned char)s[m] & 0xC0) == 0x80) m--;
     return m;
 }
 
@@ -568,22 +517,19 @@ static void add_quoted(zri_buf *b, const char *text, size_t n, const char *key)
     add_redacted(&r, text, n, key);
     size_t m = cut_utf8(r.data ? r.data : "", r.len, QUOTE_MAX);
     zri_buf_json_string(b, r.data ? r.data : "", m);
-    if (m < r.len)
-        zri_buf_puts(b, "…");
+    if (m < r.len) zri_buf_puts(b, "…");
     zri_buf_free(&r);
 }
 
 /* Copies text into err, the key redacted, cut at a character boundary. */
 static void put_message(char *err, size_t errlen, const char *text, const char *key)
 {
-    if (!errlen)
-        return;
+    if (!errlen) return;
     zri_buf r = {0};
     zri_buf_add(&r, "", 0);
     add_redacted(&r, text ? text : "", text ? strlen(text) : 0, key);
     size_t m = cut_utf8(r.data ? r.data : "", r.len, errlen - 1);
-    if (m)
-        memcpy(err, r.data, m);
+    if (m) memcpy(err, r.data, m);
     err[m] = 0;
     zri_buf_free(&r);
 }
@@ -594,13 +540,11 @@ static void trim(const char **s, size_t *n, int punct, int keep_underscore)
 {
     const char *p = *s;
     size_t m = *n;
-#define TRIMMED(c)                                                                                 \
-    (is_space((unsigned char)(c)) ||                                                               \
+#define TRIMMED(c)                   \
+    (is_space((unsigned char)(c)) || \
      (punct && is_punct((unsigned char)(c)) && !(keep_underscore && (c) == '_')))
-    while (m > 0 && TRIMMED(p[0]))
-        p++, m--;
-    while (m > 0 && TRIMMED(p[m - 1]))
-        m--;
+    while (m > 0 && TRIMMED(p[0])) p++, m--;
+    while (m > 0 && TRIMMED(p[m - 1])) m--;
 #undef TRIMMED
     *s = p;
     *n = m;
@@ -623,8 +567,7 @@ static void trim_number(const char **s, size_t *n)
             m--, again = 1;
         }
     }
-    if (m > 1 && p[m - 1] == '.' && p[m - 2] >= '0' && p[m - 2] <= '9')
-        m--;
+    if (m > 1 && p[m - 1] == '.' && p[m - 2] >= '0' && p[m - 2] <= '9') m--;
     *s = p;
     *n = m;
 }
@@ -634,8 +577,7 @@ static void trim_number(const char **s, size_t *n)
 static int fenced_block(const char *s, size_t n, const char **body, size_t *blen)
 {
     const char *open = find_bytes(s, n, "```", 3);
-    if (!open)
-        return 0;
+    if (!open) return 0;
     const char *end = s + n;
     const char *p = open + 3;
     while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -666,8 +608,7 @@ static void add_answer_format(zri_buf *b, const zgrt_program *p, const zgrt_acti
             char key[256];
             output_key(a, k, key, sizeof key);
             zgrt_type tk = a->result_types[k];
-            if (k)
-                zri_buf_puts(b, ", ");
+            if (k) zri_buf_puts(b, ", ");
             zri_buf_json_string(b, key, strlen(key));
             switch (tk.tag) {
             case ZGRT_STR: zri_buf_puts(b, " (a string)"); break;
@@ -744,14 +685,12 @@ static char *request_body(const zgrt_program *p, const zgrt_action *a, const cha
     }
     zri_buf sys = {0};
     zri_buf_add(&sys, "", 0);
-    if (system)
-        zri_buf_puts(&sys, system);
+    if (system) zri_buf_puts(&sys, system);
     zri_buf fmt = {0};
     zri_buf_add(&fmt, "", 0);
     add_answer_format(&fmt, p, a);
     if (fmt.len) {
-        if (sys.len)
-            zri_buf_puts(&sys, "\n\n");
+        if (sys.len) zri_buf_puts(&sys, "\n\n");
         zri_buf_add(&sys, fmt.data, fmt.len);
     }
     zri_buf_free(&fmt);
@@ -773,8 +712,7 @@ static char *request_body(const zgrt_program *p, const zgrt_action *a, const cha
     }
     zri_buf_free(&sys);
     json_object_set_new(req, "messages", msgs);
-    if (a->has_temperature)
-        json_object_set_new(req, "temperature", json_real(a->temperature));
+    if (a->has_temperature) json_object_set_new(req, "temperature", json_real(a->temperature));
     if (a->parse == ZGRT_PARSE_JSON) {
         json_t *schema = json_object(), *props = json_object(), *required = json_array();
         for (int k = 0; k < a->nresults; k++) {
@@ -798,8 +736,7 @@ static char *request_body(const zgrt_program *p, const zgrt_action *a, const cha
     json_object_set_new(req, "stream", json_false());
     char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
-    if (!text)
-        zri_buf_puts(why, "out of memory");
+    if (!text) zri_buf_puts(why, "out of memory");
     return text;
 }
 
@@ -814,10 +751,8 @@ static void add_server_message(zri_buf *b, const char *body, size_t len, const c
     if (json_is_object(root)) {
         json_t *e = json_object_get(root, "error");
         json_t *m = json_is_object(e) ? json_object_get(e, "message") : e;
-        if (!json_is_string(m))
-            m = json_object_get(root, "message");
-        if (!json_is_string(m))
-            m = json_object_get(root, "detail");
+        if (!json_is_string(m)) m = json_object_get(root, "message");
+        if (!json_is_string(m)) m = json_object_get(root, "detail");
         if (json_is_string(m)) {
             msg = json_string_value(m);
             mlen = json_string_length(m);
@@ -832,8 +767,7 @@ static void add_server_message(zri_buf *b, const char *body, size_t len, const c
     add_redacted(&r, msg, mlen, key);
     json_decref(root);
     for (size_t i = 0; i < r.len; i++)
-        if ((unsigned char)r.data[i] < ' ' || r.data[i] == 127)
-            r.data[i] = ' ';
+        if ((unsigned char)r.data[i] < ' ' || r.data[i] == 127) r.data[i] = ' ';
     const char *s = r.data;
     size_t n = r.len;
     trim(&s, &n, 0, 0);
@@ -842,8 +776,7 @@ static void add_server_message(zri_buf *b, const char *body, size_t len, const c
     } else {
         size_t m = cut_utf8(s, n, SERVER_MSG_MAX);
         zri_buf_add(b, s, m);
-        if (m < n)
-            zri_buf_puts(b, "…");
+        if (m < n) zri_buf_puts(b, "…");
     }
     zri_buf_free(&r);
 }
@@ -885,10 +818,14 @@ static int parse_answer(zri_action_env *env, const zgrt_action *a, const char *t
         return ZRI_MODEL_OK;
     }
 
-    static const char *const parse_names[] = {"text", "json", "bool", "int", "float", "enum"};
-    static const int32_t parse_tags[] = {ZGRT_STR, ZGRT_JSON, ZGRT_BOOL, ZGRT_INT, ZGRT_FLOAT,
-                                         ZGRT_ENUM};
-    if (a->parse < 0 || a->parse > ZGRT_PARSE_ENUM) {
+    /* the parse modes and the output type each needs (vocab/vocab.h) */
+#define ZRI_PARSE_NAME(id, name, type) name,
+#define ZRI_PARSE_TAG(id, name, type) ZGRT_##type,
+    static const char *const parse_names[] = {ZV_PARSE_MODES(ZRI_PARSE_NAME)};
+    static const int32_t parse_tags[] = {ZV_PARSE_MODES(ZRI_PARSE_TAG)};
+#undef ZRI_PARSE_NAME
+#undef ZRI_PARSE_TAG
+    if (a->parse < 0 || a->parse >= (int32_t)(sizeof parse_names / sizeof *parse_names)) {
         zri_buf_printf(why, "llm action `%s` has an unknown parse mode %d", a->name, (int)a->parse);
         return ZRI_MODEL_CONFIG;
     }
@@ -947,8 +884,7 @@ static int parse_answer(zri_action_env *env, const zgrt_action *a, const char *t
         break;
     }
     case ZGRT_PARSE_ENUM: {
-        const zgrt_enum *e =
-            t.enum_id >= 0 && t.enum_id < p->nenums ? &p->enums[t.enum_id] : NULL;
+        const zgrt_enum *e = t.enum_id >= 0 && t.enum_id < p->nenums ? &p->enums[t.enum_id] : NULL;
         if (!e) {
             zri_buf_printf(why, "llm action `%s` has a bad enum output", a->name);
             return ZRI_MODEL_CONFIG;
@@ -966,8 +902,7 @@ static int parse_answer(zri_action_env *env, const zgrt_action *a, const char *t
             else if (ieq(s, m, e->members[k]))
                 folded = k, nfolded++;
         }
-        if (pick < 0 && nfolded == 1)
-            pick = folded;
+        if (pick < 0 && nfolded == 1) pick = folded;
         if (pick >= 0) {
             out->tag = ZGRT_ENUM;
             out->u.i = (int64_t)(((uint64_t)(uint32_t)t.enum_id << 32) | (uint32_t)pick);
@@ -1034,11 +969,9 @@ static int transient_status(long s)
 static char *endpoint(int ollama)
 {
     const char *base = getenv(ollama ? "OLLAMA_HOST" : "OPENAI_BASE_URL");
-    if (!base || !*base)
-        base = ollama ? OLLAMA_HOST_DEFAULT : OPENAI_BASE_DEFAULT;
+    if (!base || !*base) base = ollama ? OLLAMA_HOST_DEFAULT : OPENAI_BASE_DEFAULT;
     size_t n = strlen(base);
-    while (n > 0 && base[n - 1] == '/')
-        n--;
+    while (n > 0 && base[n - 1] == '/') n--;
     zri_buf b = {0};
     if (ollama && !strstr(base, "://")) /* OLLAMA_HOST may be HOST:PORT or :PORT */
         zri_buf_puts(&b, base[0] == ':' ? "http://127.0.0.1" : "http://");
@@ -1048,19 +981,18 @@ static char *endpoint(int ollama)
 }
 
 static int remote_call(zri_action_env *env, const zgrt_action *a, const char *spec, int ollama,
-                       const char *system, const char *user, zgrt_value *outs,
-                       zri_model_wait *wait, char *err, size_t errlen)
+                       const char *system, const char *user, zgrt_value *outs, zri_model_wait *wait,
+                       char *err, size_t errlen)
 {
     const char *backend = ollama ? "ollama" : "openai";
     size_t bn = strlen(backend);
     const char *model = spec[bn] == ':' && spec[bn + 1] ? spec + bn + 1
-                        : a->model && *a->model        ? a->model
-                        : ollama                       ? OLLAMA_MODEL_DEFAULT
-                                                       : OPENAI_MODEL_DEFAULT;
+                        : a->model && *a->model         ? a->model
+                        : ollama                        ? OLLAMA_MODEL_DEFAULT
+                                                        : OPENAI_MODEL_DEFAULT;
     /* the key is redacted from every message, whichever backend */
     const char *key = getenv("OPENAI_API_KEY");
-    if (key && !*key)
-        key = NULL;
+    if (key && !*key) key = NULL;
     wait->backoff = 1;
     wait->retry_after = -1;
 
@@ -1074,8 +1006,8 @@ static int remote_call(zri_action_env *env, const zgrt_action *a, const char *sp
         free(url);
         return ZRI_MODEL_FAILED;
     }
-    double timeout = env->opts && env->opts->llm_timeout > 0 ? env->opts->llm_timeout
-                                                             : LLM_TIMEOUT_DEFAULT;
+    double timeout =
+        env->opts && env->opts->llm_timeout > 0 ? env->opts->llm_timeout : LLM_TIMEOUT_DEFAULT;
     zri_http_reply rep;
     char herr[1024] = "";
     int h = zri_http_post(url, ollama ? NULL : key, body, timeout, env->cancel, &rep, herr,
@@ -1141,8 +1073,7 @@ int zri_model_call(zri_action_env *env, const zgrt_action *a, const char *spec, 
     if (strcmp(spec, "mock") == 0) {
         /* the prompts are for real models; mock and scripted answer without them */
         for (int k = 0; k < a->nresults; k++)
-            if (mock_value(env, a, k, &outs[k], err, errlen) < 0)
-                return ZRI_MODEL_CONFIG;
+            if (mock_value(env, a, k, &outs[k], err, errlen) < 0) return ZRI_MODEL_CONFIG;
         return ZRI_MODEL_OK;
     }
     if (spec_is(spec, "scripted")) {

@@ -1,8 +1,10 @@
-/* Unit tests for the trace checker (tracecheck.c): a valid trace passes,
+/* Unit tests for the trace checker (oracle/): a valid trace passes,
  * hand-corrupted ones fail with the expected message. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "helpers.h"
 #include "oracle.h"
 
 /* B decides with a CPL guard (prev) and, when it holds, sends back. */

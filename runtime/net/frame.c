@@ -9,7 +9,7 @@
  *   payload  = magic version kind body
  *   magic    = 0x5A ('Z')
  *   version  = 0x02 (1: the dense views of runtime ABI 1, refused); a
- *              hello carries the handshake's own version (net.c)
+ *              hello carries the handshake's own version (socket.c)
  *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 hello
  *
  *   body of a user message (kind 0):
@@ -19,7 +19,7 @@
  *   body of a BYE (kind 2), a lifeline's last frame on a connection:
  *       from to
  *   body of a hello (kind 3): the connection handshake, encoded and
- *       checked by net.c (its layout is described there); never accepted
+ *       checked by socket.c (its layout is described there); never accepted
  *       by zri_frame_decode.
  *
  *   flags    = u8: bit 0 set when meta follows; the other bits are zero
@@ -74,7 +74,7 @@
 
 #include <jansson.h>
 
-#include "rt.h"
+#include "net.h"
 
 #define FRAME_MAGIC 0x5Au
 #define FRAME_VERSION 2u
@@ -90,10 +90,7 @@
 /* messages                                                               */
 /* ===================================================================== */
 
-static size_t align16(size_t n)
-{
-    return (n + 15) & ~(size_t)15;
-}
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta)
 {
@@ -111,8 +108,7 @@ zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta)
     size_t off_views = align16(off_vc + nl * sizeof(int64_t));
     size_t total = off_views + nv;
 
-    unsigned char *b = calloc(1, total);
-    if (!b) return NULL;
+    unsigned char *b = zri_xcalloc(1, total);
     zri_msg *m = (zri_msg *)b;
     m->nvals = nvals;
     m->vals = (zgrt_value *)(b + off_vals);
@@ -131,40 +127,6 @@ zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta)
 /* shared checks                                                          */
 /* ===================================================================== */
 
-/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
- * Returns 1 when valid. */
-static int utf8_valid(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k;
-        uint32_t cp, min;
-        if (c >= 0xC2 && c <= 0xDF) {
-            k = 1, cp = c & 0x1F, min = 0x80;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            k = 2, cp = c & 0x0F, min = 0x800;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 3, cp = c & 0x07, min = 0x10000;
-        } else {
-            return 0;
-        }
-        if (n - i - 1 < k) return 0;
-        for (size_t j = 1; j <= k; j++) {
-            uint8_t d = s[i + j];
-            if ((d & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (d & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-        i += k + 1;
-    }
-    return 1;
-}
-
 /* Nesting depth of the arrays and objects in JSON text (strings skipped);
  * stops counting past limit.  Only a bound: jansson validates the text. */
 static int json_depth_exceeds(const uint8_t *s, size_t n, int limit)
@@ -173,8 +135,10 @@ static int json_depth_exceeds(const uint8_t *s, size_t n, int limit)
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
         if (in_str) {
-            if (c == '\\') i++;
-            else if (c == '"') in_str = 0;
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
         } else if (c == '"') {
             in_str = 1;
         } else if (c == '[' || c == '{') {
@@ -207,7 +171,7 @@ static const char *tag_name(int64_t tag)
 typedef struct wbuf {
     uint8_t *b;
     size_t len, cap;
-    int bad; /* out of memory, or the frame would exceed ZRI_FRAME_MAX */
+    int bad; /* the frame would exceed ZRI_FRAME_MAX */
 } wbuf;
 
 static uint8_t *w_room(wbuf *w, size_t k)
@@ -220,12 +184,8 @@ static uint8_t *w_room(wbuf *w, size_t k)
     if (w->len + k > w->cap) {
         size_t cap = w->cap ? w->cap : 256;
         while (cap < w->len + k) cap *= 2;
-        uint8_t *nb = realloc(w->b, cap);
-        if (!nb) {
-            w->bad = 1;
-            return NULL;
-        }
-        w->b = nb, w->cap = cap;
+        w->b = zri_xrealloc(w->b, cap);
+        w->cap = cap;
     }
     uint8_t *r = w->b + w->len;
     w->len += k;
@@ -300,17 +260,18 @@ static int w_value(wbuf *w, const zgrt_program *p, const zgrt_value *v, int allo
         const zgrt_str *s = v->u.s;
         if (!s || s->len < 0 || (uint64_t)s->len > ZRI_FRAME_MAX) return -1;
         const uint8_t *d = (const uint8_t *)s->data;
-        if (memchr(d, 0, (size_t)s->len) || !utf8_valid(d, (size_t)s->len)) return -1;
+        if (memchr(d, 0, (size_t)s->len) || !zri_utf8_valid(s->data, (size_t)s->len)) return -1;
         w_u8(w, ZGRT_STR);
         w_bytes(w, d, (size_t)s->len);
         return 0;
     }
     case ZGRT_JSON: {
         /* a NULL payload is JSON null */
-        char *text = json_dumps(v->u.j ? (const json_t *)v->u.j : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+        char *text = json_dumps(v->u.j ? (const json_t *)v->u.j : json_null(),
+                                JSON_ENCODE_ANY | JSON_COMPACT);
         if (!text) return -1;
         size_t n = strlen(text);
-        int ok = utf8_valid((const uint8_t *)text, n) &&
+        int ok = zri_utf8_valid(text, n) &&
                  !json_depth_exceeds((const uint8_t *)text, n, ZRI_JSON_DEPTH_MAX);
         if (ok) {
             w_u8(w, ZGRT_JSON);
@@ -327,15 +288,11 @@ static int w_value(wbuf *w, const zgrt_program *p, const zgrt_value *v, int allo
         w_varint(w, (uint64_t)mem);
         return 0;
     }
-    default:
-        return -1;
+    default: return -1;
     }
 }
 
-static int index_ok(int32_t i, int32_t n)
-{
-    return i >= 0 && i < n;
-}
+static int index_ok(int32_t i, int32_t n) { return i >= 0 && i < n; }
 
 /* The declared type of the variable of variable-view slot k, or NULL when
  * the descriptor's slot is malformed (zgrt_main validates descriptors
@@ -447,10 +404,7 @@ static int rfail(rbuf *r, const char *fmt, ...)
     return -1;
 }
 
-static size_t r_left(const rbuf *r)
-{
-    return r->n - r->pos;
-}
+static size_t r_left(const rbuf *r) { return r->n - r->pos; }
 
 static int r_u8(rbuf *r, uint8_t *out, const char *what)
 {
@@ -521,8 +475,8 @@ static int r_blob(rbuf *r, const char *type, const char *label, const uint8_t **
 
 /* One value.  label: "value 2", "value of Writer.draft".  want: the
  * declared type (varviews) or NULL. */
-static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *label,
-                   int allow_undef, const zgrt_type *want, zgrt_value *out)
+static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *label, int allow_undef,
+                   const zgrt_type *want, zgrt_value *out)
 {
     char what[160];
     snprintf(what, sizeof what, "the type of %s", label);
@@ -538,8 +492,7 @@ static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *labe
     snprintf(what, sizeof what, "%s %s", tag_name(tag), label);
     const uint8_t *d;
     switch (tag) {
-    case ZGRT_UNDEF:
-        return 0;
+    case ZGRT_UNDEF: return 0;
     case ZGRT_BOOL: {
         uint8_t b;
         if (r_u8(r, &b, what) < 0) return -1;
@@ -566,17 +519,17 @@ static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *labe
         size_t n;
         if (r_blob(r, "string", label, &d, &n) < 0) return -1;
         if (memchr(d, 0, n)) return rfail(r, "string %s contains a NUL byte", label);
-        if (!utf8_valid(d, n)) return rfail(r, "string %s is not valid UTF-8", label);
-        const zgrt_str *s = zri_str(h, (const char *)d, n);
-        if (!s) return rfail(r, "out of memory decoding string %s", label);
-        out->u.s = s;
+        if (!zri_utf8_valid((const char *)d, n))
+            return rfail(r, "string %s is not valid UTF-8", label);
+        out->u.s = zri_str(h, (const char *)d, n);
         return 0;
     }
     case ZGRT_JSON: {
         size_t n;
         if (r_blob(r, "json", label, &d, &n) < 0) return -1;
         if (memchr(d, 0, n)) return rfail(r, "json %s contains a NUL byte", label);
-        if (!utf8_valid(d, n)) return rfail(r, "json %s is not valid UTF-8", label);
+        if (!zri_utf8_valid((const char *)d, n))
+            return rfail(r, "json %s is not valid UTF-8", label);
         if (json_depth_exceeds(d, n, ZRI_JSON_DEPTH_MAX))
             return rfail(r, "json %s nests deeper than %d levels", label, ZRI_JSON_DEPTH_MAX);
         json_error_t jerr;
@@ -584,10 +537,8 @@ static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *labe
         if (!j)
             return rfail(r, "json %s is not valid JSON: %s at byte %d", label, jerr.text,
                          jerr.position);
-        void *kept = zri_json_keep(h, j);
+        out->u.j = zri_json_keep(h, j);
         json_decref(j);
-        if (!kept) return rfail(r, "out of memory decoding json %s", label);
-        out->u.j = kept;
         return 0;
     }
     default: { /* ZGRT_ENUM */
@@ -666,7 +617,7 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
         return rfail(&r, "bad magic byte 0x%02x (not a zgc frame)", (unsigned)magic);
     if (r_u8(&r, &version, "the header") < 0) return -1;
     if (r_u8(&r, &kind, "the header") < 0) return -1;
-    /* a hello has the version of net.c's handshake */
+    /* a hello has the version of socket.c's handshake */
     if (kind == FRAME_KIND_HELLO) return rfail(&r, "unexpected hello frame");
     if (version != FRAME_VERSION)
         return rfail(&r, "unsupported frame version %u (expected %u)", (unsigned)version,
@@ -681,7 +632,7 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
             return -1;
         if (from == to) return rfail(&r, "BYE from lifeline %s to itself", p->lifelines[from]);
         if (r.pos != r.n) goto trailing;
-        if (!(m = zri_msg_new(p, 0, 0))) return rfail(&r, "out of memory");
+        m = zri_msg_new(p, 0, 0);
         m->kind = ZRI_MSG_BYE;
         m->from = from;
         m->to = to;
@@ -719,8 +670,7 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
         value = d;
     }
 
-    if (!(m = zri_msg_new(p, (int32_t)nvals, flags & FRAME_HAS_META)))
-        return rfail(&r, "out of memory");
+    m = zri_msg_new(p, (int32_t)nvals, flags & FRAME_HAS_META);
     m->kind = kind;
     m->from = from;
     m->to = to;

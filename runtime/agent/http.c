@@ -25,9 +25,17 @@
 
 #include <curl/curl.h>
 
-#include "http.h"
+#include "agent.h"
 
 #define REPLY_MAX (32u << 20) /* largest accepted reply body */
+
+/* Per-process state: libcurl belongs to the process, not to a run.  It is
+ * found or loaded (dlopen) on the first request and stays for the
+ * process: the function table, the loader's outcome and its message are
+ * set once under global_mu.  curl_global_init, which must not run
+ * concurrently with any other libcurl call, runs under global_mu before
+ * the first request of a run; zri_http_shutdown undoes it at the end of
+ * the run (global_state). */
 
 /* The libcurl functions used here. */
 static struct {
@@ -70,19 +78,17 @@ static int find(void *lib, const char *name, void *fn)
 /* Fills lc.  Called with global_mu held. */
 static int load(void)
 {
-    if (loaded)
-        return loaded > 0 ? 0 : -1;
+    if (loaded) return loaded > 0 ? 0 : -1;
     void *lib = RTLD_DEFAULT;
     if (!dlsym(RTLD_DEFAULT, "curl_easy_init")) {
-        static const char *const names[] = {"libcurl.so.4", "libcurl.so",
-                                            "libcurl-gnutls.so.4"};
+        static const char *const names[] = {"libcurl.so.4", "libcurl.so", "libcurl-gnutls.so.4"};
         lib = NULL;
         for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
             lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (!lib) {
             const char *why = dlerror();
-            snprintf(load_error, sizeof load_error,
-                     "libcurl is not installed (libcurl.so.4: %s)", why ? why : "not found");
+            snprintf(load_error, sizeof load_error, "libcurl is not installed (libcurl.so.4: %s)",
+                     why ? why : "not found");
             loaded = -1;
             return -1;
         }
@@ -120,8 +126,7 @@ static int global_init(char *err, size_t errlen)
         if (global_state == 0)
             global_state = lc.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 1 : -1;
         ok = global_state == 1;
-        if (!ok)
-            snprintf(err, errlen, "libcurl could not be initialised");
+        if (!ok) snprintf(err, errlen, "libcurl could not be initialised");
     }
     pthread_mutex_unlock(&global_mu);
     return ok ? 0 : -1;
@@ -130,16 +135,14 @@ static int global_init(char *err, size_t errlen)
 void zri_http_shutdown(void)
 {
     pthread_mutex_lock(&global_mu);
-    if (global_state == 1)
-        lc.global_cleanup();
+    if (global_state == 1) lc.global_cleanup();
     global_state = 0;
     pthread_mutex_unlock(&global_mu);
 }
 
 void zri_http_reply_free(zri_http_reply *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     free(r->body);
     r->body = NULL;
     r->len = 0;
@@ -148,7 +151,7 @@ void zri_http_reply_free(zri_http_reply *r)
 typedef struct sink {
     char *d;
     size_t n, cap;
-    int too_big, oom;
+    int too_big;
 } sink;
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user)
@@ -161,14 +164,8 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user)
     }
     if (s->n + n + 1 > s->cap) {
         size_t cap = s->cap ? s->cap : 4096;
-        while (cap < s->n + n + 1)
-            cap *= 2;
-        char *d = realloc(s->d, cap);
-        if (!d) {
-            s->oom = 1;
-            return 0;
-        }
-        s->d = d;
+        while (cap < s->n + n + 1) cap *= 2;
+        s->d = zri_xrealloc(s->d, cap);
         s->cap = cap;
     }
     memcpy(s->d + s->n, ptr, n);
@@ -186,8 +183,7 @@ static int is_cancelled(volatile int *cancel)
 static void wipe_headers(struct curl_slist *h)
 {
     for (struct curl_slist *p = h; p; p = p->next)
-        if (p->data)
-            memset(p->data, 0, strlen(p->data));
+        if (p->data) memset(p->data, 0, strlen(p->data));
     lc.slist_free_all(h);
 }
 
@@ -196,8 +192,7 @@ static void wipe_headers(struct curl_slist *h)
 static struct curl_slist *add_header(struct curl_slist *h, const char *line)
 {
     struct curl_slist *n = lc.slist_append(h, line);
-    if (!n)
-        wipe_headers(h);
+    if (!n) wipe_headers(h);
     return n;
 }
 
@@ -206,37 +201,26 @@ int zri_http_post(const char *url, const char *bearer, const char *body, double 
 {
     memset(out, 0, sizeof *out);
     out->retry_after = -1;
-    if (global_init(err, errlen) < 0)
-        return ZRI_HTTP_SETUP;
+    if (global_init(err, errlen) < 0) return ZRI_HTTP_SETUP;
     CURL *h = lc.easy_init();
     CURLM *m = lc.multi_init();
     struct curl_slist *hdrs = NULL;
     hdrs = add_header(hdrs, "Content-Type: application/json");
-    if (hdrs)
-        hdrs = add_header(hdrs, "Accept: application/json");
-    if (hdrs)
-        hdrs = add_header(hdrs, "Expect:"); /* no 100-continue round trip */
+    if (hdrs) hdrs = add_header(hdrs, "Accept: application/json");
+    if (hdrs) hdrs = add_header(hdrs, "Expect:"); /* no 100-continue round trip */
     if (hdrs && bearer && *bearer) {
         static const char prefix[] = "Authorization: Bearer ";
         size_t n = sizeof prefix + strlen(bearer);
-        char *line = malloc(n);
-        if (line) {
-            snprintf(line, n, "%s%s", prefix, bearer);
-            hdrs = add_header(hdrs, line);
-            memset(line, 0, n);
-            free(line);
-        } else {
-            wipe_headers(hdrs);
-            hdrs = NULL;
-        }
+        char *line = zri_xmalloc(n);
+        snprintf(line, n, "%s%s", prefix, bearer);
+        hdrs = add_header(hdrs, line);
+        memset(line, 0, n);
+        free(line);
     }
     if (!h || !m || !hdrs) {
-        if (hdrs)
-            wipe_headers(hdrs);
-        if (m)
-            lc.multi_cleanup(m);
-        if (h)
-            lc.easy_cleanup(h);
+        if (hdrs) wipe_headers(hdrs);
+        if (m) lc.multi_cleanup(m);
+        if (h) lc.easy_cleanup(h);
         snprintf(err, errlen, "out of memory (libcurl)");
         return ZRI_HTTP_SETUP;
     }
@@ -245,8 +229,7 @@ int zri_http_post(const char *url, const char *bearer, const char *body, double 
     ebuf[0] = 0;
     sink s = {0};
     long timeout_ms = timeout_s > 0 ? (long)(timeout_s * 1000.0 + 0.5) : 0;
-    if (timeout_s > 0 && timeout_ms < 1)
-        timeout_ms = 1;
+    if (timeout_s > 0 && timeout_ms < 1) timeout_ms = 1;
     lc.easy_setopt(h, CURLOPT_URL, url);
     lc.easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
     lc.easy_setopt(h, CURLOPT_VERBOSE, 0L);
@@ -266,8 +249,7 @@ int zri_http_post(const char *url, const char *bearer, const char *body, double 
     lc.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     lc.easy_setopt(h, CURLOPT_WRITEDATA, &s);
     lc.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    if (timeout_ms > 0)
-        lc.easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    if (timeout_ms > 0) lc.easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 
     int rc = ZRI_HTTP_OK;
     CURLcode result = CURLE_OK;
@@ -292,8 +274,7 @@ int zri_http_post(const char *url, const char *bearer, const char *body, double 
                 done = 1;
             }
         }
-        if (done)
-            break;
+        if (done) break;
         if (is_cancelled(cancel)) {
             snprintf(err, errlen, "cancelled");
             rc = ZRI_HTTP_CANCELLED;
@@ -315,27 +296,15 @@ int zri_http_post(const char *url, const char *bearer, const char *body, double 
             if (lc.easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
                 out->retry_after = (double)ra;
 #endif
-            if (s.oom) {
-                snprintf(err, errlen, "out of memory reading the reply");
-                rc = ZRI_HTTP_SETUP;
-            } else {
-                out->body = s.d ? s.d : calloc(1, 1);
-                out->len = s.n;
-                s.d = NULL;
-                if (!out->body) {
-                    snprintf(err, errlen, "out of memory reading the reply");
-                    rc = ZRI_HTTP_SETUP;
-                }
-            }
+            out->body = s.d ? s.d : zri_xcalloc(1, 1);
+            out->len = s.n;
+            s.d = NULL;
         } else if (result == CURLE_OPERATION_TIMEDOUT) {
             snprintf(err, errlen, "no complete answer within %g s", timeout_s);
             rc = ZRI_HTTP_TIMEOUT;
         } else if (s.too_big) {
             snprintf(err, errlen, "the answer is larger than %u MiB", REPLY_MAX >> 20);
             rc = ZRI_HTTP_TRANSPORT;
-        } else if (s.oom) {
-            snprintf(err, errlen, "out of memory reading the reply");
-            rc = ZRI_HTTP_SETUP;
         } else {
             snprintf(err, errlen, "%s", ebuf[0] ? ebuf : lc.easy_strerror(result));
             rc = ZRI_HTTP_TRANSPORT;

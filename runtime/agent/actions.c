@@ -50,7 +50,7 @@
 
 #include <jansson.h>
 
-#include "rt.h"
+#include "agent.h"
 
 #if defined(__GNUC__)
 #define ZRI_PUBLIC __attribute__((visibility("default")))
@@ -60,10 +60,7 @@
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static int cancelled(const zri_action_env *env)
-{
-    return env->cancel && *env->cancel;
-}
+static int cancelled(const zri_action_env *env) { return env->cancel && *env->cancel; }
 
 static const char *lifeline_name(const zri_action_env *env)
 {
@@ -75,24 +72,20 @@ static const char *lifeline_name(const zri_action_env *env)
 
 static const zgrt_enum *enum_of(const zgrt_program *p, zgrt_type t)
 {
-    if (t.tag != ZGRT_ENUM || t.enum_id < 0 || t.enum_id >= p->nenums)
-        return NULL;
+    if (t.tag != ZGRT_ENUM || t.enum_id < 0 || t.enum_id >= p->nenums) return NULL;
     return &p->enums[t.enum_id];
 }
 
 static int value_matches(const zgrt_program *p, zgrt_type t, const zgrt_value *v)
 {
-    if (v->tag != t.tag)
-        return 0;
+    if (v->tag != t.tag) return 0;
     if (t.tag == ZGRT_ENUM) {
         const zgrt_enum *e = enum_of(p, t);
         uint64_t u = (uint64_t)v->u.i;
         return e && (int32_t)(u >> 32) == t.enum_id && (u & 0xffffffffu) < (uint64_t)e->nmembers;
     }
-    if (t.tag == ZGRT_FLOAT)
-        return isfinite(v->u.f);
-    if (t.tag == ZGRT_STR)
-        return v->u.s != NULL;
+    if (t.tag == ZGRT_FLOAT) return isfinite(v->u.f);
+    if (t.tag == ZGRT_STR) return v->u.s != NULL;
     return 1;
 }
 
@@ -105,78 +98,43 @@ static zgrt_value enum_value(int32_t enum_id, int member)
     return v;
 }
 
-/* A growing string; on allocation failure it stays marked and empty. */
-typedef struct sbuf {
-    char *d;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *d = realloc(b->d, cap);
-        if (!d) {
-            b->oom = 1;
-            return;
-        }
-        b->d = d;
-        b->cap = cap;
-    }
-    memcpy(b->d + b->n, s, n);
-    b->n += n;
-    b->d[b->n] = 0;
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
 /* The text of an argument in a prompt. */
-static void sb_arg(sbuf *b, const zgrt_program *p, zgrt_type t, const zgrt_value *v)
+static void buf_arg(zri_buf *b, const zgrt_program *p, zgrt_type t, const zgrt_value *v)
 {
     if (v->tag == ZGRT_STR && v->u.s) {
-        sb_add(b, v->u.s->data, (size_t)v->u.s->len);
+        zri_buf_add(b, v->u.s->data, (size_t)v->u.s->len);
         return;
     }
     if (v->tag == ZGRT_ENUM) {
         const zgrt_enum *e = enum_of(p, t);
         uint64_t m = (uint64_t)v->u.i & 0xffffffffu;
         if (e && m < (uint64_t)e->nmembers) {
-            sb_str(b, e->members[m]);
+            zri_buf_puts(b, e->members[m]);
             return;
         }
     }
-    if (v->tag == ZGRT_UNDEF)
-        return;
+    if (v->tag == ZGRT_UNDEF) return;
     char *text = zri_value_to_json(p, v, t);
-    if (text)
-        sb_str(b, text);
+    if (text) zri_buf_puts(b, text);
     free(text);
 }
 
 /* Fills a prompt template: `{name}` naming a parameter becomes the
  * argument's text; every other brace is literal.  Returns a malloc'd
- * string, or NULL when out of memory. */
+ * string. */
 static char *fill_prompt(const zgrt_program *p, const zgrt_action *a, const char *tmpl,
                          const zgrt_value *args)
 {
-    sbuf b = {0};
-    sb_add(&b, "", 0);
+    zri_buf b = {0};
+    zri_buf_add(&b, "", 0);
     const char *s = tmpl;
     while (*s) {
         const char *open = strchr(s, '{');
         if (!open) {
-            sb_str(&b, s);
+            zri_buf_puts(&b, s);
             break;
         }
-        sb_add(&b, s, (size_t)(open - s));
+        zri_buf_add(&b, s, (size_t)(open - s));
         const char *q = open + 1;
         int param = -1;
         if ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || *q == '_') {
@@ -192,18 +150,14 @@ static char *fill_prompt(const zgrt_program *p, const zgrt_action *a, const char
             }
         }
         if (param >= 0) {
-            sb_arg(&b, p, a->param_types[param], &args[param]);
+            buf_arg(&b, p, a->param_types[param], &args[param]);
             s = q + 1;
         } else {
-            sb_add(&b, "{", 1);
+            zri_buf_add(&b, "{", 1);
             s = open + 1;
         }
     }
-    if (b.oom) {
-        free(b.d);
-        return NULL;
-    }
-    return b.d;
+    return b.data;
 }
 
 /* ---- llm --------------------------------------------------------------- */
@@ -212,29 +166,23 @@ static char *fill_prompt(const zgrt_program *p, const zgrt_action *a, const char
 static const char *route_spec(const zri_action_env *env, const zgrt_action *a)
 {
     const zri_options *o = env->opts;
-    if (!o)
-        return "mock";
+    if (!o) return "mock";
     const char *lifeline = lifeline_name(env);
     const char *best = NULL;
     int best_rank = -1;
     for (int i = 0; i < o->nroutes; i++) {
         const zri_route *r = &o->routes[i];
-        if (!r->spec)
-            continue;
-        if (r->lifeline && strcmp(r->lifeline, lifeline) != 0)
-            continue;
-        if (r->action && strcmp(r->action, a->name) != 0)
-            continue;
+        if (!r->spec) continue;
+        if (r->lifeline && strcmp(r->lifeline, lifeline) != 0) continue;
+        if (r->action && strcmp(r->action, a->name) != 0) continue;
         int rank = (r->lifeline ? 2 : 0) + (r->action ? 1 : 0);
         if (rank >= best_rank) {
             best = r->spec;
             best_rank = rank;
         }
     }
-    if (best && best_rank > 0)
-        return best;
-    if (o->llm)
-        return o->llm;
+    if (best && best_rank > 0) return best;
+    if (o->llm) return o->llm;
     return best ? best : "mock";
 }
 
@@ -269,11 +217,9 @@ static int use_fallback(const zri_action_env *env, const zgrt_action *a, zgrt_va
 /* The wait before the retry that follows failed attempt k (1, 2, …). */
 static double retry_delay(const zri_action_env *env, int k, const zri_model_wait *w)
 {
-    if (!w->backoff)
-        return 0.0;
+    if (!w->backoff) return 0.0;
     double d = k < 5 ? (double)(1 << k) : BACKOFF_CAP_S; /* 2, 4, 8, 16, 30, 30, … */
-    if (d > BACKOFF_CAP_S)
-        d = BACKOFF_CAP_S;
+    if (d > BACKOFF_CAP_S) d = BACKOFF_CAP_S;
     if (w->retry_after > d)
         d = w->retry_after < RETRY_AFTER_CAP_S ? w->retry_after : RETRY_AFTER_CAP_S;
     double scale = env->opts ? env->opts->backoff_scale : 1.0;
@@ -294,14 +240,11 @@ static int wait_retry(const zri_action_env *env, double delay)
         end.tv_nsec -= 1000000000L;
     }
     for (;;) {
-        if (cancelled(env))
-            return -1;
+        if (cancelled(env)) return -1;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double left = (double)(end.tv_sec - now.tv_sec) + (double)(end.tv_nsec - now.tv_nsec) / 1e9;
-        if (left <= 0)
-            return 0;
-        if (left > 0.05)
-            left = 0.05;
+        if (left <= 0) return 0;
+        if (left > 0.05) left = 0.05;
         struct timespec ts = {0, (long)(left * 1e9)};
         nanosleep(&ts, NULL);
     }
@@ -314,26 +257,18 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
     const char *spec = route_spec(env, a);
     char *system = a->system ? fill_prompt(p, a, a->system, args) : NULL;
     char *user = a->user ? fill_prompt(p, a, a->user, args) : NULL;
-    if ((a->system && !system) || (a->user && !user)) {
-        free(system);
-        free(user);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     int64_t max_attempts = a->retries < 0 ? -1 : (int64_t)a->retries + 1;
     int n = 0;
     int rc;
     int remote = 0; /* a network backend: messages count the attempts */
     char why[1024] = "";
     for (;;) {
-        if (cancelled(env))
-            goto cancel;
+        if (cancelled(env)) goto cancel;
         n++;
         zri_model_wait w = {0, -1.0};
         why[0] = 0;
         rc = zri_model_call(env, a, spec, system, user, outs, &w, why, sizeof why);
-        if (cancelled(env))
-            goto cancel;
+        if (cancelled(env)) goto cancel;
         remote = w.backoff;
         for (int k = 0; rc == ZRI_MODEL_OK && k < a->nresults; k++) {
             if (!value_matches(p, a->result_types[k], &outs[k])) {
@@ -342,10 +277,8 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
                 rc = ZRI_MODEL_FAILED;
             }
         }
-        if (rc != ZRI_MODEL_INVALID && rc != ZRI_MODEL_RETRY)
-            break;
-        if ((max_attempts >= 0 && n >= max_attempts) || n == INT32_MAX)
-            break;
+        if (rc != ZRI_MODEL_INVALID && rc != ZRI_MODEL_RETRY) break;
+        if ((max_attempts >= 0 && n >= max_attempts) || n == INT32_MAX) break;
         double delay = retry_delay(env, n, &w);
         if (env->note) {
             if (delay > 0)
@@ -355,22 +288,18 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
                 env->note(env->note_user, "llm %s: attempt %d failed: %s; retrying", a->name, n,
                           why);
         }
-        if (env->retry)
-            env->retry(env->note_user, n, why, delay);
-        if (delay > 0 && wait_retry(env, delay) < 0)
-            goto cancel;
+        if (env->retry) env->retry(env->note_user, n, why, delay);
+        if (delay > 0 && wait_retry(env, delay) < 0) goto cancel;
     }
     free(system);
     free(user);
     *attempts = n;
-    if (rc == ZRI_MODEL_OK)
-        return 0;
+    if (rc == ZRI_MODEL_OK) return 0;
     if (rc != ZRI_MODEL_CONFIG && a->has_fallback && a->fallback) {
-        if (use_fallback(env, a, outs, err, errlen) < 0)
-            return -1;
+        if (use_fallback(env, a, outs, err, errlen) < 0) return -1;
         if (env->note)
-            env->note(env->note_user, "llm %s: using the fallback after %d attempt%s: %s",
-                      a->name, n, n == 1 ? "" : "s", why);
+            env->note(env->note_user, "llm %s: using the fallback after %d attempt%s: %s", a->name,
+                      n, n == 1 ? "" : "s", why);
         return 0;
     }
     const char *plural = n == 1 ? "" : "s";
@@ -394,18 +323,18 @@ cancel:
 
 /* ---- human ------------------------------------------------------------- */
 
+/* Per-process state: a process has one terminal, whatever the runs and
+ * lifelines that ask on it, so the lock that keeps two questions from
+ * interleaving is the process's too.  Never held across a run's end. */
 static pthread_mutex_t term_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* `kind = …` of human actions, by zgrt_human_kind (vocab/vocab.h). */
 static const char *human_kind_name(int32_t k)
 {
-    switch (k) {
-    case ZGRT_HUMAN_CONFIRM: return "confirm";
-    case ZGRT_HUMAN_INPUT: return "input";
-    case ZGRT_HUMAN_SELECT: return "select";
-    case ZGRT_HUMAN_EDIT: return "edit";
-    case ZGRT_HUMAN_ACK: return "ack";
-    default: return "?";
-    }
+#define ZRI_NAME(id, name) name,
+    static const char *const names[] = {ZV_HUMAN_KINDS(ZRI_NAME)};
+#undef ZRI_NAME
+    return k >= 0 && k < (int32_t)(sizeof names / sizeof *names) ? names[k] : "?";
 }
 
 /* Checks that a human action's outputs fit its kind. */
@@ -435,12 +364,11 @@ static const zgrt_str *edit_current(const zgrt_action *a, const zgrt_value *args
     return NULL;
 }
 
-static int set_str(zri_action_env *env, zgrt_value *out, const char *s, size_t n)
+static void set_str(zri_action_env *env, zgrt_value *out, const char *s, size_t n)
 {
     memset(out, 0, sizeof *out);
     out->tag = ZGRT_STR;
     out->u.s = zri_str(env->heap, s, n);
-    return out->u.s ? 0 : -1;
 }
 
 static int human_from_answer(zri_action_env *env, const zgrt_action *a, void *answer, int index,
@@ -479,66 +407,55 @@ static int human_from_answer(zri_action_env *env, const zgrt_action *a, void *an
  * before any character, -1 on cancellation or error (message in err). */
 static int read_line(const zri_action_env *env, char **line, char *err, size_t errlen)
 {
-    sbuf b = {0};
-    sb_add(&b, "", 0);
+    zri_buf b = {0};
+    zri_buf_add(&b, "", 0);
     for (;;) {
         if (cancelled(env)) {
-            free(b.d);
+            free(b.data);
             snprintf(err, errlen, "cancelled");
             return -1;
         }
         struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
         int pr = poll(&pfd, 1, 100);
         if (pr < 0) {
-            if (errno == EINTR)
-                continue;
-            free(b.d);
+            if (errno == EINTR) continue;
+            free(b.data);
             snprintf(err, errlen, "cannot read the terminal: %s", strerror(errno));
             return -1;
         }
-        if (pr == 0)
-            continue;
+        if (pr == 0) continue;
         char c;
         ssize_t r = read(STDIN_FILENO, &c, 1);
         if (r < 0) {
-            if (errno == EINTR || errno == EAGAIN)
-                continue;
-            free(b.d);
+            if (errno == EINTR || errno == EAGAIN) continue;
+            free(b.data);
             snprintf(err, errlen, "cannot read the terminal: %s", strerror(errno));
             return -1;
         }
         if (r == 0 || c == '\n') {
-            if (r == 0 && b.n == 0) {
-                free(b.d);
+            if (r == 0 && b.len == 0) {
+                free(b.data);
                 return 1;
             }
             break;
         }
-        sb_add(&b, &c, 1);
-        if (b.n > (1u << 20)) {
-            free(b.d);
+        zri_buf_add(&b, &c, 1);
+        if (b.len > (1u << 20)) {
+            free(b.data);
             snprintf(err, errlen, "the answer is longer than 1 MiB");
             return -1;
         }
     }
-    if (b.oom) {
-        free(b.d);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (b.n && b.d[b.n - 1] == '\r')
-        b.d[--b.n] = 0;
-    *line = b.d;
+    if (b.len && b.data[b.len - 1] == '\r') b.data[--b.len] = 0;
+    *line = b.data;
     return 0;
 }
 
 static char *trim_inplace(char *s)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
+    while (*s == ' ' || *s == '\t') s++;
     size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = 0;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
     return s;
 }
 
@@ -548,21 +465,15 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
 {
     const zgrt_program *p = env->prog;
     char *prompt = fill_prompt(p, a, a->prompt ? a->prompt : "", args);
-    if (!prompt) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     fprintf(stderr, "\n[%s] %s\n", lifeline_name(env), a->name);
-    if (*prompt)
-        fprintf(stderr, "%s\n", prompt);
+    if (*prompt) fprintf(stderr, "%s\n", prompt);
     free(prompt);
 
     const zgrt_enum *e = a->nresults == 1 ? enum_of(p, a->result_types[0]) : NULL;
     const zgrt_str *current = edit_current(a, args);
     switch (a->human_kind) {
     case ZGRT_HUMAN_SELECT:
-        for (int m = 0; m < e->nmembers; m++)
-            fprintf(stderr, "  %d) %s\n", m + 1, e->members[m]);
+        for (int m = 0; m < e->nmembers; m++) fprintf(stderr, "  %d) %s\n", m + 1, e->members[m]);
         break;
     case ZGRT_HUMAN_EDIT:
         fprintf(stderr, "current text:\n%s\n", current ? current->data : "");
@@ -584,12 +495,11 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
         char *line = NULL;
         int rc = read_line(env, &line, err, errlen);
         if (rc == 1) {
-            snprintf(err, errlen, "human action `%s` on %s: end of input before an answer",
-                     a->name, lifeline_name(env));
+            snprintf(err, errlen, "human action `%s` on %s: end of input before an answer", a->name,
+                     lifeline_name(env));
             return -1;
         }
-        if (rc < 0)
-            return -1;
+        if (rc < 0) return -1;
         /* confirm and select ignore surrounding blanks; input and edit keep them */
         char *t = a->human_kind == ZGRT_HUMAN_CONFIRM || a->human_kind == ZGRT_HUMAN_SELECT
                       ? trim_inplace(line)
@@ -614,11 +524,9 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
             char *end;
             errno = 0;
             long num = strtol(t, &end, 10);
-            if (*t && !*end && errno == 0 && num >= 1 && num <= e->nmembers)
-                pick = (int)num - 1;
+            if (*t && !*end && errno == 0 && num >= 1 && num <= e->nmembers) pick = (int)num - 1;
             for (int m = 0; m < e->nmembers && pick < 0; m++)
-                if (strcmp(t, e->members[m]) == 0)
-                    pick = m;
+                if (strcmp(t, e->members[m]) == 0) pick = m;
             if (pick >= 0) {
                 outs[0] = enum_value(a->result_types[0].enum_id, pick);
                 done = 1;
@@ -633,20 +541,12 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
             if (a->human_kind == ZGRT_HUMAN_EDIT && *line == 0) {
                 const char *cur = current ? current->data : "";
                 size_t n = current ? (size_t)current->len : 0;
-                if (set_str(env, &outs[0], cur, n) < 0) {
-                    free(line);
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
+                set_str(env, &outs[0], cur, n);
                 done = 1;
             } else if (!zri_utf8_valid(line, strlen(line))) {
                 fputs("the answer is not valid UTF-8; please type it again\n", stderr);
             } else {
-                if (set_str(env, &outs[0], line, strlen(line)) < 0) {
-                    free(line);
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
+                set_str(env, &outs[0], line, strlen(line));
                 done = 1;
             }
             break;
@@ -661,8 +561,7 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
         default: break;
         }
         free(line);
-        if (done)
-            return 0;
+        if (done) return 0;
     }
 }
 
@@ -681,14 +580,13 @@ static int run_human(zri_action_env *env, const zgrt_action *a, const zgrt_value
         int index;
         int rc = zri_script_next(answers, "human answers", lifeline_name(env), a->name, &answer,
                                  &index, err, errlen);
-        if (rc == ZRI_MODEL_OK)
-            return human_from_answer(env, a, answer, index, outs, err, errlen);
-        if (rc >= 0)
-            return -1;
+        if (rc == ZRI_MODEL_OK) return human_from_answer(env, a, answer, index, outs, err, errlen);
+        if (rc >= 0) return -1;
     }
     if (!isatty(STDIN_FILENO)) {
-        snprintf(err, errlen, "human action `%s` on %s needs a terminal or an answer in --answers FILE",
-                 a->name, lifeline_name(env));
+        snprintf(err, errlen,
+                 "human action `%s` on %s needs a terminal or an answer in --answers FILE", a->name,
+                 lifeline_name(env));
         return -1;
     }
     pthread_mutex_lock(&term_mu);
@@ -720,8 +618,7 @@ struct zgrt_call {
 static void call_fail(zgrt_call *c, const char *fmt, ...) ZRI_PRINTF(2, 3);
 static void call_fail(zgrt_call *c, const char *fmt, ...)
 {
-    if (c->failed)
-        return; /* the first failure is the cause */
+    if (c->failed) return; /* the first failure is the cause */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->msg, sizeof c->msg, fmt, ap);
@@ -746,9 +643,8 @@ static const zgrt_value *arg_of(zgrt_call *c, int i, int32_t tag, const char *fn
     zgrt_type t = a->param_types[i];
     if (t.tag != tag) {
         const char *name = ordinal_name(a->param_names, i);
-        call_fail(c, "%s(call, %d): argument %d%s%s%s of `%s` is a %s", fn, i, i,
-                  name ? " (`" : "", name ? name : "", name ? "`)" : "", a->name,
-                  zri_type_name(c->env->prog, t));
+        call_fail(c, "%s(call, %d): argument %d%s%s%s of `%s` is a %s", fn, i, i, name ? " (`" : "",
+                  name ? name : "", name ? "`)" : "", a->name, zri_type_name(c->env->prog, t));
         return NULL;
     }
     return &c->args[i];
@@ -772,75 +668,61 @@ static int res_ok(zgrt_call *c, int i, int32_t tag, const char *fn)
     return 1;
 }
 
-ZRI_PUBLIC const char *zgrt_call_action(const zgrt_call *call)
-{
-    return call ? call->a->name : "";
-}
+ZRI_PUBLIC const char *zgrt_call_action(const zgrt_call *call) { return call ? call->a->name : ""; }
 
 ZRI_PUBLIC const char *zgrt_call_lifeline(const zgrt_call *call)
 {
     return call ? lifeline_name(call->env) : "";
 }
 
-ZRI_PUBLIC int zgrt_argc(const zgrt_call *call)
-{
-    return call ? (int)call->a->nparams : 0;
-}
+ZRI_PUBLIC int zgrt_argc(const zgrt_call *call) { return call ? (int)call->a->nparams : 0; }
 
 ZRI_PUBLIC const zgrt_value *zgrt_arg(const zgrt_call *call, int i)
 {
-    if (!call || i < 0 || i >= call->a->nparams)
-        return NULL;
+    if (!call || i < 0 || i >= call->a->nparams) return NULL;
     return &call->args[i];
 }
 
 ZRI_PUBLIC const char *zgrt_arg_str(zgrt_call *call, int i)
 {
-    if (!call)
-        return "";
+    if (!call) return "";
     const zgrt_value *v = arg_of(call, i, ZGRT_STR, "zgrt_arg_str");
     return v && v->tag == ZGRT_STR && v->u.s ? v->u.s->data : "";
 }
 
 ZRI_PUBLIC int64_t zgrt_arg_int(zgrt_call *call, int i)
 {
-    if (!call)
-        return 0;
+    if (!call) return 0;
     const zgrt_value *v = arg_of(call, i, ZGRT_INT, "zgrt_arg_int");
     return v ? v->u.i : 0;
 }
 
 ZRI_PUBLIC double zgrt_arg_float(zgrt_call *call, int i)
 {
-    if (!call)
-        return 0.0;
+    if (!call) return 0.0;
     const zgrt_value *v = arg_of(call, i, ZGRT_FLOAT, "zgrt_arg_float");
     return v ? v->u.f : 0.0;
 }
 
 ZRI_PUBLIC bool zgrt_arg_bool(zgrt_call *call, int i)
 {
-    if (!call)
-        return false;
+    if (!call) return false;
     const zgrt_value *v = arg_of(call, i, ZGRT_BOOL, "zgrt_arg_bool");
     return v ? v->u.i != 0 : false;
 }
 
 ZRI_PUBLIC int zgrt_arg_enum(zgrt_call *call, int i)
 {
-    if (!call)
-        return 0;
+    if (!call) return 0;
     const zgrt_value *v = arg_of(call, i, ZGRT_ENUM, "zgrt_arg_enum");
     return v ? (int)((uint64_t)v->u.i & 0xffffffffu) : 0;
 }
 
 ZRI_PUBLIC const char *zgrt_arg_json(zgrt_call *call, int i)
 {
-    if (!call)
-        return "null";
+    if (!call) return "null";
     const zgrt_value *v = arg_of(call, i, ZGRT_JSON, "zgrt_arg_json");
-    if (!v || !v->u.j)
-        return "null";
+    if (!v || !v->u.j) return "null";
     char *text = json_dumps((const json_t *)v->u.j, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!text) {
         call_fail(call, "zgrt_arg_json(call, %d): out of memory", i);
@@ -848,28 +730,18 @@ ZRI_PUBLIC const char *zgrt_arg_json(zgrt_call *call, int i)
     }
     if (call->ntexts == call->captexts) {
         int cap = call->captexts ? call->captexts * 2 : 4;
-        char **t = realloc(call->texts, (size_t)cap * sizeof *t);
-        if (!t) {
-            free(text);
-            call_fail(call, "zgrt_arg_json(call, %d): out of memory", i);
-            return "null";
-        }
-        call->texts = t;
+        call->texts = zri_xrealloc(call->texts, (size_t)cap * sizeof *call->texts);
         call->captexts = cap;
     }
     call->texts[call->ntexts++] = text;
     return text;
 }
 
-ZRI_PUBLIC int zgrt_resc(const zgrt_call *call)
-{
-    return call ? (int)call->a->nresults : 0;
-}
+ZRI_PUBLIC int zgrt_resc(const zgrt_call *call) { return call ? (int)call->a->nresults : 0; }
 
 ZRI_PUBLIC void zgrt_ret_str(zgrt_call *call, int i, const char *utf8)
 {
-    if (!call || !res_ok(call, i, ZGRT_STR, "zgrt_ret_str"))
-        return;
+    if (!call || !res_ok(call, i, ZGRT_STR, "zgrt_ret_str")) return;
     if (!utf8) {
         call_fail(call, "zgrt_ret_str(call, %d): NULL string", i);
         return;
@@ -879,17 +751,13 @@ ZRI_PUBLIC void zgrt_ret_str(zgrt_call *call, int i, const char *utf8)
         call_fail(call, "zgrt_ret_str(call, %d): the string is not valid UTF-8", i);
         return;
     }
-    if (set_str(call->env, &call->outs[i], utf8, n) < 0) {
-        call_fail(call, "zgrt_ret_str(call, %d): out of memory", i);
-        return;
-    }
+    set_str(call->env, &call->outs[i], utf8, n);
     call->set[i] = 1;
 }
 
 ZRI_PUBLIC void zgrt_ret_int(zgrt_call *call, int i, int64_t v)
 {
-    if (!call || !res_ok(call, i, ZGRT_INT, "zgrt_ret_int"))
-        return;
+    if (!call || !res_ok(call, i, ZGRT_INT, "zgrt_ret_int")) return;
     memset(&call->outs[i], 0, sizeof call->outs[i]);
     call->outs[i].tag = ZGRT_INT;
     call->outs[i].u.i = v;
@@ -898,8 +766,7 @@ ZRI_PUBLIC void zgrt_ret_int(zgrt_call *call, int i, int64_t v)
 
 ZRI_PUBLIC void zgrt_ret_float(zgrt_call *call, int i, double v)
 {
-    if (!call || !res_ok(call, i, ZGRT_FLOAT, "zgrt_ret_float"))
-        return;
+    if (!call || !res_ok(call, i, ZGRT_FLOAT, "zgrt_ret_float")) return;
     if (!isfinite(v)) {
         call_fail(call, "zgrt_ret_float(call, %d): %g is not a finite float", i, v);
         return;
@@ -912,8 +779,7 @@ ZRI_PUBLIC void zgrt_ret_float(zgrt_call *call, int i, double v)
 
 ZRI_PUBLIC void zgrt_ret_bool(zgrt_call *call, int i, bool v)
 {
-    if (!call || !res_ok(call, i, ZGRT_BOOL, "zgrt_ret_bool"))
-        return;
+    if (!call || !res_ok(call, i, ZGRT_BOOL, "zgrt_ret_bool")) return;
     memset(&call->outs[i], 0, sizeof call->outs[i]);
     call->outs[i].tag = ZGRT_BOOL;
     call->outs[i].u.i = v ? 1 : 0;
@@ -922,8 +788,7 @@ ZRI_PUBLIC void zgrt_ret_bool(zgrt_call *call, int i, bool v)
 
 ZRI_PUBLIC void zgrt_ret_enum(zgrt_call *call, int i, int member)
 {
-    if (!call || !res_ok(call, i, ZGRT_ENUM, "zgrt_ret_enum"))
-        return;
+    if (!call || !res_ok(call, i, ZGRT_ENUM, "zgrt_ret_enum")) return;
     zgrt_type t = call->a->result_types[i];
     const zgrt_enum *e = enum_of(call->env->prog, t);
     if (!e || member < 0 || member >= e->nmembers) {
@@ -937,8 +802,7 @@ ZRI_PUBLIC void zgrt_ret_enum(zgrt_call *call, int i, int member)
 
 ZRI_PUBLIC int zgrt_ret_json(zgrt_call *call, int i, const char *json_text)
 {
-    if (!call || !res_ok(call, i, ZGRT_JSON, "zgrt_ret_json"))
-        return -1;
+    if (!call || !res_ok(call, i, ZGRT_JSON, "zgrt_ret_json")) return -1;
     if (!json_text) {
         call_fail(call, "zgrt_ret_json(call, %d): NULL text", i);
         return -1;
@@ -946,8 +810,7 @@ ZRI_PUBLIC int zgrt_ret_json(zgrt_call *call, int i, const char *json_text)
     json_error_t je;
     json_t *j = json_loads(json_text, JSON_DECODE_ANY, &je);
     if (!j) {
-        call_fail(call, "zgrt_ret_json(call, %d): not JSON (column %d): %s", i, je.column,
-                  je.text);
+        call_fail(call, "zgrt_ret_json(call, %d): not JSON (column %d): %s", i, je.column, je.text);
         return -1;
     }
     char why[256] = "";
@@ -966,8 +829,7 @@ ZRI_PUBLIC int zgrt_ret_json(zgrt_call *call, int i, const char *json_text)
 
 ZRI_PUBLIC int zgrt_fail(zgrt_call *call, const char *fmt, ...)
 {
-    if (!call)
-        return -1;
+    if (!call) return -1;
     if (!fmt) {
         call_fail(call, "failed");
         return -1;
@@ -986,9 +848,8 @@ static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_valu
 {
     const char *what = a->kind == ZGRT_ACT_EFFECT ? "effect" : "extern action";
     if (!a->fn) {
-        snprintf(err, errlen,
-                 "%s `%s` is not linked: give zgc build a C file that defines zg_%s", what,
-                 a->name, a->name);
+        snprintf(err, errlen, "%s `%s` is not linked: give zgc build a C file that defines zg_%s",
+                 what, a->name, a->name);
         return -1;
     }
     zgrt_call c;
@@ -997,13 +858,8 @@ static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_valu
     c.a = a;
     c.args = args;
     c.outs = outs;
-    c.set = calloc((size_t)(a->nresults > 0 ? a->nresults : 1), 1);
-    if (!c.set) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (int k = 0; k < a->nresults; k++)
-        memset(&outs[k], 0, sizeof outs[k]);
+    c.set = zri_xcalloc((size_t)(a->nresults > 0 ? a->nresults : 1), 1);
+    for (int k = 0; k < a->nresults; k++) memset(&outs[k], 0, sizeof outs[k]);
 
     int r = a->fn(&c);
 
@@ -1026,8 +882,7 @@ static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_valu
             }
         }
     }
-    for (int k = 0; k < c.ntexts; k++)
-        free(c.texts[k]);
+    for (int k = 0; k < c.ntexts; k++) free(c.texts[k]);
     free(c.texts);
     free(c.set);
     return rc;
@@ -1039,11 +894,9 @@ int zri_run_action(zri_action_env *env, int32_t action, const zgrt_value *args, 
                    int *attempts, char *err, size_t errlen)
 {
     int tries_dummy;
-    if (!attempts)
-        attempts = &tries_dummy;
+    if (!attempts) attempts = &tries_dummy;
     *attempts = 1;
-    if (errlen)
-        err[0] = 0;
+    if (errlen) err[0] = 0;
     const zgrt_program *p = env->prog;
     if (!p || action < 0 || action >= p->nactions) {
         snprintf(err, errlen, "no action number %d in this program", (int)action);
@@ -1065,7 +918,4 @@ int zri_run_action(zri_action_env *env, int32_t action, const zgrt_value *args, 
     }
 }
 
-void zri_actions_shutdown(void)
-{
-    zri_models_shutdown();
-}
+void zri_actions_shutdown(void) { zri_models_shutdown(); }

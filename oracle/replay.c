@@ -1,0 +1,723 @@
+/* replay.c — erasure equivalence: each lifeline's events are exactly
+ * those the *global* workflow (not its projection) produces for the
+ * owners' recorded decisions, parallel branches in any interleaving and
+ * coregion receives in any order, the control messages being where
+ * projection puts them; along the way every sent value, received
+ * binding, self message, local computation and pure action result is
+ * recomputed (eval.c) on the stores before the event.
+ *
+ * Expected events.  For each lifeline L a set of cursors walks the global
+ * statement lists: a cursor holds a stack of frames (statement lists, and
+ * loop heads of `while`s L takes part in) and a queue of expected events.
+ * A parallel region in which L takes part in several branches gives one
+ * child cursor per branch (the parent waits for them); a trace event is
+ * matched against the head of every runnable cursor's queue — channels
+ * (namespaces), control tags and written variables tell the branches
+ * apart — and a coregion's receives form one group matched in any order.
+ * An owner's `if`/`while` expects its choice event; the recorded decision
+ * then selects the branch and adds the control sends to every other
+ * participant, in declaration order.  A participant that is not the owner
+ * takes the owner's k-th decision of that construct for its own k-th
+ * instance, and expects the control receive carrying it.  Deleting the
+ * control events from both sides is erasure equivalence; keeping them
+ * also checks where projection places the broadcasts. */
+#include "zt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { X_SEND, X_RECV, X_ACT, X_CHOICE, X_NODECISION };
+
+typedef struct Exp {
+    int kind;
+    int peer;
+    const char *ns;
+    const ZStmt *stmt; /* message, assignment, if/while */
+    int msg_index;     /* coregion: which message */
+    int ctl;           /* control message: the decision (0/1); -1 user */
+    int group;         /* coregion receives: matched in any order */
+    bool used;
+} Exp;
+
+typedef struct Frame {
+    const ZVec *list;
+    int pos;
+    const ZStmt *loop; /* a while's head: its choice (owner) or decision (recipient) */
+    bool owner;
+} Frame;
+
+typedef struct Cur {
+    const char *ns;
+    Frame *fr;
+    int nfr, capfr;
+    Exp *q;
+    int qlen, qcap, qhead;
+    int parent;   /* index of the parent cursor, -1 for the root */
+    int children; /* children still running */
+    bool done;
+} Cur;
+
+typedef struct Replay {
+    Check *c;
+    int life;
+    Cur *cur;
+    int ncur, capcur;
+    int *inst; /* per construct: instances met by this lifeline (recipient side) */
+    int group;
+} Replay;
+
+static void part_list(const ZVec *list, bool *set, int nl);
+
+static void part_stmt(const ZStmt *s, bool *set, int nl)
+{
+    int k;
+    switch (s->kind) {
+    case S_MSG:
+        if (s->life.index >= 0 && s->life.index < nl) set[s->life.index] = true;
+        if (s->to.index >= 0 && s->to.index < nl) set[s->to.index] = true;
+        break;
+    case S_ASSIGN:
+    case S_BLOCK:
+    case S_SKIP:
+        if (s->life.index >= 0 && s->life.index < nl) set[s->life.index] = true;
+        break;
+    case S_IF:
+    case S_WHILE:
+        if (s->life.index >= 0 && s->life.index < nl) set[s->life.index] = true;
+        part_list(&s->body, set, nl);
+        part_list(&s->els, set, nl);
+        break;
+    case S_PAR:
+        for (k = 0; k < s->branches.len; k++) {
+            const ZBranch *b = ZU_VEC_AT(s->branches, k);
+            part_list(&b->body, set, nl);
+        }
+        break;
+    case S_COREGION: part_list(&s->body, set, nl); break;
+    default: break;
+    }
+}
+
+static void part_list(const ZVec *list, bool *set, int nl)
+{
+    for (int i = 0; i < list->len; i++) part_stmt(ZU_VEC_AT(*list, i), set, nl);
+}
+
+static bool takes_part(const ZStmt *s, int l, int nl)
+{
+    bool set[ZJ_MAX_LIFELINES] = {0};
+    part_stmt(s, set, nl);
+    return set[l];
+}
+
+static bool list_takes_part(const ZVec *v, int l, int nl)
+{
+    bool set[ZJ_MAX_LIFELINES] = {0};
+    part_list(v, set, nl);
+    return set[l];
+}
+
+static void q_push(Cur *k, Exp x)
+{
+    if (k->qhead > 0 && k->qhead == k->qlen) k->qhead = k->qlen = 0;
+    k->q = zt_grow(k->q, &k->qcap, k->qlen + 1, sizeof *k->q);
+    k->q[k->qlen++] = x;
+}
+
+static void fr_push(Cur *k, Frame f)
+{
+    k->fr = zt_grow(k->fr, &k->capfr, k->nfr + 1, sizeof *k->fr);
+    k->fr[k->nfr++] = f;
+}
+
+static int new_cursor(Replay *r, const char *ns, int parent)
+{
+    r->cur = zt_grow(r->cur, &r->capcur, r->ncur + 1, sizeof *r->cur);
+    Cur *k = &r->cur[r->ncur];
+    memset(k, 0, sizeof *k);
+    k->ns = ns;
+    k->parent = parent;
+    return r->ncur++;
+}
+
+/* The participants told of a construct's decision: part \ {owner}, in
+ * declaration order. */
+static void recipients(const ZtModel *m, const ZStmt *s, bool *set)
+{
+    memset(set, 0, sizeof(bool) * ZJ_MAX_LIFELINES);
+    part_list(&s->body, set, m->nl);
+    part_list(&s->els, set, m->nl);
+    if (s->life.index >= 0 && s->life.index < m->nl) set[s->life.index] = false;
+}
+
+/* Applies a decision of construct s on cursor k. */
+static void decide(Replay *r, int ki, const ZStmt *s, bool v, bool owner)
+{
+    const ZtModel *m = r->c->m;
+    Cur *k = &r->cur[ki];
+    bool set[ZJ_MAX_LIFELINES];
+    recipients(m, s, set);
+    if (owner) {
+        for (int b = 0; b < m->nl; b++)
+            if (set[b])
+                q_push(k, (Exp){.kind = X_SEND, .peer = b, .ns = k->ns, .stmt = s, .ctl = v});
+    } else {
+        q_push(k, (Exp){.kind = X_RECV, .peer = s->life.index, .ns = k->ns, .stmt = s, .ctl = v});
+    }
+    if (s->kind == S_IF) {
+        const ZVec *br = v ? &s->body : &s->els;
+        if (br->len) fr_push(k, (Frame){.list = br});
+    } else {
+        /* the loop head is the top frame */
+        if (v) {
+            if (s->body.len) fr_push(k, (Frame){.list = &s->body});
+        } else {
+            k->nfr--;
+            if (s->els.len) fr_push(k, (Frame){.list = &s->els});
+        }
+    }
+}
+
+/* A recipient's decision for its next instance of construct s. */
+static int recipient_decision(Replay *r, const ZStmt *s)
+{
+    Check *c = r->c;
+    int cn = s->construct;
+    int k = r->inst[cn]++;
+    if (k < c->ndec[cn]) return c->dec[cn][k];
+    return -1;
+}
+
+/* The next decision of construct s on this lifeline: the owner's own choice
+ * event is expected next; a recipient follows the owner's recorded decision
+ * (or waits for it when the owner has not decided yet). */
+static void next_decision(Replay *r, Cur *k, int ki, const ZStmt *s, bool owner)
+{
+    if (owner) {
+        q_push(k, (Exp){.kind = X_CHOICE, .stmt = s, .ctl = -1});
+        return;
+    }
+    int d = recipient_decision(r, s);
+    if (d < 0)
+        q_push(k, (Exp){.kind = X_NODECISION, .stmt = s, .ctl = -1});
+    else
+        decide(r, ki, s, d, false);
+}
+
+static void fill(Replay *r, int ki);
+
+static void enter_stmt(Replay *r, int ki, const ZStmt *s)
+{
+    const ZtModel *m = r->c->m;
+    int L = r->life, nl = m->nl;
+    Cur *k = &r->cur[ki];
+    switch (s->kind) {
+    case S_MSG: {
+        int a = s->life.index, b = s->to.index;
+        if (a == b) {
+            if (L == a) q_push(k, (Exp){.kind = X_ACT, .stmt = s, .ctl = -1});
+        } else if (L == a) {
+            q_push(k, (Exp){.kind = X_SEND, .peer = b, .ns = k->ns, .stmt = s, .ctl = -1});
+        } else if (L == b) {
+            q_push(k, (Exp){.kind = X_RECV, .peer = a, .ns = k->ns, .stmt = s, .ctl = -1});
+        }
+        break;
+    }
+    case S_ASSIGN:
+        if (s->life.index == L) q_push(k, (Exp){.kind = X_ACT, .stmt = s, .ctl = -1});
+        break;
+    case S_BLOCK:
+        if (s->life.index == L)
+            for (int i = 0; i < s->body.len; i++)
+                q_push(k, (Exp){.kind = X_ACT, .stmt = ZU_VEC_AT(s->body, i), .ctl = -1});
+        break;
+    case S_IF:
+    case S_WHILE: {
+        if (!takes_part(s, L, nl)) break;
+        bool owner = s->life.index == L;
+        if (s->kind == S_WHILE) {
+            fr_push(k, (Frame){.loop = s, .owner = owner});
+        } else {
+            next_decision(r, k, ki, s, owner);
+        }
+        break;
+    }
+    case S_PAR: {
+        int nb = 0;
+        for (int b = 0; b < s->branches.len; b++) {
+            const ZBranch *br = ZU_VEC_AT(s->branches, b);
+            if (list_takes_part(&br->body, L, nl)) nb++;
+        }
+        if (!nb) break;
+        k->children = nb;
+        for (int b = 0; b < s->branches.len; b++) {
+            const ZBranch *br = ZU_VEC_AT(s->branches, b);
+            if (!list_takes_part(&br->body, L, nl)) continue;
+            const char *ns = zu_fmt(r->c->a, ZV_BRANCH_FMT, r->cur[ki].ns, s->construct, b + 1);
+            int ci = new_cursor(r, ns, ki);
+            fr_push(&r->cur[ci], (Frame){.list = &br->body});
+        }
+        break;
+    }
+    case S_COREGION: {
+        int g = ++r->group;
+        for (int i = 0; i < s->body.len; i++) {
+            const ZStmt *msg = ZU_VEC_AT(s->body, i);
+            if (msg->kind != S_MSG) continue;
+            if (msg->to.index == L)
+                q_push(&r->cur[ki], (Exp){.kind = X_RECV,
+                                          .peer = msg->life.index,
+                                          .ns = r->cur[ki].ns,
+                                          .stmt = msg,
+                                          .ctl = -1,
+                                          .group = g});
+            else if (msg->life.index == L)
+                q_push(&r->cur[ki], (Exp){.kind = X_SEND,
+                                          .peer = msg->to.index,
+                                          .ns = r->cur[ki].ns,
+                                          .stmt = msg,
+                                          .ctl = -1});
+        }
+        break;
+    }
+    default: break; /* skip, return */
+    }
+}
+
+/* Advances cursor ki until it expects an event, waits for children, or ends. */
+static void fill(Replay *r, int ki)
+{
+    for (;;) {
+        Cur *k = &r->cur[ki];
+        if (k->done || k->children > 0 || k->qhead < k->qlen) return;
+        if (k->nfr == 0) {
+            k->done = true;
+            if (k->parent >= 0 && --r->cur[k->parent].children == 0) fill(r, k->parent);
+            return;
+        }
+        Frame *f = &k->fr[k->nfr - 1];
+        if (f->loop) {
+            next_decision(r, k, ki, f->loop, f->owner);
+            continue;
+        }
+        if (f->pos >= f->list->len) {
+            k->nfr--;
+            continue;
+        }
+        const ZStmt *s = ZU_VEC_AT(*f->list, f->pos);
+        f->pos++;
+        enter_stmt(r, ki, s);
+    }
+}
+
+static const char *act_name(const ZStmt *s)
+{
+    if (s->kind == S_ASSIGN && s->is_action && s->expr && s->expr->kind == E_CALL &&
+        s->expr->decl && s->expr->decl->kind == D_ACTION)
+        return s->expr->decl->name;
+    return NULL;
+}
+
+/* The variables an act writes, as names (arena vector). */
+static int act_targets(const ZStmt *s, const char **names, int cap)
+{
+    int n = 0;
+    if (s->kind == S_MSG) {
+        for (int i = 0; i < s->params.len && n < cap; i++) {
+            const ZExpr *p = ZU_VEC_AT(s->params, i);
+            if (p->kind == E_NAME && p->name_kind == NAME_VAR) names[n++] = p->name;
+        }
+        return n;
+    }
+    int nt = s->targets.len;
+    const ZDecl *act = s->is_action && s->expr && s->expr->kind == E_CALL ? s->expr->decl : NULL;
+    if (act && act->kind == D_ACTION && nt > act->results.len) nt = act->results.len;
+    if (!act && nt > 1) nt = 1;
+    for (int i = 0; i < nt && n < cap; i++) {
+        const ZTarget *t = ZU_VEC_AT(s->targets, i);
+        if (t->var) names[n++] = t->var->name;
+    }
+    return n;
+}
+
+static bool writes_exactly(const Ev *e, const char **names, int n)
+{
+    int distinct = 0;
+    for (int i = 0; i < n; i++) {
+        bool dup = false;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(names[i], names[j])) dup = true;
+        if (dup) continue;
+        distinct++;
+        if (!json_object_get(e->writes, names[i])) return false;
+    }
+    return (int)json_object_size(e->writes) == distinct;
+}
+
+static const char *ctl_tag(Check *c, const ZStmt *s) { return c->m->tags[s->construct]; }
+
+static bool matches(Check *c, const Exp *x, const Ev *e)
+{
+    switch (x->kind) {
+    case X_SEND:
+    case X_RECV: {
+        if (e->kind != (x->kind == X_SEND ? K_SEND : K_RECV)) return false;
+        if (e->peer != x->peer || strcmp(e->chan, x->ns)) return false;
+        if (x->ctl < 0) return e->ctl == NULL;
+        return e->ctl && !strcmp(e->ctl, ctl_tag(c, x->stmt));
+    }
+    case X_ACT: {
+        if (e->kind != K_ACT) return false;
+        const char *want = act_name(x->stmt);
+        if ((want == NULL) != (e->action == NULL) || (want && strcmp(want, e->action)))
+            return false;
+        const char *names[64];
+        int n = act_targets(x->stmt, names, 64);
+        return writes_exactly(e, names, n);
+    }
+    case X_CHOICE: return e->kind == K_CHOICE && !strcmp(e->construct, ctl_tag(c, x->stmt));
+    default: return false;
+    }
+}
+
+static const char *exp_text(Check *c, const Exp *x)
+{
+    const ZtModel *m = c->m;
+    switch (x->kind) {
+    case X_SEND:
+    case X_RECV:
+        if (x->ctl >= 0)
+            return zu_fmt(c->a, "%s %s %s on %s (control %s, decision %s)",
+                          zt_kind_names[x->kind == X_SEND ? K_SEND : K_RECV],
+                          x->kind == X_SEND ? "to" : "from", m->lnames[x->peer], x->ns,
+                          ctl_tag(c, x->stmt), x->ctl ? "true" : "false");
+        return zu_fmt(
+            c->a, "%s %s %s on %s (line %d)", zt_kind_names[x->kind == X_SEND ? K_SEND : K_RECV],
+            x->kind == X_SEND ? "to" : "from", m->lnames[x->peer], x->ns, x->stmt->span.first_line);
+    case X_ACT: {
+        const char *names[64];
+        int n = act_targets(x->stmt, names, 64);
+        ZBuf b = {0};
+        for (int i = 0; i < n; i++) zu_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+        const char *an = act_name(x->stmt);
+        const char *r = zu_fmt(c->a, "act %s writing {%s} (line %d)", an ? an : "null",
+                               b.data ? b.data : "", x->stmt->span.first_line);
+        zu_buf_free(&b);
+        return r;
+    }
+    case X_CHOICE:
+        return zu_fmt(c->a, "choice %s (line %d)", ctl_tag(c, x->stmt), x->stmt->span.first_line);
+    default:
+        return zu_fmt(c->a, "the decision of %s for %s, which its owner never recorded",
+                      m->lnames[x->stmt->life.index], ctl_tag(c, x->stmt));
+    }
+}
+
+static const char *ev_text(Check *c, const Ev *e)
+{
+    const ZtModel *m = c->m;
+    switch (e->kind) {
+    case K_SEND:
+    case K_RECV:
+        return zu_fmt(
+            c->a, "%s %s %s on %s%s%s%s", zt_kind_names[e->kind], e->kind == K_SEND ? "to" : "from",
+            m->lnames[e->peer], e->chan, e->ctl ? " (control " : "", e->ctl ? e->ctl : "",
+            e->ctl ? zu_fmt(c->a, ", decision %s)", zt_jtext(c, json_array_get(e->values, 0)))
+                   : "");
+    case K_ACT: {
+        ZBuf b = {0};
+        const char *key;
+        json_t *val;
+        int i = 0;
+        json_object_foreach(e->writes, key, val) zu_buf_printf(&b, "%s%s", i++ ? ", " : "", key);
+        const char *r = zu_fmt(c->a, "act %s writing {%s}", e->action ? e->action : "null",
+                               b.data ? b.data : "");
+        zu_buf_free(&b);
+        return r;
+    }
+    default: return zu_fmt(c->a, "choice %s = %s", e->construct, e->value ? "true" : "false");
+    }
+}
+
+/* Compares a computed value with the recorded one. */
+static void check_value(Check *c, const Ev *e, const Val *v, json_t *got, const char *what)
+{
+    if (v->k == V_UNKNOWN || v->k == V_UNDEF || v->k == V_ERROR) {
+        c->st.unverified++;
+        return;
+    }
+    json_t *want = zt_to_json(v);
+    if (!want) {
+        c->st.unverified++;
+        return;
+    }
+    bool eq = got && json_equal(want, got);
+    const char *wt = zt_jtext(c, want);
+    json_decref(want);
+    if (!eq)
+        zt_fail(c, e->line, "%s: %s is %s, expected %s", zt_ev_where(c, e), what, zt_jtext(c, got),
+                wt);
+    c->st.values++;
+}
+
+static void check_no_writes(Check *c, const Ev *e)
+{
+    if (json_object_size(e->writes))
+        zt_fail(c, e->line, "%s: a %s event writes %s, expected no writes", zt_ev_where(c, e),
+                zt_kind_names[e->kind], zt_jtext(c, e->writes));
+}
+
+/* Values of a matched event against the rebuilt store before it. */
+static void check_event_values(Replay *r, const Exp *x, const Ev *e)
+{
+    Check *c = r->c;
+    Env env = {.c = c, .life = r->life, .index = e->index - 1};
+    const ZStmt *s = x->stmt;
+    if (x->kind == X_SEND || x->kind == X_RECV) {
+        if (x->ctl >= 0) {
+            check_no_writes(c, e);
+            Val d = vbool(x->ctl);
+            if (json_array_size(e->values) != 1)
+                zt_fail(c, e->line, "%s: control message with %d values, expected one",
+                        zt_ev_where(c, e), (int)json_array_size(e->values));
+            check_value(c, e, &d, json_array_get(e->values, 0),
+                        zu_fmt(c->a, "the decision carried by control %s", e->ctl));
+            return;
+        }
+        int n = x->kind == X_SEND ? s->args.len : s->params.len;
+        if ((int)json_array_size(e->values) != n)
+            zt_fail(c, e->line, "%s: message of %d values, expected %d", zt_ev_where(c, e),
+                    (int)json_array_size(e->values), n);
+        if (x->kind == X_SEND) {
+            check_no_writes(c, e);
+            for (int i = 0; i < n; i++) {
+                env.undef = false;
+                Val v = zt_eval(&env, ZU_VEC_AT(s->args, i));
+                check_value(c, e, &v, json_array_get(e->values, (size_t)i),
+                            zu_fmt(c->a, "sent value %d", i + 1));
+            }
+        } else {
+            const char *names[64];
+            int nn = 0;
+            for (int i = 0; i < n; i++) {
+                const ZExpr *p = ZU_VEC_AT(s->params, i);
+                json_t *got = json_array_get(e->values, (size_t)i);
+                if (p->kind == E_NAME && p->name_kind == NAME_VAR) {
+                    if (nn < 64) names[nn++] = p->name;
+                    json_t *w = json_object_get(e->writes, p->name);
+                    if (!w || !json_equal(w, got))
+                        zt_fail(c, e->line, "%s: writes %s = %s, but received %s",
+                                zt_ev_where(c, e), p->name, zt_jtext(c, w), zt_jtext(c, got));
+                    c->st.values++;
+                } else {
+                    Val v = zt_eval(&env, p);
+                    check_value(c, e, &v, got,
+                                zu_fmt(c->a, "received value %d (a constant binding)", i + 1));
+                }
+            }
+            if (!writes_exactly(e, names, nn))
+                zt_fail(c, e->line, "%s: writes %s, expected the bound variables only",
+                        zt_ev_where(c, e), zt_jtext(c, e->writes));
+        }
+        return;
+    }
+    if (x->kind == X_CHOICE) {
+        check_no_writes(c, e);
+        return; /* guard values: check_guards */
+    }
+    /* act */
+    if (s->kind == S_MSG) {
+        for (int i = 0; i < s->args.len && i < s->params.len; i++) {
+            const ZExpr *p = ZU_VEC_AT(s->params, i);
+            if (p->kind != E_NAME) continue;
+            Val v = zt_eval(&env, ZU_VEC_AT(s->args, i));
+            check_value(c, e, &v, json_object_get(e->writes, p->name),
+                        zu_fmt(c->a, "self message: the new value of %s", p->name));
+        }
+        return;
+    }
+    if (s->kind != S_ASSIGN || !s->expr || s->targets.len == 0) return;
+    const ZExpr *rhs = s->expr;
+    const ZDecl *act = s->is_action && rhs->kind == E_CALL ? rhs->decl : NULL;
+    if (act && act->kind == D_ACTION && act->action != ACT_PURE)
+        return; /* llm, human, extern: not recomputable */
+    if (act && act->kind == D_ACTION && act->results.len != 1) {
+        c->st.unverified++;
+        return;
+    }
+    const ZTarget *t = ZU_VEC_AT(s->targets, 0);
+    if (!t->var) return;
+    Val v = zt_eval(&env, rhs);
+    if (v.k == V_INT && t->var->type && t->var->type->kind == TY_FLOAT) v = vfloat((double)v.i);
+    check_value(c, e, &v, json_object_get(e->writes, t->var->name),
+                zu_fmt(c->a, "the new value of %s", t->var->name));
+}
+
+static void replay_lifeline(Check *c, int L)
+{
+    Replay r = {.c = c, .life = L};
+    r.inst = zu_xcalloc((size_t)c->m->nconstructs + 2, sizeof(int));
+    int root = new_cursor(&r, ZV_CHANNEL_MAIN, -1);
+    fr_push(&r.cur[root], (Frame){.list = &c->m->wf->body});
+    jmp_buf saved;
+    memcpy(saved, c->fail_jb, sizeof saved);
+    bool failed = false;
+    if (setjmp(c->fail_jb) == 0) {
+        fill(&r, root);
+        for (int i = 0; i < c->nbyl[L]; i++) {
+            Ev *e = &c->ev[c->byl[L][i]];
+            int hit = -1, hq = -1;
+            /* advance every cursor first: a branch without events ends at
+             * once and may let its parent go on */
+            for (int k = 0; k < r.ncur; k++) fill(&r, k);
+            /* no cursor is added while they are searched; in locals,
+             * r.cur and r.ncur stay in registers (r's address is taken:
+             * reloaded each turn, they cost 1% more instructions on a
+             * trace of 1,500 loop turns with a parallel region) */
+            Cur *cur = r.cur;
+            int ncur = r.ncur;
+            for (int k = 0; k < ncur && hit < 0; k++) {
+                Cur *cu = &cur[k];
+                if (cu->done || cu->children > 0 || cu->qhead >= cu->qlen) continue;
+                int g = cu->q[cu->qhead].group;
+                for (int j = cu->qhead; j < cu->qlen; j++) {
+                    Exp *x = &cu->q[j];
+                    if (j > cu->qhead && (!g || x->group != g)) break;
+                    if (x->used) continue;
+                    if (matches(c, x, e)) {
+                        hit = k;
+                        hq = j;
+                        break;
+                    }
+                }
+            }
+            if (hit < 0) {
+                ZBuf b = {0};
+                int shown = 0;
+                bool ctl_involved = e->ctl != NULL;
+                for (int k = 0; k < r.ncur; k++) {
+                    Cur *cu = &r.cur[k];
+                    if (cu->done || cu->children > 0 || cu->qhead >= cu->qlen) continue;
+                    int g = cu->q[cu->qhead].group;
+                    for (int j = cu->qhead; j < cu->qlen; j++) {
+                        Exp *x = &cu->q[j];
+                        if (j > cu->qhead && (!g || x->group != g)) break;
+                        if (x->used) continue;
+                        if (x->ctl >= 0) ctl_involved = true;
+                        zu_buf_printf(&b, "%s%s", shown++ ? " or " : "", exp_text(c, x));
+                    }
+                }
+                const char *want = shown ? zu_fmt(c->a, "%s", b.data) : "no more events";
+                zu_buf_free(&b);
+                zt_fail(c, e->line, "%s: %s: got %s, expected %s", zt_ev_where(c, e),
+                        ctl_involved
+                            ? "control messages differ from the projection of the global workflow"
+                            : "erasure: the events differ from the global workflow's",
+                        ev_text(c, e), want);
+            }
+            Cur *cu = &r.cur[hit];
+            Exp x = cu->q[hq];
+            cu->q[hq].used = true;
+            while (cu->qhead < cu->qlen && cu->q[cu->qhead].used) cu->qhead++;
+            check_event_values(&r, &x, e);
+            if (x.kind == X_CHOICE) {
+                c->st.choices++;
+                decide(&r, hit, x.stmt, e->value, true);
+            }
+            fill(&r, hit);
+        }
+        /* a finished run: every cursor is done */
+        if (!c->ended_error) {
+            for (int k = 0; k < r.ncur; k++) fill(&r, k);
+            for (int k = 0; k < r.ncur; k++) {
+                Cur *cu = &r.cur[k];
+                if (cu->done || cu->children > 0) continue;
+                if (cu->qhead < cu->qlen) {
+                    int line =
+                        c->nbyl[L] ? c->ev[c->byl[L][c->nbyl[L] - 1]].line : c->start_line[L];
+                    zt_fail(
+                        c, line,
+                        "lifeline %s: %s: the trace ends after event %d, but the global workflow "
+                        "expects %s next",
+                        c->m->lnames[L],
+                        cu->q[cu->qhead].ctl >= 0 ? "control messages differ from the projection"
+                                                  : "erasure: missing event",
+                        c->nbyl[L], exp_text(c, &cu->q[cu->qhead]));
+                }
+            }
+        }
+    } else {
+        failed = true;
+    }
+    memcpy(c->fail_jb, saved, sizeof saved);
+    for (int k = 0; k < r.ncur; k++) {
+        free(r.cur[k].fr);
+        free(r.cur[k].q);
+    }
+    free(r.cur);
+    free(r.inst);
+    if (failed) longjmp(c->fail_jb, 1);
+}
+
+/* Replays lifeline l; true when it disagrees (the message in c->msg). */
+static bool replay_fails(Check *c, int l)
+{
+    jmp_buf saved;
+    bool failed = false;
+    memcpy(saved, c->fail_jb, sizeof saved);
+    if (setjmp(c->fail_jb) == 0)
+        replay_lifeline(c, l);
+    else
+        failed = true;
+    memcpy(c->fail_jb, saved, sizeof saved);
+    return failed;
+}
+
+/* Replays every lifeline; of their disagreements, reports the one on the
+ * earliest trace line. */
+void zt_replay_all(Check *c)
+{
+    const char *best = NULL;
+    int best_line = 0;
+    for (int l = 0; l < c->m->nl; l++) {
+        if (replay_fails(c, l) && (!best || c->fail_line < best_line)) {
+            best = zu_strdup(c->a, c->msg.data ? c->msg.data : "");
+            best_line = c->fail_line;
+        }
+        c->msg.len = 0;
+        if (c->msg.data) c->msg.data[0] = 0;
+    }
+    if (best) {
+        zu_buf_puts(&c->msg, best);
+        longjmp(c->fail_jb, 1);
+    }
+}
+
+void zt_collect_decisions(Check *c)
+{
+    const ZtModel *m = c->m;
+    int n = m->nconstructs + 2;
+    c->dec = zu_xcalloc((size_t)n, sizeof *c->dec);
+    c->ndec = zu_xcalloc((size_t)n, sizeof(int));
+    c->capdec = zu_xcalloc((size_t)n, sizeof(int));
+    for (long i = 0; i < c->nev; i++) {
+        Ev *e = &c->ev[i];
+        if (e->kind != K_CHOICE) continue;
+        int cn = zt_construct_index(m, e->construct);
+        if (cn < 0)
+            zt_fail(c, e->line, "%s: choice of an unknown construct \"%s\"", zt_ev_where(c, e),
+                    e->construct);
+        if (m->constructs[cn]->life.index != e->life)
+            zt_fail(c, e->line, "%s: choice of %s, which %s owns", zt_ev_where(c, e), e->construct,
+                    m->lnames[m->constructs[cn]->life.index]);
+    }
+    /* in each owner's order */
+    for (int l = 0; l < m->nl; l++)
+        for (int i = 0; i < c->nbyl[l]; i++) {
+            Ev *e = &c->ev[c->byl[l][i]];
+            if (e->kind != K_CHOICE) continue;
+            int k = zt_construct_index(m, e->construct);
+            c->dec[k] = zt_grow(c->dec[k], &c->capdec[k], c->ndec[k] + 1, sizeof(int));
+            c->dec[k][c->ndec[k]++] = e->value;
+        }
+}

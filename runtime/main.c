@@ -1,0 +1,188 @@
+/* main.c — zgrt_main, the entry point of every built executable: the one
+ * file that knows every part of the runtime and wires them together.
+ *
+ *   1. check the program descriptor and parse the run options;
+ *   2. choose the mode: every lifeline in this process, or one lifeline
+ *      with --listen and a --peer for every other one;
+ *   3. make the run (core.c) and store the defaults and the inputs;
+ *   4. --trace FILE (per-lifeline executables: FILE.<Lifeline>): open the
+ *      trace, write its start lines and attach it as the run's observer;
+ *   5. per-lifeline mode: open the socket transport (net/) and connect the
+ *      run to it;
+ *   6. give the run the agent side (agent/) as its action runner;
+ *   7. run; close the transport (BYE after a normal end, an abort after
+ *      an error, so that the peers stop too);
+ *   8. the trace's end line, then the error on stderr or the result on
+ *      stdout (or --result-file).
+ *
+ * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "net/net.h"
+#include "rt.h"
+
+#define NET_CONNECT_TIMEOUT_S 30.0
+
+static const char *lname(const zgrt_program *p, int32_t l) { return p->lifelines[l]; }
+
+/* The lifeline this executable runs alone (per-lifeline mode), or -1 when
+ * it runs every lifeline; peer_addrs[l] (nlifelines entries, per-lifeline
+ * mode) the address of lifeline l.  Returns 0, or the exit status after
+ * printing the usage errors. */
+static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *self,
+                       const char **peer_addrs)
+{
+    int32_t nl = prog->nlifelines, nbodies = 0, body = -1;
+    *self = -1;
+    for (int32_t l = 0; l < nl; l++)
+        if (prog->bodies[l]) nbodies++, body = l;
+    if (nbodies == 0) {
+        fprintf(stderr, "zgc: error: internal error: this executable runs no lifeline\n");
+        return 1;
+    }
+    if (nbodies != nl && nbodies != 1) {
+        fprintf(stderr, "zgc: error: internal error: this executable runs %d of %d lifelines\n",
+                (int)nbodies, (int)nl);
+        return 1;
+    }
+    if (nbodies == 1 && nl > 1) {
+        *self = body;
+        for (int i = 0; i < o->npeers; i++)
+            for (int32_t l = 0; l < nl; l++)
+                if (strcmp(o->peer_names[i], lname(prog, l)) == 0) peer_addrs[l] = o->peer_addrs[i];
+        int bad = 0;
+        if (!o->listen) {
+            fprintf(stderr,
+                    "zgc: error: this executable runs lifeline %s only and needs --listen ADDR\n",
+                    lname(prog, body));
+            bad = 1;
+        }
+        for (int32_t l = 0; l < nl; l++)
+            if (l != body && !peer_addrs[l]) {
+                fprintf(stderr, "zgc: error: missing --peer %s=ADDR (the address of lifeline %s)\n",
+                        lname(prog, l), lname(prog, l));
+                bad = 1;
+            }
+        if (peer_addrs[body]) {
+            fprintf(stderr, "zgc: error: --peer %s: this executable runs lifeline %s itself\n",
+                    lname(prog, body), lname(prog, body));
+            bad = 1;
+        }
+        if (bad) return 2;
+    } else if (o->listen || o->npeers) {
+        fprintf(stderr, "zgc: error: --listen and --peer apply to per-lifeline executables only\n");
+        return 2;
+    }
+    return 0;
+}
+
+static int write_result(const zri_options *o, const char *json)
+{
+    if (!o->result_file) {
+        printf("%s\n", json);
+        fflush(stdout);
+        return 0;
+    }
+    FILE *f = fopen(o->result_file, "w");
+    if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "zgc: error: cannot write the result to %s: %s\n", o->result_file,
+                strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int zgrt_main(const zgrt_program *prog, int argc, char **argv)
+{
+    if (zri_program_check(prog) < 0) return 1;
+    zri_options opts;
+    int rc = zri_options_parse(prog, argc > 0 ? argc - 1 : 0, argc > 0 ? argv + 1 : argv, &opts);
+    if (rc != 0) return rc > 0 ? 0 : 2;
+
+    int32_t self;
+    const char **peer_addrs = zri_xcalloc((size_t)prog->nlifelines, sizeof *peer_addrs);
+    int status = choose_mode(prog, &opts, &self, peer_addrs);
+    zri_run *R = NULL;
+    zri_trace *trace = NULL;
+    zri_heap *net_heap = NULL;
+    zri_net *net = NULL;
+    if (status != 0) goto done;
+
+    R = zri_run_new(prog, &opts, self);
+    if ((status = zri_run_setup(R)) != 0) goto done;
+
+    char err[1024] = "";
+    if (opts.trace) {
+        zri_buf path = {0};
+        zri_buf_puts(&path, opts.trace);
+        if (self >= 0) zri_buf_printf(&path, ".%s", lname(prog, self));
+        trace = zri_trace_open(prog, path.data, err, sizeof err);
+        zri_buf_free(&path);
+        if (!trace) {
+            fprintf(stderr, "zgc: error: %s\n", err);
+            status = 1;
+            goto done;
+        }
+        for (int32_t l = 0; l < prog->nlifelines; l++)
+            if (self < 0 || l == self) zri_trace_start(trace, l, zri_run_store(R, l));
+        zri_observer obs = zri_trace_observer(trace);
+        zri_run_observe(R, &obs);
+    }
+
+    if (self >= 0) {
+        /* the values of decoded messages live in their own heap until the
+         * end, like those of the lifelines */
+        net_heap = zri_heap_new();
+        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost, R};
+        double ct = opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S;
+        net = zri_net_open(prog, self, opts.listen, peer_addrs, net_heap, &cb, ct, err, sizeof err);
+        if (net) {
+            zri_transport t = zri_net_transport(net);
+            zri_run_connect(R, &t);
+        } else {
+            zri_run_fail(R, self, "cannot connect to the other lifelines: %s", err);
+        }
+    }
+    zri_run_set_actions(R, zri_run_action);
+
+    zri_run_exec(R);
+    const char *error = zri_run_error(R);
+    if (net) {
+        if (error)
+            zri_net_abort(net); /* the peers must stop too */
+        else
+            zri_net_close(net);
+    }
+
+    /* result or error */
+    char *json = NULL;
+    if (!error) json = zri_run_result_json(R);
+    if (trace) {
+        zri_trace_end(trace, json, error);
+        if (zri_trace_close(trace) != 0 && !error) {
+            fprintf(stderr, "zgc: error: writing the trace %s failed\n", opts.trace);
+            status = 1;
+        }
+        trace = NULL;
+    }
+    if (error) {
+        fprintf(stderr, "zgc: error: %s\n", error);
+        status = 1;
+    } else if (status == 0) {
+        status = write_result(&opts, json);
+    }
+    free(json);
+    zri_actions_shutdown();
+
+done:
+    if (R) zri_run_free(R);
+    zri_heap_free(net_heap);
+    free(peer_addrs);
+    zri_options_free(&opts);
+    return status;
+}
