@@ -200,15 +200,23 @@ static int prec(const ZExpr *e)
     switch (e->kind) {
     case E_COND: return P_COND;
     case E_SINCE: return P_SINCE;
-    case E_PREV: case E_ONCE: case E_HIST: case E_PAST: return P_PREFIX;
+    case E_PREV:
+    case E_ONCE:
+    case E_HIST:
+    case E_PAST: return P_PREFIX;
     case E_UNARY: return P_UNARY;
     case E_BINARY:
         switch (e->op) {
         case OP_OR: return P_OR;
         case OP_AND: return P_AND;
-        case OP_EQ: case OP_NE: return P_EQ;
-        case OP_LT: case OP_LE: case OP_GT: case OP_GE: return P_REL;
-        case OP_ADD: case OP_SUB: return P_ADD;
+        case OP_EQ:
+        case OP_NE: return P_EQ;
+        case OP_LT:
+        case OP_LE:
+        case OP_GT:
+        case OP_GE: return P_REL;
+        case OP_ADD:
+        case OP_SUB: return P_ADD;
         default: return P_MUL;
         }
     case E_INT: return e->lit.i < 0 ? P_UNARY : P_PRIMARY;
@@ -229,8 +237,10 @@ static void print_str_lit(ZBuf *b, const char *s, size_t n)
         case '\t': zu_buf_puts(b, "\\t"); break;
         case '\r': zu_buf_puts(b, "\\r"); break;
         default:
-            if (c < 0x20 || c == 0x7f) zu_buf_printf(b, "\\u{%x}", c);
-            else zu_buf_putc(b, (char)c);
+            if (c < 0x20 || c == 0x7f)
+                zu_buf_printf(b, "\\u{%x}", c);
+            else
+                zu_buf_putc(b, (char)c);
         }
     }
     zu_buf_putc(b, '"');
@@ -301,10 +311,22 @@ static void pe(ZBuf *b, const ZExpr *e, int min)
         pe(b, e->a, P_COND);
         zu_buf_putc(b, ')');
         break;
-    case E_PREV: zu_buf_puts(b, "prev "); pe(b, e->a, P_PREFIX); break;
-    case E_ONCE: zu_buf_puts(b, "once "); pe(b, e->a, P_PREFIX); break;
-    case E_HIST: zu_buf_puts(b, "historically "); pe(b, e->a, P_PREFIX); break;
-    case E_PAST: zu_buf_puts(b, "past "); pe(b, e->a, P_PREFIX); break;
+    case E_PREV:
+        zu_buf_puts(b, "prev ");
+        pe(b, e->a, P_PREFIX);
+        break;
+    case E_ONCE:
+        zu_buf_puts(b, "once ");
+        pe(b, e->a, P_PREFIX);
+        break;
+    case E_HIST:
+        zu_buf_puts(b, "historically ");
+        pe(b, e->a, P_PREFIX);
+        break;
+    case E_PAST:
+        zu_buf_puts(b, "past ");
+        pe(b, e->a, P_PREFIX);
+        break;
     case E_SINCE:
         pe(b, e->a, P_SINCE);
         zu_buf_puts(b, " since ");

@@ -222,8 +222,8 @@ static void check_parse_prop(Ck *c, const ZDecl *act, ZExpr *v)
                      za_prop_name(PROP_PARSE), mode);
         } else {
             ZType t = {.kind = out};
-            zd_error(c->d, v->span, "`%s = %s` needs exactly one `%s` output", za_prop_name(PROP_PARSE),
-                     mode, za_type_name(c->a, &t));
+            zd_error(c->d, v->span, "`%s = %s` needs exactly one `%s` output",
+                     za_prop_name(PROP_PARSE), mode, za_type_name(c->a, &t));
         }
         return;
     }
@@ -278,8 +278,8 @@ static void check_fallback(Ck *c, const ZDecl *act, ZProp *pr)
         return;
     }
     if (m != n) {
-        zd_error(c->d, v->span, "`%s` has %d value%s but `%s` has %d output%s", za_prop_name(PROP_FALLBACK),
-                 m, pl(m), act->name, n, pl(n));
+        zd_error(c->d, v->span, "`%s` has %d value%s but `%s` has %d output%s",
+                 za_prop_name(PROP_FALLBACK), m, pl(m), act->name, n, pl(n));
         return;
     }
     for (int i = 0; i < m; i++) {
@@ -379,8 +379,8 @@ static void check_props(Ck *c, const ZDecl *act)
             ZType *t = ck_type(c, pr->value, X_CONST);
             ZValue v;
             if (!is_err(t) && t->kind != TY_STR)
-                zd_error(c->d, pr->value->span, "`%s` must be a string, not `%s`", za_prop_name(PROP_MODEL),
-                         za_type_name(c->a, t));
+                zd_error(c->d, pr->value->span, "`%s` must be a string, not `%s`",
+                         za_prop_name(PROP_MODEL), za_type_name(c->a, t));
             else if (!is_err(t))
                 ck_fold_into(c, &pr->value, &v);
             break;

@@ -49,7 +49,8 @@ static void put_line(FILE *out, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '\t' || (c >= 0x20 && c != 0x7f && c < 0x80)) fputc(c, out);
+        if (c == '\t' || (c >= 0x20 && c != 0x7f && c < 0x80))
+            fputc(c, out);
         else if (c >= 0x80) {
             /* keep well-formed multi-byte sequences, replace the rest */
             int need = c >= 0xF0 && c <= 0xF4 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 && c < 0xE0 ? 1 : -1;

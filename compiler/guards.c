@@ -90,8 +90,8 @@ typedef struct Enum {
     /* hash-consing of formulas */
     ZFormula **htab;
     size_t hcap, hcount;
-    ZVec texts;        /* const char* per formula id: atom text (NULL otherwise) */
-    ZVec inlining;     /* named guards being inlined (cycle protection) */
+    ZVec texts;    /* const char* per formula id: atom text (NULL otherwise) */
+    ZVec inlining; /* named guards being inlined (cycle protection) */
     /* monitor tables */
     ZLifeSet *adj;     /* adj[Y]: lifelines Y sends to */
     ZLifeSet *reach;   /* reach[Y]: lifelines reachable from Y (reflexive) */
@@ -109,7 +109,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-static uint64_t fhash(ZFormulaKind k, const char *text, int life, const ZFormula *a, const ZFormula *b)
+static uint64_t fhash(ZFormulaKind k, const char *text, int life, const ZFormula *a,
+                      const ZFormula *b)
 {
     uint64_t h = mix(0x12345, (uint64_t)k);
     h = mix(h, (uint64_t)(uintptr_t)text);
@@ -139,11 +140,9 @@ static void rehash(Enum *en)
     ZFormula **nt = zu_xcalloc(ncap, sizeof *nt);
     for (size_t i = 0; i < en->hcap; i++) {
         ZFormula *f = en->htab[i];
-        if (!f)
-            continue;
+        if (!f) continue;
         size_t j = fhash(f->kind, text_of(en, f), f->life, f->a, f->b) & (ncap - 1);
-        while (nt[j])
-            j = (j + 1) & (ncap - 1);
+        while (nt[j]) j = (j + 1) & (ncap - 1);
         nt[j] = f;
     }
     free(en->htab);
@@ -154,12 +153,10 @@ static void rehash(Enum *en)
 static ZFormula *mk(Enum *en, ZFormulaKind k, const ZExpr *atom, const char *text, int life,
                     ZFormula *a, ZFormula *b)
 {
-    if ((en->hcount + 1) * 2 > en->hcap)
-        rehash(en);
+    if ((en->hcount + 1) * 2 > en->hcap) rehash(en);
     size_t j = fhash(k, text, life, a, b) & (en->hcap - 1);
     for (ZFormula *f; (f = en->htab[j]) != NULL; j = (j + 1) & (en->hcap - 1))
-        if (fsame(en, f, k, text, life, a, b))
-            return f;
+        if (fsame(en, f, k, text, life, a, b)) return f;
     ZFormula *f = zu_alloc(en->arena, sizeof *f);
     f->kind = k;
     f->id = en->t->subs.len;
@@ -175,12 +172,18 @@ static ZFormula *mk(Enum *en, ZFormulaKind k, const ZExpr *atom, const char *tex
 }
 
 static ZFormula *mk_true(Enum *en) { return mk(en, F_TRUE, NULL, NULL, -1, NULL, NULL); }
-static ZFormula *mk1(Enum *en, ZFormulaKind k, ZFormula *a) { return mk(en, k, NULL, NULL, -1, a, NULL); }
+static ZFormula *mk1(Enum *en, ZFormulaKind k, ZFormula *a)
+{
+    return mk(en, k, NULL, NULL, -1, a, NULL);
+}
 static ZFormula *mk2(Enum *en, ZFormulaKind k, ZFormula *a, ZFormula *b)
 {
     return mk(en, k, NULL, NULL, -1, a, b);
 }
-static ZFormula *mk_at(Enum *en, int life, ZFormula *a) { return mk(en, F_AT, NULL, NULL, life, a, NULL); }
+static ZFormula *mk_at(Enum *en, int life, ZFormula *a)
+{
+    return mk(en, F_AT, NULL, NULL, life, a, NULL);
+}
 
 /* ------------------------------------------------------------------ */
 /* unfolding                                                           */
@@ -189,8 +192,7 @@ static ZFormula *mk_at(Enum *en, int life, ZFormula *a) { return mk(en, F_AT, NU
 static bool is_inlining(const Enum *en, const ZDecl *d)
 {
     for (int i = 0; i < en->inlining.len; i++)
-        if (ZU_VEC_AT(en->inlining, i) == d)
-            return true;
+        if (ZU_VEC_AT(en->inlining, i) == d) return true;
     return false;
 }
 
@@ -206,8 +208,7 @@ static const ZDecl *guard_ref(const Enum *en, const ZExpr *e)
  * formula (copy on write: unchanged subtrees are shared). */
 static const ZExpr *inline_guards(Enum *en, const ZExpr *e)
 {
-    if (!e)
-        return NULL;
+    if (!e) return NULL;
     const ZDecl *g = guard_ref(en, e);
     if (g) {
         zu_vec_push(en->arena, &en->inlining, (void *)g);
@@ -227,43 +228,36 @@ static const ZExpr *inline_guards(Enum *en, const ZExpr *e)
             changed |= args[i] != ZU_VEC_AT(e->args, i);
         }
     }
-    if (!changed)
-        return e;
+    if (!changed) return e;
     ZExpr *n = zu_alloc(en->arena, sizeof *n);
     *n = *e;
     n->a = (ZExpr *)a;
     n->b = (ZExpr *)b;
     n->c = (ZExpr *)c;
     memset(&n->args, 0, sizeof n->args);
-    for (int i = 0; i < e->args.len; i++)
-        zu_vec_push(en->arena, &n->args, (void *)args[i]);
+    for (int i = 0; i < e->args.len; i++) zu_vec_push(en->arena, &n->args, (void *)args[i]);
     return n;
 }
 
 static void note_vars(Enum *en, const ZExpr *e)
 {
-    if (!e)
-        return;
+    if (!e) return;
     if (e->kind == E_AT_VAR && e->name) {
         const char *x = zu_intern(en->arena, e->name, strlen(e->name));
         bool known = false;
-        for (int i = 0; i < en->t->vars.len && !known; i++)
-            known = ZU_VEC_AT(en->t->vars, i) == x;
-        if (!known)
-            zu_vec_push(en->arena, &en->t->vars, (void *)x);
+        for (int i = 0; i < en->t->vars.len && !known; i++) known = ZU_VEC_AT(en->t->vars, i) == x;
+        if (!known) zu_vec_push(en->arena, &en->t->vars, (void *)x);
     }
     note_vars(en, e->a);
     note_vars(en, e->b);
     note_vars(en, e->c);
-    for (int i = 0; i < e->args.len; i++)
-        note_vars(en, ZU_VEC_AT(e->args, i));
+    for (int i = 0; i < e->args.len; i++) note_vars(en, ZU_VEC_AT(e->args, i));
 }
 
 /* A maximal subexpression without temporal or causal operators. */
 static ZFormula *mk_atom(Enum *en, const ZExpr *e)
 {
-    if (e->kind == E_BOOL && e->lit.b)
-        return mk_true(en);
+    if (e->kind == E_BOOL && e->lit.b) return mk_true(en);
     const ZExpr *x = inline_guards(en, e);
     ZBuf b = {0};
     za_print_expr(&b, x);
@@ -271,8 +265,7 @@ static ZFormula *mk_atom(Enum *en, const ZExpr *e)
     zu_buf_free(&b);
     int before = en->t->subs.len;
     ZFormula *f = mk(en, F_ATOM, x, text, -1, NULL, NULL);
-    if (en->t->subs.len > before)
-        note_vars(en, x);
+    if (en->t->subs.len > before) note_vars(en, x);
     return f;
 }
 
@@ -280,10 +273,7 @@ static ZFormula *unfold(Enum *en, const ZExpr *e);
 
 /* An operand of a formula operator: unfolded, or an atom if it has no
  * temporal/causal operator. */
-static ZFormula *operand(Enum *en, const ZExpr *e, ZFormula *f)
-{
-    return f ? f : mk_atom(en, e);
-}
+static ZFormula *operand(Enum *en, const ZExpr *e, ZFormula *f) { return f ? f : mk_atom(en, e); }
 
 /* Returns the unfolded formula, or NULL when `e` contains no temporal or
  * causal operator (the caller then makes it, or an enclosing expression,
@@ -291,8 +281,7 @@ static ZFormula *operand(Enum *en, const ZExpr *e, ZFormula *f)
  * appear in source order. */
 static ZFormula *unfold(Enum *en, const ZExpr *e)
 {
-    if (!e)
-        return NULL;
+    if (!e) return NULL;
     const ZDecl *g = guard_ref(en, e);
     if (g) {
         zu_vec_push(en->arena, &en->inlining, (void *)g);
@@ -302,19 +291,14 @@ static ZFormula *unfold(Enum *en, const ZExpr *e)
     }
     ZFormula *fa, *fb, *fc, *t;
     switch (e->kind) {
-    case E_AT:
-        return mk_at(en, e->life, operand(en, e->a, unfold(en, e->a)));
-    case E_SEEN:
-        return mk_at(en, e->life, mk_true(en));
-    case E_PREV:
-        return mk1(en, F_PREV, operand(en, e->a, unfold(en, e->a)));
+    case E_AT: return mk_at(en, e->life, operand(en, e->a, unfold(en, e->a)));
+    case E_SEEN: return mk_at(en, e->life, mk_true(en));
+    case E_PREV: return mk1(en, F_PREV, operand(en, e->a, unfold(en, e->a)));
     case E_SINCE:
         fa = operand(en, e->a, unfold(en, e->a));
         fb = operand(en, e->b, unfold(en, e->b));
         return mk2(en, F_SINCE, fa, fb);
-    case E_ONCE:
-        t = mk_true(en);
-        return mk2(en, F_SINCE, t, operand(en, e->a, unfold(en, e->a)));
+    case E_ONCE: t = mk_true(en); return mk2(en, F_SINCE, t, operand(en, e->a, unfold(en, e->a)));
     case E_HIST:
         t = mk_true(en);
         fa = mk1(en, F_NOT, operand(en, e->a, unfold(en, e->a)));
@@ -331,39 +315,32 @@ static ZFormula *unfold(Enum *en, const ZExpr *e)
     }
     case E_UNARY:
         fa = unfold(en, e->a);
-        if (!fa)
-            return NULL;
-        if (e->op == OP_NOT)
-            return mk1(en, F_NOT, fa);
+        if (!fa) return NULL;
+        if (e->op == OP_NOT) return mk1(en, F_NOT, fa);
         break;
     case E_BINARY:
         fa = unfold(en, e->a);
         fb = unfold(en, e->b);
-        if (!fa && !fb)
-            return NULL;
+        if (!fa && !fb) return NULL;
         fa = operand(en, e->a, fa);
         fb = operand(en, e->b, fb);
         switch (e->op) {
-        case OP_AND:
-            return mk2(en, F_AND, fa, fb);
-        case OP_OR:
-            return mk2(en, F_OR, fa, fb);
+        case OP_AND: return mk2(en, F_AND, fa, fb);
+        case OP_OR: return mk2(en, F_OR, fa, fb);
         case OP_EQ: /* a == b on formulas: (a && b) || (!a && !b) */
             return mk2(en, F_OR, mk2(en, F_AND, fa, fb),
                        mk2(en, F_AND, mk1(en, F_NOT, fa), mk1(en, F_NOT, fb)));
         case OP_NE: /* (a && !b) || (!a && b) */
             return mk2(en, F_OR, mk2(en, F_AND, fa, mk1(en, F_NOT, fb)),
                        mk2(en, F_AND, mk1(en, F_NOT, fa), fb));
-        default:
-            break;
+        default: break;
         }
         break;
     case E_COND: /* c ? a : b on formulas: (c && a) || (!c && b) */
         fc = unfold(en, e->c);
         fa = unfold(en, e->a);
         fb = unfold(en, e->b);
-        if (!fa && !fb && !fc)
-            return NULL;
+        if (!fa && !fb && !fc) return NULL;
         fc = operand(en, e->c, fc);
         fa = operand(en, e->a, fa);
         fb = operand(en, e->b, fb);
@@ -373,8 +350,7 @@ static ZFormula *unfold(Enum *en, const ZExpr *e)
         bool inner = unfold(en, e->a) || unfold(en, e->b) || unfold(en, e->c);
         for (int i = 0; i < e->args.len && !inner; i++)
             inner = unfold(en, ZU_VEC_AT(e->args, i)) != NULL;
-        if (!inner)
-            return NULL;
+        if (!inner) return NULL;
         break;
     }
     }
@@ -399,8 +375,7 @@ static void collect_guards(Enum *en, const ZVec *stmts)
             gi->owner = s->life.index;
             gi->source = s->expr;
             gi->cpl = s->expr && zk_is_cpl(s->expr);
-            if (gi->cpl)
-                gi->root = operand(en, s->expr, unfold(en, s->expr));
+            if (gi->cpl) gi->root = operand(en, s->expr, unfold(en, s->expr));
             zu_vec_push(en->arena, &en->t->guards, gi);
             collect_guards(en, &s->body);
             collect_guards(en, &s->els);
@@ -412,8 +387,7 @@ static void collect_guards(Enum *en, const ZVec *stmts)
                 collect_guards(en, &br->body);
             }
             break;
-        default:
-            break;
+        default: break;
         }
     }
 }
@@ -438,8 +412,7 @@ static void compute_reach(Enum *en, const ZLocalSet *ls)
     int n = en->nlife;
     for (int i = 0; i < ls->programs.len; i++) {
         const ZLocalProgram *lp = ZU_VEC_AT(ls->programs, i);
-        if (lp->lifeline >= 0 && lp->lifeline < n)
-            add_edges(en, lp->lifeline, &lp->body);
+        if (lp->lifeline >= 0 && lp->lifeline < n) add_edges(en, lp->lifeline, &lp->body);
     }
     int *stack = zu_xmalloc(sizeof *stack * (size_t)(n > 0 ? n : 1));
     for (int s = 0; s < n; s++) {
@@ -481,48 +454,38 @@ static void push_triple(TripleVec *v, int y, int b, int key)
 static void require(Enum *en, TripleVec *into, int e, int b, int key)
 {
     for (int y = 0; y < en->nlife; y++)
-        if (reaches(en, y, e) && reaches(en, b, y))
-            push_triple(into, y, b, key);
+        if (reaches(en, y, e) && reaches(en, b, y)) push_triple(into, y, b, key);
 }
 
 static int var_index(const Enum *en, const char *name)
 {
     const char *x = zu_intern(en->arena, name, strlen(name));
     for (int i = 0; i < en->t->vars.len; i++)
-        if (ZU_VEC_AT(en->t->vars, i) == x)
-            return i;
+        if (ZU_VEC_AT(en->t->vars, i) == x) return i;
     ZU_ICE("variable %s missing from Vars", name);
 }
 
 static void scan_terms(Enum *en, const ZExpr *e, int eval)
 {
-    if (!e)
-        return;
+    if (!e) return;
     if (e->kind == E_AT_VAR && e->name && e->life >= 0 && e->life < en->nlife && e->life != eval &&
         reaches(en, e->life, eval))
         require(en, &en->vars, eval, e->life, var_index(en, e->name));
     scan_terms(en, e->a, eval);
     scan_terms(en, e->b, eval);
     scan_terms(en, e->c, eval);
-    for (int i = 0; i < e->args.len; i++)
-        scan_terms(en, ZU_VEC_AT(e->args, i), eval);
+    for (int i = 0; i < e->args.len; i++) scan_terms(en, ZU_VEC_AT(e->args, i), eval);
 }
 
 static void mark(Enum *en, const ZFormula *f, int eval)
 {
-    if (zj_set_has(&en->evalset[f->id], eval))
-        return;
+    if (zj_set_has(&en->evalset[f->id], eval)) return;
     zj_set_add(&en->evalset[f->id], eval);
     switch (f->kind) {
-    case F_TRUE:
-        break;
-    case F_ATOM:
-        scan_terms(en, f->atom, eval);
-        break;
+    case F_TRUE: break;
+    case F_ATOM: scan_terms(en, f->atom, eval); break;
     case F_NOT:
-    case F_PREV:
-        mark(en, f->a, eval);
-        break;
+    case F_PREV: mark(en, f->a, eval); break;
     case F_AND:
     case F_OR:
     case F_SINCE:
@@ -543,25 +506,20 @@ static void mark(Enum *en, const ZFormula *f, int eval)
 static int cmp_triple(const void *x, const void *y)
 {
     const Triple *a = x, *b = y;
-    if (a->y != b->y)
-        return a->y < b->y ? -1 : 1;
-    if (a->b != b->b)
-        return a->b < b->b ? -1 : 1;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
+    if (a->y != b->y) return a->y < b->y ? -1 : 1;
+    if (a->b != b->b) return a->b < b->b ? -1 : 1;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
     return 0;
 }
 
 /* Sorts, removes duplicates and distributes the entries to the monitors. */
 static void distribute(Enum *en, TripleVec *v, bool is_var)
 {
-    if (v->len == 0)
-        return;
+    if (v->len == 0) return;
     qsort(v->items, v->len, sizeof *v->items, cmp_triple);
     for (size_t i = 0; i < v->len; i++) {
         const Triple *tr = &v->items[i];
-        if (i > 0 && cmp_triple(tr, &v->items[i - 1]) == 0)
-            continue;
+        if (i > 0 && cmp_triple(tr, &v->items[i - 1]) == 0) continue;
         ZLifelineMonitor *m = ZU_VEC_AT(en->t->monitors, tr->y);
         ZViewEntry *ve = zu_alloc(en->arena, sizeof *ve);
         ve->life = tr->b;
@@ -597,13 +555,11 @@ static void build_monitors(Enum *en)
         m->life = L;
         zu_vec_push(en->arena, &t->monitors, m);
     }
-    if (nsub == 0)
-        return;
+    if (nsub == 0) return;
     en->evalset = zu_xcalloc((size_t)nsub, sizeof *en->evalset);
     for (int i = 0; i < t->guards.len; i++) {
         const ZGuardInfo *gi = ZU_VEC_AT(t->guards, i);
-        if (gi->root && gi->owner >= 0 && gi->owner < en->nlife)
-            mark(en, gi->root, gi->owner);
+        if (gi->root && gi->owner >= 0 && gi->owner < en->nlife) mark(en, gi->root, gi->owner);
     }
     distribute(en, &en->views, false);
     distribute(en, &en->vars, true);
@@ -622,8 +578,7 @@ static void build_monitors(Enum *en)
 bool zg_reaches(const ZGuardTable *t, int from, int to)
 {
     int n = t && t->prog ? t->prog->lifelines.len : 0;
-    if (!t || !t->reach || from < 0 || from >= n || to < 0 || to >= n)
-        return false;
+    if (!t || !t->reach || from < 0 || from >= n || to < 0 || to >= n) return false;
     return zj_set_has(&t->reach[from], to);
 }
 
@@ -638,8 +593,7 @@ ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const Z
         ZU_ICE("%d lifelines exceed the limit of %d", en.nlife, ZJ_MAX_LIFELINES);
     en.t = zu_alloc(a, sizeof *en.t);
     en.t->prog = p;
-    if (!ls)
-        ls = zj_project(a, p, wf);
+    if (!ls) ls = zj_project(a, p, wf);
 
     collect_guards(&en, &wf->body);
 
@@ -670,37 +624,26 @@ static int atom_prec(const ZExpr *e)
 {
     switch (e->kind) {
     case E_BINARY:
-        if (e->op == OP_OR)
-            return 1;
-        if (e->op == OP_AND)
-            return 2;
+        if (e->op == OP_OR) return 1;
+        if (e->op == OP_AND) return 2;
         return 5;
-    case E_UNARY:
-        return 4;
-    case E_COND:
-        return 0;
-    default:
-        return 6;
+    case E_UNARY: return 4;
+    case E_COND: return 0;
+    default: return 6;
     }
 }
 
 static int fprec(const ZFormula *f)
 {
     switch (f->kind) {
-    case F_OR:
-        return 1;
-    case F_AND:
-        return 2;
-    case F_SINCE:
-        return 3;
+    case F_OR: return 1;
+    case F_AND: return 2;
+    case F_SINCE: return 3;
     case F_NOT:
-    case F_PREV:
-        return 4;
-    case F_ATOM:
-        return atom_prec(f->atom);
+    case F_PREV: return 4;
+    case F_ATOM: return atom_prec(f->atom);
     case F_TRUE:
-    case F_AT:
-        return 6;
+    case F_AT: return 6;
     }
     return 6;
 }
@@ -708,15 +651,10 @@ static int fprec(const ZFormula *f)
 static void put_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f, int ctx)
 {
     bool paren = fprec(f) < ctx;
-    if (paren)
-        zu_buf_putc(b, '(');
+    if (paren) zu_buf_putc(b, '(');
     switch (f->kind) {
-    case F_TRUE:
-        zu_buf_puts(b, "true");
-        break;
-    case F_ATOM:
-        za_print_expr(b, f->atom);
-        break;
+    case F_TRUE: zu_buf_puts(b, "true"); break;
+    case F_ATOM: za_print_expr(b, f->atom); break;
     case F_NOT:
         zu_buf_putc(b, '!');
         put_formula(b, t, f->a, 6);
@@ -742,14 +680,10 @@ static void put_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f, int ct
         zu_buf_putc(b, ')');
         break;
     }
-    if (paren)
-        zu_buf_putc(b, ')');
+    if (paren) zu_buf_putc(b, ')');
 }
 
-void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
-{
-    put_formula(b, t, f, 0);
-}
+void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f) { put_formula(b, t, f, 0); }
 
 static const char *fkind_name(ZFormulaKind k)
 {
@@ -770,30 +704,14 @@ static void put_sub_row(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
 {
     zu_buf_printf(b, "  φ%-4d %-6s ", f->id, fkind_name(f->kind));
     switch (f->kind) {
-    case F_TRUE:
-        zu_buf_puts(b, "true");
-        break;
-    case F_ATOM:
-        za_print_expr(b, f->atom);
-        break;
-    case F_NOT:
-        zu_buf_printf(b, "!φ%d", f->a->id);
-        break;
-    case F_PREV:
-        zu_buf_printf(b, "prev φ%d", f->a->id);
-        break;
-    case F_AND:
-        zu_buf_printf(b, "φ%d && φ%d", f->a->id, f->b->id);
-        break;
-    case F_OR:
-        zu_buf_printf(b, "φ%d || φ%d", f->a->id, f->b->id);
-        break;
-    case F_SINCE:
-        zu_buf_printf(b, "φ%d since φ%d", f->a->id, f->b->id);
-        break;
-    case F_AT:
-        zu_buf_printf(b, "@%s(φ%d)", za_lifeline_name(t->prog, f->life), f->a->id);
-        break;
+    case F_TRUE: zu_buf_puts(b, "true"); break;
+    case F_ATOM: za_print_expr(b, f->atom); break;
+    case F_NOT: zu_buf_printf(b, "!φ%d", f->a->id); break;
+    case F_PREV: zu_buf_printf(b, "prev φ%d", f->a->id); break;
+    case F_AND: zu_buf_printf(b, "φ%d && φ%d", f->a->id, f->b->id); break;
+    case F_OR: zu_buf_printf(b, "φ%d || φ%d", f->a->id, f->b->id); break;
+    case F_SINCE: zu_buf_printf(b, "φ%d since φ%d", f->a->id, f->b->id); break;
+    case F_AT: zu_buf_printf(b, "@%s(φ%d)", za_lifeline_name(t->prog, f->life), f->a->id); break;
     }
     zu_buf_putc(b, '\n');
 }
@@ -801,22 +719,19 @@ static void put_sub_row(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
 /* Distinct @B.x terms of the atoms of sub(Φ), in sub(Φ) order. */
 static void collect_terms(const ZExpr *e, ZVec *terms, ZArena *scratch)
 {
-    if (!e)
-        return;
+    if (!e) return;
     if (e->kind == E_AT_VAR) {
         bool dup = false;
         for (int i = 0; i < terms->len && !dup; i++) {
             const ZExpr *o = ZU_VEC_AT(*terms, i);
             dup = o->life == e->life && o->name && e->name && strcmp(o->name, e->name) == 0;
         }
-        if (!dup)
-            zu_vec_push(scratch, terms, (void *)e);
+        if (!dup) zu_vec_push(scratch, terms, (void *)e);
     }
     collect_terms(e->a, terms, scratch);
     collect_terms(e->b, terms, scratch);
     collect_terms(e->c, terms, scratch);
-    for (int i = 0; i < e->args.len; i++)
-        collect_terms(ZU_VEC_AT(e->args, i), terms, scratch);
+    for (int i = 0; i < e->args.len; i++) collect_terms(ZU_VEC_AT(e->args, i), terms, scratch);
 }
 
 void zg_print(FILE *out, const ZGuardTable *t)
@@ -827,8 +742,7 @@ void zg_print(FILE *out, const ZGuardTable *t)
     for (int i = 0; i < t->guards.len; i++) {
         const ZGuardInfo *gi = ZU_VEC_AT(t->guards, i);
         zu_buf_printf(&b, "guard %s @ %s: ", gi->tag, za_lifeline_name(p, gi->owner));
-        if (gi->source)
-            za_print_expr(&b, gi->source);
+        if (gi->source) za_print_expr(&b, gi->source);
         zu_buf_putc(&b, '\n');
         if (gi->root) {
             zu_buf_puts(&b, "  unfolded: ");
@@ -839,16 +753,13 @@ void zg_print(FILE *out, const ZGuardTable *t)
             zu_buf_puts(&b, "  kind: plain (no monitor)\n");
         }
     }
-    if (t->guards.len == 0)
-        zu_buf_puts(&b, "no guards\n");
+    if (t->guards.len == 0) zu_buf_puts(&b, "no guards\n");
 
     zu_buf_printf(&b, "\nsub(Φ): %d\n", t->subs.len);
-    for (int i = 0; i < t->subs.len; i++)
-        put_sub_row(&b, t, ZU_VEC_AT(t->subs, i));
+    for (int i = 0; i < t->subs.len; i++) put_sub_row(&b, t, ZU_VEC_AT(t->subs, i));
 
     zu_buf_puts(&b, "\nVars(Φ):");
-    if (t->vars.len == 0)
-        zu_buf_puts(&b, " none");
+    if (t->vars.len == 0) zu_buf_puts(&b, " none");
     for (int i = 0; i < t->vars.len; i++)
         zu_buf_printf(&b, " %s", (const char *)ZU_VEC_AT(t->vars, i));
     zu_buf_putc(&b, '\n');
@@ -857,8 +768,7 @@ void zg_print(FILE *out, const ZGuardTable *t)
         ZVec terms = {0};
         for (int i = 0; i < t->subs.len; i++) {
             const ZFormula *f = ZU_VEC_AT(t->subs, i);
-            if (f->kind == F_ATOM)
-                collect_terms(f->atom, &terms, scratch);
+            if (f->kind == F_ATOM) collect_terms(f->atom, &terms, scratch);
         }
         zu_buf_puts(&b, "  terms:");
         for (int i = 0; i < terms.len; i++) {
@@ -874,25 +784,21 @@ void zg_print(FILE *out, const ZGuardTable *t)
         zu_buf_putc(&b, '\n');
         zu_buf_printf(&b, "lifeline %s: %s\n", za_lifeline_name(p, m->life),
                       m->needs_monitor ? "monitor" : "no monitor");
-        if (!m->needs_monitor)
-            continue;
+        if (!m->needs_monitor) continue;
         zu_buf_puts(&b, "  evaluates:");
-        if (m->evaluates.len == 0)
-            zu_buf_puts(&b, " none");
+        if (m->evaluates.len == 0) zu_buf_puts(&b, " none");
         for (int k = 0; k < m->evaluates.len; k++) {
             const ZFormula *f = ZU_VEC_AT(m->evaluates, k);
             zu_buf_printf(&b, " φ%d", f->id);
         }
         zu_buf_puts(&b, "\n  bool views:");
-        if (m->bool_views.len == 0)
-            zu_buf_puts(&b, " none");
+        if (m->bool_views.len == 0) zu_buf_puts(&b, " none");
         for (int k = 0; k < m->bool_views.len; k++) {
             const ZViewEntry *v = ZU_VEC_AT(m->bool_views, k);
             zu_buf_printf(&b, " view(%s, φ%d)", za_lifeline_name(p, v->life), v->sub);
         }
         zu_buf_puts(&b, "\n  var views:");
-        if (m->var_views.len == 0)
-            zu_buf_puts(&b, " none");
+        if (m->var_views.len == 0) zu_buf_puts(&b, " none");
         for (int k = 0; k < m->var_views.len; k++) {
             const ZViewEntry *v = ZU_VEC_AT(m->var_views, k);
             zu_buf_printf(&b, " var(%s, %s)", za_lifeline_name(p, v->life), v->var);
@@ -900,10 +806,11 @@ void zg_print(FILE *out, const ZGuardTable *t)
         int nl = p->lifelines.len;
         size_t ev = bits_bytes((size_t)m->evaluates.len);
         zu_buf_printf(&b,
-                      "\n  state: vc %d × 8 B + values %zu B + old %zu B + views %zu B + vars %d × 16 B = %zu B\n",
-                      nl, ev, ev, bits_bytes((size_t)remote_views(m)), m->var_views.len, m->state_bytes);
+                      "\n  state: vc %d × 8 B + values %zu B + old %zu B + views %zu B + vars %d × "
+                      "16 B = %zu B\n",
+                      nl, ev, ev, bits_bytes((size_t)remote_views(m)), m->var_views.len,
+                      m->state_bytes);
     }
-    if (b.len)
-        fwrite(b.data, 1, b.len, out);
+    if (b.len) fwrite(b.data, 1, b.len, out);
     zu_buf_free(&b);
 }

@@ -68,8 +68,7 @@ static bool run_pass(ZCompilation *c, ZStage s)
             return c->wf != NULL;
         }
         return true;
-    case ZC_CHECK:
-        return zk_check(c->arena, c->prog, c->wf, &c->diag);
+    case ZC_CHECK: return zk_check(c->arena, c->prog, c->wf, &c->diag);
     case ZC_PROJECT:
         if (!c->wf) {
             /* every workflow was checked; projection needs the one */
@@ -78,11 +77,8 @@ static bool run_pass(ZCompilation *c, ZStage s)
         }
         c->locals = zj_project(c->arena, c->prog, c->wf);
         return true;
-    case ZC_GUARDS:
-        c->guards = zg_enumerate(c->arena, c->prog, c->wf, c->locals);
-        return true;
-    case ZC__COUNT:
-        break;
+    case ZC_GUARDS: c->guards = zg_enumerate(c->arena, c->prog, c->wf, c->locals); return true;
+    case ZC__COUNT: break;
     }
     ZU_UNREACHABLE();
 }
@@ -90,8 +86,10 @@ static bool run_pass(ZCompilation *c, ZStage s)
 bool zc_run(ZCompilation *c, ZStage upto)
 {
     while (!c->failed && c->done <= (int)upto) {
-        if (!run_pass(c, (ZStage)c->done)) c->failed = true;
-        else c->done++;
+        if (!run_pass(c, (ZStage)c->done))
+            c->failed = true;
+        else
+            c->done++;
     }
     return !c->failed && c->done > (int)upto;
 }

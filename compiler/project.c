@@ -36,14 +36,12 @@
 
 static void set_union(ZLifeSet *into, const ZLifeSet *from)
 {
-    for (size_t i = 0; i < sizeof into->w / sizeof into->w[0]; i++)
-        into->w[i] |= from->w[i];
+    for (size_t i = 0; i < sizeof into->w / sizeof into->w[0]; i++) into->w[i] |= from->w[i];
 }
 
 static void set_add_checked(ZLifeSet *s, int i)
 {
-    if (i >= 0 && i < ZJ_MAX_LIFELINES)
-        zj_set_add(s, i);
+    if (i >= 0 && i < ZJ_MAX_LIFELINES) zj_set_add(s, i);
 }
 
 /* part() of a statement whose children's sets are already known. */
@@ -60,9 +58,7 @@ static ZLifeSet part_leaf(const ZStmt *s)
     case S_BLOCK:
     case S_SKIP:
     case S_IF:
-    case S_WHILE:
-        set_add_checked(&r, s->life.index);
-        break;
+    case S_WHILE: set_add_checked(&r, s->life.index); break;
     case S_COREGION:
         for (int i = 0; i < s->body.len; i++) {
             const ZStmt *m = ZU_VEC_AT(s->body, i);
@@ -72,8 +68,7 @@ static ZLifeSet part_leaf(const ZStmt *s)
         break;
     case S_PAR:
     case S_RETURN:
-    case S__COUNT:
-        break;
+    case S__COUNT: break;
     }
     return r;
 }
@@ -97,8 +92,7 @@ ZLifeSet zj_part_stmt(const ZStmt *s)
             set_union(&r, &sub);
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return r;
 }
@@ -177,8 +171,7 @@ static void annotate_stmt(Proj *pj, const ZStmt *s, int chan, PNode *n)
         }
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -186,8 +179,7 @@ static void annotate_list(Proj *pj, const ZVec *stmts, int chan, PList *out)
 {
     memset(out, 0, sizeof *out);
     out->n = stmts->len;
-    if (out->n == 0)
-        return;
+    if (out->n == 0) return;
     out->items = zu_alloc(pj->arena, sizeof(PNode) * (size_t)out->n);
     for (int i = 0; i < out->n; i++) {
         annotate_stmt(pj, ZU_VEC_AT(*stmts, i), chan, &out->items[i]);
@@ -222,8 +214,7 @@ static void copy_exprs(Proj *pj, ZVec *into, const ZVec *from)
 static void broadcast(Proj *pj, const PNode *n, int owner, bool value, int chan, ZVec *out)
 {
     for (int r = 0; r < pj->nlife; r++) {
-        if (r == owner || !zj_set_has(&n->part, r))
-            continue;
+        if (r == owner || !zj_set_has(&n->part, r)) continue;
         ZLocal *l = new_local(pj, L_SEND_CTL, n->s, chan);
         l->peer = r;
         l->ctl_value = value;
@@ -236,10 +227,8 @@ static bool has_recipients(const PNode *n, int owner)
 {
     for (size_t i = 0; i < sizeof n->part.w / sizeof n->part.w[0]; i++) {
         uint64_t w = n->part.w[i];
-        if (owner >= 0 && (size_t)(owner >> 6) == i)
-            w &= ~((uint64_t)1 << (owner & 63));
-        if (w)
-            return true;
+        if (owner >= 0 && (size_t)(owner >> 6) == i) w &= ~((uint64_t)1 << (owner & 63));
+        if (w) return true;
     }
     return false;
 }
@@ -293,24 +282,18 @@ static void project_stmt(Proj *pj, int L, const PNode *n, int chan, ZVec *out)
         }
         zu_vec_push(pj->arena, out, l);
         break;
-    case S_ASSIGN:
-        zu_vec_push(pj->arena, out, new_local(pj, L_ASSIGN, s, chan));
-        break;
+    case S_ASSIGN: zu_vec_push(pj->arena, out, new_local(pj, L_ASSIGN, s, chan)); break;
     case S_BLOCK:
         for (int i = 0; i < s->body.len; i++)
             zu_vec_push(pj->arena, out, new_local(pj, L_ASSIGN, ZU_VEC_AT(s->body, i), chan));
         break;
-    case S_SKIP:
-        break;
+    case S_SKIP: break;
     case S_IF:
-    case S_WHILE:
-        project_control(pj, L, n, chan, out);
-        break;
+    case S_WHILE: project_control(pj, L, n, chan, out); break;
     case S_PAR:
         l = new_local(pj, L_PAR, s, chan);
         for (int k = 0; k < s->branches.len; k++) {
-            if (!zj_set_has(&n->branches[k].part, L))
-                continue;
+            if (!zj_set_has(&n->branches[k].part, L)) continue;
             ZLocal *br = new_local(pj, L_PAR, s, n->branch_chan[k]);
             project_list(pj, L, &n->branches[k], n->branch_chan[k], &br->body);
             zu_vec_push(pj->arena, &l->body, br);
@@ -332,8 +315,7 @@ static void project_stmt(Proj *pj, int L, const PNode *n, int chan, ZVec *out)
         } else {
             for (int i = 0; i < s->body.len; i++) {
                 const ZStmt *m = ZU_VEC_AT(s->body, i);
-                if (m->life.index != L)
-                    continue;
+                if (m->life.index != L) continue;
                 l = new_local(pj, L_SEND, m, chan);
                 l->peer = m->to.index;
                 copy_exprs(pj, &l->vals, &m->args);
@@ -345,16 +327,14 @@ static void project_stmt(Proj *pj, int L, const PNode *n, int chan, ZVec *out)
     case S_RETURN:
         for (int i = 0; i < s->items.len; i++) {
             const ZReturnItem *it = ZU_VEC_AT(s->items, i);
-            if (it->at.index != L)
-                continue;
+            if (it->at.index != L) continue;
             l = new_local(pj, L_RETURN, s, chan);
             l->ret_index = s->tuple_ret ? i : -1;
             zu_vec_push(pj->arena, &l->vals, it->value);
             zu_vec_push(pj->arena, out, l);
         }
         break;
-    case S__COUNT:
-        ZU_UNREACHABLE();
+    case S__COUNT: ZU_UNREACHABLE();
     }
 }
 
@@ -362,15 +342,13 @@ static void project_list(Proj *pj, int L, const PList *pl, int chan, ZVec *out)
 {
     if (!zj_set_has(&pl->part, L)) {
         /* only a return can concern L outside the participation sets */
-        if (pl->n == 0 || pl->items[pl->n - 1].s->kind != S_RETURN)
-            return;
+        if (pl->n == 0 || pl->items[pl->n - 1].s->kind != S_RETURN) return;
         project_stmt(pj, L, &pl->items[pl->n - 1], chan, out);
         return;
     }
     for (int i = 0; i < pl->n; i++) {
         const PNode *n = &pl->items[i];
-        if (n->s->kind == S_RETURN || zj_set_has(&n->part, L))
-            project_stmt(pj, L, n, chan, out);
+        if (n->s->kind == S_RETURN || zj_set_has(&n->part, L)) project_stmt(pj, L, n, chan, out);
     }
 }
 
@@ -407,15 +385,13 @@ ZLocalSet *zj_project(ZArena *a, const ZProgram *p, const ZDecl *wf)
 
 static void indent(ZBuf *b, int depth)
 {
-    for (int i = 0; i < depth; i++)
-        zu_buf_puts(b, "  ");
+    for (int i = 0; i < depth; i++) zu_buf_puts(b, "  ");
 }
 
 static void put_expr_list(ZBuf *b, const ZVec *v)
 {
     for (int i = 0; i < v->len; i++) {
-        if (i)
-            zu_buf_puts(b, ", ");
+        if (i) zu_buf_puts(b, ", ");
         za_print_expr(b, ZU_VEC_AT(*v, i));
     }
 }
@@ -426,8 +402,7 @@ static void put_assign(ZBuf *b, const ZLocal *l)
     if (s->kind == S_MSG) {
         /* self message: params := args, componentwise */
         bool tuple = s->params.len != 1;
-        if (tuple)
-            zu_buf_putc(b, '(');
+        if (tuple) zu_buf_putc(b, '(');
         put_expr_list(b, &s->params);
         zu_buf_puts(b, tuple ? ") = (" : " = ");
         put_expr_list(b, &l->vals);
@@ -437,18 +412,15 @@ static void put_assign(ZBuf *b, const ZLocal *l)
     int nt = s->targets.len;
     if (nt > 0) {
         bool tuple = nt > 1 || s->tuple_lhs;
-        if (tuple)
-            zu_buf_putc(b, '(');
+        if (tuple) zu_buf_putc(b, '(');
         for (int i = 0; i < nt; i++) {
             const ZTarget *t = ZU_VEC_AT(s->targets, i);
-            if (i)
-                zu_buf_puts(b, ", ");
+            if (i) zu_buf_puts(b, ", ");
             zu_buf_puts(b, t->name);
         }
         zu_buf_puts(b, tuple ? ") = " : " = ");
     }
-    if (s->expr)
-        za_print_expr(b, s->expr);
+    if (s->expr) za_print_expr(b, s->expr);
     zu_buf_putc(b, ';');
 }
 
@@ -533,19 +505,16 @@ static void put_local(ZBuf *b, const ZLocalSet *ls, const ZLocal *l, int depth)
             zu_buf_printf(b, "return[%d] ", l->ret_index);
         else
             zu_buf_puts(b, "return ");
-        if (l->vals.len)
-            za_print_expr(b, ZU_VEC_AT(l->vals, 0));
+        if (l->vals.len) za_print_expr(b, ZU_VEC_AT(l->vals, 0));
         zu_buf_puts(b, ";\n");
         break;
-    case L__COUNT:
-        ZU_UNREACHABLE();
+    case L__COUNT: ZU_UNREACHABLE();
     }
 }
 
 static void put_list(ZBuf *b, const ZLocalSet *ls, const ZVec *v, int depth)
 {
-    for (int i = 0; i < v->len; i++)
-        put_local(b, ls, ZU_VEC_AT(*v, i), depth);
+    for (int i = 0; i < v->len; i++) put_local(b, ls, ZU_VEC_AT(*v, i), depth);
 }
 
 void zj_print(FILE *out, const ZLocalSet *ls, int lifeline)
@@ -554,10 +523,8 @@ void zj_print(FILE *out, const ZLocalSet *ls, int lifeline)
     bool first = true;
     for (int i = 0; i < ls->programs.len; i++) {
         const ZLocalProgram *lp = ZU_VEC_AT(ls->programs, i);
-        if (lifeline >= 0 && lp->lifeline != lifeline)
-            continue;
-        if (!first)
-            zu_buf_putc(&b, '\n');
+        if (lifeline >= 0 && lp->lifeline != lifeline) continue;
+        if (!first) zu_buf_putc(&b, '\n');
         first = false;
         zu_buf_printf(&b, "lifeline %s {\n", lp->name);
         put_list(&b, ls, &lp->body, 1);

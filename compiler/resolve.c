@@ -38,8 +38,8 @@ typedef struct Sym {
     const char *name;
     ZNameKind kind; /* values namespace */
     ZDecl *decl;
-    int member;     /* enum member index */
-    ZSpan span;     /* where it was declared */
+    int member; /* enum member index */
+    ZSpan span; /* where it was declared */
 } Sym;
 
 typedef struct Table {
@@ -84,7 +84,7 @@ typedef struct R {
     ZProgram *p;
     ZDiag *d;
     Table lifes, vals, types, acts, wfs;
-    ZDecl *pure;    /* the pure action whose body is being resolved */
+    ZDecl *pure; /* the pure action whose body is being resolved */
     int n_ctl, n_par;
     int counts[D__COUNT];
 } R;
@@ -259,8 +259,8 @@ static void resolve_expr(R *r, ZExpr *e)
         if (!s) {
             if (e->name) unknown_value(r, e->name, e->name_span);
         } else if (s->kind != NAME_VAR) {
-            zd_error(r->d, e->name_span, "`@%s.%s` needs a variable, but `%s` is a %s",
-                     e->lifeline, e->name, e->name, za_name_kind_name(s->kind));
+            zd_error(r->d, e->name_span, "`@%s.%s` needs a variable, but `%s` is a %s", e->lifeline,
+                     e->name, e->name, za_name_kind_name(s->kind));
         } else {
             e->name_kind = NAME_VAR;
             e->decl = s->decl;
@@ -271,9 +271,7 @@ static void resolve_expr(R *r, ZExpr *e)
         e->life = resolve_lifeline(r, e->lifeline, e->lifeline_span);
         resolve_expr(r, e->a);
         break;
-    case E_SEEN:
-        e->life = resolve_lifeline(r, e->lifeline, e->lifeline_span);
-        break;
+    case E_SEEN: e->life = resolve_lifeline(r, e->lifeline, e->lifeline_span); break;
     case E_CALL:
         if (e->name) resolve_call(r, e);
         for (int i = 0; i < e->args.len; i++) resolve_expr(r, e->args.items[i]);
@@ -312,8 +310,8 @@ static void resolve_assign(R *r, ZStmt *s)
     resolve_life_ref(r, &s->life);
     for (int i = 0; i < s->targets.len; i++) resolve_target(r, s->targets.items[i]);
     resolve_expr(r, s->expr);
-    s->is_action = s->expr && s->expr->kind == E_CALL && s->expr->decl &&
-                   s->expr->decl->kind == D_ACTION;
+    s->is_action =
+        s->expr && s->expr->kind == E_CALL && s->expr->decl && s->expr->decl->kind == D_ACTION;
 }
 
 static void resolve_stmt(R *r, ZStmt *s)
@@ -325,9 +323,7 @@ static void resolve_stmt(R *r, ZStmt *s)
         for (int i = 0; i < s->args.len; i++) resolve_expr(r, s->args.items[i]);
         for (int i = 0; i < s->params.len; i++) resolve_expr(r, s->params.items[i]);
         break;
-    case S_ASSIGN:
-        resolve_assign(r, s);
-        break;
+    case S_ASSIGN: resolve_assign(r, s); break;
     case S_BLOCK:
         resolve_life_ref(r, &s->life);
         for (int i = 0; i < s->body.len; i++) {
@@ -351,9 +347,7 @@ static void resolve_stmt(R *r, ZStmt *s)
         resolve_stmts(r, &s->body);
         resolve_stmts(r, &s->els);
         break;
-    case S_SKIP:
-        resolve_life_ref(r, &s->life);
-        break;
+    case S_SKIP: resolve_life_ref(r, &s->life); break;
     case S_PAR:
         s->construct = ++r->n_par;
         for (int i = 0; i < s->branches.len; i++) {
@@ -361,9 +355,7 @@ static void resolve_stmt(R *r, ZStmt *s)
             resolve_stmts(r, &b->body);
         }
         break;
-    case S_COREGION:
-        resolve_stmts(r, &s->body);
-        break;
+    case S_COREGION: resolve_stmts(r, &s->body); break;
     case S_RETURN:
         for (int i = 0; i < s->items.len; i++) {
             ZReturnItem *it = s->items.items[i];
@@ -371,8 +363,7 @@ static void resolve_stmt(R *r, ZStmt *s)
             resolve_life_ref(r, &it->at);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -417,17 +408,13 @@ static void collect(R *r, ZDecl *d)
         zu_vec_push(r->a, &r->p->lifelines, d);
         d->index = r->p->lifelines.len - 1;
         break;
-    case D_CONST:
-        declare_value(r, d, NAME_CONST);
-        break;
+    case D_CONST: declare_value(r, d, NAME_CONST); break;
     case D_VAR:
         declare_value(r, d, NAME_VAR);
         zu_vec_push(r->a, &r->p->vars, d);
         d->index = r->p->vars.len - 1;
         break;
-    case D_GUARD:
-        declare_value(r, d, NAME_GUARD);
-        break;
+    case D_GUARD: declare_value(r, d, NAME_GUARD); break;
     case D_ENUM: {
         if ((s = declare(r, &r->types, d->name, d->name_span, "enum"))) s->decl = d;
         ZType *t = za_type(r->a, TY_ENUM, d->name_span);
@@ -455,8 +442,7 @@ static void collect(R *r, ZDecl *d)
         if ((s = declare(r, &r->wfs, d->name, d->name_span, "workflow"))) s->decl = d;
         zu_vec_push(r->a, &r->p->workflows, d);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -480,8 +466,7 @@ static void unique_params(R *r, const ZVec *ps, const char *what)
 static void resolve_signature(R *r, ZDecl *d)
 {
     for (int i = 0; i < d->params.len; i++) resolve_type(r, ((ZParam *)d->params.items[i])->type);
-    for (int i = 0; i < d->results.len; i++)
-        resolve_type(r, ((ZParam *)d->results.items[i])->type);
+    for (int i = 0; i < d->results.len; i++) resolve_type(r, ((ZParam *)d->results.items[i])->type);
     if (d->kind == D_ACTION) unique_params(r, &d->params, "parameter");
     unique_params(r, &d->results, "output");
 }
@@ -586,8 +571,10 @@ static void visit_edges(Cyc *c, ZExpr *e)
     }
     if (to) {
         unsigned char *col = color_of(c, to);
-        if (*col == 1) report_cycle(c, to, at);
-        else if (*col == 0) visit_decl(c, to);
+        if (*col == 1)
+            report_cycle(c, to, at);
+        else if (*col == 0)
+            visit_decl(c, to);
     }
     visit_edges(c, e->a);
     visit_edges(c, e->b);
@@ -656,9 +643,7 @@ bool zr_resolve(ZArena *a, ZProgram *p, ZDiag *d)
         switch (x->kind) {
         case D_CONST:
         case D_VAR:
-        case D_GUARD:
-            resolve_expr(&r, x->expr);
-            break;
+        case D_GUARD: resolve_expr(&r, x->expr); break;
         case D_ACTION:
             r.pure = x;
             resolve_expr(&r, x->expr);
@@ -673,8 +658,7 @@ bool zr_resolve(ZArena *a, ZProgram *p, ZDiag *d)
             if (x->body.len && ((ZStmt *)x->body.items[x->body.len - 1])->kind == S_RETURN)
                 x->ret = x->body.items[x->body.len - 1];
             break;
-        default:
-            break;
+        default: break;
         }
     }
     check_cycles(&r);

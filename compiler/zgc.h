@@ -67,7 +67,7 @@ typedef struct ZArena ZArena;
 
 ZArena *zu_arena_new(void);
 void zu_arena_free(ZArena *a);
-void *zu_alloc(ZArena *a, size_t size);            /* zeroed, 16-aligned */
+void *zu_alloc(ZArena *a, size_t size); /* zeroed, 16-aligned */
 char *zu_strndup(ZArena *a, const char *s, size_t n);
 char *zu_strdup(ZArena *a, const char *s);
 char *zu_fmt(ZArena *a, const char *fmt, ...) ZG_PRINTF(2, 3);
@@ -146,9 +146,9 @@ typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
 
 typedef struct ZDiag {
     const ZSource *src;
-    FILE *out;        /* where diagnostics go (stderr by default) */
-    int errors;       /* errors reported so far */
-    int max_errors;   /* stop reporting after this many (0 = 100) */
+    FILE *out;      /* where diagnostics go (stderr by default) */
+    int errors;     /* errors reported so far */
+    int max_errors; /* stop reporting after this many (0 = 100) */
     bool color;
 } ZDiag;
 
@@ -190,41 +190,52 @@ struct ZType {
 };
 
 /* Expressions.  One tree serves plain expressions and CPL formulas. */
-#define ZA_EXPR_KINDS(X)                                                     \
-    X(E_INT, "int")                                                          \
-    X(E_FLOAT, "float")                                                      \
-    X(E_STR, "str")                                                          \
-    X(E_BOOL, "bool")                                                        \
-    X(E_NULL, "null")                                                        \
-    X(E_NAME, "name")       /* variable, const, enum member, guard, param */ \
-    X(E_AT_VAR, "at-var")   /* @B.x */                                       \
-    X(E_UNARY, "unary")                                                      \
-    X(E_BINARY, "binary")                                                    \
-    X(E_COND, "cond")       /* c ? a : b */                                  \
-    X(E_CALL, "call")       /* builtin or action */                          \
-    X(E_TUPLE, "tuple")     /* (a, b): fallback values only */               \
-    X(E_AT, "at")           /* @B(φ) */                                      \
-    X(E_PREV, "prev")                                                        \
-    X(E_SINCE, "since")                                                      \
-    X(E_ONCE, "once")                                                        \
-    X(E_HIST, "historically")                                                \
-    X(E_PAST, "past")                                                        \
+#define ZA_EXPR_KINDS(X)                                                   \
+    X(E_INT, "int")                                                        \
+    X(E_FLOAT, "float")                                                    \
+    X(E_STR, "str")                                                        \
+    X(E_BOOL, "bool")                                                      \
+    X(E_NULL, "null")                                                      \
+    X(E_NAME, "name")     /* variable, const, enum member, guard, param */ \
+    X(E_AT_VAR, "at-var") /* @B.x */                                       \
+    X(E_UNARY, "unary")                                                    \
+    X(E_BINARY, "binary")                                                  \
+    X(E_COND, "cond")   /* c ? a : b */                                    \
+    X(E_CALL, "call")   /* builtin or action */                            \
+    X(E_TUPLE, "tuple") /* (a, b): fallback values only */                 \
+    X(E_AT, "at")       /* @B(φ) */                                       \
+    X(E_PREV, "prev")                                                      \
+    X(E_SINCE, "since")                                                    \
+    X(E_ONCE, "once")                                                      \
+    X(E_HIST, "historically")                                              \
+    X(E_PAST, "past")                                                      \
     X(E_SEEN, "seen")
 
 #define ZA_ENUM(k, s) k,
 typedef enum { ZA_EXPR_KINDS(ZA_ENUM) E__COUNT } ZExprKind;
 
 typedef enum {
-    OP_NEG, OP_NOT,                         /* unary */
-    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, /* arithmetic */
-    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-    OP_AND, OP_OR,
+    OP_NEG,
+    OP_NOT, /* unary */
+    OP_ADD,
+    OP_SUB,
+    OP_MUL,
+    OP_DIV,
+    OP_MOD, /* arithmetic */
+    OP_EQ,
+    OP_NE,
+    OP_LT,
+    OP_LE,
+    OP_GT,
+    OP_GE,
+    OP_AND,
+    OP_OR,
 } ZOp;
 
 /* What a name refers to after resolution. */
 typedef enum {
     NAME_UNRESOLVED,
-    NAME_VAR,    /* a workflow variable (per lifeline) */
+    NAME_VAR, /* a workflow variable (per lifeline) */
     NAME_CONST,
     NAME_MEMBER, /* enum member */
     NAME_GUARD,  /* named guard formula */
@@ -232,18 +243,18 @@ typedef enum {
 } ZNameKind;
 
 /* Builtin functions of the expression language (§5). */
-#define ZA_BUILTINS(X)                 \
-    X(BI_LEN, "len", 1)                \
-    X(BI_LOWER, "lower", 1)            \
-    X(BI_UPPER, "upper", 1)            \
-    X(BI_TRIM, "trim", 1)              \
-    X(BI_CONTAINS, "contains", 2)      \
+#define ZA_BUILTINS(X)                  \
+    X(BI_LEN, "len", 1)                 \
+    X(BI_LOWER, "lower", 1)             \
+    X(BI_UPPER, "upper", 1)             \
+    X(BI_TRIM, "trim", 1)               \
+    X(BI_CONTAINS, "contains", 2)       \
     X(BI_STARTS_WITH, "starts_with", 2) \
-    X(BI_ENDS_WITH, "ends_with", 2)    \
-    X(BI_STR, "str", 1)                \
-    X(BI_INT, "int", 1)                \
-    X(BI_FLOAT, "float", 1)            \
-    X(BI_JSON_GET, "json_get", 2)      \
+    X(BI_ENDS_WITH, "ends_with", 2)     \
+    X(BI_STR, "str", 1)                 \
+    X(BI_INT, "int", 1)                 \
+    X(BI_FLOAT, "float", 1)             \
+    X(BI_JSON_GET, "json_get", 2)       \
     X(BI_JSON_STR, "json_str", 1)
 #define ZA_BI_ENUM(k, s, n) k,
 typedef enum { BI_NONE = 0, ZA_BUILTINS(ZA_BI_ENUM) BI__COUNT } ZBuiltin;
@@ -255,26 +266,26 @@ struct ZExpr {
     int depth;   /* nesting depth of the tree (the parser bounds it) */
     ZType *type; /* set by the checker */
     union {
-        int64_t i;      /* E_INT */
-        double f;       /* E_FLOAT */
-        bool b;         /* E_BOOL */
-        const char *s;  /* E_STR: decoded UTF-8 (may contain NUL? no: rejected) */
+        int64_t i;     /* E_INT */
+        double f;      /* E_FLOAT */
+        bool b;        /* E_BOOL */
+        const char *s; /* E_STR: decoded UTF-8 (may contain NUL? no: rejected) */
     } lit;
-    size_t slen;        /* E_STR: byte length */
-    ZOp op;             /* E_UNARY, E_BINARY */
+    size_t slen; /* E_STR: byte length */
+    ZOp op;      /* E_UNARY, E_BINARY */
     /* E_NAME: name; E_AT_VAR: lifeline + name; E_AT/E_SEEN: lifeline;
      * E_CALL: callee name */
     const char *name;
     ZSpan name_span;
     const char *lifeline;
     ZSpan lifeline_span;
-    int life;           /* resolved lifeline index, -1 if none */
+    int life; /* resolved lifeline index, -1 if none */
     ZNameKind name_kind;
-    ZDecl *decl;        /* resolved declaration (var, const, enum, guard, action) */
-    int member;         /* NAME_MEMBER: member index; NAME_PARAM: param index */
-    ZBuiltin builtin;   /* E_CALL of a builtin */
-    ZExpr *a, *b, *c;   /* operands: unary a; binary/since a,b; cond c?a:b */
-    ZVec args;          /* E_CALL, E_TUPLE: ZExpr* */
+    ZDecl *decl;      /* resolved declaration (var, const, enum, guard, action) */
+    int member;       /* NAME_MEMBER: member index; NAME_PARAM: param index */
+    ZBuiltin builtin; /* E_CALL of a builtin */
+    ZExpr *a, *b, *c; /* operands: unary a; binary/since a,b; cond c?a:b */
+    ZVec args;        /* E_CALL, E_TUPLE: ZExpr* */
 };
 
 /* A lifeline reference in a statement. */
@@ -292,9 +303,9 @@ typedef struct ZTarget {
 } ZTarget;
 
 #define ZA_STMT_KINDS(X)                                            \
-    X(S_MSG, "message")       /* A(e..) -> B(p..); self when A == B */ \
-    X(S_ASSIGN, "assign")     /* A: (y..) = expr;  (action or local) */ \
-    X(S_BLOCK, "block")       /* A { assignments } */               \
+    X(S_MSG, "message")   /* A(e..) -> B(p..); self when A == B */  \
+    X(S_ASSIGN, "assign") /* A: (y..) = expr;  (action or local) */ \
+    X(S_BLOCK, "block")   /* A { assignments } */                   \
     X(S_IF, "if")                                                   \
     X(S_WHILE, "while")                                             \
     X(S_SKIP, "skip")                                               \
@@ -317,35 +328,35 @@ typedef struct ZReturnItem {
 struct ZStmt {
     ZStmtKind kind;
     ZSpan span;
-    ZLifeRef life;   /* S_MSG sender, S_ASSIGN/S_BLOCK/S_SKIP lifeline,
+    ZLifeRef life;  /* S_MSG sender, S_ASSIGN/S_BLOCK/S_SKIP lifeline,
                         S_IF/S_WHILE owner */
-    ZLifeRef to;     /* S_MSG receiver */
-    ZVec args;       /* S_MSG: sender values (ZExpr*, E_NAME or literal) */
-    ZVec params;     /* S_MSG: receiver bindings (ZExpr*, E_NAME var or constant) */
-    ZVec targets;    /* S_ASSIGN: ZTarget* (0..n) */
-    ZExpr *expr;     /* S_ASSIGN: right-hand side; S_IF/S_WHILE: guard */
-    bool is_action;  /* S_ASSIGN: the rhs is a call of a declared action, pure
+    ZLifeRef to;    /* S_MSG receiver */
+    ZVec args;      /* S_MSG: sender values (ZExpr*, E_NAME or literal) */
+    ZVec params;    /* S_MSG: receiver bindings (ZExpr*, E_NAME var or constant) */
+    ZVec targets;   /* S_ASSIGN: ZTarget* (0..n) */
+    ZExpr *expr;    /* S_ASSIGN: right-hand side; S_IF/S_WHILE: guard */
+    bool is_action; /* S_ASSIGN: the rhs is a call of a declared action, pure
                         ones included (set by the resolver) */
-    bool tuple_lhs;  /* S_ASSIGN: written as (y1, ...) = */
-    ZVec body;       /* S_BLOCK, S_IF then, S_WHILE body, S_COREGION messages */
-    ZVec els;        /* S_IF/S_WHILE else */
+    bool tuple_lhs; /* S_ASSIGN: written as (y1, ...) = */
+    ZVec body;      /* S_BLOCK, S_IF then, S_WHILE body, S_COREGION messages */
+    ZVec els;       /* S_IF/S_WHILE else */
     bool has_else;
     ZSpan else_span;
-    ZVec branches;   /* S_PAR: ZBranch* */
-    ZVec items;      /* S_RETURN: ZReturnItem* */
-    bool tuple_ret;  /* S_RETURN: return (a @ A, b @ B) */
-    int construct;   /* S_IF/S_WHILE: pre-order control index (1-based),
+    ZVec branches;  /* S_PAR: ZBranch* */
+    ZVec items;     /* S_RETURN: ZReturnItem* */
+    bool tuple_ret; /* S_RETURN: return (a @ A, b @ B) */
+    int construct;  /* S_IF/S_WHILE: pre-order control index (1-based),
                         S_PAR: pre-order parallel index (1-based);
                         set by zr_resolve */
 };
 
-#define ZA_DECL_KINDS(X)        \
-    X(D_LIFELINE, "lifeline")   \
-    X(D_CONST, "const")         \
-    X(D_ENUM, "enum")           \
-    X(D_VAR, "var")             \
-    X(D_GUARD, "guard")         \
-    X(D_ACTION, "action")       \
+#define ZA_DECL_KINDS(X)      \
+    X(D_LIFELINE, "lifeline") \
+    X(D_CONST, "const")       \
+    X(D_ENUM, "enum")         \
+    X(D_VAR, "var")           \
+    X(D_GUARD, "guard")       \
+    X(D_ACTION, "action")     \
     X(D_WORKFLOW, "workflow")
 typedef enum { ZA_DECL_KINDS(ZA_ENUM) D__COUNT } ZDeclKind;
 
@@ -361,14 +372,14 @@ typedef struct ZParam {
     const char *owner; /* workflow inputs: x: T @ owner */
     ZSpan owner_span;
     int owner_index;
-    ZDecl *var;        /* workflow inputs: the variable it initialises */
+    ZDecl *var; /* workflow inputs: the variable it initialises */
 } ZParam;
 
 /* `key = value;` inside an llm/human body. */
 typedef struct ZProp {
     const char *key;
     ZSpan span;
-    ZExpr *value;       /* literal, name, or tuple */
+    ZExpr *value; /* literal, name, or tuple */
 } ZProp;
 
 /* The properties of llm and human action bodies (vocab/vocab.h): the llm
@@ -382,29 +393,29 @@ enum { PROP__NLLM = 0 ZV_LLM_PROPS(ZA_PROP_ONE) };
 
 struct ZDecl {
     ZDeclKind kind;
-    ZSpan span;      /* the whole declaration */
+    ZSpan span; /* the whole declaration */
     const char *name;
     ZSpan name_span;
-    int index;       /* D_LIFELINE: declaration order; D_VAR: var number */
+    int index; /* D_LIFELINE: declaration order; D_VAR: var number */
     /* D_CONST, D_VAR (default), D_GUARD (formula), pure action body */
     ZExpr *expr;
-    ZType *type;     /* D_VAR, D_CONST (after checking) */
-    ZVec members;    /* D_ENUM: ZParam* (name + span) */
+    ZType *type;  /* D_VAR, D_CONST (after checking) */
+    ZVec members; /* D_ENUM: ZParam* (name + span) */
     /* D_ACTION */
     ZActionKind action;
-    ZVec params;     /* ZParam* (actions and workflow inputs) */
-    ZVec results;    /* ZParam* (name NULL when unnamed) */
+    ZVec params;  /* ZParam* (actions and workflow inputs) */
+    ZVec results; /* ZParam* (name NULL when unnamed) */
     bool named_results;
-    bool has_body;   /* llm/human { props } */
-    ZVec props;      /* ZProp* */
+    bool has_body; /* llm/human { props } */
+    ZVec props;    /* ZProp* */
     /* D_WORKFLOW */
-    ZVec body;       /* ZStmt* (the last may be S_RETURN) */
-    ZStmt *ret;      /* the return statement, or NULL */
+    ZVec body;  /* ZStmt* (the last may be S_RETURN) */
+    ZStmt *ret; /* the return statement, or NULL */
 };
 
 typedef struct ZProgram {
     const ZSource *src;
-    ZVec decls;     /* ZDecl*, in source order */
+    ZVec decls; /* ZDecl*, in source order */
     /* filled by zr_resolve */
     ZVec lifelines; /* ZDecl* D_LIFELINE in declaration order */
     ZVec vars;      /* ZDecl* D_VAR (including implicit input vars) */
@@ -485,23 +496,23 @@ ZDecl *zr_select_workflow(ZProgram *p, const char *name, ZDiag *d);
 
 /* A value of a constant expression. */
 typedef struct ZValue {
-    ZTypeKind k;   /* TY_INT, TY_FLOAT, TY_BOOL, TY_STR, TY_ENUM, TY_NULL */
+    ZTypeKind k; /* TY_INT, TY_FLOAT, TY_BOOL, TY_STR, TY_ENUM, TY_NULL */
     int64_t i;
     double f;
     bool b;
     const char *s; /* TY_STR: n bytes */
     size_t n;
-    ZDecl *en;     /* TY_ENUM: the enum and its member */
+    ZDecl *en; /* TY_ENUM: the enum and its member */
     int member;
 } ZValue;
 
 /* What an evaluation can fail with.  ZE_NO_VALUE: an operation the rules
  * do not define (an ill-typed operand, already reported): no message. */
-#define ZE_ERRORS(X)                          \
-    X(ZE_OK, "")                              \
-    X(ZE_NO_VALUE, "no value")                \
-    X(ZE_DIV_ZERO, "division by zero")        \
-    X(ZE_INT_OVERFLOW, "integer overflow")    \
+#define ZE_ERRORS(X)                       \
+    X(ZE_OK, "")                           \
+    X(ZE_NO_VALUE, "no value")             \
+    X(ZE_DIV_ZERO, "division by zero")     \
+    X(ZE_INT_OVERFLOW, "integer overflow") \
     X(ZE_FLOAT_OVERFLOW, "float overflow")
 typedef enum { ZE_ERRORS(ZA_ENUM) ZE__COUNT } ZEvalError;
 const char *ze_error_text(ZEvalError err);
@@ -544,17 +555,17 @@ bool zk_is_cpl(const ZExpr *e);
 /* project.c — local programs (§7)                                        */
 /* ===================================================================== */
 
-#define ZJ_LOCAL_KINDS(X)                                                  \
-    X(L_SEND, "send")                                                      \
-    X(L_RECV, "recv")                                                      \
-    X(L_ASSIGN, "assign")       /* action, local expression, self message */ \
-    X(L_SEND_CTL, "send-ctl")                                              \
-    X(L_IF, "if")               /* owner side: evaluates the guard */      \
-    X(L_WHILE, "while")                                                    \
-    X(L_IF_RECV, "if-recv-ctl") /* recipient side */                       \
-    X(L_WHILE_RECV, "while-recv-ctl")                                      \
-    X(L_RECV_ANY, "recv-any")                                              \
-    X(L_PAR, "parallel")                                                   \
+#define ZJ_LOCAL_KINDS(X)                                              \
+    X(L_SEND, "send")                                                  \
+    X(L_RECV, "recv")                                                  \
+    X(L_ASSIGN, "assign") /* action, local expression, self message */ \
+    X(L_SEND_CTL, "send-ctl")                                          \
+    X(L_IF, "if") /* owner side: evaluates the guard */                \
+    X(L_WHILE, "while")                                                \
+    X(L_IF_RECV, "if-recv-ctl") /* recipient side */                   \
+    X(L_WHILE_RECV, "while-recv-ctl")                                  \
+    X(L_RECV_ANY, "recv-any")                                          \
+    X(L_PAR, "parallel")                                               \
     X(L_RETURN, "return")
 typedef enum { ZJ_LOCAL_KINDS(ZA_ENUM) L__COUNT } ZLocalKind;
 
@@ -618,7 +629,7 @@ static inline void zj_set_add(ZLifeSet *s, int i) { s->w[i >> 6] |= (uint64_t)1 
  * subformulas are the same node and have the same id. */
 typedef enum {
     F_TRUE,
-    F_ATOM,  /* a boolean expression over terms (no CPL operator inside) */
+    F_ATOM, /* a boolean expression over terms (no CPL operator inside) */
     F_NOT,
     F_AND,
     F_OR,
@@ -630,34 +641,34 @@ typedef enum {
 typedef struct ZFormula ZFormula;
 struct ZFormula {
     ZFormulaKind kind;
-    int id;              /* index in ZGuardTable.subs (bottom-up order) */
-    const ZExpr *atom;   /* F_ATOM */
-    int life;            /* F_AT: lifeline B */
-    ZFormula *a, *b;     /* operands */
+    int id;            /* index in ZGuardTable.subs (bottom-up order) */
+    const ZExpr *atom; /* F_ATOM */
+    int life;          /* F_AT: lifeline B */
+    ZFormula *a, *b;   /* operands */
 };
 
 typedef struct ZGuardInfo {
     const ZStmt *construct; /* the if/while */
     const char *tag;        /* "if#3" */
     int owner;
-    const ZExpr *source;    /* the guard as written */
-    ZFormula *root;         /* unfolded; NULL for a plain guard */
-    bool cpl;               /* needs the monitor */
+    const ZExpr *source; /* the guard as written */
+    ZFormula *root;      /* unfolded; NULL for a plain guard */
+    bool cpl;            /* needs the monitor */
 } ZGuardInfo;
 
 /* A (lifeline, subformula) or (lifeline, variable) view entry. */
 typedef struct ZViewEntry {
     int life;
-    int sub;          /* formula id, or -1 for a variable view */
-    const char *var;  /* variable view: the variable */
+    int sub;         /* formula id, or -1 for a variable view */
+    const char *var; /* variable view: the variable */
 } ZViewEntry;
 
 typedef struct ZLifelineMonitor {
     int life;
-    ZVec evaluates;   /* ZFormula*: subformulas evaluated at every event here */
-    ZVec bool_views;  /* ZViewEntry*: view(B, ψ) entries kept and exported,
+    ZVec evaluates;  /* ZFormula*: subformulas evaluated at every event here */
+    ZVec bool_views; /* ZViewEntry*: view(B, ψ) entries kept and exported,
                          sorted by (B, ψ); B == life: L's own entry */
-    ZVec var_views;   /* ZViewEntry*: var(B, x) entries kept and exported,
+    ZVec var_views;  /* ZViewEntry*: var(B, x) entries kept and exported,
                          sorted by (B, Vars(Φ) order) */
     bool needs_monitor;
     size_t state_bytes; /* monitor state size (see zg_print for the breakdown) */
@@ -665,11 +676,11 @@ typedef struct ZLifelineMonitor {
 
 typedef struct ZGuardTable {
     const ZProgram *prog;
-    ZVec guards;      /* ZGuardInfo*, one per if/while, in construct order */
-    ZVec subs;        /* ZFormula*: sub(Φ) over all CPL guards, bottom-up */
-    ZVec vars;        /* const char*: Vars(Φ) (variables of @B.x terms) */
-    ZVec monitors;    /* ZLifelineMonitor*, one per lifeline */
-    ZLifeSet *reach;  /* reach[Y]: lifelines reachable from Y in the message
+    ZVec guards;     /* ZGuardInfo*, one per if/while, in construct order */
+    ZVec subs;       /* ZFormula*: sub(Φ) over all CPL guards, bottom-up */
+    ZVec vars;       /* const char*: Vars(Φ) (variables of @B.x terms) */
+    ZVec monitors;   /* ZLifelineMonitor*, one per lifeline */
+    ZLifeSet *reach; /* reach[Y]: lifelines reachable from Y in the message
                          graph (reflexive), one per lifeline; see zg_reaches */
 } ZGuardTable;
 
@@ -693,23 +704,23 @@ typedef struct ZPlanSlot {
 } ZPlanSlot;
 
 typedef struct ZPlanLifeline {
-    const ZVec *evaluates;  /* ZFormula*: what its eval function computes, bottom-up;
+    const ZVec *evaluates;            /* ZFormula*: what its eval function computes, bottom-up;
                                NULL: it has none */
     int views_first, views_end;       /* its own view slots: [first, end) */
     int varviews_first, varviews_end; /* its own variable-view slots */
-    size_t state_bytes;     /* what the runtime keeps for it (see plan.c) */
+    size_t state_bytes;               /* what the runtime keeps for it (see plan.c) */
 } ZPlanLifeline;
 
 /* The one plan the runtime executes (the descriptor's slot tables and
  * eval functions, runtime/zgrt_abi.h), derived from the guard tables. */
 typedef struct ZMonitorPlan {
     const ZGuardTable *guards;
-    bool monitor;             /* some guard needs the CPL monitor */
-    int nsubs;                /* |sub(Φ)| */
+    bool monitor; /* some guard needs the CPL monitor */
+    int nsubs;    /* |sub(Φ)| */
     int nlifelines;
-    ZPlanSlot *views;         /* sorted by (B, ψ), no duplicates */
+    ZPlanSlot *views; /* sorted by (B, ψ), no duplicates */
     int nviews;
-    ZPlanSlot *varviews;      /* sorted by (B, x), no duplicates */
+    ZPlanSlot *varviews; /* sorted by (B, x), no duplicates */
     int nvarviews;
     ZPlanLifeline *lifelines; /* nlifelines */
     size_t message_bytes;     /* monitor metadata of a message, in memory */
@@ -730,11 +741,11 @@ void zm_print(FILE *out, const ZMonitorPlan *pl);
 /* ===================================================================== */
 
 /* The passes in order; a compilation can stop after any of them. */
-#define ZC_STAGES(X)                                              \
-    X(ZC_PARSE, "parse")     /* source -> AST (the grammar)   */  \
-    X(ZC_RESOLVE, "resolve") /* names; the workflow selected  */  \
-    X(ZC_CHECK, "check")     /* types, definedness, rules     */  \
-    X(ZC_PROJECT, "project") /* local programs                */  \
+#define ZC_STAGES(X)                                             \
+    X(ZC_PARSE, "parse")     /* source -> AST (the grammar)   */ \
+    X(ZC_RESOLVE, "resolve") /* names; the workflow selected  */ \
+    X(ZC_CHECK, "check")     /* types, definedness, rules     */ \
+    X(ZC_PROJECT, "project") /* local programs                */ \
     X(ZC_GUARDS, "guards")   /* guard tables, monitor plan    */
 typedef enum { ZC_STAGES(ZA_ENUM) ZC__COUNT } ZStage;
 
@@ -751,15 +762,15 @@ typedef struct ZCompilation {
     /* owned by the compilation */
     ZParseFn *parse;
     ZArena *arena;
-    char *text;           /* the source, NUL-terminated (malloc'd copy) */
+    char *text; /* the source, NUL-terminated (malloc'd copy) */
     ZSource src;
     ZDiag diag;
-    int done;             /* passes run so far (a ZStage + 1) */
-    bool failed;          /* a pass reported errors; later passes do not run */
-    ZProgram *prog;       /* after ZC_PARSE (partial after syntax errors) */
-    ZDecl *wf;            /* after ZC_RESOLVE; NULL when every workflow is checked */
-    ZLocalSet *locals;    /* after ZC_PROJECT */
-    ZGuardTable *guards;  /* after ZC_GUARDS */
+    int done;            /* passes run so far (a ZStage + 1) */
+    bool failed;         /* a pass reported errors; later passes do not run */
+    ZProgram *prog;      /* after ZC_PARSE (partial after syntax errors) */
+    ZDecl *wf;           /* after ZC_RESOLVE; NULL when every workflow is checked */
+    ZLocalSet *locals;   /* after ZC_PROJECT */
+    ZGuardTable *guards; /* after ZC_GUARDS */
 } ZCompilation;
 
 /* A compilation of `text` (len bytes, copied), named `path` in

@@ -173,7 +173,8 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         free(owned);
         free(extra);
         if (pids[i] < 0) {
-            fprintf(stderr, "zgc: cannot start lifeline %s: %s\n", r->lifelines[i], strerror(errno));
+            fprintf(stderr, "zgc: cannot start lifeline %s: %s\n", r->lifelines[i],
+                    strerror(errno));
             status = 1;
             break;
         }
@@ -201,7 +202,8 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         if (code != 0 && status == 0) {
             status = code == 2 ? 2 : 1;
             if (code >= 128)
-                fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[idx], code - 128);
+                fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[idx],
+                        code - 128);
         }
         if (code != 0 && !stopping) {
             stopping = true;

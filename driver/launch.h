@@ -7,13 +7,13 @@
 int zx_run_single(const char *exe, int argc, char **argv);
 
 typedef struct ZxProcessRun {
-    const char *dir;              /* where DIR/<workflow>.<Lifeline> are */
+    const char *dir; /* where DIR/<workflow>.<Lifeline> are */
     const char *workflow;
     int nlifelines;
     const char *const *lifelines;
-    int nresults;                 /* result components */
+    int nresults; /* result components */
     bool result_tuple;
-    const char *trace;            /* --trace FILE, or NULL */
+    const char *trace; /* --trace FILE, or NULL */
 } ZxProcessRun;
 
 /* Runs one process per lifeline on Unix sockets in r->dir; prints the

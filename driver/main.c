@@ -297,8 +297,10 @@ static int cmd_guards(int argc, char **argv)
     if (rc >= 0) return rc;
     ZCompilation c;
     rc = compile(&c, &o, ZC_GUARDS, false);
-    if (rc == 0 && plan) zm_print(stdout, zm_plan(c.arena, c.guards));
-    else if (rc == 0) zg_print(stdout, c.guards);
+    if (rc == 0 && plan)
+        zm_print(stdout, zm_plan(c.arena, c.guards));
+    else if (rc == 0)
+        zg_print(stdout, c.guards);
     zc_free(&c);
     return rc;
 }
@@ -322,7 +324,6 @@ static int cmd_parse(int argc, char **argv)
     zc_free(&c);
     return rc;
 }
-
 
 /* ---- native code ------------------------------------------------------------ */
 
@@ -357,11 +358,15 @@ static int cmd_build(int argc, char **argv)
             fputs(usage_build, stdout);
             rc = 0;
         } else if (!strcmp(a, "-o")) {
-            if (++i >= argc) rc = usage_error(usage_build, "%s needs a directory", a);
-            else b.out_dir = argv[i];
+            if (++i >= argc)
+                rc = usage_error(usage_build, "%s needs a directory", a);
+            else
+                b.out_dir = argv[i];
         } else if (!strcmp(a, "--workflow")) {
-            if (++i >= argc) rc = usage_error(usage_build, "%s needs a workflow name", a);
-            else o.workflow = argv[i];
+            if (++i >= argc)
+                rc = usage_error(usage_build, "%s needs a workflow name", a);
+            else
+                o.workflow = argv[i];
         } else if (!strncmp(a, "--workflow=", 11)) {
             o.workflow = a + 11;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
@@ -421,8 +426,10 @@ static int cmd_run(int argc, char **argv)
             fputs(usage_run(), stdout);
             rc = 0;
         } else if (!strcmp(a, "--workflow")) {
-            if (++i >= argc) rc = usage_error(usage_run(), "%s needs a workflow name", a);
-            else o.workflow = argv[i];
+            if (++i >= argc)
+                rc = usage_error(usage_run(), "%s needs a workflow name", a);
+            else
+                o.workflow = argv[i];
         } else if (!strncmp(a, "--workflow=", 11)) {
             o.workflow = a + 11;
         } else if (!strcmp(a, "--processes")) {
@@ -497,9 +504,13 @@ static int cmd_run(int argc, char **argv)
         const char **names = zu_xcalloc((size_t)c.prog->lifelines.len, sizeof *names);
         for (int i = 0; i < c.prog->lifelines.len; i++)
             names[i] = ((ZDecl *)c.prog->lifelines.items[i])->name;
-        ZxProcessRun r = {.dir = dir, .workflow = c.wf->name, .nlifelines = c.prog->lifelines.len,
-                          .lifelines = names, .nresults = c.wf->results.len,
-                          .result_tuple = c.wf->results.len > 1, .trace = trace};
+        ZxProcessRun r = {.dir = dir,
+                          .workflow = c.wf->name,
+                          .nlifelines = c.prog->lifelines.len,
+                          .lifelines = names,
+                          .nresults = c.wf->results.len,
+                          .result_tuple = c.wf->results.len > 1,
+                          .trace = trace};
         rc = zx_run_processes(&r, npass, pass);
         free(names);
     }

@@ -19,7 +19,7 @@
 #include "zgc.h"
 
 typedef struct ZToken {
-    int kind;         /* bison token number */
+    int kind; /* bison token number */
     ZSpan span;
     const char *text; /* source text of the token */
 } ZToken;

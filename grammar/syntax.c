@@ -73,7 +73,13 @@ const char *zp_token_name(int kind)
     case INT_LIT: return "integer";
     case FLOAT_LIT: return "float";
     case STR_LIT: return "string";
-    case ARROW: case EQ: case NE: case LE: case GE: case AND: case OR: return "operator";
+    case ARROW:
+    case EQ:
+    case NE:
+    case LE:
+    case GE:
+    case AND:
+    case OR: return "operator";
     case KW_RESERVED: return "reserved";
     default:
         if (kind > 0 && kind < 128) return "punct";

@@ -26,15 +26,24 @@ static int utf8_len(const unsigned char *s, size_t n)
     if (c < 0x80) return 1;
     int need;
     unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c == 0xE0) need = 2, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEC) need = 2;
-    else if (c == 0xED) need = 2, hi = 0x9F; /* no surrogates */
-    else if (c >= 0xEE && c <= 0xEF) need = 2;
-    else if (c == 0xF0) need = 3, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) need = 3;
-    else if (c == 0xF4) need = 3, hi = 0x8F;
-    else return 0;
+    if (c >= 0xC2 && c <= 0xDF)
+        need = 1;
+    else if (c == 0xE0)
+        need = 2, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEC)
+        need = 2;
+    else if (c == 0xED)
+        need = 2, hi = 0x9F; /* no surrogates */
+    else if (c >= 0xEE && c <= 0xEF)
+        need = 2;
+    else if (c == 0xF0)
+        need = 3, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+        need = 3;
+    else if (c == 0xF4)
+        need = 3, hi = 0x8F;
+    else
+        return 0;
     if ((size_t)need >= n) return 0;
     if (s[1] < lo || s[1] > hi) return 0;
     for (int i = 2; i <= need; i++)
@@ -54,8 +63,10 @@ bool zp_check_utf8(const ZSource *src, ZDiag *d)
             zd_error(d, at, "invalid UTF-8 (byte 0x%02X): source files must be UTF-8", s[i]);
             return false;
         }
-        if (s[i] == '\n') line++, col = 1;
-        else col++;
+        if (s[i] == '\n')
+            line++, col = 1;
+        else
+            col++;
         i += (size_t)k;
     }
     return true;
@@ -63,7 +74,8 @@ bool zp_check_utf8(const ZSource *src, ZDiag *d)
 
 static void put_utf8(ZBuf *b, uint32_t cp)
 {
-    if (cp < 0x80) zu_buf_putc(b, (char)cp);
+    if (cp < 0x80)
+        zu_buf_putc(b, (char)cp);
     else if (cp < 0x800) {
         zu_buf_putc(b, (char)(0xC0 | (cp >> 6)));
         zu_buf_putc(b, (char)(0x80 | (cp & 0x3F)));
@@ -88,8 +100,10 @@ static void put_utf8(ZBuf *b, uint32_t cp)
 static char *dedent(const char *s, size_t n, size_t *out_n)
 {
     bool own_first = false;
-    if (n && s[0] == '\n') s++, n--, own_first = true;
-    else if (n >= 2 && s[0] == '\r' && s[1] == '\n') s += 2, n -= 2, own_first = true;
+    if (n && s[0] == '\n')
+        s++, n--, own_first = true;
+    else if (n >= 2 && s[0] == '\r' && s[1] == '\n')
+        s += 2, n -= 2, own_first = true;
     size_t min = SIZE_MAX;
     size_t i = 0;
     for (int line = 0; i <= n; line++) {
@@ -110,7 +124,9 @@ static char *dedent(const char *s, size_t n, size_t *out_n)
         while (i < n && s[i] != '\n') i++;
         size_t skip = 0;
         if (line > 0 || own_first)
-            while (skip < min && start + skip < i && (s[start + skip] == ' ' || s[start + skip] == '\t')) skip++;
+            while (skip < min && start + skip < i &&
+                   (s[start + skip] == ' ' || s[start + skip] == '\t'))
+                skip++;
         memcpy(out + o, s + start + skip, i - start - skip);
         o += i - start - skip;
         if (i < n) out[o++] = '\n';
@@ -119,8 +135,10 @@ static char *dedent(const char *s, size_t n, size_t *out_n)
     /* drop a trailing blank line (the closing quotes on a line of their own) */
     size_t k = o;
     while (k > 0 && (out[k - 1] == ' ' || out[k - 1] == '\t')) k--;
-    if (k > 0 && out[k - 1] == '\n') o = k - 1;
-    else if (k == 0) o = 0;
+    if (k > 0 && out[k - 1] == '\n')
+        o = k - 1;
+    else if (k == 0)
+        o = 0;
     out[o] = 0;
     *out_n = o;
     return out;
@@ -164,8 +182,10 @@ const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, 
             int digits = 0;
             while (j < n && digits <= 6) {
                 char h = s[j];
-                int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                      : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+                int v = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
                 if (v < 0) break;
                 cp = cp * 16 + (uint32_t)v;
                 digits++;
@@ -185,7 +205,8 @@ const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, 
         }
         default:
             if (e)
-                zp_lex_error(ps, esc, "unknown escape `\\%c` (use \\n \\t \\r \\\" \\\\ or \\u{hex})", e);
+                zp_lex_error(ps, esc,
+                             "unknown escape `\\%c` (use \\n \\t \\r \\\" \\\\ or \\u{hex})", e);
             else
                 zp_lex_error(ps, esc, "unknown escape `\\` at the end of the string");
         }
@@ -196,4 +217,3 @@ const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, 
     free(owned);
     return r;
 }
-

@@ -5,7 +5,7 @@
 #define ZGC_ZP_H
 #include "grammar.h"
 
-#define ZP_MAX_NESTING 256   /* brackets and braces open at once */
+#define ZP_MAX_NESTING 256 /* brackets and braces open at once */
 #define ZP_MAX_EXPR_DEPTH 1000
 
 typedef struct ZParser {
@@ -24,9 +24,9 @@ typedef struct ZParser {
     char open_kind[ZP_MAX_NESTING];
     ZSpan open_at[ZP_MAX_NESTING];
     int depth;
-    bool too_deep;   /* nesting limit hit: the parse is abandoned */
+    bool too_deep;    /* nesting limit hit: the parse is abandoned */
     ZSpan comment_at; /* where the open block comment started */
-    bool in_error;   /* syntax error seen */
+    bool in_error;    /* syntax error seen */
 } ZParser;
 
 /* text.c */
@@ -35,8 +35,8 @@ const char *zp_last_text(ZParser *ps);
 void zp_lex_error(ZParser *ps, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
 /* Decodes the body of a string literal (without quotes); reports bad
  * escapes.  triple: a """ string (indentation stripped). */
-const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple,
-                             ZSpan at, size_t *out_len);
+const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, ZSpan at,
+                             size_t *out_len);
 /* Reports the first sequence that is not UTF-8; false then. */
 bool zp_check_utf8(const ZSource *src, ZDiag *d);
 #endif

@@ -678,7 +678,7 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
         json_t *j = json_loadb(text, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
         if (!j) {
             zri_err(err, errlen, "expected json, got invalid JSON (%s at position %d)", je.text,
-                   je.position);
+                    je.position);
             return -1;
         }
         out->tag = ZGRT_JSON;
@@ -729,7 +729,7 @@ int zri_value_from_text(const zgrt_program *p, zri_heap *h, const char *text, zg
         enum_members_text(p, t.enum_id, members, sizeof members);
         zri_quote_short(q, sizeof q, text, n);
         zri_err(err, errlen, "expected a member of %s (%s), got %s", zri_type_name(p, t), members,
-               q);
+                q);
         return -1;
     }
     default: zri_err(err, errlen, "values of this type cannot be given"); return -1;
@@ -812,7 +812,7 @@ int zri_value_from_jansson(const zgrt_program *p, zri_heap *h, void *json, zgrt_
         char members[256];
         enum_members_text(p, t.enum_id, members, sizeof members);
         zri_err(err, errlen, "expected a member of %s (%s), got %s", zri_type_name(p, t), members,
-               b.data);
+                b.data);
     } else {
         zri_err(err, errlen, "expected %s, got %s", zri_type_name(p, t), b.data);
     }

@@ -30,50 +30,50 @@
 #include <string.h>
 
 /* X(ID, "source spelling") */
-#define ZV_ACTION_KINDS(X)          \
-    X(LLM, "llm")                   \
-    X(PURE, "pure")                 \
-    X(EXTERN_PURE, "extern pure")   \
-    X(EFFECT, "effect")             \
+#define ZV_ACTION_KINDS(X)        \
+    X(LLM, "llm")                 \
+    X(PURE, "pure")               \
+    X(EXTERN_PURE, "extern pure") \
+    X(EFFECT, "effect")           \
     X(HUMAN, "human")
 
 /* X(ID, "key"), in the order messages list them */
-#define ZV_LLM_PROPS(X)             \
-    X(SYSTEM, "system")             \
-    X(USER, "user")                 \
-    X(PARSE, "parse")               \
-    X(MODEL, "model")               \
-    X(TEMPERATURE, "temperature")   \
-    X(RETRIES, "retries")           \
+#define ZV_LLM_PROPS(X)           \
+    X(SYSTEM, "system")           \
+    X(USER, "user")               \
+    X(PARSE, "parse")             \
+    X(MODEL, "model")             \
+    X(TEMPERATURE, "temperature") \
+    X(RETRIES, "retries")         \
     X(FALLBACK, "fallback")
-#define ZV_HUMAN_PROPS(X)           \
-    X(KIND, "kind")                 \
+#define ZV_HUMAN_PROPS(X) \
+    X(KIND, "kind")       \
     X(PROMPT, "prompt")
 /* `retries = forever`: retry an llm action without a limit */
 #define ZV_RETRIES_FOREVER "forever"
 
 /* X(ID, "name", TYPE): the one output a mode needs is of type TYPE (STR,
  * JSON, BOOL, INT, FLOAT or ENUM: any enum); JSON takes any outputs. */
-#define ZV_PARSE_MODES(X)           \
-    X(TEXT, "text", STR)            \
-    X(JSON, "json", JSON)           \
-    X(BOOL, "bool", BOOL)           \
-    X(INT, "int", INT)              \
-    X(FLOAT, "float", FLOAT)        \
+#define ZV_PARSE_MODES(X)    \
+    X(TEXT, "text", STR)     \
+    X(JSON, "json", JSON)    \
+    X(BOOL, "bool", BOOL)    \
+    X(INT, "int", INT)       \
+    X(FLOAT, "float", FLOAT) \
     X(ENUM, "enum", ENUM)
 
 /* X(ID, "name") */
-#define ZV_HUMAN_KINDS(X)           \
-    X(CONFIRM, "confirm")           \
-    X(INPUT, "input")               \
-    X(SELECT, "select")             \
-    X(EDIT, "edit")                 \
+#define ZV_HUMAN_KINDS(X) \
+    X(CONFIRM, "confirm") \
+    X(INPUT, "input")     \
+    X(SELECT, "select")   \
+    X(EDIT, "edit")       \
     X(ACK, "ack")
 
 /* X(ID, "keyword"): a construct's tag is its keyword and its number in
  * pre-order over the workflow's constructs, from 1. */
-#define ZV_CONSTRUCTS(X)            \
-    X(IF, "if")                     \
+#define ZV_CONSTRUCTS(X) \
+    X(IF, "if")          \
     X(WHILE, "while")
 #define ZV_TAG_FMT "%s#%d"
 
@@ -86,10 +86,10 @@
 /* X(ID, "kind"): the events of a run's trace (--trace, JSON Lines), in
  * the order of the runtime's event numbers.  The trace's other lines
  * ("start", "end", "retry") are not events. */
-#define ZV_EVENT_KINDS(X)           \
-    X(SEND, "send")                 \
-    X(RECV, "recv")                 \
-    X(ACT, "act")                   \
+#define ZV_EVENT_KINDS(X) \
+    X(SEND, "send")       \
+    X(RECV, "recv")       \
+    X(ACT, "act")         \
     X(CHOICE, "choice")
 
 /* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  Every run
@@ -98,34 +98,34 @@
  * per-lifeline executables only (`zgc run --processes` sets them).  Help
  * texts may span lines ("\n"); the printer indents them. */
 enum { ZV_RUN = 1, ZV_EXE = 2 };
-#define ZV_RUN_OPTIONS(X)                                                                    \
-    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                    \
-      "a workflow input (str: literally, json: JSON text,\n"                                 \
-      "enum: a member name, others: their literal syntax)")                                  \
-    X(LLM, "--llm", "SPEC", ZV_RUN,                                                          \
-      "model for every llm action: mock (default),\n"                                        \
-      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                  \
-    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                                \
-      "model for the llm actions of lifeline L;\n"                                           \
-      "L.ACTION=SPEC for one llm action of lifeline L")                                      \
-    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                     \
-    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                             \
-      "answers for human actions (instead of the terminal)")                                 \
-    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")       \
-    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS")   \
-    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                       \
-      "time limit of one model call (default 120)")                                          \
-    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                         \
-      "multiply the delays between model retries by X")                                      \
-    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                                \
-      "perturb delivery and scheduling with seeded random\n"                                 \
-      "delays, so that other interleavings occur (testing)")                                 \
-    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                    \
-      "per-lifeline executables: listen on ADDR\n"                                           \
-      "(unix:PATH or tcp:HOST:PORT)")                                                        \
-    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                   \
-      "per-lifeline executables: address of lifeline NAME,\n"                                \
-      "once for every other lifeline")                                                       \
+#define ZV_RUN_OPTIONS(X)                                                                  \
+    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                  \
+      "a workflow input (str: literally, json: JSON text,\n"                               \
+      "enum: a member name, others: their literal syntax)")                                \
+    X(LLM, "--llm", "SPEC", ZV_RUN,                                                        \
+      "model for every llm action: mock (default),\n"                                      \
+      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                \
+    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                              \
+      "model for the llm actions of lifeline L;\n"                                         \
+      "L.ACTION=SPEC for one llm action of lifeline L")                                    \
+    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                   \
+    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                           \
+      "answers for human actions (instead of the terminal)")                               \
+    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")     \
+    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS") \
+    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                     \
+      "time limit of one model call (default 120)")                                        \
+    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                       \
+      "multiply the delays between model retries by X")                                    \
+    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                              \
+      "perturb delivery and scheduling with seeded random\n"                               \
+      "delays, so that other interleavings occur (testing)")                               \
+    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                  \
+      "per-lifeline executables: listen on ADDR\n"                                         \
+      "(unix:PATH or tcp:HOST:PORT)")                                                      \
+    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                 \
+      "per-lifeline executables: address of lifeline NAME,\n"                              \
+      "once for every other lifeline")                                                     \
     X(RESULT_FILE, "--result-file", "FILE", ZV_EXE, "write the result to FILE instead of stdout")
 
 #define ZV_OPT_ENUM(id, name, meta, scope, help) ZV_OPT_##id,

@@ -71,7 +71,8 @@ static int cpu_ms(pid_t pid, double *self, double *children)
     unsigned long long v[18] = {0};
     char *save = NULL;
     int field = 3;
-    for (char *tok = strtok_r(p, " ", &save); tok && field <= 17; tok = strtok_r(NULL, " ", &save), field++)
+    for (char *tok = strtok_r(p, " ", &save); tok && field <= 17;
+         tok = strtok_r(NULL, " ", &save), field++)
         if (field >= 14) v[field] = strtoull(tok, NULL, 10);
     if (field <= 17) return -1;
     double tick = (double)sysconf(_SC_CLK_TCK);
@@ -137,7 +138,8 @@ int main(int argc, char **argv)
         if (first && traced && sig == SIGTRAP) {
             /* the stop after execve: ask for a stop at exit */
             first = 0;
-            ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL));
+            ptrace(PTRACE_SETOPTIONS, pid, NULL,
+                   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL));
             ptrace(PTRACE_CONT, pid, NULL, NULL);
             continue;
         }

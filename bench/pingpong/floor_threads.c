@@ -13,7 +13,7 @@
 #include <time.h>
 
 typedef struct Queue {
-    _Atomic int64_t put;   /* values put so far */
+    _Atomic int64_t put; /* values put so far */
     int64_t slot[64];
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -38,7 +38,8 @@ static int64_t take(Queue *q, int64_t *taken)
         if (atomic_load_explicit(&q->put, memory_order_acquire) > *taken) goto ready;
     pthread_mutex_lock(&q->mu);
     q->sleeping = 1;
-    while (atomic_load_explicit(&q->put, memory_order_acquire) <= *taken) pthread_cond_wait(&q->cv, &q->mu);
+    while (atomic_load_explicit(&q->put, memory_order_acquire) <= *taken)
+        pthread_cond_wait(&q->cv, &q->mu);
     q->sleeping = 0;
     pthread_mutex_unlock(&q->mu);
 ready:;
@@ -51,9 +52,9 @@ static void *side_b(void *arg)
 {
     (void)arg;
     int64_t taken = 0;
-    while (take(&to_b, &taken)) {          /* the decision */
-        int64_t n = take(&to_b, &taken);   /* the counter */
-        put(&to_a, n + 1);                 /* the reply */
+    while (take(&to_b, &taken)) {        /* the decision */
+        int64_t n = take(&to_b, &taken); /* the counter */
+        put(&to_a, n + 1);               /* the reply */
     }
     return NULL;
 }

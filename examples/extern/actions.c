@@ -30,21 +30,15 @@ int zg_readability(zgrt_call *call)
             short_words += len <= 7;
             len = 0;
         }
-        if (*p == '.' || *p == '!' || *p == '?')
-            sentences++;
-        if (*p == 0)
-            break;
+        if (*p == '.' || *p == '!' || *p == '?') sentences++;
+        if (*p == 0) break;
     }
-    if (words == 0)
-        return zgrt_fail(call, "nothing to score: the text has no words");
-    if (sentences == 0)
-        sentences = 1;
+    if (words == 0) return zgrt_fail(call, "nothing to score: the text has no words");
+    if (sentences == 0) sentences = 1;
     double score = (double)short_words / words;
     double per_sentence = (double)words / sentences;
-    if (per_sentence > 20)
-        score -= (per_sentence - 20) / 100;
-    if (score < 0)
-        score = 0;
+    if (per_sentence > 20) score -= (per_sentence - 20) / 100;
+    if (score < 0) score = 0;
     zgrt_ret_float(call, 0, score);
     return 0;
 }

@@ -206,7 +206,7 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
         }
         if (n >= sizeof a->path) {
             zri_err(err, errlen, "bad address '%s': socket path longer than %zu bytes", s,
-                sizeof a->path - 1);
+                    sizeof a->path - 1);
             return -1;
         }
         a->is_unix = 1;
@@ -224,7 +224,8 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
         if (hn >= 2 && h[0] == '[' && h[hn - 1] == ']')
             h++, hn -= 2; /* [IPv6] */
         else if (memchr(h, ':', hn)) {
-            zri_err(err, errlen, "bad address '%s': write an IPv6 host in brackets, tcp:[::1]:PORT", s);
+            zri_err(err, errlen, "bad address '%s': write an IPv6 host in brackets, tcp:[::1]:PORT",
+                    s);
             return -1;
         }
         if (!hn || hn >= sizeof a->host) {
@@ -596,7 +597,7 @@ static int listen_unix(zri_net *n, char *err, size_t errlen)
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode)) {
             zri_err(err, errlen, "cannot listen on %s: the path exists and is not a socket",
-                n->listen_text);
+                    n->listen_text);
             return -1;
         }
         /* a socket file: in use if something accepts on it, else stale */
@@ -606,7 +607,7 @@ static int listen_unix(zri_net *n, char *err, size_t errlen)
             close(probe);
             if (rc == 0) {
                 zri_err(err, errlen, "cannot listen on %s: another process is listening there",
-                    n->listen_text);
+                        n->listen_text);
                 return -1;
             }
         }
@@ -1024,8 +1025,8 @@ static int read_exact(zri_net *n, int fd, uint8_t *d, size_t len, const char *ad
             int e = errno;
             if (setup_failed(n, err, errlen)) return -1; /* the first cause */
             errno = e;
-            zri_err(err, errlen, "the peer at %s closed the connection during the handshake%s%s", addr,
-                k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
+            zri_err(err, errlen, "the peer at %s closed the connection during the handshake%s%s",
+                    addr, k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
             return -1;
         }
         d += k;
@@ -1092,7 +1093,7 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
         }
         if (now_s() >= deadline) {
             zri_err(err, errlen, "could not connect to lifeline %s at %s within %g s: %s", name,
-                pe->addr, timeout, strerror(last));
+                    pe->addr, timeout, strerror(last));
             goto fail;
         }
         double left = deadline - now_s();
@@ -1108,29 +1109,29 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
         int e = errno;
         if (setup_failed(n, err, errlen)) goto fail;
         errno = e;
-        zri_err(err, errlen, "lost the connection to lifeline %s at %s during the handshake: %s", name,
-            pe->addr, strerror(errno));
+        zri_err(err, errlen, "lost the connection to lifeline %s at %s during the handshake: %s",
+                name, pe->addr, strerror(errno));
         goto fail;
     }
     hello hl;
     if (read_answer(n, fd, pe->addr, deadline, &hl, err, errlen) < 0) goto fail;
     if (strcmp(hl.workflow, p->workflow ? p->workflow : "") || strcmp(hl.lifeline, name)) {
         zri_err(err, errlen,
-            "peer at %s is lifeline %.200s of workflow %.200s, expected lifeline %s of "
-            "workflow %s",
-            pe->addr, hl.lifeline, hl.workflow, name, p->workflow);
+                "peer at %s is lifeline %.200s of workflow %.200s, expected lifeline %s of "
+                "workflow %s",
+                pe->addr, hl.lifeline, hl.workflow, name, p->workflow);
         goto fail;
     }
     if (hl.id != program_id(p) || hl.nlifelines != (uint64_t)p->nlifelines ||
         hl.from != (uint64_t)l) {
         zri_err(err, errlen,
-            "peer at %s runs a different build of workflow %s (program identity mismatch)",
-            pe->addr, p->workflow);
+                "peer at %s runs a different build of workflow %s (program identity mismatch)",
+                pe->addr, p->workflow);
         goto fail;
     }
     if (hl.status != 0) {
         zri_err(err, errlen, "lifeline %s at %s refused the connection: %.700s", name, pe->addr,
-            hl.reason);
+                hl.reason);
         goto fail;
     }
     set_nonblock(fd, 0);
@@ -1282,8 +1283,8 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
             if (w > 0) used += (size_t)w;
         }
         if (used >= sizeof missing) used = sizeof missing - 1;
-        zri_err(err, errlen, "timed out after %g s waiting for lifeline%s %s to connect to %s", timeout,
-            strchr(missing, ',') ? "s" : "", missing, listen_addr);
+        zri_err(err, errlen, "timed out after %g s waiting for lifeline%s %s to connect to %s",
+                timeout, strchr(missing, ',') ? "s" : "", missing, listen_addr);
     }
     pthread_mutex_unlock(&n->mu);
     if (!ok) {
@@ -1324,9 +1325,9 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     size_t len;
     if (zri_frame_encode(p, m, &buf, &len) < 0) {
         zri_err(err, errlen,
-            "cannot send a message to lifeline %s: a value cannot be encoded (invalid value, "
-            "or the message exceeds %u bytes)",
-            name, (unsigned)ZRI_FRAME_MAX);
+                "cannot send a message to lifeline %s: a value cannot be encoded (invalid value, "
+                "or the message exceeds %u bytes)",
+                name, (unsigned)ZRI_FRAME_MAX);
         return -1;
     }
     int rc = 0;

@@ -9,8 +9,8 @@
 #include "zgrt_abi.h"
 
 /* every entry: the C prototype is exactly the table's C type */
-#define CHECK_PROTO(name, code, ret, params)                                          \
-    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params),   \
+#define CHECK_PROTO(name, code, ret, params)                                       \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params), \
                    #name ": prototype differs from ZGRT_ABI");
 ZGRT_ABI(CHECK_PROTO)
 
@@ -29,8 +29,8 @@ Test(abi, signature_codes_match_parameter_counts)
 {
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
         const Entry *e = &entries[i];
-        cr_expect_eq((int)strlen(e->code), e->nparams + 1, "%s: code `%s` for %d parameters", e->name,
-                     e->code, e->nparams);
+        cr_expect_eq((int)strlen(e->code), e->nparams + 1, "%s: code `%s` for %d parameters",
+                     e->name, e->code, e->nparams);
         for (const char *c = e->code; *c; c++)
             cr_expect(strchr("vpild", *c), "%s: unknown type letter `%c`", e->name, *c);
         cr_expect_neq(e->code[1], 'v', "%s: void parameter", e->name);

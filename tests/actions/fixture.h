@@ -13,22 +13,22 @@ enum { EDITOR = 0, WRITER = 1 };
 
 /* actions of the fixture program, by index */
 enum {
-    A_WRITE,    /* llm write(topic: str) -> (draft: str) */
-    A_ASSESS,   /* llm assess(n: int, v: Verdict, j: json, x: float, b: bool, s: str)
+    A_WRITE,   /* llm write(topic: str) -> (draft: str) */
+    A_ASSESS,  /* llm assess(n: int, v: Verdict, j: json, x: float, b: bool, s: str)
                    -> (ok: bool, count: int, score: float, data: json, verdict: Verdict, note: str) */
-    A_JUDGE,    /* llm judge(draft: str) -> (approved: bool), retries 2, fallback true */
-    A_FOREVER,  /* llm forever() -> (n: int), retries forever, fallback 7 */
-    A_APPROVE,  /* human confirm approve(draft: str) -> bool */
-    A_ASK,      /* human input ask(q: str) -> str */
-    A_PICK,     /* human select pick(draft: str) -> Verdict */
-    A_REVISE,   /* human edit revise(n: int, draft: str) -> str */
-    A_NOTICE,   /* human ack notice(draft: str) */
-    A_NOTICE2,  /* human ack notice2() -> bool */
-    A_SCORE,    /* extern pure score(text: str, n: int, x: float, b: bool, v: Verdict, j: json)
+    A_JUDGE,   /* llm judge(draft: str) -> (approved: bool), retries 2, fallback true */
+    A_FOREVER, /* llm forever() -> (n: int), retries forever, fallback 7 */
+    A_APPROVE, /* human confirm approve(draft: str) -> bool */
+    A_ASK,     /* human input ask(q: str) -> str */
+    A_PICK,    /* human select pick(draft: str) -> Verdict */
+    A_REVISE,  /* human edit revise(n: int, draft: str) -> str */
+    A_NOTICE,  /* human ack notice(draft: str) */
+    A_NOTICE2, /* human ack notice2() -> bool */
+    A_SCORE,   /* extern pure score(text: str, n: int, x: float, b: bool, v: Verdict, j: json)
                    -> (float, int, str, bool, Verdict, json) */
-    A_SEND,     /* effect send(to: str) */
-    A_INC,      /* pure inc(t: int) -> int */
-    A_UNNAMED,  /* llm with an unnamed str output (mock naming) */
+    A_SEND,    /* effect send(to: str) */
+    A_INC,     /* pure inc(t: int) -> int */
+    A_UNNAMED, /* llm with an unnamed str output (mock naming) */
     N_ACTIONS
 };
 

@@ -20,13 +20,22 @@ static const zgrt_type t_pub[] = {{ZGRT_STR, -1}, {ZGRT_FLOAT, -1}};
 
 static void declare(void)
 {
-    fx_actions[A_SCORE] = (zgrt_action){.name = "readability", .kind = ZGRT_ACT_EXTERN_PURE,
-                                        .nparams = 1, .param_names = p_text, .param_types = t_str,
-                                        .nresults = 1, .result_types = t_float,
+    fx_actions[A_SCORE] = (zgrt_action){.name = "readability",
+                                        .kind = ZGRT_ACT_EXTERN_PURE,
+                                        .nparams = 1,
+                                        .param_names = p_text,
+                                        .param_types = t_str,
+                                        .nresults = 1,
+                                        .result_types = t_float,
                                         .fn = zg_readability};
-    fx_actions[A_SEND] = (zgrt_action){.name = "publish", .kind = ZGRT_ACT_EFFECT, .nparams = 2,
-                                       .param_names = p_pub, .param_types = t_pub, .nresults = 1,
-                                       .result_types = t_str, .fn = zg_publish};
+    fx_actions[A_SEND] = (zgrt_action){.name = "publish",
+                                       .kind = ZGRT_ACT_EFFECT,
+                                       .nparams = 2,
+                                       .param_names = p_pub,
+                                       .param_types = t_pub,
+                                       .nresults = 1,
+                                       .result_types = t_str,
+                                       .fn = zg_publish};
 }
 
 static double readability(const char *text, char *err, size_t errlen, int *rc)

@@ -36,7 +36,8 @@ static char seen[1024];
 
 static int zg_score_all(zgrt_call *call)
 {
-    snprintf(seen, sizeof seen, "%s@%s argc=%d resc=%d str=%s int=%lld float=%g bool=%d enum=%d json=%s tag=%d",
+    snprintf(seen, sizeof seen,
+             "%s@%s argc=%d resc=%d str=%s int=%lld float=%g bool=%d enum=%d json=%s tag=%d",
              zgrt_call_action(call), zgrt_call_lifeline(call), zgrt_argc(call), zgrt_resc(call),
              zgrt_arg_str(call, 0), (long long)zgrt_arg_int(call, 1), zgrt_arg_float(call, 2),
              (int)zgrt_arg_bool(call, 3), zgrt_arg_enum(call, 4), zgrt_arg_json(call, 5),
@@ -46,8 +47,7 @@ static int zg_score_all(zgrt_call *call)
     zgrt_ret_str(call, 2, "r\xc3\xa9sultat");
     zgrt_ret_bool(call, 3, true);
     zgrt_ret_enum(call, 4, 1);
-    if (zgrt_ret_json(call, 5, "[1, {\"b\": null}]") != 0)
-        return 1;
+    if (zgrt_ret_json(call, 5, "[1, {\"b\": null}]") != 0) return 1;
     return 0;
 }
 
@@ -88,7 +88,7 @@ Test(extern_call, zgrt_fail_message)
 
 static int zg_score_mismatch(zgrt_call *call)
 {
-    int64_t n = zgrt_arg_int(call, 0); /* a str */
+    int64_t n = zgrt_arg_int(call, 0);     /* a str */
     const char *s = zgrt_arg_str(call, 1); /* an int */
     zgrt_ret_float(call, 0, (double)n + (double)strlen(s));
     return 0;
@@ -218,20 +218,20 @@ Test(extern_call, not_linked)
     zgrt_value out[6];
     char err[512];
     cr_assert_eq(run_score(NULL, out, err, sizeof err), -1);
-    cr_assert_str_eq(err,
-                     "extern action `score` is not linked: give zgc build a C file that defines zg_score");
+    cr_assert_str_eq(
+        err, "extern action `score` is not linked: give zgc build a C file that defines zg_score");
     zgrt_value to = fx_str("x");
     int attempts;
     cr_assert_eq(fx_run(A_SEND, EDITOR, 0, &to, NULL, &attempts, err, sizeof err), -1);
-    cr_assert_str_eq(err, "effect `send` is not linked: give zgc build a C file that defines zg_send");
+    cr_assert_str_eq(err,
+                     "effect `send` is not linked: give zgc build a C file that defines zg_send");
 }
 
 static int sent;
 
 static int zg_send(zgrt_call *call)
 {
-    if (strcmp(zgrt_arg_str(call, 0), "bob") != 0)
-        return zgrt_fail(call, "unexpected recipient");
+    if (strcmp(zgrt_arg_str(call, 0), "bob") != 0) return zgrt_fail(call, "unexpected recipient");
     if (zgrt_resc(call) != 0 || zgrt_arg(call, 1) != NULL || zgrt_arg(call, -1) != NULL)
         return zgrt_fail(call, "bad shape");
     sent++;
@@ -253,8 +253,7 @@ static int zg_score_json_twice(zgrt_call *call)
 {
     const char *a = zgrt_arg_json(call, 5);
     const char *b = zgrt_arg_json(call, 5);
-    if (strcmp(a, b) != 0)
-        return zgrt_fail(call, "json texts differ");
+    if (strcmp(a, b) != 0) return zgrt_fail(call, "json texts differ");
     return zg_score_all(call);
 }
 

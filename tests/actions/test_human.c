@@ -62,9 +62,8 @@ Test(human, input_from_answers)
 Test(human, select_by_name_or_number)
 {
     no_terminal();
-    fx_opts.answers =
-        fx_file("{\"pick\": [{\"value\": \"failed\"}, {\"value\": 2}, {\"value\": 4},"
-                " {\"value\": \"maybe\"}]}");
+    fx_opts.answers = fx_file("{\"pick\": [{\"value\": \"failed\"}, {\"value\": 2}, {\"value\": 4},"
+                              " {\"value\": \"maybe\"}]}");
     zgrt_value out;
     char err[512];
     cr_assert_eq(human(A_PICK, EDITOR, &out, err, sizeof err), 0, "%s", err);
@@ -73,10 +72,13 @@ Test(human, select_by_name_or_number)
     cr_assert_eq(human(A_PICK, EDITOR, &out, err, sizeof err), 0, "%s", err);
     cr_assert_eq(out.u.i, 1);
     cr_assert_eq(human(A_PICK, EDITOR, &out, err, sizeof err), -1);
-    cr_assert(strstr(err, "answer 3 for Editor.pick: `value`: 4 is not a member number of Verdict (1..3)"),
-              "%s", err);
+    cr_assert(
+        strstr(err,
+               "answer 3 for Editor.pick: `value`: 4 is not a member number of Verdict (1..3)"),
+        "%s", err);
     cr_assert_eq(human(A_PICK, EDITOR, &out, err, sizeof err), -1);
-    cr_assert(strstr(err, "answer 4 for Editor.pick: `value`: expected a member of Verdict"), "%s", err);
+    cr_assert(strstr(err, "answer 4 for Editor.pick: `value`: expected a member of Verdict"), "%s",
+              err);
 }
 
 Test(human, edit_from_answers)
@@ -111,7 +113,8 @@ Test(human, ack_from_answers)
 Test(human, wrong_answer_type)
 {
     no_terminal();
-    fx_opts.answers = fx_file("{\"approve\": [{\"value\": \"yes\"}], \"ask\": {\"answer\": \"x\"}}");
+    fx_opts.answers =
+        fx_file("{\"approve\": [{\"value\": \"yes\"}], \"ask\": {\"answer\": \"x\"}}");
     zgrt_value out;
     char err[512];
     cr_assert_eq(human(A_APPROVE, EDITOR, &out, err, sizeof err), -1);
@@ -128,13 +131,13 @@ Test(human, no_terminal_no_answer)
     zgrt_value out;
     char err[512];
     cr_assert_eq(human(A_APPROVE, EDITOR, &out, err, sizeof err), -1);
-    cr_assert_str_eq(err,
-                     "human action `approve` on Editor needs a terminal or an answer in --answers FILE");
+    cr_assert_str_eq(
+        err, "human action `approve` on Editor needs a terminal or an answer in --answers FILE");
     /* an answers file without a key for the action */
     fx_opts.answers = fx_file("{\"Writer.approve\": {\"value\": true}}");
     cr_assert_eq(human(A_APPROVE, EDITOR, &out, err, sizeof err), -1);
-    cr_assert_str_eq(err,
-                     "human action `approve` on Editor needs a terminal or an answer in --answers FILE");
+    cr_assert_str_eq(
+        err, "human action `approve` on Editor needs a terminal or an answer in --answers FILE");
     cr_assert_eq(human(A_APPROVE, WRITER, &out, err, sizeof err), 0, "%s", err);
 }
 
@@ -265,14 +268,14 @@ Test(terminal, prompt_placeholders)
 {
     /* ask with the parameters of assess: every type in a prompt */
     static const char *const names[] = {"n", "v", "j", "x", "b", "s"};
-    static const zgrt_type types[] = {{ZGRT_INT, -1},  {ZGRT_ENUM, 0}, {ZGRT_JSON, -1},
+    static const zgrt_type types[] = {{ZGRT_INT, -1},   {ZGRT_ENUM, 0},  {ZGRT_JSON, -1},
                                       {ZGRT_FLOAT, -1}, {ZGRT_BOOL, -1}, {ZGRT_STR, -1}};
     fx_actions[A_ASK].nparams = 6;
     fx_actions[A_ASK].param_names = names;
     fx_actions[A_ASK].param_types = types;
     fx_actions[A_ASK].prompt = "n={n} v={v} j={j} x={x} b={b} s={s} {s {} {nope} {s}{s}";
     terminal("ok\n");
-    zgrt_value args[6] = {fx_int(-3),   fx_enum(1), fx_json("{\"k\":[1,\"two\"]}"),
+    zgrt_value args[6] = {fx_int(-3),    fx_enum(1), fx_json("{\"k\":[1,\"two\"]}"),
                           fx_float(2.5), fx_bool(1), fx_str("text")};
     zgrt_value out;
     char err[512];

@@ -99,8 +99,8 @@ static void sample(uint64_t seed, int lifeline, uint64_t call, int64_t out3[3])
     zgrt_value out[6];
     char err[512];
     int attempts;
-    cr_assert_eq(fx_run(A_ASSESS, lifeline, call, assess_args, out, &attempts, err, sizeof err),
-                 0, "%s", err);
+    cr_assert_eq(fx_run(A_ASSESS, lifeline, call, assess_args, out, &attempts, err, sizeof err), 0,
+                 "%s", err);
     out3[0] = out[0].u.i;
     out3[1] = out[1].u.i;
     out3[2] = (int64_t)llround(out[2].u.f * 10);
@@ -113,23 +113,19 @@ Test(mock, deterministic_and_order_independent)
     int64_t a[2][N][3], b[2][N][3], c[2][N][3];
     /* lifeline by lifeline */
     for (int l = 0; l < 2; l++)
-        for (int i = 0; i < N; i++)
-            sample(0, l, (uint64_t)i, a[l][i]);
+        for (int i = 0; i < N; i++) sample(0, l, (uint64_t)i, a[l][i]);
     /* interleaved, calls in reverse order */
     for (int i = N - 1; i >= 0; i--)
-        for (int l = 1; l >= 0; l--)
-            sample(0, l, (uint64_t)i, b[l][i]);
+        for (int l = 1; l >= 0; l--) sample(0, l, (uint64_t)i, b[l][i]);
     cr_assert(memcmp(a, b, sizeof a) == 0, "same seed, same values, whatever the order");
     /* another seed differs somewhere */
     for (int l = 0; l < 2; l++)
-        for (int i = 0; i < N; i++)
-            sample(1, l, (uint64_t)i, c[l][i]);
+        for (int i = 0; i < N; i++) sample(1, l, (uint64_t)i, c[l][i]);
     cr_assert(memcmp(a, c, sizeof a) != 0, "seeds 0 and 1 give the same values");
     /* the lifelines get different sequences, and bools take both values */
     cr_assert(memcmp(a[0], a[1], sizeof a[0]) != 0);
     int trues = 0;
-    for (int i = 0; i < N; i++)
-        trues += (int)a[0][i][0];
+    for (int i = 0; i < N; i++) trues += (int)a[0][i][0];
     cr_assert(trues > 0 && trues < N, "bools: %d of %d true", trues, N);
 }
 
@@ -146,8 +142,8 @@ static void *mock_thread(void *arg)
         zgrt_value out[6];
         char err[512];
         int attempts;
-        if (fx_run_in(h, NULL, A_ASSESS, j->lifeline, (uint64_t)i, assess_args, out, &attempts,
-                      err, sizeof err) != 0)
+        if (fx_run_in(h, NULL, A_ASSESS, j->lifeline, (uint64_t)i, assess_args, out, &attempts, err,
+                      sizeof err) != 0)
             j->vals[i][0] = -1;
         else {
             j->vals[i][0] = out[0].u.i;
@@ -165,10 +161,8 @@ Test(mock, threads_give_the_sequential_values)
     fx_opts.seed = 12345;
     mock_job jobs[2] = {{.lifeline = 0}, {.lifeline = 1}};
     pthread_t t[2];
-    for (int k = 0; k < 2; k++)
-        cr_assert_eq(pthread_create(&t[k], NULL, mock_thread, &jobs[k]), 0);
-    for (int k = 0; k < 2; k++)
-        pthread_join(t[k], NULL);
+    for (int k = 0; k < 2; k++) cr_assert_eq(pthread_create(&t[k], NULL, mock_thread, &jobs[k]), 0);
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < 64; i++) {
             int64_t v[3];
@@ -210,10 +204,7 @@ static const char *write_on(int lifeline, const char *topic)
     return buf;
 }
 
-Test(routing, default_is_mock)
-{
-    cr_assert_str_eq(write_on(EDITOR, "t"), "[write:draft]");
-}
+Test(routing, default_is_mock) { cr_assert_str_eq(write_on(EDITOR, "t"), "[write:draft]"); }
 
 Test(routing, precedence)
 {
@@ -251,8 +242,7 @@ Test(routing, network_backends_unreachable)
     /* nothing listens on port 1: transport errors, retried at once (backoff scale 0) */
     setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1", 1);
     setenv("OLLAMA_HOST", "127.0.0.1:1", 1);
-    static const char *const specs[] = {"openai", "openai:gpt-4o-mini", "ollama",
-                                        "ollama:llama3"};
+    static const char *const specs[] = {"openai", "openai:gpt-4o-mini", "ollama", "ollama:llama3"};
     for (int i = 0; i < 4; i++) {
         fx_opts.llm = specs[i];
         const char *r = write_on(EDITOR, "t");
@@ -264,9 +254,10 @@ Test(routing, network_backends_unreachable)
 Test(routing, unknown_spec_and_fallback_is_not_used)
 {
     fx_opts.llm = "gpt5";
-    cr_assert_str_eq(write_on(EDITOR, "t"),
-                     "error: unknown model spec `gpt5` (available: mock, scripted:FILE, openai[:MODEL], "
-                     "ollama[:MODEL])");
+    cr_assert_str_eq(
+        write_on(EDITOR, "t"),
+        "error: unknown model spec `gpt5` (available: mock, scripted:FILE, openai[:MODEL], "
+        "ollama[:MODEL])");
     /* judge has a fallback, but a bad spec is not a failed call */
     zgrt_value arg = fx_str("d"), out;
     char err[512];

@@ -18,8 +18,7 @@ static const char *write_on(int lifeline, int *attempts)
     zgrt_value arg = fx_str("topic"), out;
     char err[768];
     int dummy;
-    if (!attempts)
-        attempts = &dummy;
+    if (!attempts) attempts = &dummy;
     if (fx_run(A_WRITE, lifeline, 0, &arg, &out, attempts, err, sizeof err) != 0) {
         snprintf(buf, sizeof buf, "error: %s", err);
         return buf;
@@ -42,8 +41,7 @@ Test(scripted, list_consumed_in_order_then_past_the_end)
 Test(scripted, single_object_is_reused)
 {
     fx_opts.llm = fx_scripted("{\"write\": {\"draft\": \"always\"}}");
-    for (int i = 0; i < 5; i++)
-        cr_assert_str_eq(write_on(i % 2, NULL), "always");
+    for (int i = 0; i < 5; i++) cr_assert_str_eq(write_on(i % 2, NULL), "always");
 }
 
 Test(scripted, specific_key_wins)
@@ -67,8 +65,8 @@ Test(scripted, every_output_type)
         " \"verdict\": \"failed\", \"note\": \"caf\\u00e9\"},"
         " {\"ok\": false, \"count\": 9007199254740993, \"score\": 0.25, \"data\": null,"
         " \"verdict\": \"pending\", \"note\": \"\"}]}");
-    zgrt_value args[6] = {fx_int(1), fx_enum(0), fx_json("1"), fx_float(1), fx_bool(0),
-                          fx_str("s")};
+    zgrt_value args[6] = {fx_int(1),   fx_enum(0), fx_json("1"),
+                          fx_float(1), fx_bool(0), fx_str("s")};
     zgrt_value out[6];
     char err[512];
     int attempts;
@@ -100,14 +98,16 @@ Test(scripted, type_error_in_a_reused_answer_is_not_retried)
     fx_opts.llm = fx_scripted("{\"write\": {\"draft\": 5}}");
     int attempts;
     const char *r = write_on(EDITOR, &attempts);
-    cr_assert(strstr(r, "error: scripted model: the answer for Editor.write: `draft`: expected str"),
-              "%s", r);
+    cr_assert(
+        strstr(r, "error: scripted model: the answer for Editor.write: `draft`: expected str"),
+        "%s", r);
     cr_assert_eq(attempts, 1);
 }
 
 Test(scripted, invalid_answers_are_retried)
 {
-    fx_opts.llm = fx_scripted("{\"write\": [{\"draft\": 5}, {\"drafts\": \"x\"}, {\"draft\": \"ok\"}]}");
+    fx_opts.llm =
+        fx_scripted("{\"write\": [{\"draft\": 5}, {\"drafts\": \"x\"}, {\"draft\": \"ok\"}]}");
     int attempts;
     cr_assert_str_eq(write_on(EDITOR, &attempts), "ok");
     cr_assert_eq(attempts, 3);
@@ -137,8 +137,8 @@ Test(scripted, missing_and_extra_keys)
     cr_assert(strstr(r, "answer 2 for Editor.write: unexpected keys `extra`, `more`"), "%s", r);
 
     fx_opts.llm = fx_scripted("{\"assess\": {\"ok\": true}}");
-    zgrt_value args[6] = {fx_int(1), fx_enum(0), fx_json("1"), fx_float(1), fx_bool(0),
-                          fx_str("s")};
+    zgrt_value args[6] = {fx_int(1),   fx_enum(0), fx_json("1"),
+                          fx_float(1), fx_bool(0), fx_str("s")};
     zgrt_value out[6];
     char err[512];
     int attempts;
@@ -150,14 +150,19 @@ Test(scripted, bad_values)
 {
     fx_actions[A_ASSESS].retries = 5;
     fx_opts.llm = fx_scripted(
-        "{\"assess\": [{\"ok\": 1, \"count\": 1, \"score\": 1, \"data\": 1, \"verdict\": \"passed\", \"note\": \"\"},"
-        " {\"ok\": true, \"count\": 1.5, \"score\": 1, \"data\": 1, \"verdict\": \"passed\", \"note\": \"\"},"
-        " {\"ok\": true, \"count\": 1, \"score\": \"1\", \"data\": 1, \"verdict\": \"passed\", \"note\": \"\"},"
-        " {\"ok\": true, \"count\": 1, \"score\": 1, \"data\": 1, \"verdict\": \"maybe\", \"note\": \"\"},"
+        "{\"assess\": [{\"ok\": 1, \"count\": 1, \"score\": 1, \"data\": 1, \"verdict\": "
+        "\"passed\", \"note\": \"\"},"
+        " {\"ok\": true, \"count\": 1.5, \"score\": 1, \"data\": 1, \"verdict\": \"passed\", "
+        "\"note\": \"\"},"
+        " {\"ok\": true, \"count\": 1, \"score\": \"1\", \"data\": 1, \"verdict\": \"passed\", "
+        "\"note\": \"\"},"
+        " {\"ok\": true, \"count\": 1, \"score\": 1, \"data\": 1, \"verdict\": \"maybe\", "
+        "\"note\": \"\"},"
         " {\"ok\": true, \"count\": 1, \"score\": 1, \"data\": 1, \"verdict\": 1, \"note\": \"\"},"
-        " {\"ok\": true, \"count\": 1, \"score\": 1, \"data\": 1, \"verdict\": \"passed\", \"note\": null}]}");
-    zgrt_value args[6] = {fx_int(1), fx_enum(0), fx_json("1"), fx_float(1), fx_bool(0),
-                          fx_str("s")};
+        " {\"ok\": true, \"count\": 1, \"score\": 1, \"data\": 1, \"verdict\": \"passed\", "
+        "\"note\": null}]}");
+    zgrt_value args[6] = {fx_int(1),   fx_enum(0), fx_json("1"),
+                          fx_float(1), fx_bool(0), fx_str("s")};
     zgrt_value out[6];
     char err[512];
     int attempts;
@@ -262,20 +267,17 @@ Test(scripted, shared_key_consumed_once_each_across_threads)
     pthread_t t[2];
     for (int k = 0; k < 2; k++)
         cr_assert_eq(pthread_create(&t[k], NULL, shared_thread, &jobs[k]), 0);
-    for (int k = 0; k < 2; k++)
-        pthread_join(t[k], NULL);
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
     int seen[100] = {0};
     cr_assert_eq(jobs[0].n + jobs[1].n, 100);
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < jobs[k].n; i++) {
             cr_assert(jobs[k].got[i] >= 0 && jobs[k].got[i] < 100);
             seen[jobs[k].got[i]]++;
-            if (i > 0)
-                cr_assert_gt(jobs[k].got[i], jobs[k].got[i - 1], "call order per lifeline");
+            if (i > 0) cr_assert_gt(jobs[k].got[i], jobs[k].got[i - 1], "call order per lifeline");
         }
     }
-    for (int i = 0; i < 100; i++)
-        cr_assert_eq(seen[i], 1, "answer %d taken %d times", i, seen[i]);
+    for (int i = 0; i < 100; i++) cr_assert_eq(seen[i], 1, "answer %d taken %d times", i, seen[i]);
 }
 
 /* ---- fallback ---------------------------------------------------------- */

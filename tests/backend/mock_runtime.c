@@ -74,14 +74,17 @@ static void fail(int loc, const char *fmt, const char *arg)
 
 static Queue *queue(int from, int to, int chan)
 {
-    return &queues[((size_t)from * (size_t)P->nlifelines + (size_t)to) * (size_t)P->nchans + (size_t)chan];
+    return &queues[((size_t)from * (size_t)P->nlifelines + (size_t)to) * (size_t)P->nchans +
+                   (size_t)chan];
 }
 
 static void push(Queue *q, Msg *m)
 {
     pthread_mutex_lock(&mu);
-    if (q->tail) q->tail->next = m;
-    else q->head = m;
+    if (q->tail)
+        q->tail->next = m;
+    else
+        q->head = m;
     q->tail = m;
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
@@ -100,7 +103,8 @@ static Msg *pop(Queue *q)
 
 const zgrt_value *zgrt_store(zgrt_ctx *ctx) { return ctx->store; }
 
-void zgrt_send(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const zgrt_value *vals, int32_t loc)
+void zgrt_send(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const zgrt_value *vals,
+               int32_t loc)
 {
     (void)loc;
     Msg *m = calloc(1, sizeof *m + sizeof(zgrt_value) * (size_t)n);
@@ -116,14 +120,16 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
     Msg *m = pop(queue(peer, ctx->life, chan));
     if (m->ctl || m->n != n) fail(loc, "%s", "mock: unexpected message");
     for (int i = 0; i < n; i++) {
-        if (binds[i] >= 0) ctx->store[binds[i]] = m->vals[i];
-        else if (zgrt_compare(&m->vals[i], &consts[i]) != 0) fail(loc, "%s", "constant binding mismatch");
+        if (binds[i] >= 0)
+            ctx->store[binds[i]] = m->vals[i];
+        else if (zgrt_compare(&m->vals[i], &consts[i]) != 0)
+            fail(loc, "%s", "constant binding mismatch");
     }
     free(m);
 }
 
-int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers, int64_t done_mask,
-                      int32_t loc)
+int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers,
+                      int64_t done_mask, int32_t loc)
 {
     (void)loc;
     pthread_mutex_lock(&mu);
@@ -139,7 +145,8 @@ int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *pee
     }
 }
 
-void zgrt_send_ctl(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t tag, int32_t value, int32_t loc)
+void zgrt_send_ctl(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t tag, int32_t value,
+                   int32_t loc)
 {
     (void)loc;
     Msg *m = calloc(1, sizeof *m);
@@ -178,8 +185,8 @@ void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *va
         if (vars[i] >= 0) ctx->store[vars[i]] = vals[i];
 }
 
-void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts, const int32_t *outs,
-              int32_t loc)
+void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts,
+              const int32_t *outs, int32_t loc)
 {
     (void)args;
     const zgrt_action *a = &P->actions[action];
@@ -188,7 +195,8 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
         zgrt_value v = {a->result_types[i].tag, {.i = 0}};
         if (v.tag == ZGRT_STR) {
             char buf[256];
-            snprintf(buf, sizeof buf, "[%s:%s]", a->name, a->result_names[i] ? a->result_names[i] : "");
+            snprintf(buf, sizeof buf, "[%s:%s]", a->name,
+                     a->result_names[i] ? a->result_names[i] : "");
             v = str_val(buf, strlen(buf));
         } else if (v.tag == ZGRT_ENUM) {
             v.u.i = (int64_t)a->result_types[i].enum_id << 32;
@@ -276,8 +284,8 @@ static int affix(const zgrt_str *s, const zgrt_str *x, int at_end)
     return memcmp(s->data + (at_end ? s->len - x->len : 0), x->data, (size_t)x->len) == 0;
 }
 
-void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *args, zgrt_value *out,
-                  int32_t loc)
+void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *args,
+                  zgrt_value *out, int32_t loc)
 {
     (void)ctx, (void)n;
     const zgrt_value *a = &args[0], *b = &args[1];
@@ -295,10 +303,13 @@ void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *a
         return;
     }
     case ZGRT_BI_CONTAINS:
-        *out = (zgrt_value){ZGRT_BOOL, {.i = memmem(a->u.s->data, (size_t)a->u.s->len, b->u.s->data,
-                                                    (size_t)b->u.s->len) != NULL}};
+        *out = (zgrt_value){ZGRT_BOOL,
+                            {.i = memmem(a->u.s->data, (size_t)a->u.s->len, b->u.s->data,
+                                         (size_t)b->u.s->len) != NULL}};
         return;
-    case ZGRT_BI_STARTS_WITH: *out = (zgrt_value){ZGRT_BOOL, {.i = affix(a->u.s, b->u.s, 0)}}; return;
+    case ZGRT_BI_STARTS_WITH:
+        *out = (zgrt_value){ZGRT_BOOL, {.i = affix(a->u.s, b->u.s, 0)}};
+        return;
     case ZGRT_BI_ENDS_WITH: *out = (zgrt_value){ZGRT_BOOL, {.i = affix(a->u.s, b->u.s, 1)}}; return;
     case ZGRT_BI_STR:
         switch (a->tag) {
@@ -311,14 +322,20 @@ void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *a
         *out = str_val(buf, strlen(buf));
         return;
     case ZGRT_BI_INT:
-        if (a->tag == ZGRT_INT) *out = *a;
-        else if (a->tag == ZGRT_FLOAT) *out = (zgrt_value){ZGRT_INT, {.i = (int64_t)a->u.f}};
-        else *out = (zgrt_value){ZGRT_INT, {.i = strtoll(a->u.s->data, NULL, 10)}};
+        if (a->tag == ZGRT_INT)
+            *out = *a;
+        else if (a->tag == ZGRT_FLOAT)
+            *out = (zgrt_value){ZGRT_INT, {.i = (int64_t)a->u.f}};
+        else
+            *out = (zgrt_value){ZGRT_INT, {.i = strtoll(a->u.s->data, NULL, 10)}};
         return;
     case ZGRT_BI_FLOAT:
-        if (a->tag == ZGRT_FLOAT) *out = *a;
-        else if (a->tag == ZGRT_INT) *out = (zgrt_value){ZGRT_FLOAT, {.f = (double)a->u.i}};
-        else *out = (zgrt_value){ZGRT_FLOAT, {.f = strtod(a->u.s->data, NULL)}};
+        if (a->tag == ZGRT_FLOAT)
+            *out = *a;
+        else if (a->tag == ZGRT_INT)
+            *out = (zgrt_value){ZGRT_FLOAT, {.f = (double)a->u.i}};
+        else
+            *out = (zgrt_value){ZGRT_FLOAT, {.f = strtod(a->u.s->data, NULL)}};
         return;
     default: fail(loc, "%s", "mock: unsupported builtin");
     }
@@ -352,9 +369,12 @@ static void print_value(const zgrt_value *v, zgrt_type t)
         putchar('"');
         for (int64_t i = 0; i < v->u.s->len; i++) {
             unsigned char c = (unsigned char)v->u.s->data[i];
-            if (c == '"' || c == '\\') printf("\\%c", c);
-            else if (c == '\n') printf("\\n");
-            else putchar(c);
+            if (c == '"' || c == '\\')
+                printf("\\%c", c);
+            else if (c == '\n')
+                printf("\\n");
+            else
+                putchar(c);
         }
         putchar('"');
         break;
@@ -378,7 +398,8 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 {
     P = prog;
     int nl = prog->nlifelines;
-    queues = calloc((size_t)nl * (size_t)nl * (size_t)(prog->nchans ? prog->nchans : 1), sizeof *queues);
+    queues =
+        calloc((size_t)nl * (size_t)nl * (size_t)(prog->nchans ? prog->nchans : 1), sizeof *queues);
     stores = calloc((size_t)nl, sizeof *stores);
     zgrt_ctx *ctxs = calloc((size_t)nl, sizeof *ctxs);
     pthread_t *ts = calloc((size_t)nl, sizeof *ts);

@@ -28,8 +28,8 @@ static const char *const color[] = {"red", "green", "blue"};
 static const char *const mood[] = {"happy", "sad"};
 static const zgrt_enum enums[] = {{"Color", 3, color}, {"Mood", 2, mood}};
 static const zgrt_var vars[] = {
-    {"count", {ZGRT_INT, -1}, 0, {0, {0}}},  {"draft", {ZGRT_STR, -1}, 0, {0, {0}}},
-    {"data", {ZGRT_JSON, -1}, 0, {0, {0}}},  {"color", {ZGRT_ENUM, 0}, 0, {0, {0}}},
+    {"count", {ZGRT_INT, -1}, 0, {0, {0}}},   {"draft", {ZGRT_STR, -1}, 0, {0, {0}}},
+    {"data", {ZGRT_JSON, -1}, 0, {0, {0}}},   {"color", {ZGRT_ENUM, 0}, 0, {0, {0}}},
     {"score", {ZGRT_FLOAT, -1}, 0, {0, {0}}}, {"ok", {ZGRT_BOOL, -1}, 0, {0, {0}}},
 };
 static const char *const chans[] = {"main", "main/par1.1"};
@@ -76,7 +76,6 @@ static int has_json(const zri_msg *m)
             if (m->varviews[k].tag == ZGRT_JSON) return 1;
     return 0;
 }
-
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -128,7 +127,10 @@ static void seed(const zri_msg *m, const char *name)
 static zgrt_value v_int(int64_t i) { return (zgrt_value){ZGRT_INT, {.i = i}}; }
 static zgrt_value v_float(double f) { return (zgrt_value){ZGRT_FLOAT, {.f = f}}; }
 static zgrt_value v_bool(int b) { return (zgrt_value){ZGRT_BOOL, {.i = b}}; }
-static zgrt_value v_enum(int e, int k) { return (zgrt_value){ZGRT_ENUM, {.i = ((int64_t)e << 32) | k}}; }
+static zgrt_value v_enum(int e, int k)
+{
+    return (zgrt_value){ZGRT_ENUM, {.i = ((int64_t)e << 32) | k}};
+}
 
 static zgrt_value v_str(zri_heap *h, const char *s)
 {
@@ -184,8 +186,10 @@ int main(int argc, char **argv)
         const char *name;
         zgrt_value v;
     } one[] = {
-        {"int", v_int(-1234567890123)},     {"float", v_float(-2.75)},
-        {"bool", v_bool(1)},                {"enum", v_enum(1, 1)},
+        {"int", v_int(-1234567890123)},
+        {"float", v_float(-2.75)},
+        {"bool", v_bool(1)},
+        {"enum", v_enum(1, 1)},
         {"str", v_str(h, "h\xc3\xa9llo \xe2\x82\xac")},
         {"json_object", v_json(h, "{\"k\":[1,2.5,true,null,\"x\"]}")},
         {"json_scalar", v_json(h, "\"text\"")},

@@ -22,11 +22,11 @@ typedef struct Gen {
     ZBuf *out;
     const ZGenOptions *o;
     uint64_t rng;
-    int budget;      /* statements left */
-    int nvars;       /* data variables v0..v{nvars-1} */
-    int ncounters;   /* loop counters c0.. */
+    int budget;    /* statements left */
+    int nvars;     /* data variables v0..v{nvars-1} */
+    int ncounters; /* loop counters c0.. */
     int indent;
-    int in_par;      /* inside a parallel region */
+    int in_par; /* inside a parallel region */
 } Gen;
 
 static uint64_t next(Gen *g)
@@ -60,7 +60,7 @@ typedef struct VarSet {
 
 static int var(Gen *g, VarSet vs) { return vs.lo + pick(g, vs.span); }
 
-static int other(Gen *g, int not)
+static int other(Gen *g, int not )
 {
     int n = g->o->lifelines;
     int k = pick(g, n - 1);
@@ -75,7 +75,10 @@ static void atom(Gen *g, ZBuf *b, VarSet vs)
         case 0: zu_buf_printf(b, "len(s0) %s %d", ops[pick(g, 6)], 1 + pick(g, 4)); return;
         case 1: zu_buf_printf(b, "e0 %s m%d", pick(g, 2) ? "==" : "!=", pick(g, 3)); return;
         case 2: zu_buf_puts(b, pick(g, 2) ? "b0" : "!b0"); return;
-        case 3: zu_buf_printf(b, "v%d %% 5 + v%d %s %d", var(g, vs), var(g, vs), ops[pick(g, 6)], pick(g, 6)); return;
+        case 3:
+            zu_buf_printf(b, "v%d %% 5 + v%d %s %d", var(g, vs), var(g, vs), ops[pick(g, 6)],
+                          pick(g, 6));
+            return;
         case 4: zu_buf_printf(b, "contains(s0, \"%s\")", pick(g, 2) ? "x" : "ay"); return;
         default: break;
         }
@@ -92,9 +95,15 @@ static void rich_formula(Gen *g, ZBuf *b, VarSet vs, int depth)
     switch (choice) {
     case 0: atom(g, b, vs); break;
     case 1: zu_buf_printf(b, "seen L%d", pick(g, n)); break;
-    case 2: zu_buf_printf(b, "@L%d.v%d %s %d", pick(g, n), var(g, vs), ops[pick(g, 6)], pick(g, 4)); break;
+    case 2:
+        zu_buf_printf(b, "@L%d.v%d %s %d", pick(g, n), var(g, vs), ops[pick(g, 6)], pick(g, 4));
+        break;
     case 3: zu_buf_printf(b, "@L%d.v%d == v%d", pick(g, n), var(g, vs), var(g, vs)); break;
-    case 4: zu_buf_puts(b, "prev ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 4:
+        zu_buf_puts(b, "prev (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
     case 5:
         zu_buf_puts(b, "(");
         rich_formula(g, b, vs, depth - 1);
@@ -102,10 +111,26 @@ static void rich_formula(Gen *g, ZBuf *b, VarSet vs, int depth)
         rich_formula(g, b, vs, depth - 1);
         zu_buf_puts(b, ")");
         break;
-    case 6: zu_buf_puts(b, "once ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
-    case 7: zu_buf_puts(b, "historically ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
-    case 8: zu_buf_puts(b, "past ("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
-    case 9: zu_buf_printf(b, "@L%d(", pick(g, n)); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 6:
+        zu_buf_puts(b, "once (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 7:
+        zu_buf_puts(b, "historically (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 8:
+        zu_buf_puts(b, "past (");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 9:
+        zu_buf_printf(b, "@L%d(", pick(g, n));
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
     case 10:
     case 11:
         zu_buf_puts(b, "(");
@@ -114,7 +139,11 @@ static void rich_formula(Gen *g, ZBuf *b, VarSet vs, int depth)
         rich_formula(g, b, vs, depth - 1);
         zu_buf_puts(b, ")");
         break;
-    case 12: zu_buf_puts(b, "!("); rich_formula(g, b, vs, depth - 1); zu_buf_puts(b, ")"); break;
+    case 12:
+        zu_buf_puts(b, "!(");
+        rich_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
     case 13:
         zu_buf_puts(b, "(");
         rich_formula(g, b, vs, depth - 1);
@@ -146,19 +175,41 @@ static void formula(Gen *g, ZBuf *b, VarSet vs, int depth)
     if (!g->o->cpl && choice >= 1) choice = 9 + (choice - 1); /* only && || ! */
     switch (choice) {
     case 0: atom(g, b, vs); break;
-    case 1: zu_buf_puts(b, "prev "); atom(g, b, vs); break;
-    case 2: zu_buf_puts(b, "("); atom(g, b, vs); zu_buf_puts(b, ") since ("); atom(g, b, vs); zu_buf_puts(b, ")"); break;
-    case 3: zu_buf_puts(b, "once "); atom(g, b, vs); break;
-    case 4: zu_buf_puts(b, "historically "); atom(g, b, vs); break;
-    case 5: zu_buf_puts(b, "past "); atom(g, b, vs); break;
+    case 1:
+        zu_buf_puts(b, "prev ");
+        atom(g, b, vs);
+        break;
+    case 2:
+        zu_buf_puts(b, "(");
+        atom(g, b, vs);
+        zu_buf_puts(b, ") since (");
+        atom(g, b, vs);
+        zu_buf_puts(b, ")");
+        break;
+    case 3:
+        zu_buf_puts(b, "once ");
+        atom(g, b, vs);
+        break;
+    case 4:
+        zu_buf_puts(b, "historically ");
+        atom(g, b, vs);
+        break;
+    case 5:
+        zu_buf_puts(b, "past ");
+        atom(g, b, vs);
+        break;
     case 6: zu_buf_printf(b, "seen L%d", pick(g, g->o->lifelines)); break;
     case 7:
         zu_buf_printf(b, "@L%d(", pick(g, g->o->lifelines));
-        if (depth > 0) formula(g, b, vs, depth - 1);
-        else atom(g, b, vs);
+        if (depth > 0)
+            formula(g, b, vs, depth - 1);
+        else
+            atom(g, b, vs);
         zu_buf_puts(b, ")");
         break;
-    case 8: zu_buf_printf(b, "@L%d.v%d == v%d", pick(g, g->o->lifelines), var(g, vs), var(g, vs)); break;
+    case 8:
+        zu_buf_printf(b, "@L%d.v%d == v%d", pick(g, g->o->lifelines), var(g, vs), var(g, vs));
+        break;
     case 9:
         zu_buf_puts(b, "(");
         formula(g, b, vs, depth - 1);
@@ -197,12 +248,18 @@ static void rich_simple(Gen *g, VarSet vs, int a)
     case 1: line(g, "L%d(K%d) -> L%d(K%d);", a, 0, b, 0); break;
     case 2: {
         int x = var(g, vs), y = var(g, vs);
-        line(g, "L%d { v%d = inc(v%d); v%d = v%d %% 13 + %d; }", a, x, var(g, vs), y, x, pick(g, 3));
+        line(g, "L%d { v%d = inc(v%d); v%d = v%d %% 13 + %d; }", a, x, var(g, vs), y, x,
+             pick(g, 3));
         break;
     }
     case 3: line(g, "L%d(\"k\", v%d) -> L%d(\"k\", v%d);", a, var(g, vs), b, var(g, vs)); break;
-    case 4: line(g, "L%d: s0 = %s;", a, pick(g, 2) ? "s0 + \"x\"" : "lower(trim(s0)) + str(v1)"); break;
-    case 5: line(g, "L%d: e0 = v%d > %d ? m%d : m%d;", a, pick(g, 8), pick(g, 3), pick(g, 3), pick(g, 3)); break;
+    case 4:
+        line(g, "L%d: s0 = %s;", a, pick(g, 2) ? "s0 + \"x\"" : "lower(trim(s0)) + str(v1)");
+        break;
+    case 5:
+        line(g, "L%d: e0 = v%d > %d ? m%d : m%d;", a, pick(g, 8), pick(g, 3), pick(g, 3),
+             pick(g, 3));
+        break;
     case 6: line(g, "L%d: b0 = v%d < %d || !b0;", a, pick(g, 8), pick(g, 4)); break;
     case 7: line(g, "L%d(s0, e0) -> L%d(s0, e0);", a, b); break;
     case 8: line(g, "L%d(b0) -> L%d(b0);", a, b); break;
@@ -225,7 +282,8 @@ static void simple(Gen *g, VarSet vs)
     case 1: {
         int b = other(g, a);
         if (vs.span >= 2 && pick(g, 3) == 0)
-            line(g, "L%d(v%d, v%d) -> L%d(v%d, v%d);", a, var(g, vs), var(g, vs), b, vs.lo, vs.lo + 1);
+            line(g, "L%d(v%d, v%d) -> L%d(v%d, v%d);", a, var(g, vs), var(g, vs), b, vs.lo,
+                 vs.lo + 1);
         else
             line(g, "L%d(v%d) -> L%d(v%d);", a, var(g, vs), b, var(g, vs));
         break;
@@ -261,7 +319,7 @@ static void compound(Gen *g, VarSet vs, int depth)
         line(g, "}");
         g->budget--;
         break;
-    case 1: { /* while with a counter of its own nesting level and branch */
+    case 1: {                      /* while with a counter of its own nesting level and branch */
         int c = depth * 8 + vs.lo; /* distinct for nested loops and concurrent branches */
         if (c >= g->ncounters) g->ncounters = c + 1;
         formula(g, &f, vs, 1);
@@ -309,8 +367,8 @@ static void compound(Gen *g, VarSet vs, int depth)
         int recv = pick(g, n);
         int s1 = other(g, recv), s2 = (s1 + 1) % n;
         if (s2 == recv) s2 = (s2 + 1) % n; /* n >= 3: s2 differs from s1 and recv */
-        line(g, "coregion { L%d(v%d) -> L%d(v%d); L%d(v%d) -> L%d(v%d); }", s1, var(g, vs), recv, vs.lo,
-             s2, var(g, vs), recv, vs.lo + 1);
+        line(g, "coregion { L%d(v%d) -> L%d(v%d); L%d(v%d) -> L%d(v%d); }", s1, var(g, vs), recv,
+             vs.lo, s2, var(g, vs), recv, vs.lo + 1);
         g->budget--;
         break;
     }
@@ -321,14 +379,17 @@ static void compound(Gen *g, VarSet vs, int depth)
 static void stmts(Gen *g, VarSet vs, int depth, int count)
 {
     for (int i = 0; i < count && g->budget > 0; i++) {
-        if (depth < g->o->max_depth && pick(g, 4) == 0) compound(g, vs, depth);
-        else simple(g, vs);
+        if (depth < g->o->max_depth && pick(g, 4) == 0)
+            compound(g, vs, depth);
+        else
+            simple(g, vs);
     }
 }
 
 void zggen_program(ZBuf *out, const ZGenOptions *o)
 {
-    Gen g = {.out = out, .o = o, .rng = o->seed * 0x2545F4914F6CDD1Dull + 1, .budget = o->statements};
+    Gen g = {
+        .out = out, .o = o, .rng = o->seed * 0x2545F4914F6CDD1Dull + 1, .budget = o->statements};
     g.nvars = 8;
     zu_buf_puts(out, "// generated by zggen\n");
     zu_buf_puts(out, "lifeline ");
@@ -343,7 +404,8 @@ void zggen_program(ZBuf *out, const ZGenOptions *o)
         zu_buf_puts(out, "var e0: Mode = m0;\n");
         zu_buf_puts(out, "var b0: bool = false;\n");
         zu_buf_puts(out, "guard g0 = e0 != m1 since len(s0) > 1;\n");
-        zu_buf_printf(out, "guard g1 = @L%d(prev b0) || seen L%d;\n", o->lifelines - 1, o->lifelines > 2 ? 2 : 1);
+        zu_buf_printf(out, "guard g1 = @L%d(prev b0) || seen L%d;\n", o->lifelines - 1,
+                      o->lifelines > 2 ? 2 : 1);
     }
     ZBuf body = {0};
     g.out = &body;

@@ -8,11 +8,11 @@
 
 typedef struct ZGenOptions {
     uint64_t seed;
-    int lifelines;   /* 2..64 */
-    int statements;  /* approximate number of statements to generate */
-    int max_depth;   /* nesting of if/while/parallel */
-    bool cpl;        /* draw guards from the CPL operator set */
-    bool parallel;   /* parallel regions and coregions */
+    int lifelines;  /* 2..64 */
+    int statements; /* approximate number of statements to generate */
+    int max_depth;  /* nesting of if/while/parallel */
+    bool cpl;       /* draw guards from the CPL operator set */
+    bool parallel;  /* parallel regions and coregions */
     /* Off by default (existing seeds give the same programs).  On: also
      * str/enum/bool variables and computations, constant bindings on
      * receivers, blocks, named guards, and guards from the whole CPL

@@ -7,19 +7,28 @@
 
 int main(int argc, char **argv)
 {
-    ZGenOptions o = {.seed = 1, .lifelines = 4, .statements = 50, .max_depth = 3, .cpl = true, .parallel = true};
+    ZGenOptions o = {
+        .seed = 1, .lifelines = 4, .statements = 50, .max_depth = 3, .cpl = true, .parallel = true};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--seed") && v) o.seed = strtoull(v, NULL, 10), i++;
-        else if (!strcmp(a, "--lifelines") && v) o.lifelines = atoi(v), i++;
-        else if (!strcmp(a, "--statements") && v) o.statements = atoi(v), i++;
-        else if (!strcmp(a, "--depth") && v) o.max_depth = atoi(v), i++;
-        else if (!strcmp(a, "--plain")) o.cpl = false;
-        else if (!strcmp(a, "--no-parallel")) o.parallel = false;
-        else if (!strcmp(a, "--rich")) o.rich = true;
+        if (!strcmp(a, "--seed") && v)
+            o.seed = strtoull(v, NULL, 10), i++;
+        else if (!strcmp(a, "--lifelines") && v)
+            o.lifelines = atoi(v), i++;
+        else if (!strcmp(a, "--statements") && v)
+            o.statements = atoi(v), i++;
+        else if (!strcmp(a, "--depth") && v)
+            o.max_depth = atoi(v), i++;
+        else if (!strcmp(a, "--plain"))
+            o.cpl = false;
+        else if (!strcmp(a, "--no-parallel"))
+            o.parallel = false;
+        else if (!strcmp(a, "--rich"))
+            o.rich = true;
         else {
-            fprintf(stderr, "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel] [--rich]\n");
+            fprintf(stderr, "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] "
+                            "[--plain] [--no-parallel] [--rich]\n");
             return 2;
         }
     }

@@ -71,11 +71,9 @@ static entry *entries;
 static entry *entry_get(const char *model)
 {
     for (entry *e = entries; e; e = e->next)
-        if (strcmp(e->model, model) == 0)
-            return e;
+        if (strcmp(e->model, model) == 0) return e;
     entry *e = calloc(1, sizeof *e);
-    if (!e || !(e->model = strdup(model)))
-        abort();
+    if (!e || !(e->model = strdup(model))) abort();
     e->next = entries;
     entries = e;
     return e;
@@ -102,8 +100,7 @@ static int write_all(int fd, const char *s, size_t n)
     while (n > 0) {
         ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -1;
         }
         s += w;
@@ -122,8 +119,7 @@ static void respond(int fd, int status, const char *extra_headers, const char *t
              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: "
              "close\r\n\r\n",
              status, reason, type, n, extra_headers ? extra_headers : "");
-    if (write_all(fd, head, strlen(head)) == 0)
-        write_all(fd, body, n);
+    if (write_all(fd, head, strlen(head)) == 0) write_all(fd, body, n);
 }
 
 static void respond_json(int fd, int status, const char *extra_headers, json_t *j)
@@ -153,8 +149,7 @@ static const char *last_content(json_t *req, const char *role)
     {
         const char *r = json_string_value(json_object_get(m, "role"));
         const char *c = json_string_value(json_object_get(m, "content"));
-        if (r && c && strcmp(r, role) == 0)
-            found = c;
+        if (r && c && strcmp(r, role) == 0) found = c;
     }
     return found;
 }
@@ -171,11 +166,9 @@ static char *normal_answer(json_t *req, int drop_last_key)
         json_t *obj = json_object();
         size_t i, n = json_array_size(required);
         for (i = 0; i < n; i++) {
-            if (drop_last_key && i + 1 == n)
-                break;
+            if (drop_last_key && i + 1 == n) break;
             const char *key = json_string_value(json_array_get(required, i));
-            if (!key)
-                continue;
+            if (!key) continue;
             json_t *ps = json_object_get(props, key);
             const char *t = json_string_value(json_object_get(ps, "type"));
             json_t *members = json_object_get(ps, "enum");
@@ -202,12 +195,9 @@ static char *normal_answer(json_t *req, int drop_last_key)
         return text;
     }
     const char *sys = last_content(req, "system");
-    if (strstr(sys, "Answer with yes or no only."))
-        return strdup("yes");
-    if (strstr(sys, "Answer with an integer only."))
-        return strdup("7");
-    if (strstr(sys, "Answer with a number only."))
-        return strdup("0.5");
+    if (strstr(sys, "Answer with yes or no only.")) return strdup("yes");
+    if (strstr(sys, "Answer with an integer only.")) return strdup("7");
+    if (strstr(sys, "Answer with a number only.")) return strdup("0.5");
     const char *one = strstr(sys, "Answer with exactly one of: ");
     if (one) {
         one += strlen("Answer with exactly one of: ");
@@ -215,8 +205,7 @@ static char *normal_answer(json_t *req, int drop_last_key)
     }
     const char *user = last_content(req, "user");
     char *text = malloc(strlen(user) + 7);
-    if (text)
-        sprintf(text, "echo: %s", user);
+    if (text) sprintf(text, "echo: %s", user);
     return text;
 }
 
@@ -224,9 +213,9 @@ static void respond_answer(int fd, const char *model, const char *content)
 {
     json_t *j = json_pack("{s:s,s:s,s:i,s:s,s:[{s:i,s:{s:s,s:s},s:s}],s:{s:i,s:i,s:i}}", "id",
                           "chatcmpl-fake", "object", "chat.completion", "created", 0, "model",
-                          model, "choices", "index", 0, "message", "role", "assistant",
-                          "content", content, "finish_reason", "stop", "usage",
-                          "prompt_tokens", 1, "completion_tokens", 1, "total_tokens", 2);
+                          model, "choices", "index", 0, "message", "role", "assistant", "content",
+                          content, "finish_reason", "stop", "usage", "prompt_tokens", 1,
+                          "completion_tokens", 1, "total_tokens", 2);
     respond_json(fd, 200, NULL, j);
     json_decref(j);
 }
@@ -240,8 +229,7 @@ static void hang(int fd)
         if (r > 0) {
             char c;
             ssize_t got = recv(fd, &c, 1, 0);
-            if (got <= 0)
-                return;
+            if (got <= 0) return;
         }
     }
 }
@@ -256,8 +244,7 @@ static void chat(int fd, const char *body, const char *auth)
         return;
     }
     const char *model = json_string_value(json_object_get(req, "model"));
-    if (!model)
-        model = "";
+    if (!model) model = "";
     int n = record(model, body, auth);
     int status = 0, then_ok = 0;
     char *content = NULL;
@@ -268,8 +255,9 @@ static void chat(int fd, const char *body, const char *auth)
     } else if (strcmp(model, "401") == 0) {
         char msg[512];
         const char *token = auth && strncmp(auth, "Bearer ", 7) == 0 ? auth + 7 : "(none)";
-        snprintf(msg, sizeof msg, "Incorrect API key provided: %s. You can find your API key "
-                                  "in your account settings.",
+        snprintf(msg, sizeof msg,
+                 "Incorrect API key provided: %s. You can find your API key "
+                 "in your account settings.",
                  token);
         respond_error(fd, 401, NULL, msg);
     } else if (strcmp(model, "badjson-then-ok") == 0 && n == 1) {
@@ -305,8 +293,7 @@ static char *query_param(const char *path, const char *name)
             const char *v = q + nl + 1;
             size_t len = strcspn(v, "&");
             char *out = malloc(len + 1), *o = out;
-            if (!out)
-                return NULL;
+            if (!out) return NULL;
             for (size_t i = 0; i < len; i++) {
                 unsigned hi;
                 if (v[i] == '%' && i + 2 < len && sscanf(v + i + 1, "%2x", &hi) == 1) {
@@ -363,8 +350,7 @@ static char *header(const char *head, const char *name)
         line += 2;
         if (strncasecmp(line, name, nl) == 0 && line[nl] == ':') {
             const char *v = line + nl + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
+            while (*v == ' ' || *v == '\t') v++;
             return strndup(v, strcspn(v, "\r\n"));
         }
         line = strstr(line, "\r\n");
@@ -380,21 +366,16 @@ static void *serve(void *arg)
     char *end = NULL;
     while (buf && n < HEAD_MAX) {
         ssize_t r = recv(fd, buf + n, HEAD_MAX - n, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
         n += (size_t)r;
         buf[n] = 0;
-        if ((end = strstr(buf, "\r\n\r\n")))
-            break;
+        if ((end = strstr(buf, "\r\n\r\n"))) break;
     }
-    if (!end)
-        goto out;
+    if (!end) goto out;
     end[2] = 0; /* the head, with its last CRLF */
     char method[16], path[2048];
-    if (sscanf(buf, "%15s %2047s", method, path) != 2)
-        goto out;
+    if (sscanf(buf, "%15s %2047s", method, path) != 2) goto out;
     char *cl = header(buf, "Content-Length");
     char *auth = header(buf, "Authorization");
     size_t len = cl ? strtoul(cl, NULL, 10) : 0;
@@ -410,15 +391,12 @@ static void *serve(void *arg)
         free(auth);
         goto out;
     }
-    if (have > len)
-        have = len;
+    if (have > len) have = len;
     memcpy(body, end + 4, have);
     while (have < len) {
         ssize_t r = recv(fd, body + have, len - have, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
         have += (size_t)r;
     }
     body[have] = 0;
@@ -462,8 +440,7 @@ int main(void)
     for (;;) {
         int fd = accept(ls, NULL, NULL);
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
+            if (errno == EINTR || errno == ECONNABORTED) continue;
             perror("accept");
             return 1;
         }

@@ -50,10 +50,8 @@ static void srv_start(void)
     size_t n = 0;
     while (n + 1 < sizeof line) {
         ssize_t r = read(p[0], line + n, 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0 || line[n] == '\n')
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0 || line[n] == '\n') break;
         n++;
     }
     line[n] = 0;
@@ -82,8 +80,7 @@ static void teardown(void)
     srv_stop();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", work);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", work);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", work);
 }
 
 TestSuite(models, .init = setup, .fini = teardown, .timeout = 60);
@@ -106,13 +103,10 @@ static char *http_get(const char *path)
     size_t n = 0, cap = 4096;
     char *buf = malloc(cap);
     for (;;) {
-        if (n + 1024 > cap)
-            buf = realloc(buf, cap *= 2);
+        if (n + 1024 > cap) buf = realloc(buf, cap *= 2);
         ssize_t r = read(fd, buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
         n += (size_t)r;
     }
     close(fd);
@@ -158,8 +152,7 @@ typedef struct run_out {
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return strdup("");
+    if (!f) return strdup("");
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -197,8 +190,7 @@ static run_out zg(const char *file, const char *const *args, const char *const *
     argv[argc++] = "zgc";
     argv[argc++] = "run";
     argv[argc++] = path;
-    for (int i = 0; args && args[i]; i++)
-        argv[argc++] = args[i];
+    for (int i = 0; args && args[i]; i++) argv[argc++] = args[i];
     argv[argc++] = "--trace";
     argv[argc++] = trace;
     argv[argc] = NULL;
@@ -212,10 +204,9 @@ static run_out zg(const char *file, const char *const *args, const char *const *
         setenv("OPENAI_BASE_URL", url, 1);
         setenv("OPENAI_API_KEY", KEY, 1);
         setenv("OLLAMA_HOST", host, 1);
-        static const char *const proxies[] = {"http_proxy", "https_proxy", "HTTP_PROXY",
-                                              "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
-        for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++)
-            unsetenv(proxies[i]);
+        static const char *const proxies[] = {"http_proxy",  "https_proxy", "HTTP_PROXY",
+                                              "HTTPS_PROXY", "all_proxy",   "ALL_PROXY"};
+        for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++) unsetenv(proxies[i]);
         setenv("NO_PROXY", "*", 1);
         for (int i = 0; env && env[i]; i++) {
             const char *eq = strchr(env[i], '=');
@@ -229,19 +220,16 @@ static run_out zg(const char *file, const char *const *args, const char *const *
         }
         int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fo < 0 || fe < 0 || chdir(SOURCE_DIR) != 0)
-            _exit(126);
+        if (fo < 0 || fe < 0 || chdir(SOURCE_DIR) != 0) _exit(126);
         dup2(fo, STDOUT_FILENO);
         dup2(fe, STDERR_FILENO);
         int fi = open("/dev/null", O_RDONLY);
-        if (fi >= 0)
-            dup2(fi, STDIN_FILENO);
+        if (fi >= 0) dup2(fi, STDIN_FILENO);
         execv(ZGC_BIN, (char *const *)argv);
         _exit(127);
     }
     int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     run_out r;
     r.secs = now_s() - t0;
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -265,8 +253,7 @@ static void run_free(run_out *r)
 static const char *result(run_out *r)
 {
     size_t n = strlen(r->out);
-    while (n > 0 && r->out[n - 1] == '\n')
-        r->out[--n] = 0;
+    while (n > 0 && r->out[n - 1] == '\n') r->out[--n] = 0;
     return r->out;
 }
 
@@ -295,8 +282,7 @@ static json_t *trace_lines(const run_out *r)
         cr_assert_not_null(j, "trace line is not JSON: %.*s", (int)n, s);
         json_array_append_new(all, j);
         s += n;
-        if (*s)
-            s++;
+        if (*s) s++;
     }
     return all;
 }
@@ -338,8 +324,7 @@ static json_t *retry_line(json_t *lines, int k)
     json_array_foreach(lines, i, l)
     {
         const char *kind = json_string_value(json_object_get(l, "kind"));
-        if (kind && !strcmp(kind, "retry") && k-- == 0)
-            return l;
+        if (kind && !strcmp(kind, "retry") && k-- == 0) return l;
     }
     cr_assert_fail("no retry line %d", k);
     return NULL;
@@ -348,8 +333,7 @@ static json_t *retry_line(json_t *lines, int k)
 static int count_lines(const char *text, const char *needle)
 {
     int n = 0;
-    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
     return n;
 }
 
@@ -479,9 +463,9 @@ Test(models, model_choice)
 
 Test(models, rate_limited_then_ok)
 {
-    run_out r = zg("ask.zg",
-                   ARGS("--arg", "q=a", "--llm", "openai:429-then-ok", "--backoff-scale", "0"),
-                   NULL);
+    run_out r =
+        zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:429-then-ok", "--backoff-scale", "0"),
+           NULL);
     expect_ok(&r, "\"echo: Q: a\"");
     cr_assert_eq(count("429-then-ok"), 2);
     check_trace(&r, "ask.zg");
@@ -508,9 +492,9 @@ Test(models, rate_limited_then_ok)
 Test(models, retry_after_is_honoured)
 {
     /* Retry-After: 5 beats the first backoff (2 s); both scaled by 0.1 */
-    run_out r = zg("ask.zg",
-                   ARGS("--arg", "q=a", "--llm", "openai:429-then-ok", "--backoff-scale", "0.1"),
-                   NULL);
+    run_out r =
+        zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:429-then-ok", "--backoff-scale", "0.1"),
+           NULL);
     expect_ok(&r, "\"echo: Q: a\"");
     cr_assert_eq(count("429-then-ok"), 2);
     json_t *lines = trace_lines(&r);
@@ -540,8 +524,8 @@ Test(models, backoff_doubles)
 
 Test(models, server_errors_then_ok)
 {
-    run_out r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:500x2", "--backoff-scale", "0"),
-                   NULL);
+    run_out r =
+        zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:500x2", "--backoff-scale", "0"), NULL);
     expect_ok(&r, "\"echo: Q: a\"");
     cr_assert_eq(count("500x2"), 3);
     check_trace(&r, "ask.zg");
@@ -549,8 +533,7 @@ Test(models, server_errors_then_ok)
     cr_assert_eq(act_attempts(lines, "ask"), 3);
     cr_assert_eq(nkind(lines, "retry"), 2);
     cr_assert_eq(json_integer_value(json_object_get(retry_line(lines, 1), "attempt")), 2);
-    cr_assert_eq(count_lines(r.err, "zgc: note: lifeline Bot: llm ask: attempt "), 2, "%s",
-                 r.err);
+    cr_assert_eq(count_lines(r.err, "zgc: note: lifeline Bot: llm ask: attempt "), 2, "%s", r.err);
     cr_assert_not_null(strstr(r.err, "attempt 2 failed: openai:500x2: HTTP 500: fake server "
                                      "error; retrying\n"),
                        "%s", r.err);
@@ -560,8 +543,8 @@ Test(models, server_errors_then_ok)
 
 Test(models, unauthorized_fails_at_once)
 {
-    run_out r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:401", "--backoff-scale", "0"),
-                   NULL);
+    run_out r =
+        zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:401", "--backoff-scale", "0"), NULL);
     expect_error(&r, "zgc: error: lifeline Bot: ");
     expect_error(&r, "action ask: failed at attempt 1 (not retried): openai:401: HTTP 401: "
                      "Incorrect API key provided: [redacted]. You can find your API key");
@@ -617,9 +600,8 @@ Test(models, other_permanent_statuses)
 Test(models, attempts_run_out)
 {
     /* retries 3: 4 attempts, then the run fails with the count and the message */
-    run_out r = zg("ask.zg",
-                   ARGS("--arg", "q=a", "--llm", "openai:status-500", "--backoff-scale", "0"),
-                   NULL);
+    run_out r = zg(
+        "ask.zg", ARGS("--arg", "q=a", "--llm", "openai:status-500", "--backoff-scale", "0"), NULL);
     expect_error(&r, "lifeline Bot: ");
     expect_error(&r, "action ask: no answer after 4 attempts: openai:status-500: HTTP 500: fake "
                      "status 500");
@@ -644,9 +626,9 @@ Test(models, attempts_run_out)
 
 Test(models, malformed_reply_then_ok)
 {
-    run_out r = zg("ask.zg",
-                   ARGS("--arg", "q=a", "--llm", "openai:badjson-then-ok", "--backoff-scale", "0"),
-                   NULL);
+    run_out r =
+        zg("ask.zg",
+           ARGS("--arg", "q=a", "--llm", "openai:badjson-then-ok", "--backoff-scale", "0"), NULL);
     expect_ok(&r, "\"echo: Q: a\"");
     cr_assert_eq(count("badjson-then-ok"), 2);
     cr_assert_not_null(strstr(r.err, "attempt 1 failed: openai:badjson-then-ok: the server's "
@@ -657,10 +639,10 @@ Test(models, malformed_reply_then_ok)
 
 Test(models, missing_key_then_ok)
 {
-    run_out r = zg("pair.zg",
-                   ARGS("--arg", "text=t", "--llm", "openai:missing-key-then-ok", "--backoff-scale",
-                        "0"),
-                   NULL);
+    run_out r =
+        zg("pair.zg",
+           ARGS("--arg", "text=t", "--llm", "openai:missing-key-then-ok", "--backoff-scale", "0"),
+           NULL);
     expect_ok(&r, "[\"[verdict]\", 7]");
     cr_assert_eq(count("missing-key-then-ok"), 2);
     check_trace(&r, "pair.zg");
@@ -700,8 +682,8 @@ Test(models, transport_error)
     cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
     char url[128], want[160];
     snprintf(url, sizeof url, "OPENAI_BASE_URL=http://127.0.0.1:%d/v1/", ntohs(a.sin_port));
-    snprintf(want, sizeof want, "cannot reach http://127.0.0.1:%d/v1/chat/completions: ",
-             ntohs(a.sin_port));
+    snprintf(want, sizeof want,
+             "cannot reach http://127.0.0.1:%d/v1/chat/completions: ", ntohs(a.sin_port));
     run_out r = zg("judge.zg",
                    ARGS("--arg", "text=t", "--llm", "openai:test-model", "--backoff-scale", "0"),
                    ARGS(url));
@@ -744,8 +726,8 @@ Test(models, cancellation_interrupts_the_backoff)
 
 Test(models, cancellation_interrupts_a_call)
 {
-    run_out r = zg("forever.zg", ARGS("--arg", "q=a", "--llm", "openai:hang", "--timeout", "0.5"),
-                   NULL);
+    run_out r =
+        zg("forever.zg", ARGS("--arg", "q=a", "--llm", "openai:hang", "--timeout", "0.5"), NULL);
     expect_error(&r, "timeout after 0.5 s");
     cr_assert_eq(count("hang"), 1);
     cr_assert_lt(r.secs, 4.0, "took %g s", r.secs);
@@ -880,8 +862,7 @@ static const char *const example_results[][2] = {
     {"consensus.zg", "\"[verdict]\""},
     {"merge.zg", "\"blocked c1\""},
     {"parallel.zg", "\"text\\n--\\nlegal: echo: text\\nstyle: echo: text\""},
-    {"coregion.zg",
-     "\"echo: City: Paris\\nWeather: echo: Paris\\nTraffic: echo: Paris\""},
+    {"coregion.zg", "\"echo: City: Paris\\nWeather: echo: Paris\\nTraffic: echo: Paris\""},
     {"extern/score.zg", "\"published 17 bytes (score 1.00)\""},
 };
 
@@ -889,10 +870,8 @@ static void run_example(const char *name, char *opts, int processes)
 {
     const char *args[40];
     int n = 0;
-    if (processes)
-        args[n++] = "--processes";
-    for (char *w = strtok(opts, " \t"); w && n < 34; w = strtok(NULL, " \t"))
-        args[n++] = w;
+    if (processes) args[n++] = "--processes";
+    for (char *w = strtok(opts, " \t"); w && n < 34; w = strtok(NULL, " \t")) args[n++] = w;
     args[n++] = "--llm";
     args[n++] = "openai:test-model";
     args[n] = NULL;
@@ -902,8 +881,7 @@ static void run_example(const char *name, char *opts, int processes)
     cr_assert_eq(r.status, 0, "%s: exit %d: %s", name, r.status, r.err);
     const char *want = NULL;
     for (size_t i = 0; i < sizeof example_results / sizeof example_results[0]; i++)
-        if (!strcmp(example_results[i][0], name))
-            want = example_results[i][1];
+        if (!strcmp(example_results[i][0], name)) want = example_results[i][1];
     if (want)
         cr_assert_str_eq(result(&r), want, "%s", name);
     else
@@ -920,16 +898,14 @@ Test(models, examples_end_to_end, .timeout = 120)
     char line[1024];
     int n = 0;
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || !strchr(line, '|'))
-            continue;
+        if (line[0] == '#' || !strchr(line, '|')) continue;
         char *bar1 = strchr(line, '|');
         char *bar2 = strchr(bar1 + 1, '|');
         cr_assert_not_null(bar2, "%s", line);
         *bar1 = 0;
         *bar2 = 0;
         char name[256];
-        if (sscanf(line, "%255s", name) != 1)
-            continue;
+        if (sscanf(line, "%255s", name) != 1) continue;
         char opts[512];
         snprintf(opts, sizeof opts, "%s", bar1 + 1);
         run_example(name, opts, 0);

@@ -22,8 +22,8 @@ static const char *const color_members[] = {"red", "green", "blue"};
 static const char *const mood_members[] = {"happy", "sad"};
 static const zgrt_enum enums[] = {{"Color", 3, color_members}, {"Mood", 2, mood_members}};
 static const zgrt_var vars[] = {
-    {"count", {ZGRT_INT, -1}, 0, {0, {0}}},  {"draft", {ZGRT_STR, -1}, 0, {0, {0}}},
-    {"data", {ZGRT_JSON, -1}, 0, {0, {0}}},  {"color", {ZGRT_ENUM, E_COLOR}, 0, {0, {0}}},
+    {"count", {ZGRT_INT, -1}, 0, {0, {0}}},   {"draft", {ZGRT_STR, -1}, 0, {0, {0}}},
+    {"data", {ZGRT_JSON, -1}, 0, {0, {0}}},   {"color", {ZGRT_ENUM, E_COLOR}, 0, {0, {0}}},
     {"score", {ZGRT_FLOAT, -1}, 0, {0, {0}}}, {"ok", {ZGRT_BOOL, -1}, 0, {0, {0}}},
 };
 static const char *const chans[] = {"main", "main/par1.1"};
@@ -33,24 +33,24 @@ static const char *const tags[] = {"while#1", "if#2", "if#3"};
 static const zgrt_slot views3[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}, {2, 2}, {2, 4}};
 static const zgrt_slot varviews3[] = {
     {0, V_COUNT}, {0, V_DRAFT}, {0, V_DATA}, {0, V_COLOR}, {0, V_SCORE}, {0, V_OK}, /* User */
-    {1, V_DRAFT}, {1, V_COLOR},                                                      /* Writer */
-    {2, V_COUNT}, {2, V_DATA}, {2, V_OK},                                            /* Mailbox */
+    {1, V_DRAFT}, {1, V_COLOR},                                                     /* Writer */
+    {2, V_COUNT}, {2, V_DATA},  {2, V_OK},                                          /* Mailbox */
 };
 static const zgrt_slot views2[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}};
 static const zgrt_slot varviews2[] = {
-    {0, V_COUNT}, {0, V_DRAFT}, {0, V_DATA}, {0, V_COLOR}, {0, V_SCORE}, {0, V_OK},
-    {1, V_DRAFT}, {1, V_COLOR},
+    {0, V_COUNT}, {0, V_DRAFT}, {0, V_DATA},  {0, V_COLOR},
+    {0, V_SCORE}, {0, V_OK},    {1, V_DRAFT}, {1, V_COLOR},
 };
 /* for the build with one variable fewer (no `ok`) */
 static const zgrt_slot varviews2_build[] = {{0, V_COUNT}, {0, V_DRAFT}, {1, V_DRAFT}};
 
-#define PROG(wf, nl, names, nv, mon, v, vv)                                                  \
-    {                                                                                        \
-        .abi_version = ZGRT_ABI_VERSION, .nlifelines = (nl), .source = "test.zg",           \
-        .workflow = (wf), .lifelines = (names), .nvars = (nv), .nenums = 2, .vars = vars,    \
-        .enums = enums, .nchans = 2, .ntags = 3, .chans = chans, .tags = tags,               \
-        .monitor = (mon), .nsubs = 5, .nviews = (int32_t)(sizeof v / sizeof v[0]),            \
-        .views = v, .nvarviews = (int32_t)(sizeof vv / sizeof vv[0]), .varviews = vv,        \
+#define PROG(wf, nl, names, nv, mon, v, vv)                                                      \
+    {                                                                                            \
+        .abi_version = ZGRT_ABI_VERSION, .nlifelines = (nl), .source = "test.zg",                \
+        .workflow = (wf), .lifelines = (names), .nvars = (nv), .nenums = 2, .vars = vars,        \
+        .enums = enums, .nchans = 2, .ntags = 3, .chans = chans, .tags = tags, .monitor = (mon), \
+        .nsubs = 5, .nviews = (int32_t)(sizeof v / sizeof v[0]), .views = v,                     \
+        .nvarviews = (int32_t)(sizeof vv / sizeof vv[0]), .varviews = vv,                        \
     }
 
 const zgrt_program t_prog3 = PROG("hello", 3, lifelines3, NVARS, 1, views3, varviews3);
@@ -146,7 +146,8 @@ int tv_eq(const zgrt_value *a, const zgrt_value *b)
     case ZGRT_UNDEF: return 1;
     case ZGRT_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
     case ZGRT_STR:
-        return a->u.s->len == b->u.s->len && !memcmp(a->u.s->data, b->u.s->data, (size_t)a->u.s->len) &&
+        return a->u.s->len == b->u.s->len &&
+               !memcmp(a->u.s->data, b->u.s->data, (size_t)a->u.s->len) &&
                a->u.s->data[a->u.s->len] == 0 && b->u.s->data[b->u.s->len] == 0;
     case ZGRT_JSON: return json_equal(a->u.j, b->u.j);
     default: return a->u.i == b->u.i;
@@ -160,8 +161,10 @@ static void sink_deliver(void *user, zri_msg *m)
     sink *s = user;
     pthread_mutex_lock(&s->mu);
     m->next = NULL;
-    if (s->tail) s->tail->next = m;
-    else s->head = m;
+    if (s->tail)
+        s->tail->next = m;
+    else
+        s->head = m;
     s->tail = m;
     s->nmsgs++;
     pthread_cond_broadcast(&s->cv);
@@ -277,15 +280,9 @@ static void *opener_main(void *arg)
     return NULL;
 }
 
-void opener_start(opener *o)
-{
-    pthread_create(&o->th, NULL, opener_main, o);
-}
+void opener_start(opener *o) { pthread_create(&o->th, NULL, opener_main, o); }
 
-void opener_join(opener *o)
-{
-    pthread_join(o->th, NULL);
-}
+void opener_join(opener *o) { pthread_join(o->th, NULL); }
 
 void opener_finish(opener *o)
 {

@@ -33,8 +33,14 @@ extern const zgrt_program t_prog2_build;
 enum { V_COUNT, V_DRAFT, V_DATA, V_COLOR, V_SCORE, V_OK, NVARS };
 enum { NVIEWS3 = 6, NVARVIEWS3 = 11, NVIEWS2 = 4, NVARVIEWS2 = 8 };
 /* variable-view slots of t_prog3 / t_prog2 */
-enum { VV_USER = 0, VV_WRITER_DRAFT = 6, VV_WRITER_COLOR = 7, VV_MAILBOX_COUNT = 8,
-       VV_MAILBOX_DATA = 9, VV_MAILBOX_OK = 10 };
+enum {
+    VV_USER = 0,
+    VV_WRITER_DRAFT = 6,
+    VV_WRITER_COLOR = 7,
+    VV_MAILBOX_COUNT = 8,
+    VV_MAILBOX_DATA = 9,
+    VV_MAILBOX_OK = 10
+};
 enum { E_COLOR, E_MOOD };
 
 /* ---- bytes ---------------------------------------------------------------- */

@@ -13,15 +13,9 @@
 
 static zri_heap *heap;
 
-static void setup(void)
-{
-    heap = zri_heap_new();
-}
+static void setup(void) { heap = zri_heap_new(); }
 
-static void teardown(void)
-{
-    zri_heap_free(heap);
-}
+static void teardown(void) { zri_heap_free(heap); }
 
 TestSuite(frame, .init = setup, .fini = teardown);
 
@@ -32,7 +26,8 @@ static zri_msg *round_trip(const zgrt_program *p, const zri_msg *m)
     size_t len;
     cr_assert_eq(zri_frame_encode(p, m, &buf, &len), 0, "encode failed");
     cr_assert_geq(len, 5);
-    uint32_t plen = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
+    uint32_t plen =
+        (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
     cr_assert_eq(plen, len - 4);
     zri_msg *out = NULL;
     char err[512];
@@ -315,13 +310,24 @@ Test(frame, metadata_size_follows_the_slots)
         snprintf(names_buf[l], sizeof names_buf[l], "L%d", l);
         names[l] = names_buf[l];
     }
-    static const zgrt_var v[] = {{"a", {ZGRT_INT, -1}, 0, {0, {0}}}, {"b", {ZGRT_BOOL, -1}, 0, {0, {0}}}};
+    static const zgrt_var v[] = {{"a", {ZGRT_INT, -1}, 0, {0, {0}}},
+                                 {"b", {ZGRT_BOOL, -1}, 0, {0, {0}}}};
     static const char *const ch[] = {"main"};
     static const zgrt_slot views[] = {{0, 5}, {7, 1}, {31, 127}};
     static const zgrt_slot varviews[] = {{3, 0}, {31, 1}};
-    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION, .nlifelines = 32, .lifelines = names,
-                      .workflow = "big", .nvars = 2, .vars = v, .nchans = 1, .chans = ch,
-                      .monitor = 1, .nsubs = 128, .nviews = 3, .views = views, .nvarviews = 2,
+    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION,
+                      .nlifelines = 32,
+                      .lifelines = names,
+                      .workflow = "big",
+                      .nvars = 2,
+                      .vars = v,
+                      .nchans = 1,
+                      .chans = ch,
+                      .monitor = 1,
+                      .nsubs = 128,
+                      .nviews = 3,
+                      .views = views,
+                      .nvarviews = 2,
                       .varviews = varviews};
     zri_msg *m = zri_msg_new(&p, 0, 1);
     cr_assert_not_null(m);
@@ -366,8 +372,10 @@ static int encodes(const zgrt_program *p, const zri_msg *m)
     uint8_t *buf;
     size_t len;
     int rc = zri_frame_encode(p, m, &buf, &len);
-    if (rc == 0) free(buf);
-    else cr_assert_null(buf);
+    if (rc == 0)
+        free(buf);
+    else
+        cr_assert_null(buf);
     return rc == 0;
 }
 
@@ -532,7 +540,8 @@ Test(frame, rejects_indices)
     tb_header(&b, 0, 0);
     tb_varint(&b, 0);
     tb_varint(&b, 1000);
-    rejects(&t_prog3, &b, "receiver lifeline index 1000 out of range (the program has 3 lifelines)");
+    rejects(&t_prog3, &b,
+            "receiver lifeline index 1000 out of range (the program has 3 lifelines)");
     b.n = 0;
     tb_header(&b, 0, 0);
     tb_varint(&b, 1);
@@ -620,17 +629,22 @@ Test(frame, rejects_values)
         {"\x06\x02\x00", 3, "enum value 2: enum index 2 out of range (the program has 2 enums)"},
         {"\x06\x00\x03", 3, "enum value 2: member 3 out of range for enum Color (3 members)"},
         {"\x06\x01\x02", 3, "enum value 2: member 2 out of range for enum Mood (2 members)"},
-        {"\x04\x02\xc0\x80", 4, "string value 2 is not valid UTF-8"},        /* overlong */
-        {"\x04\x03\xed\xa0\x80", 5, "string value 2 is not valid UTF-8"},    /* surrogate */
-        {"\x04\x01\x80", 3, "string value 2 is not valid UTF-8"},            /* stray byte */
+        {"\x04\x02\xc0\x80", 4, "string value 2 is not valid UTF-8"},     /* overlong */
+        {"\x04\x03\xed\xa0\x80", 5, "string value 2 is not valid UTF-8"}, /* surrogate */
+        {"\x04\x01\x80", 3, "string value 2 is not valid UTF-8"},         /* stray byte */
         {"\x04\x02\xc3", 3, "string value 2: length 2 exceeds the frame (1 bytes left)"},
         {"\x04\x04\xf4\x90\x80\x80", 6, "string value 2 is not valid UTF-8"}, /* > U+10FFFF */
         {"\x04\x01\xf5", 3, "string value 2 is not valid UTF-8"},
-        {"\x04\x03" "a\0b", 5, "string value 2 contains a NUL byte"},
+        {"\x04\x03"
+         "a\0b",
+         5, "string value 2 contains a NUL byte"},
         {"\x04\x80\x80\x80\x80\x01", 6,
          "string value 2: length 268435456 exceeds the frame (0 bytes left)"},
-        {"\x05\x01{", 3, "json value 2 is not valid JSON: string or '}' expected near end of file at byte 1"},
-        {"\x05\x03" "1 2", 5, "json value 2 is not valid JSON: end of file expected near '2' at byte 3"},
+        {"\x05\x01{", 3,
+         "json value 2 is not valid JSON: string or '}' expected near end of file at byte 1"},
+        {"\x05\x03"
+         "1 2",
+         5, "json value 2 is not valid JSON: end of file expected near '2' at byte 3"},
         {"\x05\x02\"\xff", 4, "json value 2 is not valid UTF-8"},
         {"\x05\x03[\0]", 5, "json value 2 contains a NUL byte"},
     };
@@ -681,7 +695,7 @@ Test(frame, rejects_meta)
     b.n = 0;
     user_head(&b, 1, 0);
     for (int l = 0; l < 3; l++) tb_varint(&b, 1);
-    tb_u8(&b, 0x25); /* slots 0, 2 and 5 */
+    tb_u8(&b, 0x25);     /* slots 0, 2 and 5 */
     tb_u8(&b, ZGRT_STR); /* User.count */
     rejects(&t_prog3, &b, "value of User.count is a string, but the variable is declared int");
     b.n -= 1;
@@ -691,8 +705,9 @@ Test(frame, rejects_meta)
     tb_u8(&b, ZGRT_ENUM);  /* User.color */
     tb_varint(&b, E_MOOD);
     tb_varint(&b, 0);
-    rejects(&t_prog3, &b,
-            "value of User.color is a member of enum Mood, but the variable is declared enum Color");
+    rejects(
+        &t_prog3, &b,
+        "value of User.color is a member of enum Mood, but the variable is declared enum Color");
     b.n -= 3;
     tb_u8(&b, ZGRT_ENUM);
     tb_varint(&b, E_COLOR);
@@ -741,9 +756,8 @@ Test(frame, rejects_oversized_length)
     uint8_t one = 0x5A;
     zri_msg *m;
     char err[256];
-    cr_assert_eq(zri_frame_decode(&t_prog3, heap, &one, (size_t)ZRI_FRAME_MAX + 1, &m, err,
-                                  sizeof err),
-                 -1);
+    cr_assert_eq(
+        zri_frame_decode(&t_prog3, heap, &one, (size_t)ZRI_FRAME_MAX + 1, &m, err, sizeof err), -1);
     cr_assert_str_eq(err, "frame of 67108865 bytes exceeds the limit of 67108864 bytes");
 }
 
@@ -764,8 +778,8 @@ static void check_prefixes(const zgrt_program *p, const zri_msg *m)
         int rc = zri_frame_decode(p, heap, copy, k, &out, err, sizeof err);
         cr_assert_eq(rc, -1, "prefix of %zu/%zu bytes accepted", k, plen);
         cr_assert_null(out);
-        cr_assert(strstr(err, "truncated") || strstr(err, "exceeds the frame"),
-                  "prefix %zu: %s", k, err);
+        cr_assert(strstr(err, "truncated") || strstr(err, "exceeds the frame"), "prefix %zu: %s", k,
+                  err);
         free(copy);
     }
     uint8_t *longer = malloc(plen + 1);
@@ -783,7 +797,8 @@ Test(frame, rejects_every_truncation)
 {
     zri_msg *m = user_msg(&t_prog3, 6, 1);
     m->vals[0] = tv_int(-7);
-    m->vals[1] = tv_str(heap, "dr\xc3\xa4" "ft");
+    m->vals[1] = tv_str(heap, "dr\xc3\xa4"
+                              "ft");
     m->vals[2] = tv_json(heap, "{\"k\": [1, 2, {\"x\": null}]}");
     m->vals[3] = tv_enum(E_MOOD, 1);
     m->vals[4] = tv_float(-2.5);

@@ -149,10 +149,7 @@ static void addrs_free(addrs *x)
     if (x->dir) t_rmdir(x->dir);
 }
 
-static const char *path_of(const addrs *x, int i)
-{
-    return x->a[i] + 5; /* after "unix:" */
-}
+static const char *path_of(const addrs *x, int i) { return x->a[i] + 5; /* after "unix:" */ }
 
 /* Opens every lifeline of p in its own thread; all must succeed. */
 static void open_all(opener *o, const zgrt_program *p, const addrs *x)
@@ -195,8 +192,7 @@ static void check_msg(const zri_msg *m, int from, int to, int64_t seq)
     cr_assert_eq(m->kind, ZRI_MSG_USER);
     cr_assert_eq(m->from, from);
     cr_assert_eq(m->to, to);
-    cr_assert_eq(m->seq, seq, "expected message %lld, got %lld", (long long)seq,
-                 (long long)m->seq);
+    cr_assert_eq(m->seq, seq, "expected message %lld, got %lld", (long long)seq, (long long)m->seq);
     cr_assert_eq(m->nvals, 3);
     cr_assert_eq(m->vals[0].u.i, seq);
     cr_assert_eq(m->vals[1].tag, ZGRT_STR);
@@ -531,10 +527,10 @@ static size_t capture_hello(const zgrt_program *p, int self, int to, uint8_t *ou
 
 typedef struct fake {
     addrs x;
-    opener user;     /* the real User endpoint */
-    int lfd;         /* the fake Writer's listening socket */
-    int in;          /* User -> fake Writer */
-    int out;         /* fake Writer -> User */
+    opener user; /* the real User endpoint */
+    int lfd;     /* the fake Writer's listening socket */
+    int in;      /* User -> fake Writer */
+    int out;     /* fake Writer -> User */
     uint8_t hello[4200];
     size_t hello_len;
 } fake;
@@ -950,8 +946,7 @@ Test(net, tcp_peer_never_starts)
     opener_join(&u);
     char want[600];
     snprintf(want, sizeof want,
-             "could not connect to lifeline Writer at %s within 0.3 s: Connection refused",
-             x.v[1]);
+             "could not connect to lifeline Writer at %s within 0.3 s: Connection refused", x.v[1]);
     cr_assert_null(u.net);
     cr_assert_str_eq(u.err, want);
     opener_finish(&u);

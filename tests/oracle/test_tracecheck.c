@@ -8,35 +8,49 @@
 #include "oracle.h"
 
 /* B decides with a CPL guard (prev) and, when it holds, sends back. */
-static const char workflow[] =
-    "lifeline A, B;\n"
-    "var x: int = 0;\n"
-    "var y: int = 0;\n"
-    "var ok: bool = false;\n"
-    "workflow w() -> int {\n"
-    "    A: x = x + 1;\n"
-    "    A(x) -> B(y);\n"
-    "    if prev y == 1 @ B {\n"
-    "        B: ok = true;\n"
-    "        B(y) -> A(x);\n"
-    "    }\n"
-    "    return x @ A;\n"
-    "}\n";
+static const char workflow[] = "lifeline A, B;\n"
+                               "var x: int = 0;\n"
+                               "var y: int = 0;\n"
+                               "var ok: bool = false;\n"
+                               "workflow w() -> int {\n"
+                               "    A: x = x + 1;\n"
+                               "    A(x) -> B(y);\n"
+                               "    if prev y == 1 @ B {\n"
+                               "        B: ok = true;\n"
+                               "        B(y) -> A(x);\n"
+                               "    }\n"
+                               "    return x @ A;\n"
+                               "}\n";
 
 /* The trace the runtime writes for it (plus a note line, ignored). */
 static const char good[] =
     "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
     "{\"kind\":\"start\",\"lifeline\":\"B\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
-    "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{\"x\":1},\"vc\":{\"A\":1,\"B\":0}}\n"
-    "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":2,\"B\":0}}\n"
-    "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":2,\"B\":1}}\n"
-    "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":true,\"writes\":{},\"vc\":{\"A\":2,\"B\":2}}\n"
-    "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\",\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":2,\"B\":3}}\n"
-    "{\"lifeline\":\"B\",\"index\":4,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{\"ok\":true},\"vc\":{\"A\":2,\"B\":4}}\n"
+    "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{"
+    "\"x\":1},\"vc\":{\"A\":1,\"B\":0}}\n"
+    "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
+    "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":2,\"B\":0}}"
+    "\n"
+    "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\","
+    "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":2,"
+    "\"B\":1}}\n"
+    "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":true,"
+    "\"writes\":{},\"vc\":{\"A\":2,\"B\":2}}\n"
+    "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
+    "\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":2,"
+    "\"B\":3}}\n"
+    "{\"lifeline\":\"B\",\"index\":4,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{"
+    "\"ok\":true},\"vc\":{\"A\":2,\"B\":4}}\n"
     "{\"kind\":\"retry\",\"lifeline\":\"B\",\"note\":\"ignored\"}\n"
-    "{\"lifeline\":\"B\",\"index\":5,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{},\"vc\":{\"A\":2,\"B\":5}}\n"
-    "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\",\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":3,\"B\":3}}\n"
-    "{\"lifeline\":\"A\",\"index\":4,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1},\"vc\":{\"A\":4,\"B\":5}}\n"
+    "{\"lifeline\":\"B\",\"index\":5,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
+    "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{},\"vc\":{\"A\":2,\"B\":5}}"
+    "\n"
+    "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\","
+    "\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":3,"
+    "\"B\":3}}\n"
+    "{\"lifeline\":\"A\",\"index\":4,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\","
+    "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1},\"vc\":{\"A\":4,"
+    "\"B\":5}}\n"
     "{\"kind\":\"end\",\"result\":1}\n";
 
 static ZtModel *model(void)
@@ -110,8 +124,9 @@ Test(tracecheck, changed_value)
     /* B sends 2 where its y is 1 (both sides agree, so only the store can tell) */
     char *a = subst(good, "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\"",
                     "\"values\":[2],\"control\":null,\"msg\":\"B>A@main#2\"");
-    char *b = subst(a, "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1}",
-                    "\"values\":[2],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":2}");
+    char *b =
+        subst(a, "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1}",
+              "\"values\":[2],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":2}");
     expect_fail(b, "t.jsonl:10: lifeline B event 5: sent value 1 is 2, expected 1", NULL);
     free(a);
     free(b);
@@ -119,9 +134,11 @@ Test(tracecheck, changed_value)
 
 Test(tracecheck, receive_differs_from_send)
 {
-    char *a = subst(good, "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1}",
-                    "\"values\":[7],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":7}");
-    expect_fail(a, "t.jsonl:5: lifeline B event 1: receive of \"A>B@main#1\" has values [7]", "has [1]");
+    char *a =
+        subst(good, "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1}",
+              "\"values\":[7],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":7}");
+    expect_fail(a, "t.jsonl:5: lifeline B event 1: receive of \"A>B@main#1\" has values [7]",
+                "has [1]");
     free(a);
 }
 
@@ -129,7 +146,9 @@ Test(tracecheck, vc_off_by_one)
 {
     char *a = subst(good, "\"writes\":{\"ok\":true},\"vc\":{\"A\":2,\"B\":4}",
                     "\"writes\":{\"ok\":true},\"vc\":{\"A\":1,\"B\":4}");
-    expect_fail(a, "t.jsonl:8: lifeline B event 4: vc[A] is 1, but 2 events of A causally precede it", NULL);
+    expect_fail(a,
+                "t.jsonl:8: lifeline B event 4: vc[A] is 1, but 2 events of A causally precede it",
+                NULL);
     free(a);
 }
 
@@ -141,17 +160,33 @@ Test(tracecheck, receive_before_send)
     const char *trace =
         "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
         "{\"kind\":\"start\",\"lifeline\":\"B\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
-        "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\",\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":1,\"B\":3}}\n"
-        "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{\"x\":1},\"vc\":{\"A\":2,\"B\":3}}\n"
-        "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":3,\"B\":3}}\n"
-        "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":3,\"B\":1}}\n"
-        "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":true,\"writes\":{},\"vc\":{\"A\":3,\"B\":2}}\n"
-        "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\",\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":3,\"B\":3}}\n"
-        "{\"lifeline\":\"B\",\"index\":4,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{\"ok\":true},\"vc\":{\"A\":3,\"B\":4}}\n"
-        "{\"lifeline\":\"B\",\"index\":5,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{},\"vc\":{\"A\":3,\"B\":5}}\n"
-        "{\"lifeline\":\"A\",\"index\":4,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1},\"vc\":{\"A\":4,\"B\":5}}\n"
+        "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\","
+        "\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":"
+        "1,\"B\":3}}\n"
+        "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"act\",\"action\":null,\"attempts\":1,"
+        "\"writes\":{\"x\":1},\"vc\":{\"A\":2,\"B\":3}}\n"
+        "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":3,"
+        "\"B\":3}}\n"
+        "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":"
+        "3,\"B\":1}}\n"
+        "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":true,"
+        "\"writes\":{},\"vc\":{\"A\":3,\"B\":2}}\n"
+        "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
+        "\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":"
+        "3,\"B\":3}}\n"
+        "{\"lifeline\":\"B\",\"index\":4,\"kind\":\"act\",\"action\":null,\"attempts\":1,"
+        "\"writes\":{\"ok\":true},\"vc\":{\"A\":3,\"B\":4}}\n"
+        "{\"lifeline\":\"B\",\"index\":5,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{},\"vc\":{\"A\":3,"
+        "\"B\":5}}\n"
+        "{\"lifeline\":\"A\",\"index\":4,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1},\"vc\":{\"A\":"
+        "4,\"B\":5}}\n"
         "{\"kind\":\"end\",\"result\":1}\n";
-    expect_fail(trace, "t.jsonl:3: lifeline A event 1: the causal order has a cycle", "a receive happens before its send");
+    expect_fail(trace, "t.jsonl:3: lifeline A event 1: the causal order has a cycle",
+                "a receive happens before its send");
 }
 
 Test(tracecheck, reordered_channel)
@@ -159,9 +194,13 @@ Test(tracecheck, reordered_channel)
     /* A takes B's second message before the first */
     char *a = subst(good, "\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":3",
                     "\"msg\":\"B>A@main#@\",\"writes\":{},\"vc\":{\"A\":3");
-    char *b = subst(a, "\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1}", "\"msg\":\"B>A@main#1\",\"writes\":{\"x\":1}");
+    char *b = subst(a, "\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1}",
+                    "\"msg\":\"B>A@main#1\",\"writes\":{\"x\":1}");
     char *c = subst(b, "\"msg\":\"B>A@main#@\"", "\"msg\":\"B>A@main#2\"");
-    expect_fail(c, "t.jsonl:11: lifeline A event 3: FIFO: receives \"B>A@main#2\", expected the channel's next message \"B>A@main#1\"", NULL);
+    expect_fail(c,
+                "t.jsonl:11: lifeline A event 3: FIFO: receives \"B>A@main#2\", expected the "
+                "channel's next message \"B>A@main#1\"",
+                NULL);
     free(a);
     free(b);
     free(c);
@@ -174,15 +213,27 @@ Test(tracecheck, cpl_choice_flipped)
     const char *trace =
         "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
         "{\"kind\":\"start\",\"lifeline\":\"B\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
-        "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{\"x\":1},\"vc\":{\"A\":1,\"B\":0}}\n"
-        "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":2,\"B\":0}}\n"
-        "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":2,\"B\":1}}\n"
-        "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":false,\"writes\":{},\"vc\":{\"A\":2,\"B\":2}}\n"
-        "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\",\"values\":[false],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":2,\"B\":3}}\n"
-        "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\",\"values\":[false],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":3,\"B\":3}}\n"
+        "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":null,\"attempts\":1,"
+        "\"writes\":{\"x\":1},\"vc\":{\"A\":1,\"B\":0}}\n"
+        "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":2,"
+        "\"B\":0}}\n"
+        "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":"
+        "2,\"B\":1}}\n"
+        "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":"
+        "false,\"writes\":{},\"vc\":{\"A\":2,\"B\":2}}\n"
+        "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
+        "\"values\":[false],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{"
+        "\"A\":2,\"B\":3}}\n"
+        "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\","
+        "\"values\":[false],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{"
+        "\"A\":3,\"B\":3}}\n"
         "{\"kind\":\"end\",\"result\":1}\n";
-    expect_fail(trace, "t.jsonl:6: lifeline B event 2: CPL guard of if#1 `prev y == 1` is true by Definition 3",
-                "the recorded decision is false");
+    expect_fail(
+        trace,
+        "t.jsonl:6: lifeline B event 2: CPL guard of if#1 `prev y == 1` is true by Definition 3",
+        "the recorded decision is false");
 }
 
 Test(tracecheck, missing_event)
@@ -198,10 +249,13 @@ Test(tracecheck, missing_event)
 
 Test(tracecheck, control_message_of_the_wrong_tag)
 {
-    char *a = subst(good, "\"control\":\"if#1\",\"msg\":\"B>A@main#1\"", "\"control\":\"while#7\",\"msg\":\"B>A@main#1\"");
-    char *b = subst(a, "\"control\":\"if#1\",\"msg\":\"B>A@main#1\"", "\"control\":\"while#7\",\"msg\":\"B>A@main#1\"");
+    char *a = subst(good, "\"control\":\"if#1\",\"msg\":\"B>A@main#1\"",
+                    "\"control\":\"while#7\",\"msg\":\"B>A@main#1\"");
+    char *b = subst(a, "\"control\":\"if#1\",\"msg\":\"B>A@main#1\"",
+                    "\"control\":\"while#7\",\"msg\":\"B>A@main#1\"");
     expect_fail(b, "t.jsonl:7: lifeline B event 3: control messages differ from the projection",
-                "got send to A on main (control while#7, decision true), expected send to A on main (control if#1");
+                "got send to A on main (control while#7, decision true), expected send to A on "
+                "main (control if#1");
     free(a);
     free(b);
 }
@@ -234,17 +288,32 @@ Test(tracecheck, per_lifeline_traces_concatenated)
      * events and an end line with its result components */
     const char *trace =
         "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
-        "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{\"x\":1},\"vc\":{\"A\":1,\"B\":0}}\n"
-        "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":2,\"B\":0}}\n"
-        "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\",\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":3,\"B\":3}}\n"
-        "{\"lifeline\":\"A\",\"index\":4,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1},\"vc\":{\"A\":4,\"B\":5}}\n"
+        "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":null,\"attempts\":1,"
+        "\"writes\":{\"x\":1},\"vc\":{\"A\":1,\"B\":0}}\n"
+        "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{},\"vc\":{\"A\":2,"
+        "\"B\":0}}\n"
+        "{\"lifeline\":\"A\",\"index\":3,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\","
+        "\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":"
+        "3,\"B\":3}}\n"
+        "{\"lifeline\":\"A\",\"index\":4,\"kind\":\"recv\",\"from\":\"B\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1},\"vc\":{\"A\":"
+        "4,\"B\":5}}\n"
         "{\"kind\":\"end\",\"result\":{\"0\": 1}}\n"
         "{\"kind\":\"start\",\"lifeline\":\"B\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
-        "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":2,\"B\":1}}\n"
-        "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":true,\"writes\":{},\"vc\":{\"A\":2,\"B\":2}}\n"
-        "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\",\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":2,\"B\":3}}\n"
-        "{\"lifeline\":\"B\",\"index\":4,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{\"ok\":true},\"vc\":{\"A\":2,\"B\":4}}\n"
-        "{\"lifeline\":\"B\",\"index\":5,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{},\"vc\":{\"A\":2,\"B\":5}}\n"
+        "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"recv\",\"from\":\"A\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"A>B@main#1\",\"writes\":{\"y\":1},\"vc\":{\"A\":"
+        "2,\"B\":1}}\n"
+        "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"choice\",\"construct\":\"if#1\",\"value\":true,"
+        "\"writes\":{},\"vc\":{\"A\":2,\"B\":2}}\n"
+        "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
+        "\"values\":[true],\"control\":\"if#1\",\"msg\":\"B>A@main#1\",\"writes\":{},\"vc\":{\"A\":"
+        "2,\"B\":3}}\n"
+        "{\"lifeline\":\"B\",\"index\":4,\"kind\":\"act\",\"action\":null,\"attempts\":1,"
+        "\"writes\":{\"ok\":true},\"vc\":{\"A\":2,\"B\":4}}\n"
+        "{\"lifeline\":\"B\",\"index\":5,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
+        "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{},\"vc\":{\"A\":2,"
+        "\"B\":5}}\n"
         "{\"kind\":\"end\",\"result\":{}}\n";
     ZtModel *m = model();
     char *msg = NULL;

@@ -109,12 +109,12 @@ json_t *read_jsonl(const char *path)
 
 typedef struct tev {
     json_t *j;
-    int life;       /* index in names */
+    int life; /* index in names */
     int index;
-    char kind;      /* s r a c */
+    char kind; /* s r a c */
     const char *msg;
-    int prev;       /* previous event on the lifeline, or -1 */
-    int match;      /* send <-> receive */
+    int prev;  /* previous event on the lifeline, or -1 */
+    int match; /* send <-> receive */
 } tev;
 
 static int bad(char *why, size_t n, const char *fmt, ...)
@@ -187,10 +187,14 @@ int check_trace(json_t *lines, char *why, size_t whylen)
             rc = bad(why, whylen, "line %zu: unknown lifeline", i + 1);
             goto out;
         }
-        if (!strcmp(k, "send")) e->kind = 's';
-        else if (!strcmp(k, "recv")) e->kind = 'r';
-        else if (!strcmp(k, "act")) e->kind = 'a';
-        else if (!strcmp(k, "choice")) e->kind = 'c';
+        if (!strcmp(k, "send"))
+            e->kind = 's';
+        else if (!strcmp(k, "recv"))
+            e->kind = 'r';
+        else if (!strcmp(k, "act"))
+            e->kind = 'a';
+        else if (!strcmp(k, "choice"))
+            e->kind = 'c';
         else {
             rc = bad(why, whylen, "line %zu: unknown kind %s", i + 1, k);
             goto out;
@@ -204,7 +208,8 @@ int check_trace(json_t *lines, char *why, size_t whylen)
         e->prev = last[e->life];
         last[e->life] = nev;
         e->match = -1;
-        if (!json_is_object(json_object_get(j, "writes")) || !json_is_object(json_object_get(j, "vc"))) {
+        if (!json_is_object(json_object_get(j, "writes")) ||
+            !json_is_object(json_object_get(j, "vc"))) {
             rc = bad(why, whylen, "line %zu: writes/vc missing", i + 1);
             goto out;
         }
@@ -217,7 +222,8 @@ int check_trace(json_t *lines, char *why, size_t whylen)
                 goto out;
             }
         }
-        if (e->kind == 'a' && (!json_object_get(j, "action") || !json_is_integer(json_object_get(j, "attempts")))) {
+        if (e->kind == 'a' &&
+            (!json_object_get(j, "action") || !json_is_integer(json_object_get(j, "attempts")))) {
             rc = bad(why, whylen, "line %zu: incomplete act event", i + 1);
             goto out;
         }

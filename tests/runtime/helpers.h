@@ -35,9 +35,21 @@ json_t *read_jsonl(const char *path);
 int check_trace(json_t *lines, char *why, size_t whylen);
 
 /* Value constructors for descriptors and bodies. */
-static inline zgrt_value v_int(int64_t i) { zgrt_value v = {.tag = ZGRT_INT, .u.i = i}; return v; }
-static inline zgrt_value v_bool(int b) { zgrt_value v = {.tag = ZGRT_BOOL, .u.i = b != 0}; return v; }
-static inline zgrt_value v_float(double f) { zgrt_value v = {.tag = ZGRT_FLOAT, .u.f = f}; return v; }
+static inline zgrt_value v_int(int64_t i)
+{
+    zgrt_value v = {.tag = ZGRT_INT, .u.i = i};
+    return v;
+}
+static inline zgrt_value v_bool(int b)
+{
+    zgrt_value v = {.tag = ZGRT_BOOL, .u.i = b != 0};
+    return v;
+}
+static inline zgrt_value v_float(double f)
+{
+    zgrt_value v = {.tag = ZGRT_FLOAT, .u.f = f};
+    return v;
+}
 static inline zgrt_value v_enum(int e, int m)
 {
     zgrt_value v = {.tag = ZGRT_ENUM, .u.i = ((int64_t)e << 32) | m};

@@ -11,9 +11,9 @@ static const char *const TAGS[] = {"while#1", "if#2"};
 /* locations: 0 -> 1:1, 1 -> 4:5, 2 -> 9:13, 3 -> 15:5 */
 static const zgrt_loc LOCS[] = {{1, 1}, {4, 5}, {9, 13}, {15, 5}};
 
-#define PROGRAM_CHANS(src, wf, ch, nch)                                                  \
-    .abi_version = ZGRT_ABI_VERSION, .source = src, .workflow = wf, .chans = ch,         \
-    .nchans = nch, .tags = TAGS, .ntags = 2, .locs = LOCS, .nlocs = 4
+#define PROGRAM_CHANS(src, wf, ch, nch)                                                         \
+    .abi_version = ZGRT_ABI_VERSION, .source = src, .workflow = wf, .chans = ch, .nchans = nch, \
+    .tags = TAGS, .ntags = 2, .locs = LOCS, .nlocs = 4
 #define PROGRAM_BASE(src, wf) PROGRAM_CHANS(src, wf, MAIN_CHAN, 1)
 
 static int32_t one_var(int32_t x) { return x; }
@@ -21,7 +21,8 @@ static int32_t one_var(int32_t x) { return x; }
 /* ---- hello ------------------------------------------------------------ */
 
 static const char *const HELLO_L[] = {"User", "Writer"};
-static const zgrt_var HELLO_V[] = {{"topic", {ZGRT_STR, -1}, 0, {0}}, {"draft", {ZGRT_STR, -1}, 0, {0}}};
+static const zgrt_var HELLO_V[] = {{"topic", {ZGRT_STR, -1}, 0, {0}},
+                                   {"draft", {ZGRT_STR, -1}, 0, {0}}};
 static const zgrt_input HELLO_IN[] = {{0, 0}};
 static const zgrt_result HELLO_RES[] = {{1, 0}};
 
@@ -48,9 +49,15 @@ static const zgrt_body_fn HELLO_B[] = {hello_user, hello_writer};
 
 const zgrt_program prog_hello = {
     PROGRAM_BASE("hello.zg", "hello"),
-    .nlifelines = 2, .lifelines = HELLO_L, .bodies = HELLO_B,
-    .nvars = 2, .vars = HELLO_V, .ninputs = 1, .inputs = HELLO_IN,
-    .nresults = 1, .results = HELLO_RES,
+    .nlifelines = 2,
+    .lifelines = HELLO_L,
+    .bodies = HELLO_B,
+    .nvars = 2,
+    .vars = HELLO_V,
+    .ninputs = 1,
+    .inputs = HELLO_IN,
+    .nresults = 1,
+    .results = HELLO_RES,
 };
 
 /* ---- ping-pong with control messages ------------------------------------ */
@@ -93,9 +100,15 @@ static const zgrt_body_fn PP_B[] = {pp_a, pp_b};
 
 const zgrt_program prog_pingpong = {
     PROGRAM_BASE("pp.zg", "pingpong"),
-    .nlifelines = 2, .lifelines = AB, .bodies = PP_B,
-    .nvars = 3, .vars = PP_V, .ninputs = 1, .inputs = PP_IN,
-    .nresults = 1, .results = PP_RES,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = PP_B,
+    .nvars = 3,
+    .vars = PP_V,
+    .ninputs = 1,
+    .inputs = PP_IN,
+    .nresults = 1,
+    .results = PP_RES,
 };
 
 /* ---- parallel regions ------------------------------------------------- */
@@ -149,17 +162,22 @@ static const zgrt_body_fn PAR_B[] = {par_a, par_b};
 
 const zgrt_program prog_par = {
     PROGRAM_CHANS("par.zg", "par", PAR_CHANS, 3),
-    .nlifelines = 2, .lifelines = AB, .bodies = PAR_B,
-    .nvars = 4, .vars = PAR_V, .nresults = 1, .results = PAR_RES,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = PAR_B,
+    .nvars = 4,
+    .vars = PAR_V,
+    .nresults = 1,
+    .results = PAR_RES,
 };
 
 /* ---- parallel stress: 8 branches × 200 round trips ---------------------- */
 
 #define NSTRESS 8
 #define ROUNDS 200
-static const char *const STRESS_CHANS[NSTRESS + 1] = {
-    "main", "main/par1.1", "main/par1.2", "main/par1.3", "main/par1.4",
-    "main/par1.5", "main/par1.6", "main/par1.7", "main/par1.8"};
+static const char *const STRESS_CHANS[NSTRESS + 1] = {"main",        "main/par1.1", "main/par1.2",
+                                                      "main/par1.3", "main/par1.4", "main/par1.5",
+                                                      "main/par1.6", "main/par1.7", "main/par1.8"};
 static const zgrt_var STRESS_V[NSTRESS + 1] = {
     {"c1", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT}}, {"c2", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT}},
     {"c3", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT}}, {"c4", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT}},
@@ -193,7 +211,7 @@ static void stress_b_branch(zgrt_ctx *ctx, int32_t k)
     }
 }
 
-#define STRESS_BR(k)                                                   \
+#define STRESS_BR(k)                                                    \
     static void stress_a##k(zgrt_ctx *ctx) { stress_a_branch(ctx, k); } \
     static void stress_b##k(zgrt_ctx *ctx) { stress_b_branch(ctx, k); }
 STRESS_BR(0)
@@ -224,8 +242,13 @@ static const zgrt_body_fn STRESS_B[] = {stress_a, stress_b};
 
 const zgrt_program prog_par_stress = {
     PROGRAM_CHANS("stress.zg", "stress", STRESS_CHANS, NSTRESS + 1),
-    .nlifelines = 2, .lifelines = AB, .bodies = STRESS_B,
-    .nvars = NSTRESS + 1, .vars = STRESS_V, .nresults = 1, .results = STRESS_RES,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = STRESS_B,
+    .nvars = NSTRESS + 1,
+    .vars = STRESS_V,
+    .nresults = 1,
+    .results = STRESS_RES,
 };
 
 /* ---- coregion ------------------------------------------------------------ */
@@ -276,8 +299,14 @@ static const zgrt_body_fn CO_B[] = {co_a, co_b, co_c};
 
 const zgrt_program prog_coregion = {
     PROGRAM_BASE("co.zg", "coregion"),
-    .nlifelines = 3, .lifelines = ABC, .bodies = CO_B,
-    .nvars = 7, .vars = CO_V, .nresults = 2, .results = CO_RES, .result_tuple = 1,
+    .nlifelines = 3,
+    .lifelines = ABC,
+    .bodies = CO_B,
+    .nvars = 7,
+    .vars = CO_V,
+    .nresults = 2,
+    .results = CO_RES,
+    .result_tuple = 1,
 };
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -299,7 +328,11 @@ static const zgrt_body_fn MM_B[] = {mm_a, mm_b};
 
 const zgrt_program prog_mismatch = {
     PROGRAM_BASE("mm.zg", "mismatch"),
-    .nlifelines = 2, .lifelines = AB, .bodies = MM_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = MM_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 static void trap_a(zgrt_ctx *ctx)
@@ -322,7 +355,11 @@ static const zgrt_body_fn TRAP_B[] = {trap_a, trap_b};
 
 const zgrt_program prog_trap = {
     PROGRAM_BASE("t.zg", "trap"),
-    .nlifelines = 2, .lifelines = AB, .bodies = TRAP_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = TRAP_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 static const char *const TP_CHANS[] = {"main", "main/par1.1", "main/par1.2"};
@@ -340,7 +377,11 @@ static const zgrt_body_fn TP_B[] = {trap_a, tp_b};
 
 const zgrt_program prog_trap_par = {
     PROGRAM_CHANS("t.zg", "trap_par", TP_CHANS, 3),
-    .nlifelines = 2, .lifelines = AB, .bodies = TP_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = TP_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 static void forever_a(zgrt_ctx *ctx)
@@ -357,7 +398,11 @@ static const zgrt_body_fn FOREVER_B[] = {forever_a, trap_a};
 
 const zgrt_program prog_forever = {
     PROGRAM_BASE("f.zg", "forever"),
-    .nlifelines = 2, .lifelines = AB, .bodies = FOREVER_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = FOREVER_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 static void slow_a(zgrt_ctx *ctx)
@@ -372,7 +417,11 @@ static const zgrt_body_fn SLOW_B[] = {slow_a, trap_a};
 
 const zgrt_program prog_forever_slow = {
     PROGRAM_BASE("f.zg", "forever_slow"),
-    .nlifelines = 2, .lifelines = AB, .bodies = SLOW_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = SLOW_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 static void dl_b(zgrt_ctx *ctx)
@@ -385,7 +434,11 @@ static const zgrt_body_fn DL_B[] = {trap_a, dl_b};
 
 const zgrt_program prog_deadlock = {
     PROGRAM_BASE("d.zg", "deadlock"),
-    .nlifelines = 2, .lifelines = AB, .bodies = DL_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = DL_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 static void dlp_b1(zgrt_ctx *ctx)
@@ -401,7 +454,11 @@ static const zgrt_body_fn DLP_B[] = {trap_a, dlp_b};
 
 const zgrt_program prog_deadlock_par = {
     PROGRAM_CHANS("d.zg", "deadlock_par", TP_CHANS, 3),
-    .nlifelines = 2, .lifelines = AB, .bodies = DLP_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = DLP_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 /* ---- messages that do not fit the receive ------------------------------------ */
@@ -412,25 +469,31 @@ static void mf_a(zgrt_ctx *ctx)
 {
     const zgrt_value *s = zgrt_store(ctx);
     switch (malformed_case) {
-    case 0: zgrt_send_ctl(ctx, 1, 0, 0, 1, 1); break;  /* B expects a user message */
-    case 1: zgrt_send(ctx, 1, 0, 1, &s[0], 1); break;  /* B expects a control message */
-    case 2: zgrt_send_ctl(ctx, 1, 0, 1, 1, 1); break;  /* another tag */
-    default: zgrt_send(ctx, 1, 0, 2, s, 1); break;     /* two values for one */
+    case 0: zgrt_send_ctl(ctx, 1, 0, 0, 1, 1); break; /* B expects a user message */
+    case 1: zgrt_send(ctx, 1, 0, 1, &s[0], 1); break; /* B expects a control message */
+    case 2: zgrt_send_ctl(ctx, 1, 0, 1, 1, 1); break; /* another tag */
+    default: zgrt_send(ctx, 1, 0, 2, s, 1); break;    /* two values for one */
     }
 }
 
 static void mf_b(zgrt_ctx *ctx)
 {
     int32_t b[] = {1};
-    if (malformed_case == 1 || malformed_case == 2) zgrt_recv_ctl(ctx, 0, 0, 0, 2);
-    else zgrt_recv(ctx, 0, 0, 1, b, NULL, 2);
+    if (malformed_case == 1 || malformed_case == 2)
+        zgrt_recv_ctl(ctx, 0, 0, 0, 2);
+    else
+        zgrt_recv(ctx, 0, 0, 1, b, NULL, 2);
 }
 
 static const zgrt_body_fn MF_B[] = {mf_a, mf_b};
 
 const zgrt_program prog_malformed = {
     PROGRAM_BASE("mf.zg", "malformed"),
-    .nlifelines = 2, .lifelines = AB, .bodies = MF_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 2,
+    .lifelines = AB,
+    .bodies = MF_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 /* A lifeline stuck in foreign code that never returns to the runtime. */
@@ -443,7 +506,11 @@ static const zgrt_body_fn STUCK_B[] = {stuck_a};
 
 const zgrt_program prog_stuck = {
     PROGRAM_BASE("s.zg", "stuck"),
-    .nlifelines = 1, .lifelines = SOLO, .bodies = STUCK_B, .nvars = 3, .vars = ERR_V,
+    .nlifelines = 1,
+    .lifelines = SOLO,
+    .bodies = STUCK_B,
+    .nvars = 3,
+    .vars = ERR_V,
 };
 
 /* ---- enums ------------------------------------------------------------ */
@@ -451,9 +518,8 @@ const zgrt_program prog_stuck = {
 static const char *const STATUS_M[] = {"pending", "passed", "failed"};
 static const zgrt_enum ENUMS[] = {{"Status", 3, STATUS_M}};
 static const char *const RB[] = {"Runner", "Boss"};
-static const zgrt_var EN_V[] = {
-    {"status", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = 0}},
-    {"bad", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}}};
+static const zgrt_var EN_V[] = {{"status", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = 0}},
+                                {"bad", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}}};
 static const zgrt_result EN_RES[] = {{0, 1}, {1, 1}};
 
 static void en_runner(zgrt_ctx *ctx)
@@ -478,8 +544,16 @@ static const zgrt_body_fn EN_B[] = {en_runner, en_boss};
 
 const zgrt_program prog_enums = {
     PROGRAM_BASE("enums.zg", "enums"),
-    .nlifelines = 2, .lifelines = RB, .bodies = EN_B, .nenums = 1, .enums = ENUMS,
-    .nvars = 2, .vars = EN_V, .nresults = 2, .results = EN_RES, .result_tuple = 1,
+    .nlifelines = 2,
+    .lifelines = RB,
+    .bodies = EN_B,
+    .nenums = 1,
+    .enums = ENUMS,
+    .nvars = 2,
+    .vars = EN_V,
+    .nresults = 2,
+    .results = EN_RES,
+    .result_tuple = 1,
 };
 
 /* ---- actions ---------------------------------------------------------------- */
@@ -500,15 +574,38 @@ static const char *const R_NONE[] = {NULL};
 static const char *const R_DRAFT[] = {"draft"};
 
 static const zgrt_action ACTIONS[] = {
-    {.name = "double", .kind = ZGRT_ACT_EXTERN_PURE, .nparams = 1, .param_names = P_N,
-     .param_types = P_INT, .nresults = 1, .result_names = R_NONE, .result_types = P_INT,
-     .retries = 3, .fn = zg_double},
-    {.name = "write", .kind = ZGRT_ACT_LLM, .nparams = 1, .param_names = P_TOPIC,
-     .param_types = P_STR, .nresults = 1, .result_names = R_DRAFT, .result_types = P_STR,
-     .system = "Write.", .user = "{topic}", .parse = ZGRT_PARSE_TEXT, .retries = 3},
-    {.name = "boom", .kind = ZGRT_ACT_EFFECT, .nparams = 1, .param_names = P_N,
-     .param_types = P_INT, .nresults = 1, .result_names = R_NONE, .result_types = P_INT,
-     .retries = 3, .fn = zg_boom},
+    {.name = "double",
+     .kind = ZGRT_ACT_EXTERN_PURE,
+     .nparams = 1,
+     .param_names = P_N,
+     .param_types = P_INT,
+     .nresults = 1,
+     .result_names = R_NONE,
+     .result_types = P_INT,
+     .retries = 3,
+     .fn = zg_double},
+    {.name = "write",
+     .kind = ZGRT_ACT_LLM,
+     .nparams = 1,
+     .param_names = P_TOPIC,
+     .param_types = P_STR,
+     .nresults = 1,
+     .result_names = R_DRAFT,
+     .result_types = P_STR,
+     .system = "Write.",
+     .user = "{topic}",
+     .parse = ZGRT_PARSE_TEXT,
+     .retries = 3},
+    {.name = "boom",
+     .kind = ZGRT_ACT_EFFECT,
+     .nparams = 1,
+     .param_names = P_N,
+     .param_types = P_INT,
+     .nresults = 1,
+     .result_names = R_NONE,
+     .result_types = P_INT,
+     .retries = 3,
+     .fn = zg_boom},
 };
 
 static const zgrt_str HI = {2, "hi"}; /* the flexible array initialiser is a GNU extension */
@@ -529,8 +626,16 @@ static const zgrt_body_fn ACT_B[] = {act_a};
 
 const zgrt_program prog_actions = {
     PROGRAM_BASE("act.zg", "actions"),
-    .nlifelines = 1, .lifelines = SOLO, .bodies = ACT_B, .nvars = 4, .vars = ACT_V,
-    .nactions = 3, .actions = ACTIONS, .nresults = 2, .results = ACT_RES, .result_tuple = 1,
+    .nlifelines = 1,
+    .lifelines = SOLO,
+    .bodies = ACT_B,
+    .nvars = 4,
+    .vars = ACT_V,
+    .nactions = 3,
+    .actions = ACTIONS,
+    .nresults = 2,
+    .results = ACT_RES,
+    .result_tuple = 1,
 };
 
 static void boom_a(zgrt_ctx *ctx)
@@ -543,8 +648,15 @@ static const zgrt_body_fn BOOM_B[] = {boom_a};
 
 const zgrt_program prog_action_fails = {
     PROGRAM_BASE("act.zg", "boom"),
-    .nlifelines = 1, .lifelines = SOLO, .bodies = BOOM_B, .nvars = 4, .vars = ACT_V,
-    .nactions = 3, .actions = ACTIONS, .nresults = 1, .results = ACT_RES,
+    .nlifelines = 1,
+    .lifelines = SOLO,
+    .bodies = BOOM_B,
+    .nvars = 4,
+    .vars = ACT_V,
+    .nactions = 3,
+    .actions = ACTIONS,
+    .nresults = 1,
+    .results = ACT_RES,
 };
 
 /* ---- inputs of every type ------------------------------------------------------ */
@@ -552,9 +664,9 @@ const zgrt_program prog_action_fails = {
 static const char *const COLOR_M[] = {"red", "green"};
 static const zgrt_enum COLOR[] = {{"Color", 2, COLOR_M}};
 static const char *const MAIN_L[] = {"Main"};
-static const zgrt_var IN_V[] = {{"i", {ZGRT_INT, -1}, 0, {0}},   {"f", {ZGRT_FLOAT, -1}, 0, {0}},
-                                {"b", {ZGRT_BOOL, -1}, 0, {0}},  {"s", {ZGRT_STR, -1}, 0, {0}},
-                                {"j", {ZGRT_JSON, -1}, 0, {0}},  {"e", {ZGRT_ENUM, 0}, 0, {0}}};
+static const zgrt_var IN_V[] = {{"i", {ZGRT_INT, -1}, 0, {0}},  {"f", {ZGRT_FLOAT, -1}, 0, {0}},
+                                {"b", {ZGRT_BOOL, -1}, 0, {0}}, {"s", {ZGRT_STR, -1}, 0, {0}},
+                                {"j", {ZGRT_JSON, -1}, 0, {0}}, {"e", {ZGRT_ENUM, 0}, 0, {0}}};
 static const zgrt_input IN_IN[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}};
 static const zgrt_result IN_RES[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}};
 
@@ -563,9 +675,18 @@ static const zgrt_body_fn IN_B[] = {in_main};
 
 const zgrt_program prog_inputs = {
     PROGRAM_BASE("in.zg", "inputs"),
-    .nlifelines = 1, .lifelines = MAIN_L, .bodies = IN_B, .nenums = 1, .enums = COLOR,
-    .nvars = 6, .vars = IN_V, .ninputs = 6, .inputs = IN_IN,
-    .nresults = 6, .results = IN_RES, .result_tuple = 1,
+    .nlifelines = 1,
+    .lifelines = MAIN_L,
+    .bodies = IN_B,
+    .nenums = 1,
+    .enums = COLOR,
+    .nvars = 6,
+    .vars = IN_V,
+    .ninputs = 6,
+    .inputs = IN_IN,
+    .nresults = 6,
+    .results = IN_RES,
+    .result_tuple = 1,
 };
 
 static void nr_main(zgrt_ctx *ctx)
@@ -578,5 +699,9 @@ static const zgrt_body_fn NR_B[] = {nr_main};
 
 const zgrt_program prog_noresult = {
     PROGRAM_BASE("nr.zg", "noresult"),
-    .nlifelines = 1, .lifelines = MAIN_L, .bodies = NR_B, .nvars = 1, .vars = IN_V,
+    .nlifelines = 1,
+    .lifelines = MAIN_L,
+    .bodies = NR_B,
+    .nvars = 1,
+    .vars = IN_V,
 };

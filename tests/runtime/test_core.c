@@ -116,7 +116,8 @@ Test(core, failing_action, .timeout = 20)
     run_out r = RUN(prog_action_fails, "--seed", "0");
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.out, "");
-    cr_expect(strstr(r.err, "zgc: error: lifeline A: act.zg:9:13: action boom: ") == r.err, "%s", r.err);
+    cr_expect(strstr(r.err, "zgc: error: lifeline A: act.zg:9:13: action boom: ") == r.err, "%s",
+              r.err);
     cr_expect(strstr(r.err, "the widget exploded"), "%s", r.err);
     run_out_free(&r);
 }
@@ -143,12 +144,14 @@ Test(inputs, extreme_values, .timeout = 20)
 
 Test(inputs, missing, .timeout = 20)
 {
-    run_out r = RUN(prog_inputs, "--arg", "i=1", "--arg", "f=1", "--arg", "b=true", "--arg", "s=",
-                    "--arg", "j=1");
+    run_out r = RUN(prog_inputs, "--arg", "i=1", "--arg", "f=1", "--arg", "b=true", "--arg",
+                    "s=", "--arg", "j=1");
     cr_expect_eq(r.status, 2);
     cr_expect_str_eq(r.out, "");
-    cr_expect(strstr(r.err, "zgc: error: missing input e (Color, owned by Main): give it with --arg e=VALUE"),
-              "%s", r.err);
+    cr_expect(
+        strstr(r.err,
+               "zgc: error: missing input e (Color, owned by Main): give it with --arg e=VALUE"),
+        "%s", r.err);
     run_out_free(&r);
 }
 
@@ -158,7 +161,8 @@ Test(inputs, unknown_and_duplicate, .timeout = 20)
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "zgc: error: input topic (str, owned by User) is given more than once"),
               "%s", r.err);
-    cr_expect(strstr(r.err, "zgc: error: unknown input 'zz' in --arg; the inputs of hello are: topic (str, owned by User)"),
+    cr_expect(strstr(r.err, "zgc: error: unknown input 'zz' in --arg; the inputs of hello are: "
+                            "topic (str, owned by User)"),
               "%s", r.err);
     run_out_free(&r);
 }
@@ -168,12 +172,17 @@ Test(inputs, bad_values, .timeout = 20)
     run_out r = RUN(prog_inputs, "--arg", "i=12x", "--arg", "f=1e999", "--arg", "b=yes", "--arg",
                     "s=ok", "--arg", "j={", "--arg", "e=blue");
     cr_expect_eq(r.status, 2);
-    cr_expect(strstr(r.err, "--arg i (int, owned by Main): expected int, got \"12x\""), "%s", r.err);
-    cr_expect(strstr(r.err, "--arg f (float, owned by Main): float out of range: \"1e999\""), "%s", r.err);
-    cr_expect(strstr(r.err, "--arg b (bool, owned by Main): expected bool (true or false), got \"yes\""),
-              "%s", r.err);
-    cr_expect(strstr(r.err, "--arg j (json, owned by Main): expected json, got invalid JSON"), "%s", r.err);
-    cr_expect(strstr(r.err, "--arg e (Color, owned by Main): expected a member of Color (red, green), got \"blue\""),
+    cr_expect(strstr(r.err, "--arg i (int, owned by Main): expected int, got \"12x\""), "%s",
+              r.err);
+    cr_expect(strstr(r.err, "--arg f (float, owned by Main): float out of range: \"1e999\""), "%s",
+              r.err);
+    cr_expect(
+        strstr(r.err, "--arg b (bool, owned by Main): expected bool (true or false), got \"yes\""),
+        "%s", r.err);
+    cr_expect(strstr(r.err, "--arg j (json, owned by Main): expected json, got invalid JSON"), "%s",
+              r.err);
+    cr_expect(strstr(r.err, "--arg e (Color, owned by Main): expected a member of Color (red, "
+                            "green), got \"blue\""),
               "%s", r.err);
     run_out_free(&r);
 }
@@ -193,8 +202,9 @@ Test(inputs, help_lists_inputs, .timeout = 20)
     cr_expect(strstr(r.out, "usage: hello [options]"), "%s", r.out);
     cr_expect(strstr(r.out, "topic"), "%s", r.out);
     cr_expect(strstr(r.out, "str, owned by User"), "%s", r.out);
-    for (const char *o = "--arg\0--llm\0--llm-for\0--seed\0--trace\0--timeout\0--answers\0--listen\0"
-                         "--peer\0--result-file\0--help\0";
+    for (const char *o =
+             "--arg\0--llm\0--llm-for\0--seed\0--trace\0--timeout\0--answers\0--listen\0"
+             "--peer\0--result-file\0--help\0";
          *o; o += strlen(o) + 1)
         cr_expect(strstr(r.out, o), "help lacks %s", o);
     cr_expect_str_eq(r.err, "");
@@ -220,7 +230,8 @@ Test(errors, constant_binding_mismatch, .timeout = 20)
     run_out r = RUN(prog_mismatch, "--seed", "0");
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.out, "");
-    cr_expect_str_eq(r.err, "zgc: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3\n");
+    cr_expect_str_eq(
+        r.err, "zgc: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3\n");
     run_out_free(&r);
 }
 
@@ -360,8 +371,9 @@ Test(modes, per_lifeline_needs_listen_and_peers, .timeout = 20)
     cr_expect(strstr(r.err, "runs lifeline User only and needs --listen ADDR"), "%s", r.err);
     cr_expect(strstr(r.err, "missing --peer Writer=ADDR"), "%s", r.err);
     run_out_free(&r);
-    r = run_prog(&p, (const char *const[]){"--listen", "unix:/tmp/a", "--peer", "Writer=unix:/tmp/b",
-                                           "--peer", "User=unix:/tmp/c", NULL});
+    r = run_prog(&p,
+                 (const char *const[]){"--listen", "unix:/tmp/a", "--peer", "Writer=unix:/tmp/b",
+                                       "--peer", "User=unix:/tmp/c", NULL});
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "--peer User: this executable runs lifeline User itself"), "%s", r.err);
     run_out_free(&r);

@@ -90,8 +90,10 @@ static proc_run run_processes(const zgrt_program *p, const char *const *opts)
             {
                 const char *kind = json_string_value(json_object_get(j, "kind"));
                 int start = kind && !strcmp(kind, "start"), end = kind && !strcmp(kind, "end");
-                if (end && pass == 0) json_array_append(ends, j);
-                else if (!end && start == (pass == 0)) json_array_append(pr.trace, j);
+                if (end && pass == 0)
+                    json_array_append(ends, j);
+                else if (!end && start == (pass == 0))
+                    json_array_append(pr.trace, j);
             }
             json_decref(lines);
             if (pass == 1) unlink(path);
@@ -158,7 +160,9 @@ Test(modes, error_in_one_process, .timeout = 30)
 {
     proc_run pr = run_processes(&prog_mismatch, NULL);
     cr_expect_eq(pr.status[1], 1);
-    cr_expect(strstr(pr.err[1], "zgc: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3"),
-              "%s", pr.err[1]);
+    cr_expect(
+        strstr(pr.err[1],
+               "zgc: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3"),
+        "%s", pr.err[1]);
     proc_free(&pr);
 }

@@ -38,13 +38,12 @@ static const zgrt_loc LOCS[] = {{1, 1}};
 static const char *const STATUS_M[] = {"pending", "passed", "failed"};
 static const zgrt_enum ENUMS[] = {{"TestStatus", 3, STATUS_M}};
 static const zgrt_str C1 = {2, "c1"};
-static const zgrt_var VARS[] = {
-    {"candidate", {ZGRT_STR, -1}, 0, {0}},
-    {"status", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}},
-    {"d1", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
-    {"d2", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
-    {"seen", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT, .u.i = 0}},
-    {"tv", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}}};
+static const zgrt_var VARS[] = {{"candidate", {ZGRT_STR, -1}, 0, {0}},
+                                {"status", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}},
+                                {"d1", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
+                                {"d2", {ZGRT_BOOL, -1}, 1, {.tag = ZGRT_BOOL, .u.i = 0}},
+                                {"seen", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT, .u.i = 0}},
+                                {"tv", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}}};
 /* the relay programs give every lifeline the candidate c1 */
 static const zgrt_var VARS_C1[] = {
     {"candidate", {ZGRT_STR, -1}, 1, {.tag = ZGRT_STR, .u.s = &C1}},
@@ -95,9 +94,15 @@ static void assign1(zgrt_ctx *ctx, int32_t var, zgrt_value v)
     zgrt_assign(ctx, NULL, 1, &var, &v, 0);
 }
 
-static void send1(zgrt_ctx *ctx, int32_t to, int32_t var) { zgrt_send(ctx, to, 0, 1, &zgrt_store(ctx)[var], 0); }
+static void send1(zgrt_ctx *ctx, int32_t to, int32_t var)
+{
+    zgrt_send(ctx, to, 0, 1, &zgrt_store(ctx)[var], 0);
+}
 
-static void recv1(zgrt_ctx *ctx, int32_t from, int32_t var) { zgrt_recv(ctx, from, 0, 1, &var, NULL, 0); }
+static void recv1(zgrt_ctx *ctx, int32_t from, int32_t var)
+{
+    zgrt_recv(ctx, from, 0, 1, &var, NULL, 0);
+}
 
 static void nothing(zgrt_ctx *ctx) { (void)ctx; }
 
@@ -141,11 +146,31 @@ static const zgrt_body_fn M_BODIES[] = {m_orch, m_tr, m_comm, nothing};
 static const zgrt_result M_RES[] = {{V_D1, COMM}, {V_D2, COMM}, {V_SEEN, COMM}};
 
 static const zgrt_program prog_merge = {
-    .abi_version = ZGRT_ABI_VERSION, .source = "merge.zg", .workflow = "merge", .nlifelines = 4,
-    .lifelines = LIVES, .bodies = M_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS,
-    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
-    .nlocs = 1, .locs = LOCS, .ninputs = 1, .inputs = INPUTS, .nresults = 3, .results = M_RES,
-    .result_tuple = 1, .monitor = 1, .nsubs = 6, SLOTS,
+    .abi_version = ZGRT_ABI_VERSION,
+    .source = "merge.zg",
+    .workflow = "merge",
+    .nlifelines = 4,
+    .lifelines = LIVES,
+    .bodies = M_BODIES,
+    .evals = EVALS,
+    .nvars = 6,
+    .vars = VARS,
+    .nenums = 1,
+    .enums = ENUMS,
+    .nchans = 1,
+    .chans = CHANS,
+    .ntags = 2,
+    .tags = TAGS,
+    .nlocs = 1,
+    .locs = LOCS,
+    .ninputs = 1,
+    .inputs = INPUTS,
+    .nresults = 3,
+    .results = M_RES,
+    .result_tuple = 1,
+    .monitor = 1,
+    .nsubs = 6,
+    SLOTS,
 };
 
 Test(monitor, failure_in_transit_does_not_block_then_blocks, .timeout = 20)
@@ -219,11 +244,29 @@ static const zgrt_body_fn R_BODIES[] = {nothing, r_tr, r_comm, r_relay};
 static const zgrt_result R_RES[] = {{V_D1, COMM}, {V_SEEN, COMM}, {V_TV, COMM}, {V_STATUS, COMM}};
 
 static const zgrt_program prog_relay = {
-    .abi_version = ZGRT_ABI_VERSION, .source = "relay.zg", .workflow = "relay", .nlifelines = 4,
-    .lifelines = LIVES, .bodies = R_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS_C1,
-    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
-    .nlocs = 1, .locs = LOCS, .nresults = 4, .results = R_RES, .result_tuple = 1, .monitor = 1,
-    .nsubs = 6, SLOTS,
+    .abi_version = ZGRT_ABI_VERSION,
+    .source = "relay.zg",
+    .workflow = "relay",
+    .nlifelines = 4,
+    .lifelines = LIVES,
+    .bodies = R_BODIES,
+    .evals = EVALS,
+    .nvars = 6,
+    .vars = VARS_C1,
+    .nenums = 1,
+    .enums = ENUMS,
+    .nchans = 1,
+    .chans = CHANS,
+    .ntags = 2,
+    .tags = TAGS,
+    .nlocs = 1,
+    .locs = LOCS,
+    .nresults = 4,
+    .results = R_RES,
+    .result_tuple = 1,
+    .monitor = 1,
+    .nsubs = 6,
+    SLOTS,
 };
 
 Test(monitor, stale_relay_does_not_override, .timeout = 20)
@@ -270,10 +313,26 @@ static const zgrt_result P_RES[] = {{V_D1, COMM}, {V_SEEN, COMM}};
 static const zgrt_slot P_VARVIEWS[] = {{ORCH, V_STATUS}, {COMM, V_STATUS}};
 
 static const zgrt_program prog_plain = {
-    .abi_version = ZGRT_ABI_VERSION, .source = "plain.zg", .workflow = "plain", .nlifelines = 4,
-    .lifelines = LIVES, .bodies = P_BODIES, .nvars = 6, .vars = VARS_C1, .nenums = 1,
-    .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS, .nlocs = 1,
-    .locs = LOCS, .nresults = 2, .results = P_RES, .result_tuple = 1, .nvarviews = 2,
+    .abi_version = ZGRT_ABI_VERSION,
+    .source = "plain.zg",
+    .workflow = "plain",
+    .nlifelines = 4,
+    .lifelines = LIVES,
+    .bodies = P_BODIES,
+    .nvars = 6,
+    .vars = VARS_C1,
+    .nenums = 1,
+    .enums = ENUMS,
+    .nchans = 1,
+    .chans = CHANS,
+    .ntags = 2,
+    .tags = TAGS,
+    .nlocs = 1,
+    .locs = LOCS,
+    .nresults = 2,
+    .results = P_RES,
+    .result_tuple = 1,
+    .nvarviews = 2,
     .varviews = P_VARVIEWS,
 };
 
@@ -325,10 +384,23 @@ static const zgrt_body_fn BUSY_B[] = {busy_main};
 static const zgrt_eval_fn TRAP_EVALS[] = {eval_trapping};
 
 static const zgrt_program prog_eval_trap = {
-    .abi_version = ZGRT_ABI_VERSION, .source = "g.zg", .workflow = "g", .nlifelines = 1,
-    .lifelines = SOLO, .bodies = BUSY_B, .evals = TRAP_EVALS, .nvars = 1, .vars = VARS,
-    .nchans = 3, .chans = PAR_CHANS, .ntags = 2, .tags = TAGS, .nlocs = 1, .locs = LOCS,
-    .monitor = 1, .nsubs = 1,
+    .abi_version = ZGRT_ABI_VERSION,
+    .source = "g.zg",
+    .workflow = "g",
+    .nlifelines = 1,
+    .lifelines = SOLO,
+    .bodies = BUSY_B,
+    .evals = TRAP_EVALS,
+    .nvars = 1,
+    .vars = VARS,
+    .nchans = 3,
+    .chans = PAR_CHANS,
+    .ntags = 2,
+    .tags = TAGS,
+    .nlocs = 1,
+    .locs = LOCS,
+    .monitor = 1,
+    .nsubs = 1,
 };
 
 Test(monitor, trap_in_eval_releases_the_lifeline, .timeout = 20)
@@ -336,7 +408,8 @@ Test(monitor, trap_in_eval_releases_the_lifeline, .timeout = 20)
     for (int i = 0; i < 10; i++) {
         run_out r = run_prog(&prog_eval_trap, (const char *const[]){"--seed", "0", NULL});
         cr_expect_eq(r.status, 1);
-        cr_expect_str_eq(r.err, "zgc: error: lifeline A: g.zg:1:1: int(\"five\"): not an integer\n");
+        cr_expect_str_eq(r.err,
+                         "zgc: error: lifeline A: g.zg:1:1: int(\"five\"): not an integer\n");
         run_out_free(&r);
     }
 }
@@ -363,10 +436,25 @@ static const zgrt_body_fn SR_B[] = {sender, receiver};
 static const zgrt_eval_fn SR_EVALS[] = {NULL, eval_trap_on_recv};
 
 static const zgrt_program prog_eval_trap_recv = {
-    .abi_version = ZGRT_ABI_VERSION, .source = "g.zg", .workflow = "g", .nlifelines = 2,
-    .lifelines = TWO, .bodies = SR_B, .evals = SR_EVALS, .nvars = 6, .vars = VARS,
-    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
-    .nlocs = 1, .locs = LOCS, .monitor = 1, .nsubs = 1,
+    .abi_version = ZGRT_ABI_VERSION,
+    .source = "g.zg",
+    .workflow = "g",
+    .nlifelines = 2,
+    .lifelines = TWO,
+    .bodies = SR_B,
+    .evals = SR_EVALS,
+    .nvars = 6,
+    .vars = VARS,
+    .nenums = 1,
+    .enums = ENUMS,
+    .nchans = 1,
+    .chans = CHANS,
+    .ntags = 2,
+    .tags = TAGS,
+    .nlocs = 1,
+    .locs = LOCS,
+    .monitor = 1,
+    .nsubs = 1,
 };
 
 Test(monitor, trap_in_eval_of_a_receive, .timeout = 20)
@@ -391,7 +479,8 @@ static void s_comm(zgrt_ctx *ctx)
     /* nothing visible yet: every view is 0 / undefined */
     int before = zgrt_view(ctx, TR, VS_TR_2) == 0 && zgrt_varview(ctx, TR, VV_TR_STATUS) == NULL;
     recv1(ctx, TR, V_STATUS);
-    const zgrt_value *st = zgrt_varview(ctx, TR, VV_TR_STATUS), *cand = zgrt_varview(ctx, TR, VV_TR_CAND);
+    const zgrt_value *st = zgrt_varview(ctx, TR, VV_TR_STATUS),
+                     *cand = zgrt_varview(ctx, TR, VV_TR_CAND);
     int seen = is_status(st, PASSED) && cand && cand->tag == ZGRT_STR &&
                strcmp(cand->u.s->data, "c1") == 0 && zgrt_view(ctx, TR, VS_TR_2) == 1;
     /* var(self, x) is the store; the Committer's candidate is undefined */
@@ -400,11 +489,12 @@ static void s_comm(zgrt_ctx *ctx)
     const zgrt_value *mine = zgrt_varview(ctx, COMM, VV_COMM_CAND);
     self = self && mine == &zgrt_store(ctx)[V_CAND];
     /* a slot that is not the lifeline's, or out of the table: 0 / NULL */
-    int wrong = zgrt_varview(ctx, TR, VV_COMM_CAND) == NULL && zgrt_varview(ctx, COMM, VV_TR_CAND) == NULL &&
-                zgrt_varview(ctx, TR, NVV) == NULL && zgrt_varview(ctx, TR, -1) == NULL &&
-                zgrt_varview(ctx, 4, 0) == NULL && zgrt_varview(ctx, -1, 0) == NULL &&
-                zgrt_view(ctx, COMM, VS_TR_2) == 0 && zgrt_view(ctx, TR, NV) == 0 &&
-                zgrt_view(ctx, TR, -1) == 0 && zgrt_view(ctx, 4, 0) == 0;
+    int wrong = zgrt_varview(ctx, TR, VV_COMM_CAND) == NULL &&
+                zgrt_varview(ctx, COMM, VV_TR_CAND) == NULL && zgrt_varview(ctx, TR, NVV) == NULL &&
+                zgrt_varview(ctx, TR, -1) == NULL && zgrt_varview(ctx, 4, 0) == NULL &&
+                zgrt_varview(ctx, -1, 0) == NULL && zgrt_view(ctx, COMM, VS_TR_2) == 0 &&
+                zgrt_view(ctx, TR, NV) == 0 && zgrt_view(ctx, TR, -1) == 0 &&
+                zgrt_view(ctx, 4, 0) == 0;
     assign1(ctx, V_SEEN, v_int(before * 1000 + seen * 100 + self * 10 + wrong));
 }
 
@@ -412,10 +502,28 @@ static const zgrt_body_fn S_BODIES[] = {nothing, s_tr, s_comm, nothing};
 static const zgrt_result S_RES[] = {{V_SEEN, COMM}};
 
 static const zgrt_program prog_slots = {
-    .abi_version = ZGRT_ABI_VERSION, .source = "slots.zg", .workflow = "slots", .nlifelines = 4,
-    .lifelines = LIVES, .bodies = S_BODIES, .evals = EVALS, .nvars = 6, .vars = VARS,
-    .nenums = 1, .enums = ENUMS, .nchans = 1, .chans = CHANS, .ntags = 2, .tags = TAGS,
-    .nlocs = 1, .locs = LOCS, .nresults = 1, .results = S_RES, .monitor = 1, .nsubs = 6, SLOTS,
+    .abi_version = ZGRT_ABI_VERSION,
+    .source = "slots.zg",
+    .workflow = "slots",
+    .nlifelines = 4,
+    .lifelines = LIVES,
+    .bodies = S_BODIES,
+    .evals = EVALS,
+    .nvars = 6,
+    .vars = VARS,
+    .nenums = 1,
+    .enums = ENUMS,
+    .nchans = 1,
+    .chans = CHANS,
+    .ntags = 2,
+    .tags = TAGS,
+    .nlocs = 1,
+    .locs = LOCS,
+    .nresults = 1,
+    .results = S_RES,
+    .monitor = 1,
+    .nsubs = 6,
+    SLOTS,
 };
 
 Test(monitor, accessors_take_the_lifelines_slots, .timeout = 20)
@@ -435,9 +543,17 @@ Test(monitor, message_metadata_follows_the_slot_counts)
     for (int l = 0; l < 32; l++) names[l] = "L";
     static const zgrt_slot views[] = {{0, 5}, {7, 1}, {31, 127}};
     static const zgrt_slot varviews[] = {{3, V_CAND}, {31, V_STATUS}};
-    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION, .nlifelines = 32, .lifelines = names,
-                      .nvars = 6, .vars = VARS, .nsubs = 128, .monitor = 1, .nviews = 3,
-                      .views = views, .nvarviews = 2, .varviews = varviews};
+    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION,
+                      .nlifelines = 32,
+                      .lifelines = names,
+                      .nvars = 6,
+                      .vars = VARS,
+                      .nsubs = 128,
+                      .monitor = 1,
+                      .nviews = 3,
+                      .views = views,
+                      .nvarviews = 2,
+                      .varviews = varviews};
     size_t bare = zri_msg_block_size(&p, 2, 0), meta = zri_msg_block_size(&p, 2, 1);
     /* in memory: 8 * nlifelines + nviews + 16 * nvarviews */
     cr_expect_eq(meta - bare, 8 * 32 + 3 + 16 * 2, "metadata of %zu bytes", meta - bare);
@@ -459,7 +575,11 @@ Test(monitor, message_metadata_follows_the_slot_counts)
 /* ---- a malformed slot table is a clear error ----------------------------------------- */
 
 static int64_t malformed_runs;
-static void count_body(zgrt_ctx *ctx) { (void)ctx; __atomic_add_fetch(&malformed_runs, 1, __ATOMIC_RELAXED); }
+static void count_body(zgrt_ctx *ctx)
+{
+    (void)ctx;
+    __atomic_add_fetch(&malformed_runs, 1, __ATOMIC_RELAXED);
+}
 
 Test(monitor, malformed_slot_tables_are_rejected, .timeout = 20)
 {

@@ -10,8 +10,13 @@ static const char *const LL[] = {"Editor", "Writer"};
 static const char *const MAIN_CHAN[] = {"main"};
 static const zgrt_action ACTS[] = {{.name = "draft", .kind = ZGRT_ACT_LLM},
                                    {.name = "send", .kind = ZGRT_ACT_EFFECT}};
-static const zgrt_program P = {.abi_version = ZGRT_ABI_VERSION, .workflow = "wf", .nlifelines = 2,
-                               .lifelines = LL, .nchans = 1, .chans = MAIN_CHAN, .nactions = 2,
+static const zgrt_program P = {.abi_version = ZGRT_ABI_VERSION,
+                               .workflow = "wf",
+                               .nlifelines = 2,
+                               .lifelines = LL,
+                               .nchans = 1,
+                               .chans = MAIN_CHAN,
+                               .nactions = 2,
                                .actions = ACTS};
 
 static int parse(zri_options *o, const char *const *args)
@@ -38,11 +43,11 @@ Test(options, defaults)
 Test(options, every_option_both_spellings)
 {
     zri_options o;
-    int rc = PARSE(&o, "--arg", "a=1", "--arg=b=x=y", "--llm", "scripted:s.json", "--llm-for",
-                   "Editor=mock", "--llm-for=Writer.draft=openai:gpt", "--seed=18446744073709551615",
-                   "--trace", "t.jsonl", "--timeout=2.5", "--answers", "ans.json", "--listen=unix:/tmp/s",
-                   "--peer", "Writer=tcp:localhost:9000", "--peer=Editor=unix:/tmp/e",
-                   "--result-file", "r.json");
+    int rc = PARSE(
+        &o, "--arg", "a=1", "--arg=b=x=y", "--llm", "scripted:s.json", "--llm-for", "Editor=mock",
+        "--llm-for=Writer.draft=openai:gpt", "--seed=18446744073709551615", "--trace", "t.jsonl",
+        "--timeout=2.5", "--answers", "ans.json", "--listen=unix:/tmp/s", "--peer",
+        "Writer=tcp:localhost:9000", "--peer=Editor=unix:/tmp/e", "--result-file", "r.json");
     cr_assert_eq(rc, 0);
     cr_expect_eq(o.nargs, 2);
     cr_expect_str_eq(o.arg_names[0], "a");

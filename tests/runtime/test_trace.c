@@ -72,19 +72,23 @@ Test(trace, hello_exact_lines, .timeout = 20)
     char **u = events_of(lines, "User", &nu), **w = events_of(lines, "Writer", &nw);
     cr_assert_eq(nu, 2);
     cr_assert_eq(nw, 3);
-    cr_expect_str_eq(u[0], "{\"lifeline\":\"User\",\"index\":1,\"kind\":\"send\",\"to\":\"Writer\","
-                           "\"channel\":\"main\",\"values\":[\"hi\"],\"control\":null,"
-                           "\"msg\":\"User>Writer@main#1\",\"writes\":{},\"vc\":{\"User\":1,\"Writer\":0}}");
-    cr_expect_str_eq(u[1], "{\"lifeline\":\"User\",\"index\":2,\"kind\":\"recv\",\"from\":\"Writer\","
-                           "\"channel\":\"main\",\"values\":[\"[hi]\"],\"control\":null,"
-                           "\"msg\":\"Writer>User@main#1\",\"writes\":{\"draft\":\"[hi]\"},"
-                           "\"vc\":{\"User\":2,\"Writer\":3}}");
-    cr_expect_str_eq(w[0], "{\"lifeline\":\"Writer\",\"index\":1,\"kind\":\"recv\",\"from\":\"User\","
-                           "\"channel\":\"main\",\"values\":[\"hi\"],\"control\":null,"
-                           "\"msg\":\"User>Writer@main#1\",\"writes\":{\"topic\":\"hi\"},"
-                           "\"vc\":{\"User\":1,\"Writer\":1}}");
-    cr_expect_str_eq(w[1], "{\"lifeline\":\"Writer\",\"index\":2,\"kind\":\"act\",\"action\":null,"
-                           "\"attempts\":1,\"writes\":{\"draft\":\"[hi]\"},\"vc\":{\"User\":1,\"Writer\":2}}");
+    cr_expect_str_eq(
+        u[0], "{\"lifeline\":\"User\",\"index\":1,\"kind\":\"send\",\"to\":\"Writer\","
+              "\"channel\":\"main\",\"values\":[\"hi\"],\"control\":null,"
+              "\"msg\":\"User>Writer@main#1\",\"writes\":{},\"vc\":{\"User\":1,\"Writer\":0}}");
+    cr_expect_str_eq(u[1],
+                     "{\"lifeline\":\"User\",\"index\":2,\"kind\":\"recv\",\"from\":\"Writer\","
+                     "\"channel\":\"main\",\"values\":[\"[hi]\"],\"control\":null,"
+                     "\"msg\":\"Writer>User@main#1\",\"writes\":{\"draft\":\"[hi]\"},"
+                     "\"vc\":{\"User\":2,\"Writer\":3}}");
+    cr_expect_str_eq(w[0],
+                     "{\"lifeline\":\"Writer\",\"index\":1,\"kind\":\"recv\",\"from\":\"User\","
+                     "\"channel\":\"main\",\"values\":[\"hi\"],\"control\":null,"
+                     "\"msg\":\"User>Writer@main#1\",\"writes\":{\"topic\":\"hi\"},"
+                     "\"vc\":{\"User\":1,\"Writer\":1}}");
+    cr_expect_str_eq(
+        w[1], "{\"lifeline\":\"Writer\",\"index\":2,\"kind\":\"act\",\"action\":null,"
+              "\"attempts\":1,\"writes\":{\"draft\":\"[hi]\"},\"vc\":{\"User\":1,\"Writer\":2}}");
     free_events(u, nu);
     free_events(w, nw);
     json_decref(lines);
@@ -98,14 +102,18 @@ Test(trace, control_messages_and_choices, .timeout = 30)
     /* A: (choice, send-ctl, send, recv) × 3, then choice, send-ctl */
     cr_assert_eq(na, 14);
     cr_assert_eq(nb, 4 * 3 + 1);
-    cr_expect_str_eq(a[0], "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"choice\",\"construct\":\"while#1\","
-                           "\"value\":true,\"writes\":{},\"vc\":{\"A\":1,\"B\":0}}");
-    cr_expect_str_eq(a[1], "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
-                           "\"values\":[true],\"control\":\"while#1\",\"msg\":\"A>B@main#1\","
-                           "\"writes\":{},\"vc\":{\"A\":2,\"B\":0}}");
-    cr_expect_str_eq(a[13], "{\"lifeline\":\"A\",\"index\":14,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
-                            "\"values\":[false],\"control\":\"while#1\",\"msg\":\"A>B@main#7\","
-                            "\"writes\":{},\"vc\":{\"A\":14,\"B\":12}}");
+    cr_expect_str_eq(
+        a[0], "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"choice\",\"construct\":\"while#1\","
+              "\"value\":true,\"writes\":{},\"vc\":{\"A\":1,\"B\":0}}");
+    cr_expect_str_eq(
+        a[1], "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
+              "\"values\":[true],\"control\":\"while#1\",\"msg\":\"A>B@main#1\","
+              "\"writes\":{},\"vc\":{\"A\":2,\"B\":0}}");
+    cr_expect_str_eq(
+        a[13],
+        "{\"lifeline\":\"A\",\"index\":14,\"kind\":\"send\",\"to\":\"B\",\"channel\":\"main\","
+        "\"values\":[false],\"control\":\"while#1\",\"msg\":\"A>B@main#7\","
+        "\"writes\":{},\"vc\":{\"A\":14,\"B\":12}}");
     cr_expect_str_eq(b[2], "{\"lifeline\":\"B\",\"index\":3,\"kind\":\"act\",\"action\":\"inc\","
                            "\"attempts\":1,\"writes\":{\"k\":1},\"vc\":{\"A\":3,\"B\":3}}");
     free_events(a, na);
@@ -131,8 +139,9 @@ Test(trace, actions_and_enums, .timeout = 30)
     cr_assert_eq(n, 2);
     cr_expect_str_eq(a[0], "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":\"double\","
                            "\"attempts\":1,\"writes\":{\"m\":42},\"vc\":{\"A\":1}}");
-    cr_expect_str_eq(a[1], "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"act\",\"action\":\"write\","
-                           "\"attempts\":1,\"writes\":{\"draft\":\"[write:draft]\"},\"vc\":{\"A\":2}}");
+    cr_expect_str_eq(a[1],
+                     "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"act\",\"action\":\"write\","
+                     "\"attempts\":1,\"writes\":{\"draft\":\"[write:draft]\"},\"vc\":{\"A\":2}}");
     free_events(a, n);
     json_t *end = json_array_get(lines, json_array_size(lines) - 1);
     char *e = json_dumps(end, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -14,12 +14,12 @@ static const zgrt_program EP = {.abi_version = ZGRT_ABI_VERSION, .nenums = 1, .e
 
 static char *to_json(const zgrt_value *v) { return zri_value_to_json(&EP, v, T_INT); }
 
-#define EXPECT_JSON(v, text)                                    \
-    do {                                                        \
-        zgrt_value v_ = (v);                                    \
-        char *s_ = to_json(&v_);                                \
-        cr_expect_str_eq(s_, text);                             \
-        free(s_);                                               \
+#define EXPECT_JSON(v, text)        \
+    do {                            \
+        zgrt_value v_ = (v);        \
+        char *s_ = to_json(&v_);    \
+        cr_expect_str_eq(s_, text); \
+        free(s_);                   \
     } while (0)
 
 Test(values, heap_strings)
@@ -69,7 +69,8 @@ Test(values, compare)
     zgrt_value j1, j2, j3;
     char err[256];
     cr_assert_eq(zri_value_from_text(&EP, h, "{\"a\":[1,2]}", T_JSON, &j1, err, sizeof err), 0);
-    cr_assert_eq(zri_value_from_text(&EP, h, "{ \"a\" : [1, 2] }", T_JSON, &j2, err, sizeof err), 0);
+    cr_assert_eq(zri_value_from_text(&EP, h, "{ \"a\" : [1, 2] }", T_JSON, &j2, err, sizeof err),
+                 0);
     cr_assert_eq(zri_value_from_text(&EP, h, "{\"a\":[2,1]}", T_JSON, &j3, err, sizeof err), 0);
     cr_expect_eq(zgrt_compare(&j1, &j2), 0);
     cr_expect_eq(zgrt_compare(&j1, &j3), 1);
@@ -123,15 +124,24 @@ Test(values, float_text_round_trips)
 
 Test(values, json_round_trip)
 {
-    const char *texts[] = {"null", "true", "0", "-1", "1.5", "\"\\u00e9\\n\"", "[]", "{}",
-                           "[1,[2,[3,{\"a\":null}]]]", "{\"z\":1,\"a\":{\"b\":[true,false]}}",
-                           "1e-300", "\"\\u0000\""};
+    const char *texts[] = {"null",
+                           "true",
+                           "0",
+                           "-1",
+                           "1.5",
+                           "\"\\u00e9\\n\"",
+                           "[]",
+                           "{}",
+                           "[1,[2,[3,{\"a\":null}]]]",
+                           "{\"z\":1,\"a\":{\"b\":[true,false]}}",
+                           "1e-300",
+                           "\"\\u0000\""};
     zri_heap *h = zri_heap_new();
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
         zgrt_value v;
         char err[256];
-        cr_assert_eq(zri_value_from_text(&EP, h, texts[i], T_JSON, &v, err, sizeof err), 0, "%s: %s",
-                     texts[i], err);
+        cr_assert_eq(zri_value_from_text(&EP, h, texts[i], T_JSON, &v, err, sizeof err), 0,
+                     "%s: %s", texts[i], err);
         char *out = to_json(&v);
         json_t *a = json_loads(texts[i], JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
         json_t *b = json_loads(out, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
@@ -165,9 +175,11 @@ Test(values, from_text_per_type)
     char err[256];
     cr_expect_eq(zri_value_from_text(&EP, h, "-17", T_INT, &v, err, sizeof err), 0);
     cr_expect(v.tag == ZGRT_INT && v.u.i == -17);
-    cr_expect_eq(zri_value_from_text(&EP, h, "+9223372036854775807", T_INT, &v, err, sizeof err), 0);
+    cr_expect_eq(zri_value_from_text(&EP, h, "+9223372036854775807", T_INT, &v, err, sizeof err),
+                 0);
     cr_expect_eq(v.u.i, INT64_MAX);
-    cr_expect_eq(zri_value_from_text(&EP, h, "-9223372036854775809", T_INT, &v, err, sizeof err), -1);
+    cr_expect_eq(zri_value_from_text(&EP, h, "-9223372036854775809", T_INT, &v, err, sizeof err),
+                 -1);
     cr_expect_str_eq(err, "int out of range: \"-9223372036854775809\"");
     cr_expect_eq(zri_value_from_text(&EP, h, " 1", T_INT, &v, err, sizeof err), -1);
     cr_expect_eq(zri_value_from_text(&EP, h, "1.0", T_INT, &v, err, sizeof err), -1);
@@ -296,46 +308,46 @@ static zgrt_value jv(zgrt_ctx *ctx, const char *text)
 static void builtins_body(zgrt_ctx *ctx)
 {
     zgrt_value s = v_str(ctx, "  H\xc3\xa9llo, World!\t\n");
-    bi1(ctx, ZGRT_BI_LEN, s);                                 /* 0: code points */
-    bi1(ctx, ZGRT_BI_LOWER, s);                               /* 1 */
-    bi1(ctx, ZGRT_BI_UPPER, s);                               /* 2 */
-    bi1(ctx, ZGRT_BI_TRIM, s);                                /* 3 */
-    bi2(ctx, ZGRT_BI_CONTAINS, s, v_str(ctx, "World"));       /* 4 */
-    bi2(ctx, ZGRT_BI_CONTAINS, s, v_str(ctx, "world"));       /* 5 */
-    bi2(ctx, ZGRT_BI_CONTAINS, s, v_str(ctx, ""));            /* 6 */
-    bi2(ctx, ZGRT_BI_STARTS_WITH, s, v_str(ctx, "  H"));      /* 7 */
-    bi2(ctx, ZGRT_BI_ENDS_WITH, s, v_str(ctx, "!\t\n"));      /* 8 */
+    bi1(ctx, ZGRT_BI_LEN, s);                                       /* 0: code points */
+    bi1(ctx, ZGRT_BI_LOWER, s);                                     /* 1 */
+    bi1(ctx, ZGRT_BI_UPPER, s);                                     /* 2 */
+    bi1(ctx, ZGRT_BI_TRIM, s);                                      /* 3 */
+    bi2(ctx, ZGRT_BI_CONTAINS, s, v_str(ctx, "World"));             /* 4 */
+    bi2(ctx, ZGRT_BI_CONTAINS, s, v_str(ctx, "world"));             /* 5 */
+    bi2(ctx, ZGRT_BI_CONTAINS, s, v_str(ctx, ""));                  /* 6 */
+    bi2(ctx, ZGRT_BI_STARTS_WITH, s, v_str(ctx, "  H"));            /* 7 */
+    bi2(ctx, ZGRT_BI_ENDS_WITH, s, v_str(ctx, "!\t\n"));            /* 8 */
     bi2(ctx, ZGRT_BI_ENDS_WITH, v_str(ctx, "a"), v_str(ctx, "ba")); /* 9 */
-    bi1(ctx, ZGRT_BI_STR, v_int(-12));                        /* 10 */
-    bi1(ctx, ZGRT_BI_STR, v_float(0.1));                      /* 11 */
-    bi1(ctx, ZGRT_BI_STR, v_float(3.0));                      /* 12 */
-    bi1(ctx, ZGRT_BI_STR, v_bool(0));                         /* 13 */
-    bi1(ctx, ZGRT_BI_STR, v_enum(0, 1));                      /* 14 */
-    bi1(ctx, ZGRT_BI_STR, v_str(ctx, "same"));                /* 15 */
-    bi1(ctx, ZGRT_BI_STR, jv(ctx, "{\"a\": [1, \"x\"]}"));    /* 16 */
-    bi1(ctx, ZGRT_BI_INT, v_float(-2.9));                     /* 17 */
-    bi1(ctx, ZGRT_BI_INT, v_str(ctx, "-42"));                 /* 18 */
-    bi1(ctx, ZGRT_BI_INT, v_int(5));                          /* 19 */
-    bi1(ctx, ZGRT_BI_FLOAT, v_int(7));                        /* 20 */
-    bi1(ctx, ZGRT_BI_FLOAT, v_str(ctx, "2.5e1"));             /* 21 */
+    bi1(ctx, ZGRT_BI_STR, v_int(-12));                              /* 10 */
+    bi1(ctx, ZGRT_BI_STR, v_float(0.1));                            /* 11 */
+    bi1(ctx, ZGRT_BI_STR, v_float(3.0));                            /* 12 */
+    bi1(ctx, ZGRT_BI_STR, v_bool(0));                               /* 13 */
+    bi1(ctx, ZGRT_BI_STR, v_enum(0, 1));                            /* 14 */
+    bi1(ctx, ZGRT_BI_STR, v_str(ctx, "same"));                      /* 15 */
+    bi1(ctx, ZGRT_BI_STR, jv(ctx, "{\"a\": [1, \"x\"]}"));          /* 16 */
+    bi1(ctx, ZGRT_BI_INT, v_float(-2.9));                           /* 17 */
+    bi1(ctx, ZGRT_BI_INT, v_str(ctx, "-42"));                       /* 18 */
+    bi1(ctx, ZGRT_BI_INT, v_int(5));                                /* 19 */
+    bi1(ctx, ZGRT_BI_FLOAT, v_int(7));                              /* 20 */
+    bi1(ctx, ZGRT_BI_FLOAT, v_str(ctx, "2.5e1"));                   /* 21 */
     zgrt_value obj = jv(ctx, "{\"user\": \"ada\", \"n\": 3, \"o\": {\"p\": true}}");
-    bi2(ctx, ZGRT_BI_JSON_GET, obj, v_str(ctx, "n"));         /* 22 */
-    bi2(ctx, ZGRT_BI_JSON_GET, obj, v_str(ctx, "missing"));   /* 23 */
+    bi2(ctx, ZGRT_BI_JSON_GET, obj, v_str(ctx, "n"));            /* 22 */
+    bi2(ctx, ZGRT_BI_JSON_GET, obj, v_str(ctx, "missing"));      /* 23 */
     bi2(ctx, ZGRT_BI_JSON_GET, jv(ctx, "[1]"), v_str(ctx, "n")); /* 24 */
     zgrt_value user, args[2] = {obj, v_str(ctx, "user")};
     zgrt_builtin(ctx, ZGRT_BI_JSON_GET, 2, args, &user, 0);
-    bi1(ctx, ZGRT_BI_JSON_STR, user);                         /* 25 */
-    bi2(ctx, ZGRT_BI_JSON_GET, obj, v_str(ctx, "o"));         /* 26 */
+    bi1(ctx, ZGRT_BI_JSON_STR, user);                 /* 25 */
+    bi2(ctx, ZGRT_BI_JSON_GET, obj, v_str(ctx, "o")); /* 26 */
     args[1] = v_str(ctx, "o");
     zgrt_value o;
     zgrt_builtin(ctx, ZGRT_BI_JSON_GET, 2, args, &o, 0);
-    bi1(ctx, ZGRT_BI_JSON_STR, o);                            /* 27 */
-    bi1(ctx, ZGRT_BI_LEN, v_str(ctx, ""));                    /* 28 */
-    bi1(ctx, ZGRT_BI_TRIM, v_str(ctx, " \t "));               /* 29 */
+    bi1(ctx, ZGRT_BI_JSON_STR, o);              /* 27 */
+    bi1(ctx, ZGRT_BI_LEN, v_str(ctx, ""));      /* 28 */
+    bi1(ctx, ZGRT_BI_TRIM, v_str(ctx, " \t ")); /* 29 */
     zgrt_value a = v_str(ctx, "ab"), b = v_str(ctx, "\xc3\xa9"), c;
     zgrt_concat(ctx, &a, &b, &c);
-    record(&c);                                               /* 30 */
-    bi1(ctx, ZGRT_BI_INT, v_float(-9223372036854775808.0));   /* 31 */
+    record(&c);                                             /* 30 */
+    bi1(ctx, ZGRT_BI_INT, v_float(-9223372036854775808.0)); /* 31 */
 }
 
 static const char *const SOLO[] = {"A"};
@@ -344,9 +356,18 @@ static const zgrt_loc LOCS[] = {{3, 7}};
 
 static zgrt_program bprog(zgrt_body_fn *bodies)
 {
-    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION, .source = "b.zg", .workflow = "b",
-                      .nlifelines = 1, .lifelines = SOLO, .bodies = bodies, .nchans = 1,
-                      .chans = MAIN_CHAN, .nenums = 1, .enums = ENUMS, .nlocs = 1, .locs = LOCS};
+    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION,
+                      .source = "b.zg",
+                      .workflow = "b",
+                      .nlifelines = 1,
+                      .lifelines = SOLO,
+                      .bodies = bodies,
+                      .nchans = 1,
+                      .chans = MAIN_CHAN,
+                      .nenums = 1,
+                      .enums = ENUMS,
+                      .nlocs = 1,
+                      .locs = LOCS};
     return p;
 }
 
@@ -357,13 +378,38 @@ Test(builtins, results, .timeout = 20)
     ngot = 0;
     run_out r = run_prog(&p, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    static const char *const want[] = {
-        "17", "\"  h\xc3\xa9llo, world!\\t\\n\"", "\"  H\xc3\xa9LLO, WORLD!\\t\\n\"",
-        "\"H\xc3\xa9llo, World!\"", "true", "false", "true", "true", "true", "false",
-        "\"-12\"", "\"0.1\"", "\"3.0\"", "\"false\"", "\"green\"", "\"same\"",
-        "\"{\\\"a\\\":[1,\\\"x\\\"]}\"", "-2", "-42", "5", "7.0", "25.0", "3", "null", "null",
-        "\"ada\"", "{\"p\":true}", "\"{\\\"p\\\":true}\"", "0", "\"\"", "\"ab\xc3\xa9\"",
-        "-9223372036854775808"};
+    static const char *const want[] = {"17",
+                                       "\"  h\xc3\xa9llo, world!\\t\\n\"",
+                                       "\"  H\xc3\xa9LLO, WORLD!\\t\\n\"",
+                                       "\"H\xc3\xa9llo, World!\"",
+                                       "true",
+                                       "false",
+                                       "true",
+                                       "true",
+                                       "true",
+                                       "false",
+                                       "\"-12\"",
+                                       "\"0.1\"",
+                                       "\"3.0\"",
+                                       "\"false\"",
+                                       "\"green\"",
+                                       "\"same\"",
+                                       "\"{\\\"a\\\":[1,\\\"x\\\"]}\"",
+                                       "-2",
+                                       "-42",
+                                       "5",
+                                       "7.0",
+                                       "25.0",
+                                       "3",
+                                       "null",
+                                       "null",
+                                       "\"ada\"",
+                                       "{\"p\":true}",
+                                       "\"{\\\"p\\\":true}\"",
+                                       "0",
+                                       "\"\"",
+                                       "\"ab\xc3\xa9\"",
+                                       "-9223372036854775808"};
     cr_assert_eq(ngot, (int)(sizeof want / sizeof *want));
     for (int i = 0; i < ngot; i++) {
         cr_expect_str_eq(got[i], want[i], "case %d", i);
@@ -393,7 +439,8 @@ Test(builtins, errors, .timeout = 20)
         "zgc: error: lifeline A: b.zg:3:7: int(\"4x2\"): not an integer\n",
         "zgc: error: lifeline A: b.zg:3:7: int(1e+30): out of the range of int\n",
         "zgc: error: lifeline A: b.zg:3:7: float(\"one\"): not a number\n",
-        "zgc: error: lifeline A: b.zg:3:7: int(\"99999999999999999999\"): out of the range of int\n",
+        "zgc: error: lifeline A: b.zg:3:7: int(\"99999999999999999999\"): out of the range of "
+        "int\n",
         "zgc: error: lifeline A: b.zg:3:7: int(9.223372036854776e+18): out of the range of int\n",
         "zgc: error: lifeline A: b.zg:3:7: internal error: builtin 99 called with 0 arguments\n"};
     zgrt_body_fn bodies[] = {builtin_error_body};

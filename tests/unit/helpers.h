@@ -12,15 +12,20 @@
 
 /* One compilation of an in-memory source, up to the requested pass,
  * through the compiler's pipeline (compiler/pipeline.c). */
-typedef enum { T_PARSE = ZC_PARSE, T_RESOLVE = ZC_RESOLVE, T_CHECK = ZC_CHECK,
-               T_PROJECT = ZC_PROJECT, T_GUARDS = ZC_GUARDS } TStage;
+typedef enum {
+    T_PARSE = ZC_PARSE,
+    T_RESOLVE = ZC_RESOLVE,
+    T_CHECK = ZC_CHECK,
+    T_PROJECT = ZC_PROJECT,
+    T_GUARDS = ZC_GUARDS
+} TStage;
 
 typedef struct TComp {
     ZCompilation comp;
-    char *diag_text;   /* everything the diagnostics printed */
+    char *diag_text; /* everything the diagnostics printed */
     size_t diag_len;
     FILE *diag_file;
-    bool ok;           /* no error up to the requested stage */
+    bool ok; /* no error up to the requested stage */
 } TComp;
 
 /* Runs the pipeline on `text` (named "test.zg") up to `stage`, stopping at
@@ -46,13 +51,13 @@ static inline void t_free(TComp *c)
 }
 
 /* Captures what `fn(out, ...)` prints into a malloc'd string. */
-#define T_CAPTURE(var, call_with_out)                         \
-    char *var = NULL;                                         \
-    do {                                                      \
-        size_t var##_len = 0;                                 \
-        FILE *out = open_memstream(&var, &var##_len);         \
-        call_with_out;                                        \
-        fclose(out);                                          \
+#define T_CAPTURE(var, call_with_out)                 \
+    char *var = NULL;                                 \
+    do {                                              \
+        size_t var##_len = 0;                         \
+        FILE *out = open_memstream(&var, &var##_len); \
+        call_with_out;                                \
+        fclose(out);                                  \
     } while (0)
 
 #endif

@@ -32,21 +32,22 @@ static const ZLifelineMonitor *monitor(const TComp *c, int life)
 }
 
 /* Lifelines A, B, C in a ring (A -> B -> C -> A), one guard owned by A. */
-#define RING_DECLS                              \
-    "lifeline A, B, C;\n"                       \
-    "var x: int = 0;\n"                         \
-    "var y: int = 0;\n"                         \
+#define RING_DECLS        \
+    "lifeline A, B, C;\n" \
+    "var x: int = 0;\n"   \
+    "var y: int = 0;\n"   \
     "var ok: bool = false;\n"
 
-#define RING_MSGS                               \
-    "  A(x) -> B(x);\n"                         \
-    "  B(x) -> C(x);\n"                         \
+#define RING_MSGS       \
+    "  A(x) -> B(x);\n" \
+    "  B(x) -> C(x);\n" \
     "  C(ok) -> A(ok);\n"
 
 static char *unfold_one(const char *guard_decls, const char *guard)
 {
     ZBuf src = {0};
-    zu_buf_printf(&src, RING_DECLS "%s\nworkflow w() {\n" RING_MSGS "  if %s @ A { A: x = 1; }\n}\n",
+    zu_buf_printf(&src,
+                  RING_DECLS "%s\nworkflow w() {\n" RING_MSGS "  if %s @ A { A: x = 1; }\n}\n",
                   guard_decls, guard);
     TComp *c = compile_ok(src.data);
     const ZGuardInfo *g = guard_at(c, 0);
@@ -71,7 +72,8 @@ Test(guards, unfold_derived_forms)
 {
     expect_unfold("", "once ok", "true since ok");
     expect_unfold("", "historically ok", "!(true since !ok)");
-    expect_unfold("", "past x == 2", "@A(true since x == 2) || @B(true since x == 2) || @C(true since x == 2)");
+    expect_unfold("", "past x == 2",
+                  "@A(true since x == 2) || @B(true since x == 2) || @C(true since x == 2)");
     expect_unfold("", "seen B", "@B(true)");
     expect_unfold("", "prev ok", "prev ok");
     expect_unfold("", "prev (x > 1)", "prev (x > 1)");
@@ -105,7 +107,8 @@ Test(guards, named_guards_are_inlined)
 
 Test(guards, var_only_guard_is_one_atom)
 {
-    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS "  if @C.x > x @ A { A: x = 1; }\n}\n");
+    TComp *c =
+        compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS "  if @C.x > x @ A { A: x = 1; }\n}\n");
     const ZGuardInfo *g = guard_at(c, 0);
     cr_expect(g->cpl);
     cr_assert_not_null(g->root);
@@ -142,19 +145,18 @@ Test(guards, hash_consing_counts_duplicates_once)
 
 Test(guards, subformulas_are_numbered_bottom_up)
 {
-    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
-                                     "  if historically ok || past x == 2 @ A { A: x = 1; }\n"
-                                     "  while prev (y > 1) && @C(ok since x > 0) @ B { B: y = y + 1; }\n"
-                                     "}\n");
+    TComp *c =
+        compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                              "  if historically ok || past x == 2 @ A { A: x = 1; }\n"
+                              "  while prev (y > 1) && @C(ok since x > 0) @ B { B: y = y + 1; }\n"
+                              "}\n");
     const ZVec *subs = &c->comp.guards->subs;
     cr_assert(subs->len > 0);
     for (int i = 0; i < subs->len; i++) {
         const ZFormula *f = ZU_VEC_AT(*subs, i);
         cr_expect_eq(f->id, i);
-        if (f->a)
-            cr_expect_lt(f->a->id, f->id);
-        if (f->b)
-            cr_expect_lt(f->b->id, f->id);
+        if (f->a) cr_expect_lt(f->a->id, f->id);
+        if (f->b) cr_expect_lt(f->b->id, f->id);
         for (int j = 0; j < i; j++) {
             const ZFormula *g = ZU_VEC_AT(*subs, j);
             bool same = g->kind == f->kind && g->a == f->a && g->b == f->b && g->life == f->life &&
@@ -167,10 +169,11 @@ Test(guards, subformulas_are_numbered_bottom_up)
 
 Test(guards, vars_distinct_in_first_appearance_order)
 {
-    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
-                                     "  if @B.y > 0 && @C.x == x && @B.x > 1 && once ok @ A { A: x = 1; }\n"
-                                     "  if @A.y > y && seen A @ B { B: y = 1; }\n"
-                                     "}\n");
+    TComp *c = compile_ok(RING_DECLS
+                          "workflow w() {\n" RING_MSGS
+                          "  if @B.y > 0 && @C.x == x && @B.x > 1 && once ok @ A { A: x = 1; }\n"
+                          "  if @A.y > y && seen A @ B { B: y = 1; }\n"
+                          "}\n");
     const ZVec *vars = &c->comp.guards->vars;
     cr_assert_eq(vars->len, 2);
     cr_expect_str_eq(ZU_VEC_AT(*vars, 0), "y");
@@ -180,8 +183,7 @@ Test(guards, vars_distinct_in_first_appearance_order)
 
 Test(guards, guards_in_construct_order)
 {
-    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
-                                     "  while x < 3 @ A {\n"
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS "  while x < 3 @ A {\n"
                                      "    if once ok @ A { A(x) -> B(x); }\n"
                                      "    A: x = x + 1;\n"
                                      "  }\n"
@@ -219,7 +221,8 @@ static const char *MERGE_SRC =
     "  Orchestrator(patch, candidate) -> TestRunner(patch, candidate);\n"
     "  Orchestrator(patch, candidate) -> Security(patch, candidate);\n"
     "  parallel {\n"
-    "    branch { TestRunner: status = run_tests(patch); TestRunner(status) -> Committer(status); }\n"
+    "    branch { TestRunner: status = run_tests(patch); TestRunner(status) -> Committer(status); "
+    "}\n"
     "    branch { Security: status = scan(patch); Security(candidate) -> Committer(candidate); }\n"
     "  }\n"
     "  Orchestrator(candidate) -> Committer(candidate);\n"
@@ -235,7 +238,8 @@ Test(guards, merge_example_text)
     TComp *c = compile_ok(MERGE_SRC);
     T_CAPTURE(got, zg_print(out, c->comp.guards));
     const char *want =
-        "guard if#1 @ Committer: @TestRunner.candidate == candidate && @Security.candidate == candidate"
+        "guard if#1 @ Committer: @TestRunner.candidate == candidate && @Security.candidate == "
+        "candidate"
         " && @TestRunner(status != failed since status == passed)"
         " && @Security(status != critical since status == cleared)\n"
         "  unfolded: @TestRunner.candidate == candidate && @Security.candidate == candidate"
@@ -326,21 +330,20 @@ Test(guards, plain_guards_need_no_monitor)
         cr_expect_eq(monitor(c, L)->state_bytes, 0);
     }
     T_CAPTURE(got, zg_print(out, c->comp.guards));
-    cr_expect_str_eq(got,
-                     "guard while#1 @ A: x < 3 && !ok\n"
-                     "  kind: plain (no monitor)\n"
-                     "guard if#2 @ B: y == 0\n"
-                     "  kind: plain (no monitor)\n"
-                     "\n"
-                     "sub(Φ): 0\n"
-                     "\n"
-                     "Vars(Φ): none\n"
-                     "\n"
-                     "lifeline A: no monitor\n"
-                     "\n"
-                     "lifeline B: no monitor\n"
-                     "\n"
-                     "lifeline C: no monitor\n");
+    cr_expect_str_eq(got, "guard while#1 @ A: x < 3 && !ok\n"
+                          "  kind: plain (no monitor)\n"
+                          "guard if#2 @ B: y == 0\n"
+                          "  kind: plain (no monitor)\n"
+                          "\n"
+                          "sub(Φ): 0\n"
+                          "\n"
+                          "Vars(Φ): none\n"
+                          "\n"
+                          "lifeline A: no monitor\n"
+                          "\n"
+                          "lifeline B: no monitor\n"
+                          "\n"
+                          "lifeline C: no monitor\n");
     free(got);
     t_free(c);
 }
@@ -382,29 +385,30 @@ Test(guards, forwarders_carry_views)
     T_CAPTURE(got, zg_print(out, c->comp.guards));
     const char *tail = strstr(got, "\nlifeline Owner:");
     cr_assert_not_null(tail, "%s", got);
-    cr_expect_str_eq(tail,
-                     "\nlifeline Owner: monitor\n"
-                     "  evaluates: φ3 φ4 φ5 φ6 φ7 φ8 φ9\n"
-                     "  bool views: view(Src, φ2)\n"
-                     "  var views: var(Src, x)\n"
-                     "  state: vc 5 × 8 B + values 1 B + old 1 B + views 1 B + vars 1 × 16 B = 59 B\n"
-                     "\n"
-                     "lifeline Mid: monitor\n"
-                     "  evaluates: none\n"
-                     "  bool views: view(Src, φ2)\n"
-                     "  var views: var(Src, x)\n"
-                     "  state: vc 5 × 8 B + values 0 B + old 0 B + views 1 B + vars 1 × 16 B = 57 B\n"
-                     "\n"
-                     "lifeline Src: monitor\n"
-                     "  evaluates: φ0 φ1 φ2\n"
-                     "  bool views: view(Src, φ2)\n"
-                     "  var views: var(Src, x)\n"
-                     "  state: vc 5 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 58 B\n"
-                     "\n"
-                     "lifeline Far: no monitor\n"
-                     "\n"
-                     "lifeline Idle: no monitor\n",
-                     "%s", got);
+    cr_expect_str_eq(
+        tail,
+        "\nlifeline Owner: monitor\n"
+        "  evaluates: φ3 φ4 φ5 φ6 φ7 φ8 φ9\n"
+        "  bool views: view(Src, φ2)\n"
+        "  var views: var(Src, x)\n"
+        "  state: vc 5 × 8 B + values 1 B + old 1 B + views 1 B + vars 1 × 16 B = 59 B\n"
+        "\n"
+        "lifeline Mid: monitor\n"
+        "  evaluates: none\n"
+        "  bool views: view(Src, φ2)\n"
+        "  var views: var(Src, x)\n"
+        "  state: vc 5 × 8 B + values 0 B + old 0 B + views 1 B + vars 1 × 16 B = 57 B\n"
+        "\n"
+        "lifeline Src: monitor\n"
+        "  evaluates: φ0 φ1 φ2\n"
+        "  bool views: view(Src, φ2)\n"
+        "  var views: var(Src, x)\n"
+        "  state: vc 5 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 58 B\n"
+        "\n"
+        "lifeline Far: no monitor\n"
+        "\n"
+        "lifeline Idle: no monitor\n",
+        "%s", got);
     free(got);
     t_free(c);
 }

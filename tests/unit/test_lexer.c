@@ -40,10 +40,14 @@ static ZToken *tk(Lexed *l, int i) { return l->toks.items[i]; }
 
 static void expect_span(ZToken *t, int l1, int c1, int l2, int c2)
 {
-    cr_expect_eq(t->span.first_line, l1, "first_line %d != %d (`%s`)", t->span.first_line, l1, t->text);
-    cr_expect_eq(t->span.first_column, c1, "first_column %d != %d (`%s`)", t->span.first_column, c1, t->text);
-    cr_expect_eq(t->span.last_line, l2, "last_line %d != %d (`%s`)", t->span.last_line, l2, t->text);
-    cr_expect_eq(t->span.last_column, c2, "last_column %d != %d (`%s`)", t->span.last_column, c2, t->text);
+    cr_expect_eq(t->span.first_line, l1, "first_line %d != %d (`%s`)", t->span.first_line, l1,
+                 t->text);
+    cr_expect_eq(t->span.first_column, c1, "first_column %d != %d (`%s`)", t->span.first_column, c1,
+                 t->text);
+    cr_expect_eq(t->span.last_line, l2, "last_line %d != %d (`%s`)", t->span.last_line, l2,
+                 t->text);
+    cr_expect_eq(t->span.last_column, c2, "last_column %d != %d (`%s`)", t->span.last_column, c2,
+                 t->text);
 }
 
 Test(lexer, keywords_and_identifiers)
@@ -67,11 +71,13 @@ Test(lexer, keywords_and_identifiers)
 
 Test(lexer, every_keyword_is_reserved)
 {
-    const char *kws[] = {"lifeline", "const", "enum", "var", "guard", "llm", "pure", "extern",
-                         "effect", "human", "workflow", "return", "if", "else", "while", "skip",
-                         "parallel", "branch", "coregion", "prev", "since", "once", "historically",
-                         "past", "seen", "true", "false", "null", "bool", "int", "float", "str",
-                         "json", "store", "cell", "tools", "atomic", "read", "write", "consistency"};
+    const char *kws[] = {"lifeline", "const",  "enum",   "var",        "guard",        "llm",
+                         "pure",     "extern", "effect", "human",      "workflow",     "return",
+                         "if",       "else",   "while",  "skip",       "parallel",     "branch",
+                         "coregion", "prev",   "since",  "once",       "historically", "past",
+                         "seen",     "true",   "false",  "null",       "bool",         "int",
+                         "float",    "str",    "json",   "store",      "cell",         "tools",
+                         "atomic",   "read",   "write",  "consistency"};
     for (size_t i = 0; i < sizeof kws / sizeof kws[0]; i++) {
         Lexed *l = lex(kws[i]);
         cr_assert_eq(l->toks.len, 1);
@@ -83,7 +89,8 @@ Test(lexer, every_keyword_is_reserved)
 Test(lexer, operators)
 {
     Lexed *l = lex("-> == != <= >= && || < > ! ? @ . + - * / % = : ;");
-    int want[] = {ARROW, EQ, NE, LE, GE, AND, OR, '<', '>', '!', '?', '@', '.', '+', '-', '*', '/', '%', '=', ':', ';'};
+    int want[] = {ARROW, EQ,  NE,  LE,  GE,  AND, OR,  '<', '>', '!', '?',
+                  '@',   '.', '+', '-', '*', '/', '%', '=', ':', ';'};
     cr_assert_eq(l->toks.len, (int)(sizeof want / sizeof want[0]));
     for (int i = 0; i < l->toks.len; i++) cr_expect_eq(tk(l, i)->kind, want[i], "token %d", i);
     lex_free(l);
@@ -106,7 +113,8 @@ Test(lexer, integer_overflow_is_an_error)
 {
     Lexed *l = lex("x = 9223372036854775808;");
     cr_expect_eq(l->diag.errors, 1);
-    cr_expect(strstr(l->errs, "t.zg:1:5: error: integer literal `9223372036854775808` does not fit in 64 bits"));
+    cr_expect(strstr(
+        l->errs, "t.zg:1:5: error: integer literal `9223372036854775808` does not fit in 64 bits"));
     lex_free(l);
 }
 

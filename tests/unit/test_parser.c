@@ -98,21 +98,21 @@ Test(parser, actions)
 
 Test(parser, statements)
 {
-    TComp *c = t_compile(
-        "workflow w(topic: str @ User, n: int @ Writer) -> (str, int) {\n"
-        "    User(topic, 3) -> Writer(topic, 3);\n"
-        "    User(topic) -> User(copy);\n"
-        "    Writer: draft = compose(topic);\n"
-        "    Writer: (a, b) = split(draft);\n"
-        "    Writer: log(draft);\n"
-        "    Writer { y = f(x); z = y + 1; }\n"
-        "    if ok @ A { skip B; } else if other @ A { skip C; } else { skip D; }\n"
-        "    while n < 3 @ Writer { Writer: n = n + 1; } else { skip User; }\n"
-        "    parallel { branch { A(x) -> B(x); } branch { C(y) -> D(y); } }\n"
-        "    coregion { A(x) -> C(a); B(y) -> C(b); }\n"
-        "    return (draft @ Writer, n @ Writer);\n"
-        "}\n",
-        T_PARSE);
+    TComp *c =
+        t_compile("workflow w(topic: str @ User, n: int @ Writer) -> (str, int) {\n"
+                  "    User(topic, 3) -> Writer(topic, 3);\n"
+                  "    User(topic) -> User(copy);\n"
+                  "    Writer: draft = compose(topic);\n"
+                  "    Writer: (a, b) = split(draft);\n"
+                  "    Writer: log(draft);\n"
+                  "    Writer { y = f(x); z = y + 1; }\n"
+                  "    if ok @ A { skip B; } else if other @ A { skip C; } else { skip D; }\n"
+                  "    while n < 3 @ Writer { Writer: n = n + 1; } else { skip User; }\n"
+                  "    parallel { branch { A(x) -> B(x); } branch { C(y) -> D(y); } }\n"
+                  "    coregion { A(x) -> C(a); B(y) -> C(b); }\n"
+                  "    return (draft @ Writer, n @ Writer);\n"
+                  "}\n",
+                  T_PARSE);
     cr_assert(c->ok, "%s", c->diag_text);
     ZDecl *w = decl(c, 0);
     cr_expect_eq(w->kind, D_WORKFLOW);
@@ -207,7 +207,8 @@ Test(parser, strings)
 
 Test(parser, syntax_error_quotes_tokens)
 {
-    TComp *c = t_compile("lifeline A, B;\nworkflow w() {\n    A(x) -> B(x)\n    skip A;\n}\n", T_PARSE);
+    TComp *c =
+        t_compile("lifeline A, B;\nworkflow w() {\n    A(x) -> B(x)\n    skip A;\n}\n", T_PARSE);
     cr_expect_not(c->ok);
     cr_expect(strstr(c->diag_text, "test.zg:4:5: error: unexpected `skip`, expected `;`\n"
                                    "    4 |     skip A;\n"
@@ -219,29 +220,32 @@ Test(parser, syntax_error_quotes_tokens)
 Test(parser, syntax_error_identifier_text)
 {
     TComp *c = t_compile("lifeline A B;", T_PARSE);
-    cr_expect(strstr(c->diag_text, "test.zg:1:12: error: unexpected identifier `B`, expected `;` or `,`"),
-              "got: %s", c->diag_text);
+    cr_expect(
+        strstr(c->diag_text, "test.zg:1:12: error: unexpected identifier `B`, expected `;` or `,`"),
+        "got: %s", c->diag_text);
     t_free(c);
 }
 
 Test(parser, unclosed_brace_points_at_opener)
 {
     TComp *c = t_compile("lifeline A;\nworkflow w() {\n    skip A;\n", T_PARSE);
-    cr_expect(strstr(c->diag_text, "test.zg:4:1: error: unexpected end of file"), "got: %s", c->diag_text);
-    cr_expect(strstr(c->diag_text, "test.zg:2:14: note: to close the `{` opened here"), "got: %s", c->diag_text);
+    cr_expect(strstr(c->diag_text, "test.zg:4:1: error: unexpected end of file"), "got: %s",
+              c->diag_text);
+    cr_expect(strstr(c->diag_text, "test.zg:2:14: note: to close the `{` opened here"), "got: %s",
+              c->diag_text);
     t_free(c);
 }
 
 Test(parser, recovers_and_reports_every_error)
 {
     TComp *c = t_compile("lifeline A, B;\n"
-                         "var x: int = ;\n"          /* error 1 */
+                         "var x: int = ;\n" /* error 1 */
                          "var y: int = 2;\n"
                          "workflow w() {\n"
                          "    A(x) -> B(x);\n"
-                         "    A: x = 1 +;\n"         /* error 2 */
+                         "    A: x = 1 +;\n" /* error 2 */
                          "    skip B;\n"
-                         "    A(x) => B(x);\n"       /* error 3 */
+                         "    A(x) => B(x);\n" /* error 3 */
                          "}\n",
                          T_PARSE);
     cr_expect_eq(c->comp.diag.errors, 3, "got: %s", c->diag_text);
@@ -254,8 +258,10 @@ Test(parser, recovers_and_reports_every_error)
 Test(parser, reserved_words)
 {
     TComp *c = t_compile("store s;", T_PARSE);
-    cr_expect(strstr(c->diag_text, "test.zg:1:1: error: `store` is reserved for shared state and not supported yet"),
-              "got: %s", c->diag_text);
+    cr_expect(
+        strstr(c->diag_text,
+               "test.zg:1:1: error: `store` is reserved for shared state and not supported yet"),
+        "got: %s", c->diag_text);
     t_free(c);
 }
 
@@ -275,7 +281,8 @@ Test(parser, nesting_limits)
     memset(src + 10, '(', n);
     strcpy(src + 10 + n, "1;");
     TComp *c = t_compile(src, T_PARSE);
-    cr_expect(strstr(c->diag_text, "brackets nested too deeply (the limit is 256)"), "got: %.300s", c->diag_text);
+    cr_expect(strstr(c->diag_text, "brackets nested too deeply (the limit is 256)"), "got: %.300s",
+              c->diag_text);
     cr_expect_eq(c->comp.diag.errors, 1);
     t_free(c);
     free(src);
@@ -283,14 +290,15 @@ Test(parser, nesting_limits)
 
 Test(parser, ast_printer)
 {
-    TComp *c = t_compile("lifeline A, B;\nvar x: int = 1;\nworkflow w() { A(x) -> B(x); }\n", T_PARSE);
+    TComp *c =
+        t_compile("lifeline A, B;\nvar x: int = 1;\nworkflow w() { A(x) -> B(x); }\n", T_PARSE);
     cr_assert(c->ok);
     T_CAPTURE(text, za_print_program(out, c->comp.prog));
     cr_expect_str_eq(text, "lifeline A <1:10-1:10>\n"
-                          "lifeline B <1:13-1:13>\n"
-                          "var x: int = 1 <2:1-2:15>\n"
-                          "workflow w() -> () <3:1-3:30>\n"
-                          "  message A(x) -> B(x) <3:16-3:28>\n");
+                           "lifeline B <1:13-1:13>\n"
+                           "var x: int = 1 <2:1-2:15>\n"
+                           "workflow w() -> () <3:1-3:30>\n"
+                           "  message A(x) -> B(x) <3:16-3:28>\n");
     free(text);
     t_free(c);
 }

@@ -6,13 +6,13 @@
 
 /* Declarations shared by most tests: every variable has a default, so
  * definedness never gets in the way. */
-#define DECLS                                                   \
-    "var x: int = 0;\n"                                         \
-    "var y: int = 0;\n"                                         \
-    "var z: int = 0;\n"                                         \
-    "var s: str = \"\";\n"                                      \
-    "var ok: bool = false;\n"                                   \
-    "pure inc(t: int) -> int = t + 1;\n"                        \
+#define DECLS                            \
+    "var x: int = 0;\n"                  \
+    "var y: int = 0;\n"                  \
+    "var z: int = 0;\n"                  \
+    "var s: str = \"\";\n"               \
+    "var ok: bool = false;\n"            \
+    "pure inc(t: int) -> int = t + 1;\n" \
     "extern pure pair(t: int) -> (int, int);\n"
 
 static TComp *compile_ok(const char *text)
@@ -27,8 +27,7 @@ static int life_index(const TComp *c, const char *name)
 {
     for (int i = 0; i < c->comp.prog->lifelines.len; i++) {
         const ZDecl *d = ZU_VEC_AT(c->comp.prog->lifelines, i);
-        if (strcmp(d->name, name) == 0)
-            return i;
+        if (strcmp(d->name, name) == 0) return i;
     }
     cr_assert_fail("no lifeline %s", name);
     return -1;
@@ -47,18 +46,16 @@ static char *projection(const char *text, const char *name)
 static void expect(const char *text, const char *name, const char *want)
 {
     char *got = projection(text, name);
-    cr_expect_str_eq(got, want, "projection of %s:\n--- got ---\n%s--- want ---\n%s", name ? name : "*",
-                     got, want);
+    cr_expect_str_eq(got, want, "projection of %s:\n--- got ---\n%s--- want ---\n%s",
+                     name ? name : "*", got, want);
     free(got);
 }
 
 /* ---- atomic statements ---------------------------------------------- */
 
-static const char *MSG_SRC =
-    "lifeline A, B, C;\n" DECLS
-    "workflow w() {\n"
-    "  A(x, 3) -> B(y, 3);\n"
-    "}\n";
+static const char *MSG_SRC = "lifeline A, B, C;\n" DECLS "workflow w() {\n"
+                             "  A(x, 3) -> B(y, 3);\n"
+                             "}\n";
 
 Test(project, message_sender_receiver_bystander)
 {
@@ -90,8 +87,7 @@ Test(project, self_message_is_local_assignment)
 
 Test(project, actions_expressions_blocks)
 {
-    const char *src = "lifeline A, B;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B;\n" DECLS "workflow w() {\n"
                       "  A: x = inc(y);\n"
                       "  A: (y, z) = pair(x);\n"
                       "  B: z = y + 1;\n"
@@ -103,8 +99,7 @@ Test(project, actions_expressions_blocks)
 
 Test(project, local_structure)
 {
-    TComp *c = compile_ok("lifeline A, B;\n" DECLS
-                          "workflow w() {\n"
+    TComp *c = compile_ok("lifeline A, B;\n" DECLS "workflow w() {\n"
                           "  A(x) -> A(y);\n"
                           "  A(x) -> B(y);\n"
                           "  B { x = 2; y = 3; }\n"
@@ -137,16 +132,14 @@ Test(project, local_structure)
 
 /* ---- if ---------------------------------------------------------------- */
 
-static const char *IF_SRC =
-    "lifeline D, C, Owner, B, Idle;\n" DECLS
-    "workflow w() {\n"
-    "  if x > 0 @ Owner {\n"
-    "    Owner(x) -> B(x);\n"
-    "    Owner(x) -> D(x);\n"
-    "  } else {\n"
-    "    C: y = 1;\n"
-    "  }\n"
-    "}\n";
+static const char *IF_SRC = "lifeline D, C, Owner, B, Idle;\n" DECLS "workflow w() {\n"
+                            "  if x > 0 @ Owner {\n"
+                            "    Owner(x) -> B(x);\n"
+                            "    Owner(x) -> D(x);\n"
+                            "  } else {\n"
+                            "    C: y = 1;\n"
+                            "  }\n"
+                            "}\n";
 
 Test(project, if_owner_broadcasts_in_declaration_order)
 {
@@ -186,8 +179,7 @@ Test(project, if_recipients_and_bystander)
 
 Test(project, if_without_recipients_has_no_else)
 {
-    const char *src = "lifeline A, B;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B;\n" DECLS "workflow w() {\n"
                       "  if x > 0 @ A { A: x = 1; }\n"
                       "  if x > 1 @ A { A: x = 2; } else { A: x = 3; }\n"
                       "}\n";
@@ -207,8 +199,7 @@ Test(project, if_without_recipients_has_no_else)
 
 Test(project, if_without_source_else_still_broadcasts_false)
 {
-    const char *src = "lifeline A, B;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B;\n" DECLS "workflow w() {\n"
                       "  if ok @ A { A(x) -> B(x); }\n"
                       "}\n";
     expect(src, "A",
@@ -241,8 +232,7 @@ Test(project, if_without_source_else_still_broadcasts_false)
 
 Test(project, skip_makes_a_recipient)
 {
-    const char *src = "lifeline A, B, C;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B, C;\n" DECLS "workflow w() {\n"
                       "  if ok @ A { skip B; } else { A: x = 1; }\n"
                       "}\n";
     expect(src, NULL,
@@ -266,8 +256,7 @@ Test(project, skip_makes_a_recipient)
 
 Test(project, else_if_chain)
 {
-    const char *src = "lifeline A, B;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B;\n" DECLS "workflow w() {\n"
                       "  if x > 0 @ A { A(x) -> B(x); } else if x < 0 @ A { A(y) -> B(y); }\n"
                       "}\n";
     expect(src, "B",
@@ -328,8 +317,7 @@ Test(project, mailbox_loop)
 
 Test(project, while_exit_protocol)
 {
-    const char *src = "lifeline A, B, C;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B, C;\n" DECLS "workflow w() {\n"
                       "  while x < 3 @ A {\n"
                       "    A: x = inc(x);\n"
                       "  } else {\n"
@@ -360,8 +348,7 @@ Test(project, while_exit_protocol)
 
 Test(project, tags_in_preorder)
 {
-    const char *src = "lifeline A, B;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B;\n" DECLS "workflow w() {\n"
                       "  while x < 3 @ A {\n"
                       "    if ok @ A { A(x) -> B(x); }\n"
                       "    A: x = inc(x);\n"
@@ -387,24 +374,22 @@ Test(project, tags_in_preorder)
 
 /* ---- parallel ---------------------------------------------------------- */
 
-static const char *PAR_SRC =
-    "lifeline A, B, C, D;\n" DECLS
-    "workflow w() {\n"
-    "  parallel {\n"
-    "    branch {\n"
-    "      A(x) -> B(x);\n"
-    "      parallel {\n"
-    "        branch { B(x) -> C(x); }\n"
-    "        branch { C: y = 1; }\n"
-    "      }\n"
-    "    }\n"
-    "    branch { C { z = 2; s = \"a\"; } }\n"
-    "    branch { D: x = 3; }\n"
-    "  }\n"
-    "  parallel {\n"
-    "    branch { A(y) -> D(y); }\n"
-    "  }\n"
-    "}\n";
+static const char *PAR_SRC = "lifeline A, B, C, D;\n" DECLS "workflow w() {\n"
+                             "  parallel {\n"
+                             "    branch {\n"
+                             "      A(x) -> B(x);\n"
+                             "      parallel {\n"
+                             "        branch { B(x) -> C(x); }\n"
+                             "        branch { C: y = 1; }\n"
+                             "      }\n"
+                             "    }\n"
+                             "    branch { C { z = 2; s = \"a\"; } }\n"
+                             "    branch { D: x = 3; }\n"
+                             "  }\n"
+                             "  parallel {\n"
+                             "    branch { A(y) -> D(y); }\n"
+                             "  }\n"
+                             "}\n";
 
 Test(project, nested_parallel_namespaces)
 {
@@ -466,10 +451,9 @@ Test(project, parallel_channel_ids)
     TComp *c = compile_ok(PAR_SRC);
     const ZVec *n = &c->comp.locals->namespaces;
     cr_assert_eq(n->len, 7);
-    const char *want[] = {"main", "main/par1.1", "main/par1.1/par2.1", "main/par1.1/par2.2",
+    const char *want[] = {"main",        "main/par1.1", "main/par1.1/par2.1", "main/par1.1/par2.2",
                           "main/par1.2", "main/par1.3", "main/par3.1"};
-    for (int i = 0; i < 7; i++)
-        cr_expect_str_eq(ZU_VEC_AT(*n, i), want[i]);
+    for (int i = 0; i < 7; i++) cr_expect_str_eq(ZU_VEC_AT(*n, i), want[i]);
 
     /* B: par1 { branch 1.1 { recv A; par2 { branch 2.1 { send C } } } } */
     const ZLocalProgram *b = ZU_VEC_AT(c->comp.locals->programs, 1);
@@ -508,8 +492,7 @@ Test(project, parallel_channel_ids)
 
 Test(project, control_inside_parallel_uses_branch_namespace)
 {
-    const char *src = "lifeline A, B;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B;\n" DECLS "workflow w() {\n"
                       "  parallel {\n"
                       "    branch { if ok @ A { A(x) -> B(x); } }\n"
                       "    branch { B: y = 1; }\n"
@@ -538,8 +521,7 @@ Test(project, control_inside_parallel_uses_branch_namespace)
 
 Test(project, coregion_recv_any)
 {
-    const char *src = "lifeline A, B, C, D;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B, C, D;\n" DECLS "workflow w() {\n"
                       "  coregion { B(x) -> C(x); A(y, s) -> C(y, s); }\n"
                       "}\n";
     expect(src, NULL,
@@ -574,8 +556,7 @@ Test(project, coregion_recv_any)
 
 Test(project, coregion_senders_are_recipients)
 {
-    const char *src = "lifeline A, B, C, D;\n" DECLS
-                      "workflow w() {\n"
+    const char *src = "lifeline A, B, C, D;\n" DECLS "workflow w() {\n"
                       "  if ok @ D { coregion { A(x) -> C(x); B(y) -> C(y); } }\n"
                       "}\n";
     expect(src, "D",
@@ -594,8 +575,7 @@ Test(project, coregion_senders_are_recipients)
 
 Test(project, returns)
 {
-    const char *single = "lifeline A, B;\n" DECLS
-                         "workflow w() -> int {\n"
+    const char *single = "lifeline A, B;\n" DECLS "workflow w() -> int {\n"
                          "  A(x) -> B(y);\n"
                          "  return y @ B;\n"
                          "}\n";
@@ -608,8 +588,7 @@ Test(project, returns)
            "  recv A (y);\n"
            "  return y;\n"
            "}\n");
-    const char *tuple = "lifeline A, B, C;\n" DECLS
-                        "workflow w() -> (int, str, int) {\n"
+    const char *tuple = "lifeline A, B, C;\n" DECLS "workflow w() -> (int, str, int) {\n"
                         "  A(x) -> B(y);\n"
                         "  return (y @ B, s @ C, x @ B);\n"
                         "}\n";
@@ -645,23 +624,24 @@ Test(project, returns)
 
 Test(project, participation_sets)
 {
-    TComp *c = compile_ok("lifeline A, B, C, D, E;\n" DECLS
-                          "workflow w() -> int {\n"
-                          "  A(x) -> B(x);\n"
-                          "  if ok @ C { skip D; } else { A(x) -> A(y); }\n"
-                          "  parallel { branch { B: x = 1; } branch { coregion { A(y) -> D(y); B(z) -> D(z); } } }\n"
-                          "  return x @ E;\n"
-                          "}\n");
+    TComp *c = compile_ok(
+        "lifeline A, B, C, D, E;\n" DECLS "workflow w() -> int {\n"
+        "  A(x) -> B(x);\n"
+        "  if ok @ C { skip D; } else { A(x) -> A(y); }\n"
+        "  parallel { branch { B: x = 1; } branch { coregion { A(y) -> D(y); B(z) -> D(z); } } }\n"
+        "  return x @ E;\n"
+        "}\n");
     const ZVec *body = &c->comp.wf->body;
     ZLifeSet s0 = zj_part_stmt(ZU_VEC_AT(*body, 0));
     cr_expect(zj_set_has(&s0, 0) && zj_set_has(&s0, 1) && !zj_set_has(&s0, 2));
     ZLifeSet s1 = zj_part_stmt(ZU_VEC_AT(*body, 1));
-    cr_expect(zj_set_has(&s1, 0) && !zj_set_has(&s1, 1) && zj_set_has(&s1, 2) && zj_set_has(&s1, 3));
+    cr_expect(zj_set_has(&s1, 0) && !zj_set_has(&s1, 1) && zj_set_has(&s1, 2) &&
+              zj_set_has(&s1, 3));
     ZLifeSet s2 = zj_part_stmt(ZU_VEC_AT(*body, 2));
-    cr_expect(zj_set_has(&s2, 0) && zj_set_has(&s2, 1) && !zj_set_has(&s2, 2) && zj_set_has(&s2, 3));
+    cr_expect(zj_set_has(&s2, 0) && zj_set_has(&s2, 1) && !zj_set_has(&s2, 2) &&
+              zj_set_has(&s2, 3));
     ZLifeSet s3 = zj_part_stmt(ZU_VEC_AT(*body, 3));
-    for (int i = 0; i < 5; i++)
-        cr_expect(!zj_set_has(&s3, i), "return participates with %d", i);
+    for (int i = 0; i < 5; i++) cr_expect(!zj_set_has(&s3, i), "return participates with %d", i);
     ZLifeSet all = zj_part_list(body);
     cr_expect(zj_set_has(&all, 3) && !zj_set_has(&all, 4));
     t_free(c);
@@ -669,8 +649,7 @@ Test(project, participation_sets)
 
 Test(project, return_only_lifeline)
 {
-    expect("lifeline A, B;\n" DECLS
-           "workflow w() -> int {\n"
+    expect("lifeline A, B;\n" DECLS "workflow w() -> int {\n"
            "  A: x = 1;\n"
            "  return y @ B;\n"
            "}\n",
@@ -685,14 +664,12 @@ static char *generate(int n, int k)
 {
     ZBuf b = {0};
     zu_buf_puts(&b, "lifeline ");
-    for (int i = 0; i < k; i++)
-        zu_buf_printf(&b, "%sL%d", i ? ", " : "", i);
+    for (int i = 0; i < k; i++) zu_buf_printf(&b, "%sL%d", i ? ", " : "", i);
     zu_buf_puts(&b, ";\nvar x: int = 0;\nvar y: int = 0;\nworkflow big() {\n");
     int stmts = 0;
     for (int i = 0; stmts < n; i++) {
         int a = i % k, c = (i * 7 + 1) % k;
-        if (c == a)
-            c = (a + 1) % k;
+        if (c == a) c = (a + 1) % k;
         switch (i % 5) {
         case 0:
             zu_buf_printf(&b, "  L%d(x) -> L%d(y);\n", a, c);
@@ -703,17 +680,21 @@ static char *generate(int n, int k)
             stmts++;
             break;
         case 2:
-            zu_buf_printf(&b, "  if x > %d @ L%d { L%d(x) -> L%d(y); L%d: y = 1; } else { L%d(y) -> L%d(x); }\n",
-                          i, a, a, c, c, c, (c + 1) % k);
+            zu_buf_printf(
+                &b,
+                "  if x > %d @ L%d { L%d(x) -> L%d(y); L%d: y = 1; } else { L%d(y) -> L%d(x); }\n",
+                i, a, a, c, c, c, (c + 1) % k);
             stmts += 4;
             break;
         case 3:
-            zu_buf_printf(&b, "  while y < %d @ L%d { L%d(y) -> L%d(x); L%d: y = y + 1; }\n", i, a, a, c, a);
+            zu_buf_printf(&b, "  while y < %d @ L%d { L%d(y) -> L%d(x); L%d: y = y + 1; }\n", i, a,
+                          a, c, a);
             stmts += 3;
             break;
         default:
-            zu_buf_printf(&b, "  parallel { branch { L%d(x) -> L%d(y); } branch { L%d: x = 2; } }\n", a, c,
-                          (c + 1) % k == a ? (c + 2) % k : (c + 1) % k);
+            zu_buf_printf(&b,
+                          "  parallel { branch { L%d(x) -> L%d(y); } branch { L%d: x = 2; } }\n", a,
+                          c, (c + 1) % k == a ? (c + 2) % k : (c + 1) % k);
             stmts += 3;
             break;
         }
@@ -745,10 +726,8 @@ Test(project, more_than_64_lifelines)
 {
     ZBuf src = {0};
     zu_buf_puts(&src, "lifeline ");
-    for (int i = 0; i < 70; i++)
-        zu_buf_printf(&src, "%sL%d", i ? ", " : "", i);
-    zu_buf_puts(&src, ";\n" DECLS
-                      "workflow w() {\n"
+    for (int i = 0; i < 70; i++) zu_buf_printf(&src, "%sL%d", i ? ", " : "", i);
+    zu_buf_puts(&src, ";\n" DECLS "workflow w() {\n"
                       "  if ok @ L65 { L65(x) -> L1(x); L66: y = 1; skip L69; }\n"
                       "}\n");
     expect(src.data, "L65",

@@ -24,14 +24,18 @@ static void parts(const ZStmt *s, bool *set)
 {
     switch (s->kind) {
     case S_MSG: set[s->life.index] = set[s->to.index] = true; break;
-    case S_ASSIGN: case S_BLOCK: case S_SKIP: set[s->life.index] = true; break;
-    case S_IF: case S_WHILE:
+    case S_ASSIGN:
+    case S_BLOCK:
+    case S_SKIP: set[s->life.index] = true; break;
+    case S_IF:
+    case S_WHILE:
         set[s->life.index] = true;
         parts_list(&s->body, set);
         parts_list(&s->els, set);
         break;
     case S_PAR:
-        for (int i = 0; i < s->branches.len; i++) parts_list(&((ZBranch *)s->branches.items[i])->body, set);
+        for (int i = 0; i < s->branches.len; i++)
+            parts_list(&((ZBranch *)s->branches.items[i])->body, set);
         break;
     case S_COREGION: parts_list(&s->body, set); break;
     default: break;
@@ -59,7 +63,8 @@ static void collect(Expect *x, const ZVec *v)
         if (s->kind == S_MSG && s->life.index != s->to.index) x->msgs[x->nmsg++] = s;
         if (s->kind == S_IF || s->kind == S_WHILE) x->ctls[x->nctl++] = s;
         if (s->kind == S_PAR)
-            for (int k = 0; k < s->branches.len; k++) collect(x, &((ZBranch *)s->branches.items[k])->body);
+            for (int k = 0; k < s->branches.len; k++)
+                collect(x, &((ZBranch *)s->branches.items[k])->body);
         collect(x, &s->body);
         collect(x, &s->els);
     }
@@ -68,16 +73,16 @@ static void collect(Expect *x, const ZVec *v)
 /* ---- the local side -------------------------------------------------------- */
 
 typedef struct Seen {
-    int sends, recvs;         /* for one message statement */
+    int sends, recvs; /* for one message statement */
 } Seen;
 
 typedef struct Walk {
     const Expect *x;
     int life;
     Seen msg[20000];
-    int owner_true[5000][MAXL];   /* construct × recipient: send-ctl true */
+    int owner_true[5000][MAXL]; /* construct × recipient: send-ctl true */
     int owner_false[5000][MAXL];
-    int order_bad;                /* broadcasts out of declaration order */
+    int order_bad; /* broadcasts out of declaration order */
     int recv_ctl[5000];
     int owner_nodes[5000];
 } Walk;
@@ -106,16 +111,20 @@ static void walk(Walk *w, const ZLocal *l, int ctx)
     case L_RECV: {
         int id = msg_id(w->x, l->src);
         cr_assert_geq(id, 0, "local message without a global message statement");
-        if (l->kind == L_SEND) w->msg[id].sends++;
-        else w->msg[id].recvs++;
+        if (l->kind == L_SEND)
+            w->msg[id].sends++;
+        else
+            w->msg[id].recvs++;
         break;
     }
     case L_SEND_CTL: {
         int id = ctl_id(w->x, l->src);
         cr_assert_geq(id, 0, "send-ctl without a global construct");
         cr_assert_lt(l->peer, MAXL);
-        if (l->ctl_value) w->owner_true[id][l->peer]++;
-        else w->owner_false[id][l->peer]++;
+        if (l->ctl_value)
+            w->owner_true[id][l->peer]++;
+        else
+            w->owner_false[id][l->peer]++;
         break;
     }
     case L_IF:
@@ -148,11 +157,8 @@ static void walk(Walk *w, const ZLocal *l, int ctx)
         break;
     }
     case L_RECV_ANY:
-    case L_PAR:
-        walk_list(w, &l->body, ctx);
-        break;
-    default:
-        break;
+    case L_PAR: walk_list(w, &l->body, ctx); break;
+    default: break;
     }
 }
 
@@ -166,8 +172,12 @@ static long total_msgs, total_ctls, total_recv_ctls;
 
 static void check_one(uint64_t seed, int lifelines, int statements, bool cpl)
 {
-    ZGenOptions o = {.seed = seed, .lifelines = lifelines, .statements = statements,
-                     .max_depth = 3, .cpl = cpl, .parallel = true};
+    ZGenOptions o = {.seed = seed,
+                     .lifelines = lifelines,
+                     .statements = statements,
+                     .max_depth = 3,
+                     .cpl = cpl,
+                     .parallel = true};
     ZBuf src = {0};
     zggen_program(&src, &o);
     TComp *c = t_compile(src.data, T_GUARDS);
@@ -195,25 +205,31 @@ static void check_one(uint64_t seed, int lifelines, int statements, bool cpl)
         for (int m = 0; m < x.nmsg; m++) {
             const ZStmt *s = x.msgs[m];
             int want_send = s->life.index == L, want_recv = s->to.index == L;
-            cr_assert_eq(w.msg[m].sends, want_send, "seed %llu: L%d mentions the send of line %d %d times",
+            cr_assert_eq(w.msg[m].sends, want_send,
+                         "seed %llu: L%d mentions the send of line %d %d times",
                          (unsigned long long)seed, L, s->span.first_line, w.msg[m].sends);
-            cr_assert_eq(w.msg[m].recvs, want_recv, "seed %llu: L%d mentions the receive of line %d %d times",
+            cr_assert_eq(w.msg[m].recvs, want_recv,
+                         "seed %llu: L%d mentions the receive of line %d %d times",
                          (unsigned long long)seed, L, s->span.first_line, w.msg[m].recvs);
         }
-        cr_assert_eq(w.order_bad, 0, "seed %llu: broadcasts out of declaration order", (unsigned long long)seed);
+        cr_assert_eq(w.order_bad, 0, "seed %llu: broadcasts out of declaration order",
+                     (unsigned long long)seed);
         for (int k = 0; k < x.nctl; k++) {
             const ZStmt *s = x.ctls[k];
             bool set[MAXL] = {0};
             parts(s, set);
             int owner = s->life.index;
             if (L == owner) {
-                cr_assert_eq(w.owner_nodes[k], 1, "seed %llu: owner L%d has %d nodes for construct at line %d",
+                cr_assert_eq(w.owner_nodes[k], 1,
+                             "seed %llu: owner L%d has %d nodes for construct at line %d",
                              (unsigned long long)seed, L, w.owner_nodes[k], s->span.first_line);
                 for (int r = 0; r < n; r++) {
                     int want = r != owner && set[r];
-                    cr_assert_eq(w.owner_true[k][r], want, "seed %llu: L%d send-ctl true to L%d at line %d",
+                    cr_assert_eq(w.owner_true[k][r], want,
+                                 "seed %llu: L%d send-ctl true to L%d at line %d",
                                  (unsigned long long)seed, L, r, s->span.first_line);
-                    cr_assert_eq(w.owner_false[k][r], want, "seed %llu: L%d send-ctl false to L%d at line %d",
+                    cr_assert_eq(w.owner_false[k][r], want,
+                                 "seed %llu: L%d send-ctl false to L%d at line %d",
                                  (unsigned long long)seed, L, r, s->span.first_line);
                 }
                 cr_assert_eq(w.recv_ctl[k], 0);
@@ -223,7 +239,8 @@ static void check_one(uint64_t seed, int lifelines, int statements, bool cpl)
                 cr_assert_eq(w.recv_ctl[k], set[L] ? 1 : 0,
                              "seed %llu: L%d receives the tag of the construct at line %d %d times",
                              (unsigned long long)seed, L, s->span.first_line, w.recv_ctl[k]);
-                for (int r = 0; r < n; r++) cr_assert_eq(w.owner_true[k][r] + w.owner_false[k][r], 0);
+                for (int r = 0; r < n; r++)
+                    cr_assert_eq(w.owner_true[k][r] + w.owner_false[k][r], 0);
             }
         }
     }
@@ -237,7 +254,8 @@ static void check_one(uint64_t seed, int lifelines, int statements, bool cpl)
 
 Test(property, small_workflows_with_cpl_guards)
 {
-    for (uint64_t seed = 1; seed <= 300; seed++) check_one(seed, 2 + (int)(seed % 5), 10 + (int)(seed % 40), true);
+    for (uint64_t seed = 1; seed <= 300; seed++)
+        check_one(seed, 2 + (int)(seed % 5), 10 + (int)(seed % 40), true);
     cr_expect_gt(total_msgs, 2000, "only %ld messages checked", total_msgs);
     cr_expect_gt(total_ctls, 300, "only %ld control constructs checked", total_ctls);
     cr_expect_gt(total_recv_ctls, 300, "only %ld control receptions checked", total_recv_ctls);
@@ -250,14 +268,16 @@ Test(property, plain_guards)
 
 Test(property, larger_workflows)
 {
-    for (uint64_t seed = 5000; seed < 5010; seed++) check_one(seed, 16 + (int)(seed % 48), 400, true);
+    for (uint64_t seed = 5000; seed < 5010; seed++)
+        check_one(seed, 16 + (int)(seed % 48), 400, true);
 }
 
 /* The property must be able to fail: a generated program with one message
  * removed from a local program is caught.  (Checks the checker.) */
 Test(property, detects_a_missing_message)
 {
-    ZGenOptions o = {.seed = 7, .lifelines = 3, .statements = 20, .max_depth = 2, .cpl = true, .parallel = true};
+    ZGenOptions o = {
+        .seed = 7, .lifelines = 3, .statements = 20, .max_depth = 2, .cpl = true, .parallel = true};
     ZBuf src = {0};
     zggen_program(&src, &o);
     TComp *c = t_compile(src.data, T_PROJECT);
@@ -270,7 +290,8 @@ Test(property, detects_a_missing_message)
     int dropped = 0;
     for (int i = 0; i < lp->body.len && !dropped; i++)
         if (((ZLocal *)lp->body.items[i])->kind == L_SEND) {
-            memmove(&lp->body.items[i], &lp->body.items[i + 1], (size_t)(lp->body.len - i - 1) * sizeof(void *));
+            memmove(&lp->body.items[i], &lp->body.items[i + 1],
+                    (size_t)(lp->body.len - i - 1) * sizeof(void *));
             lp->body.len--;
             dropped = 1;
         }

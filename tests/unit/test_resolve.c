@@ -202,7 +202,8 @@ Test(resolve, inputs_declare_missing_variables)
                           "workflow one(topic: str @ Writer, draft: str @ User) {}\n"
                           "workflow two(topic: str @ User) {}\n");
     cr_expect_eq(c->comp.prog->vars.len, 2, "one implicit variable, shared");
-    ZDecl *one = ZU_VEC_AT(c->comp.prog->workflows, 0), *two = ZU_VEC_AT(c->comp.prog->workflows, 1);
+    ZDecl *one = ZU_VEC_AT(c->comp.prog->workflows, 0),
+          *two = ZU_VEC_AT(c->comp.prog->workflows, 1);
     ZParam *topic = ZU_VEC_AT(one->params, 0), *draft = ZU_VEC_AT(one->params, 1);
     ZParam *topic2 = ZU_VEC_AT(two->params, 0);
     cr_expect_not_null(topic->var);
@@ -238,16 +239,16 @@ Test(resolve, constructs_in_preorder)
                           "  if ok @ A { skip B; }\n"
                           "}\n"
                           "workflow w() {\n"
-                          "  if ok @ A {\n"                       /* if#1 */
-                          "    while ok @ B { skip A; }\n"        /* while#2 */
+                          "  if ok @ A {\n"                /* if#1 */
+                          "    while ok @ B { skip A; }\n" /* while#2 */
                           "  } else {\n"
-                          "    parallel {\n"                      /* par 1 */
-                          "      branch { if ok @ A { skip B; } }\n" /* if#3 */
+                          "    parallel {\n"                                   /* par 1 */
+                          "      branch { if ok @ A { skip B; } }\n"           /* if#3 */
                           "      branch { parallel { branch { skip A; } } }\n" /* par 2 */
                           "    }\n"
                           "  }\n"
-                          "  while ok @ A { skip B; }\n"          /* while#4 */
-                          "  parallel { branch { skip B; } }\n"   /* par 3 */
+                          "  while ok @ A { skip B; }\n"        /* while#4 */
+                          "  parallel { branch { skip B; } }\n" /* par 3 */
                           "}\n");
     ZDecl *first = ZU_VEC_AT(c->comp.prog->workflows, 0);
     cr_expect_eq(stmt_at(&first->body, 0)->construct, 1);
@@ -309,7 +310,8 @@ Test(resolve, select_unknown_or_none)
 
 Test(resolve, duplicates_per_namespace)
 {
-    expect_errors("lifeline A, B, A;\nworkflow w() {}\n", 1, "test.zg:1:16: error: duplicate lifeline `A`",
+    expect_errors("lifeline A, B, A;\nworkflow w() {}\n", 1,
+                  "test.zg:1:16: error: duplicate lifeline `A`",
                   "test.zg:1:10: note: previous declaration of `A` here");
     expect_errors("lifeline A;\nvar x: int;\nvar x: str;\nworkflow w() {}\n", 1,
                   "test.zg:3:5: error: duplicate variable `x`",
@@ -330,9 +332,10 @@ Test(resolve, duplicates_per_namespace)
                   "test.zg:3:10: error: duplicate workflow `w`", NULL);
     expect_errors("lifeline A;\npure f(x: int, x: int) -> int = x;\nworkflow w() {}\n", 1,
                   "test.zg:2:16: error: duplicate parameter `x`", NULL);
-    expect_errors("lifeline A;\nllm f(x: str) -> (a: str, a: str) { user = \"{x}\"; parse = json; }\n"
-                  "workflow w() {}\n",
-                  1, "test.zg:2:27: error: duplicate output `a`", NULL);
+    expect_errors(
+        "lifeline A;\nllm f(x: str) -> (a: str, a: str) { user = \"{x}\"; parse = json; }\n"
+        "workflow w() {}\n",
+        1, "test.zg:2:27: error: duplicate output `a`", NULL);
 }
 
 Test(resolve, separate_namespaces_do_not_clash)
@@ -356,9 +359,10 @@ Test(resolve, builtin_names_are_reserved_for_builtins)
 
 Test(resolve, unknown_names_with_suggestions)
 {
-    expect_errors("lifeline User, Writer;\nvar x: int = 0;\nworkflow w() { User(x) -> Writr(x); }\n", 1,
-                  "test.zg:3:27: error: unknown lifeline `Writr`",
-                  "test.zg:1:16: note: did you mean `Writer`?");
+    expect_errors(
+        "lifeline User, Writer;\nvar x: int = 0;\nworkflow w() { User(x) -> Writr(x); }\n", 1,
+        "test.zg:3:27: error: unknown lifeline `Writr`",
+        "test.zg:1:16: note: did you mean `Writer`?");
     expect_errors("lifeline A;\nvar draft: str = \"\";\nworkflow w() { A: draft = darft; }\n", 1,
                   "test.zg:3:27: error: unknown variable `darft`",
                   "test.zg:2:5: note: did you mean `draft`?");
@@ -392,14 +396,16 @@ Test(resolve, unknown_names_everywhere)
 
 Test(resolve, pure_parameters_are_local)
 {
-    expect_errors("lifeline A;\npure f(p: int) -> int = p;\npure g(q: int) -> int = p;\nworkflow w() {}\n",
-                  1, "test.zg:3:25: error: unknown variable `p`", NULL);
+    expect_errors(
+        "lifeline A;\npure f(p: int) -> int = p;\npure g(q: int) -> int = p;\nworkflow w() {}\n", 1,
+        "test.zg:3:25: error: unknown variable `p`", NULL);
 }
 
 Test(resolve, assignments_need_variables)
 {
     expect_errors("lifeline A;\nconst K = 1;\nworkflow w() { A: K = 2; }\n", 1,
-                  "test.zg:3:19: error: cannot assign to constant `K`", "test.zg:2:7: note: `K` is declared here");
+                  "test.zg:3:19: error: cannot assign to constant `K`",
+                  "test.zg:2:7: note: `K` is declared here");
     expect_errors("lifeline A;\nenum E { a, b }\nworkflow w() { A: (a) = 1; }\n", 1,
                   "test.zg:3:20: error: cannot assign to enum member `a`", NULL);
     expect_errors("lifeline A;\nguard g = true;\nworkflow w() { A { g = false; } }\n", 1,
@@ -423,11 +429,14 @@ Test(resolve, return_must_be_last)
                   "  parallel { branch { return x @ A; } }\n"
                   "  return x @ A;\n"
                   "}\n",
-                  3, "test.zg:5:3: error: `return` must be the last statement of the workflow", NULL);
-    TComp *c = t_compile("lifeline A;\nvar x: int = 0;\nworkflow w() -> int {\n  return x @ A;\n  A: x = 1;\n}\n",
-                         T_RESOLVE);
+                  3, "test.zg:5:3: error: `return` must be the last statement of the workflow",
+                  NULL);
+    TComp *c = t_compile(
+        "lifeline A;\nvar x: int = 0;\nworkflow w() -> int {\n  return x @ A;\n  A: x = 1;\n}\n",
+        T_RESOLVE);
     cr_expect_not(c->ok);
-    cr_expect(strstr(c->diag_text, "test.zg:4:3: error: `return` must be the last statement") != NULL);
+    cr_expect(strstr(c->diag_text, "test.zg:4:3: error: `return` must be the last statement") !=
+              NULL);
     t_free(c);
 }
 
@@ -440,7 +449,8 @@ Test(resolve, recursion_among_pure_actions)
                   "pure g(n: int) -> int = h(n);\n"
                   "pure h(n: int) -> int = n > 0 ? f(n - 1) : 0;\n"
                   "workflow w() {}\n",
-                  1, "test.zg:4:33: error: recursion among pure actions: `f` -> `g` -> `h` -> `f`", NULL);
+                  1, "test.zg:4:33: error: recursion among pure actions: `f` -> `g` -> `h` -> `f`",
+                  NULL);
     /* a diamond is not a cycle; extern pure actions have no body */
     TComp *c = resolve_ok("lifeline A;\n"
                           "extern pure e(n: int) -> int;\n"
@@ -453,18 +463,20 @@ Test(resolve, recursion_among_pure_actions)
 
 Test(resolve, guards_may_not_refer_to_themselves)
 {
-    expect_errors("lifeline A;\nvar ok: bool = true;\nguard g = ok && prev g;\nworkflow w() {}\n", 1,
-                  "test.zg:3:22: error: guard `g` refers to itself: `g` -> `g`", NULL);
+    expect_errors("lifeline A;\nvar ok: bool = true;\nguard g = ok && prev g;\nworkflow w() {}\n",
+                  1, "test.zg:3:22: error: guard `g` refers to itself: `g` -> `g`", NULL);
     expect_errors("lifeline A;\nguard g = h;\nguard h = !g;\nworkflow w() {}\n", 1,
                   "test.zg:3:12: error: guard `g` refers to itself: `g` -> `h` -> `g`", NULL);
-    TComp *c = resolve_ok("lifeline A;\nvar ok: bool = true;\nguard g = ok;\nguard h = g && prev g;\n"
-                          "workflow w() { if h || g @ A { skip A; } }\n");
+    TComp *c =
+        resolve_ok("lifeline A;\nvar ok: bool = true;\nguard g = ok;\nguard h = g && prev g;\n"
+                   "workflow w() { if h || g @ A { skip A; } }\n");
     t_free(c);
 }
 
 Test(resolve, errors_do_not_stop_resolution)
 {
-    TComp *c = t_compile("lifeline A, A;\nvar x: Nope;\nworkflow w() { B: y = zz(1); }\n", T_RESOLVE);
+    TComp *c =
+        t_compile("lifeline A, A;\nvar x: Nope;\nworkflow w() { B: y = zz(1); }\n", T_RESOLVE);
     cr_expect_not(c->ok);
     cr_expect_eq(t_count(c->diag_text, ": error: "), 5, "%s", c->diag_text);
     t_free(c);
