@@ -40,14 +40,16 @@ typedef struct ZBuildOptions {
     bool verbose;      /* print the commands run */
 } ZBuildOptions;
 
+/* Both take a compilation run up to ZC_PLAN (compiler/pipeline.c): the
+ * local programs, the guard tables and the monitor plan, in its arena;
+ * errors go to its diagnostics. */
+
 /* Builds out_dir/<workflow> (every lifeline in one process) and
  * out_dir/<workflow>.<Lifeline> (one per lifeline).  Errors (a failed
- * link, an unwritable directory, …: see above) are reported to d.
- * Returns 0 on success, 1 on error. */
-int zb_build(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls,
-             const ZGuardTable *gt, const ZBuildOptions *o, ZDiag *d);
+ * link, an unwritable directory, …: see above) are reported as
+ * diagnostics.  Returns 0 on success, 1 on error. */
+int zb_build(ZCompilation *c, const ZBuildOptions *o);
 
 /* Prints the LLVM IR of the all-in-one executable (one module). */
-int zb_emit_llvm(FILE *out, ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls,
-                 const ZGuardTable *gt, ZDiag *d);
+int zb_emit_llvm(FILE *out, ZCompilation *c);
 #endif

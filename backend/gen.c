@@ -338,18 +338,20 @@ LLVMValueRef zb_int_array(ZbFn *f, const int32_t *xs, int n)
 /* setup                                                               */
 /* ------------------------------------------------------------------ */
 
-ZbGen *zb_gen_new(LLVMContextRef lc, ZArena *a, const ZProgram *p, const ZDecl *wf,
-                  const ZLocalSet *ls, const ZGuardTable *gt, ZDiag *d)
+ZbGen *zb_gen_new(LLVMContextRef lc, ZCompilation *c)
 {
+    if (c->failed || c->done <= ZC_PLAN) ZU_ICE("code generation before the monitor plan");
+    ZArena *a = c->arena;
+    const ZProgram *p = c->prog;
     ZbGen *g = zu_alloc(a, sizeof *g);
     g->lc = lc;
     g->a = a;
     g->p = p;
-    g->wf = wf;
-    g->ls = ls;
-    g->gt = gt;
-    g->plan = zm_plan(a, gt);
-    g->d = d;
+    g->wf = c->wf;
+    g->ls = c->locals;
+    g->gt = c->guards;
+    g->plan = c->plan;
+    g->d = &c->diag;
     g->nlife = p->lifelines.len;
     g->t_void = LLVMVoidTypeInContext(lc);
     g->t_i1 = LLVMInt1TypeInContext(lc);

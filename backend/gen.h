@@ -111,9 +111,9 @@ typedef struct ZbGen {
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_dbl, t_ptr, t_val;
 } ZbGen;
 
-/* A generator for one build, in a (freed with it). */
-ZbGen *zb_gen_new(LLVMContextRef lc, ZArena *a, const ZProgram *p, const ZDecl *wf,
-                  const ZLocalSet *ls, const ZGuardTable *gt, ZDiag *d);
+/* A generator for one build of compilation c (run up to ZC_PLAN), in its
+ * arena (freed with it). */
+ZbGen *zb_gen_new(LLVMContextRef lc, ZCompilation *c);
 /* A new empty module in g's context. */
 LLVMModuleRef zb_gen_module(ZbGen *g, const char *name);
 /* Number of source locations numbered so far. */

@@ -362,20 +362,19 @@ static int build(Build *b)
     return 0;
 }
 
-int zb_build(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls,
-             const ZGuardTable *gt, const ZBuildOptions *o, ZDiag *d)
+int zb_build(ZCompilation *c, const ZBuildOptions *o)
 {
     Build b;
     memset(&b, 0, sizeof b);
-    b.a = a;
-    b.p = p;
-    b.wf = wf;
+    b.a = c->arena;
+    b.p = c->prog;
+    b.wf = c->wf;
     b.o = o;
-    b.d = d;
+    b.d = &c->diag;
     b.cc = o->cc && *o->cc ? o->cc : env_or("CC", "cc");
     b.lc = LLVMContextCreate();
     zb_install_diagnostics(b.lc);
-    b.gen = zb_gen_new(b.lc, a, p, wf, ls, gt, d);
+    b.gen = zb_gen_new(b.lc, c);
     int rc = build(&b);
     for (int i = 0; i < b.made.len; i++) unlink(ZU_VEC_AT(b.made, i));
     if (!o->keep_objects && b.objdir) rmdir(b.objdir);
@@ -384,12 +383,14 @@ int zb_build(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls,
     return rc;
 }
 
-int zb_emit_llvm(FILE *out, ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls,
-                 const ZGuardTable *gt, ZDiag *d)
+int zb_emit_llvm(FILE *out, ZCompilation *c)
 {
+    ZArena *a = c->arena;
+    const ZProgram *p = c->prog;
+    const ZDecl *wf = c->wf;
     LLVMContextRef lc = LLVMContextCreate();
     zb_install_diagnostics(lc);
-    ZbGen *gen = zb_gen_new(lc, a, p, wf, ls, gt, d);
+    ZbGen *gen = zb_gen_new(lc, c);
     const char *err = NULL;
     /* without a native target the IR is printed without a triple */
     ZbTarget *tm = zb_target_new(a, 0, &err);

@@ -78,6 +78,7 @@ static bool run_pass(ZCompilation *c, ZStage s)
         c->locals = zj_project(c->arena, c->prog, c->wf);
         return true;
     case ZC_GUARDS: c->guards = zg_enumerate(c->arena, c->prog, c->wf, c->locals); return true;
+    case ZC_PLAN: c->plan = zm_plan(c->arena, c->guards); return true;
     case ZC__COUNT: break;
     }
     ZU_UNREACHABLE();

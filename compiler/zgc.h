@@ -7,6 +7,7 @@
  *
  *   source --parse--> AST --zr_resolve--> resolved AST --zk_check-->
  *   typed AST --zj_project--> local programs --zg_enumerate--> guard tables
+ *   --zm_plan--> monitor plan
  *
  * (parse is the grammar's zp_parse, handed in by the caller.)  Every
  * intermediate form has a printer (za_print_program, zj_print, zg_print,
@@ -26,7 +27,7 @@
  *   guards.c    zg_   CPL guard unfolding, sub(Φ), Vars(Φ), monitor tables
  *   plan.c      zm_   the monitor plan the runtime executes: view slots,
  *                     eval functions, state and message sizes
- *   pipeline.c  zc_   one compilation: source to guard tables, pass by pass
+ *   pipeline.c  zc_   one compilation: source to monitor plan, pass by pass
  *
  * Memory: everything a compilation produces (AST, types, local programs,
  * guard tables, interned names) lives in one ZArena and is freed by
@@ -746,7 +747,8 @@ void zm_print(FILE *out, const ZMonitorPlan *pl);
     X(ZC_RESOLVE, "resolve") /* names; the workflow selected  */ \
     X(ZC_CHECK, "check")     /* types, definedness, rules     */ \
     X(ZC_PROJECT, "project") /* local programs                */ \
-    X(ZC_GUARDS, "guards")   /* guard tables, monitor plan    */
+    X(ZC_GUARDS, "guards")   /* guard tables                  */ \
+    X(ZC_PLAN, "plan")       /* the monitor plan              */
 typedef enum { ZC_STAGES(ZA_ENUM) ZC__COUNT } ZStage;
 
 /* The first pass, source text to AST: the grammar's zp_parse
@@ -771,6 +773,7 @@ typedef struct ZCompilation {
     ZDecl *wf;           /* after ZC_RESOLVE; NULL when every workflow is checked */
     ZLocalSet *locals;   /* after ZC_PROJECT */
     ZGuardTable *guards; /* after ZC_GUARDS */
+    ZMonitorPlan *plan;  /* after ZC_PLAN: what the backend emits */
 } ZCompilation;
 
 /* A compilation of `text` (len bytes, copied), named `path` in

@@ -296,9 +296,9 @@ static int cmd_guards(int argc, char **argv)
     free(args);
     if (rc >= 0) return rc;
     ZCompilation c;
-    rc = compile(&c, &o, ZC_GUARDS, false);
+    rc = compile(&c, &o, plan ? ZC_PLAN : ZC_GUARDS, false);
     if (rc == 0 && plan)
-        zm_print(stdout, zm_plan(c.arena, c.guards));
+        zm_print(stdout, c.plan);
     else if (rc == 0)
         zg_print(stdout, c.guards);
     zc_free(&c);
@@ -339,8 +339,8 @@ static int cmd_emit_llvm(int argc, char **argv)
     int rc = parse_options(argc, argv, usage_emit_llvm, &o, false, false);
     if (rc >= 0) return rc;
     ZCompilation c;
-    rc = compile(&c, &o, ZC_GUARDS, false);
-    if (rc == 0) rc = zb_emit_llvm(stdout, c.arena, c.prog, c.wf, c.locals, c.guards, &c.diag);
+    rc = compile(&c, &o, ZC_PLAN, false);
+    if (rc == 0) rc = zb_emit_llvm(stdout, &c);
     zc_free(&c);
     return rc;
 }
@@ -393,8 +393,8 @@ static int cmd_build(int argc, char **argv)
     b.c_files = cfiles;
     b.n_c_files = ncfiles;
     ZCompilation c;
-    rc = compile(&c, &o, ZC_GUARDS, false);
-    if (rc == 0) rc = zb_build(c.arena, c.prog, c.wf, c.locals, c.guards, &b, &c.diag);
+    rc = compile(&c, &o, ZC_PLAN, false);
+    if (rc == 0) rc = zb_build(&c, &b);
     zc_free(&c);
     free(cfiles);
     return rc;
@@ -488,8 +488,8 @@ static int cmd_run(int argc, char **argv)
     }
     ZBuildOptions b = {.out_dir = dir, .opt_level = 1, .c_files = cfiles, .n_c_files = ncfiles};
     ZCompilation c;
-    rc = compile(&c, &o, ZC_GUARDS, false);
-    if (rc == 0) rc = zb_build(c.arena, c.prog, c.wf, c.locals, c.guards, &b, &c.diag);
+    rc = compile(&c, &o, ZC_PLAN, false);
+    if (rc == 0) rc = zb_build(&c, &b);
     /* one lifeline: its own executable is the whole workflow */
     if (rc == 0 && processes && c.prog->lifelines.len == 1 && trace) {
         pass[npass++] = "--trace";

@@ -38,9 +38,9 @@ static char *slurp(const char *path)
 
 static TComp *compile_ok(const char *text, const char *what)
 {
-    TComp *c = t_compile(text, T_GUARDS);
+    TComp *c = t_compile(text, T_PLAN);
     cr_assert(c->ok, "%s does not compile:\n%s", what, c->diag_text ? c->diag_text : "");
-    cr_assert_not_null(c->comp.guards);
+    cr_assert_not_null(c->comp.plan);
     return c;
 }
 
@@ -75,8 +75,7 @@ static void gen_build_modules(TComp *c)
 {
     LLVMContextRef lc = LLVMContextCreate();
     zb_install_diagnostics(lc);
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
-                          c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, &c->comp);
     int nl = c->comp.prog->lifelines.len;
     for (int L = 0; L < nl; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
@@ -100,8 +99,7 @@ static char *emit_ir(TComp *c)
     char *ir = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&ir, &len);
-    int rc = zb_emit_llvm(out, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
-                          c->comp.guards, &c->comp.diag);
+    int rc = zb_emit_llvm(out, &c->comp);
     fclose(out);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "emit-llvm failed:\n%s", c->diag_text ? c->diag_text : "");
@@ -361,8 +359,7 @@ static void read_desc(TComp *c, Desc *d)
 {
     memset(d, 0, sizeof *d);
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
-                          c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, &c->comp);
     LLVMModuleRef m = zb_gen_module(g, "prog");
     zb_gen_descriptor(g, m, -1);
     LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
@@ -515,8 +512,7 @@ Test(backend, merge_descriptor_has_the_slot_tables)
     check_slot_tables(c, "merge.zg");
     /* the Committer's eval function reads the slots, not φ / the variable */
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
-                          c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, &c->comp);
     LLVMModuleRef m = zb_gen_module(g, "life");
     cr_assert(zb_gen_lifeline(g, m, 3));
     Slot calls[8];
@@ -549,8 +545,7 @@ static void check_file_slots(const char *path)
     Desc d;
     read_desc(c, &d);
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
-                          c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, &c->comp);
     for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
         cr_assert(zb_gen_lifeline(g, m, L));
@@ -603,7 +598,7 @@ static void check_plan(TComp *c, const char *what)
 {
     Desc d;
     read_desc(c, &d);
-    const ZMonitorPlan *pl = zm_plan(c->comp.arena, c->comp.guards);
+    const ZMonitorPlan *pl = c->comp.plan;
     int nl = d.nlifelines;
     cr_assert_eq(pl->nlifelines, nl, "%s: %d lifelines in the plan, %d in the descriptor", what,
                  pl->nlifelines, nl);
@@ -712,7 +707,7 @@ Test(backend, merge_plan_is_what_the_runtime_documents)
      * one variable view each */
     char *text = slurp(ZGC_SOURCE_DIR "/examples/merge.zg");
     TComp *c = compile_ok(text, "merge.zg");
-    const ZMonitorPlan *pl = zm_plan(c->comp.arena, c->comp.guards);
+    const ZMonitorPlan *pl = c->comp.plan;
     cr_expect_eq(pl->message_bytes, 66u);
     cr_assert_eq(pl->nlifelines, 4);
     int first[4] = {0, 0, 1, 2}, end[4] = {0, 1, 2, 2};
@@ -996,8 +991,7 @@ Test(backend, object_files_are_written)
     ZbTarget *t = zb_target_new(c->comp.arena, 2, &err);
     cr_assert_not_null(t, "%s", err ? err : "");
     LLVMContextRef lc = LLVMContextCreate();
-    ZbGen *g = zb_gen_new(lc, c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals,
-                          c->comp.guards, &c->comp.diag);
+    ZbGen *g = zb_gen_new(lc, &c->comp);
     char *dir = temp_dir();
     char path[512];
     snprintf(path, sizeof path, "%s/a.o", dir);
@@ -1031,9 +1025,7 @@ Test(backend, unwritable_output_directory_is_an_error)
     char *text = slurp(ZGC_SOURCE_DIR "/examples/hello.zg");
     TComp *c = compile_ok(text, "hello.zg");
     ZBuildOptions o = {.out_dir = "/proc/zgc-no-such-dir/out", .opt_level = 0};
-    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards,
-                          &o, &c->comp.diag),
-                 1);
+    cr_expect_eq(zb_build(&c->comp, &o), 1);
     fflush(c->diag_file);
     cr_expect(
         strstr(c->diag_text,
@@ -1084,8 +1076,7 @@ static void build_and_run(const char *example, char *const args[], int nargs, co
     TComp *c = compile_ok(text, path);
     char *dir = temp_dir();
     ZBuildOptions o = {.out_dir = dir, .opt_level = 2};
-    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o,
-                      &c->comp.diag);
+    int rc = zb_build(&c->comp, &o);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "build failed:\n%s", c->diag_text);
     for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
@@ -1131,9 +1122,7 @@ Test(backend, failing_c_file_is_reported, .timeout = 120)
     char out_dir[600];
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     ZBuildOptions o = {.out_dir = out_dir, .opt_level = 0, .c_files = files, .n_c_files = 1};
-    cr_expect_eq(zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards,
-                          &o, &c->comp.diag),
-                 1);
+    cr_expect_eq(zb_build(&c->comp, &o), 1);
     fflush(c->diag_file);
     cr_expect(strstr(c->diag_text, "error: the C compiler failed on"), "got:\n%s", c->diag_text);
     cr_expect(strstr(c->diag_text, "nope"), "the compiler output is shown:\n%s", c->diag_text);
@@ -1161,8 +1150,7 @@ static Ran mock_run(const char *text, char *const args[], int nargs)
     TComp *c = compile_ok(text, "program");
     char *dir = temp_dir();
     ZBuildOptions o = {.out_dir = dir, .opt_level = 1};
-    int rc = zb_build(c->comp.arena, c->comp.prog, c->comp.wf, c->comp.locals, c->comp.guards, &o,
-                      &c->comp.diag);
+    int rc = zb_build(&c->comp, &o);
     fflush(c->diag_file);
     cr_assert_eq(rc, 0, "build failed:\n%s", c->diag_text);
     char exe[512], errf[512];

@@ -17,7 +17,8 @@ typedef enum {
     T_RESOLVE = ZC_RESOLVE,
     T_CHECK = ZC_CHECK,
     T_PROJECT = ZC_PROJECT,
-    T_GUARDS = ZC_GUARDS
+    T_GUARDS = ZC_GUARDS,
+    T_PLAN = ZC_PLAN
 } TStage;
 
 typedef struct TComp {
