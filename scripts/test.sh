@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds zgc and runs every test:
-#   1. the unit, golden, fail and CLI tests (ctest) in a normal build;
+#   0. the house style: every C file follows .clang-format;
+#   1. the unit, golden, fail, CLI and layering tests (ctest) in a normal
+#      build;
 #   2. the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the runtime under ThreadSanitizer: every example and run program
 #      (tests/run) and a short conformance run, built with -DZGC_TSAN=ON
@@ -13,6 +15,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 ./scripts/install-deps.sh
+
+echo "== format"
+./scripts/format.sh --check
 
 echo "== build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
@@ -42,5 +47,5 @@ echo "== conformance"
 tests/conformance/run --cases "${ZGC_CONFORMANCE_CASES:-2000}" --zgc build/zgc --zggen build/tests/zggen
 
 n=$(( $(ctest --test-dir build -N -LE conformance | grep -c 'Test *#') +
-      $(ctest --test-dir build-san -N -LE conformance | grep -c 'Test *#') + 3 ))
+      $(ctest --test-dir build-san -N -LE conformance | grep -c 'Test *#') + 4 ))
 echo "all: $n passed, 0 failed"
