@@ -177,7 +177,7 @@ void zt_read_trace(Check *c, const char *text, size_t len)
         json_t *kind = json_object_get(o, "kind");
         if (!json_is_string(kind)) zt_fail(c, line, "line lacks a string \"kind\"");
         const char *k = json_string_value(kind);
-        if (!strcmp(k, "start")) {
+        if (!strcmp(k, ZV_TRACE_START)) {
             int l = get_life(c, o, "lifeline", line);
             if (c->start[l])
                 zt_fail(c, line, "a second start line for lifeline %s", c->m->lnames[l]);
@@ -195,7 +195,7 @@ void zt_read_trace(Check *c, const char *text, size_t len)
             }
             c->start[l] = st;
             c->start_line[l] = line;
-        } else if (!strcmp(k, "end")) {
+        } else if (!strcmp(k, ZV_TRACE_END)) {
             int cap1 = c->capends, cap2 = c->capends;
             c->end_results = zt_grow(c->end_results, &cap1, c->nends + 1, sizeof(json_t *));
             c->end_lines = zt_grow(c->end_lines, &cap2, c->nends + 1, sizeof(int));

@@ -233,7 +233,10 @@ ZRI_HIDDEN size_t zri_msg_block_size(const zgrt_program *p, int32_t cap, int met
 /* ---- events ---- */
 
 /* One event of a lifeline, as observers see it (the trace). */
-enum { ZRI_EV_SEND = 0, ZRI_EV_RECV = 1, ZRI_EV_ACT = 2, ZRI_EV_CHOICE = 3 };
+/* ZRI_EV_SEND, ZRI_EV_RECV, ZRI_EV_ACT, ZRI_EV_CHOICE (vocab/vocab.h) */
+#define ZRI_EV_ENUM(id, name) ZRI_EV_##id,
+enum { ZV_EVENT_KINDS(ZRI_EV_ENUM) ZRI_EV__COUNT };
+#undef ZRI_EV_ENUM
 
 typedef struct zri_event {
     int32_t lifeline;

@@ -82,7 +82,7 @@ void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
 {
     const zgrt_program *p = t->prog;
     zri_buf b = {0};
-    zri_buf_puts(&b, "{\"kind\":\"start\",\"lifeline\":");
+    zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_START "\",\"lifeline\":");
     put_name(&b, p->lifelines[lifeline]);
     zri_buf_puts(&b, ",\"store\":{");
     int first = 1;
@@ -100,7 +100,9 @@ void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
 
 void zri_trace_event(zri_trace *t, const zri_event *e)
 {
-    static const char *const kinds[] = {"send", "recv", "act", "choice"};
+#define KIND(id, name) name,
+    static const char *const kinds[] = {ZV_EVENT_KINDS(KIND)};
+#undef KIND
     const zgrt_program *p = t->prog;
     zri_buf b = {0};
     zri_buf_puts(&b, "{\"lifeline\":");
@@ -180,7 +182,7 @@ void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int att
     zri_buf b = {0};
     zri_buf_puts(&b, "{\"lifeline\":");
     put_name(&b, p->lifelines[lifeline]);
-    zri_buf_puts(&b, ",\"kind\":\"retry\",\"action\":");
+    zri_buf_puts(&b, ",\"kind\":\"" ZV_TRACE_RETRY "\",\"action\":");
     put_name(&b, action ? action : "");
     zri_buf_printf(&b, ",\"attempt\":%d,\"error\":", attempt);
     put_name(&b, error ? error : "");
@@ -194,10 +196,10 @@ void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
 {
     zri_buf b = {0};
     if (error) {
-        zri_buf_puts(&b, "{\"kind\":\"end\",\"error\":");
+        zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_END "\",\"error\":");
         zri_buf_json_string(&b, error, strlen(error));
     } else {
-        zri_buf_puts(&b, "{\"kind\":\"end\",\"result\":");
+        zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_END "\",\"result\":");
         zri_buf_puts(&b, result_json ? result_json : "null");
     }
     zri_buf_puts(&b, "}");

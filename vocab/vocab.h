@@ -15,7 +15,8 @@
  *                     and their tags ("if#3": ZV_TAG_FMT)
  *   ZV_CHANNEL_MAIN   the names of channels (message namespaces): "main",
  *                     and "main/par1.2" for parallel branches (ZV_BRANCH_FMT)
- *   ZV_EVENT_KINDS    the kinds of the events of a run's trace
+ *   ZV_EVENT_KINDS    the kinds of the events of a run's trace, and of its
+ *                     other lines (ZV_TRACE_START, _END, _RETRY)
  *   ZV_RUN_OPTIONS    the options of a run (`zgc run` and built
  *                     executables), with their usage text: zv_print_options
  *
@@ -91,6 +92,11 @@
     X(RECV, "recv")       \
     X(ACT, "act")         \
     X(CHOICE, "choice")
+/* The kinds of the trace's other lines: a lifeline's initial store, the
+ * run's result or error, a failed model call about to be retried. */
+#define ZV_TRACE_START "start"
+#define ZV_TRACE_END "end"
+#define ZV_TRACE_RETRY "retry"
 
 /* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  Every run
  * option takes a value, given as `--name VALUE` or `--name=VALUE`.
