@@ -71,22 +71,82 @@ int zx_run_single(const char *exe, int argc, char **argv)
     return exit_status(st);
 }
 
-/* Appends the lines of `path` whose "kind" is (or is not) "start". */
-static void copy_trace_lines(FILE *out, const char *path, bool starts)
+/* Appends the lines of `path` whose "kind" is (or is not) "start".
+ * Returns 0, or -1 with errno set when `path` cannot be read. */
+static int copy_trace_lines(FILE *out, const char *path, bool starts)
 {
     FILE *f = fopen(path, "r");
-    if (!f) return;
+    if (!f) return -1;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
+    errno = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
         bool is_start = strstr(line, "\"kind\":\"start\"") || strstr(line, "\"kind\": \"start\"");
         bool is_end = strstr(line, "\"kind\":\"end\"") || strstr(line, "\"kind\": \"end\"");
         if (is_end) continue;
         if (is_start == starts) fwrite(line, 1, (size_t)n, out);
     }
+    int failed = ferror(f);
+    int saved = errno;
     free(line);
     fclose(f);
+    errno = saved;
+    return failed ? -1 : 0;
+}
+
+/* Merges the per-lifeline traces FILE.<Lifeline> into FILE (the start
+ * lines, then every lifeline's events, then the end line), through a
+ * temporary file renamed into place, so FILE is whole or absent.  The
+ * per-lifeline traces are removed only once FILE is written.  Returns 0,
+ * or 1 after printing why. */
+static int merge_traces(const ZxProcessRun *r, const char *result)
+{
+    int n = r->nlifelines;
+    char *tmp;
+    if (asprintf(&tmp, "%s.XXXXXX", r->trace) < 0) zu_oom();
+    int fd = mkstemp(tmp);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!out) {
+        fprintf(stderr, "zgc: error: cannot write the trace %s: %s\n", r->trace, strerror(errno));
+        if (fd >= 0) close(fd), unlink(tmp);
+        free(tmp);
+        return 1;
+    }
+    const char *why = NULL;
+    char *bad = NULL;
+    for (int pass = 0; pass < 2 && !why; pass++)
+        for (int i = 0; i < n && !why; i++) {
+            if (asprintf(&bad, "%s.%s", r->trace, r->lifelines[i]) < 0) zu_oom();
+            if (copy_trace_lines(out, bad, pass == 0) < 0)
+                why = strerror(errno);
+            else
+                free(bad), bad = NULL;
+        }
+    if (!why) {
+        fprintf(out, "{\"kind\":\"" ZV_TRACE_END "\",\"result\":%s}\n", result);
+        if (fflush(out) != 0 || ferror(out) || fsync(fileno(out)) != 0) why = strerror(errno);
+    }
+    if (fclose(out) != 0 && !why) why = strerror(errno);
+    if (!why && rename(tmp, r->trace) != 0) why = strerror(errno);
+    if (why) {
+        if (bad)
+            fprintf(stderr, "zgc: error: cannot read the trace %s: %s\n", bad, why);
+        else
+            fprintf(stderr, "zgc: error: cannot write the trace %s: %s\n", r->trace, why);
+        unlink(tmp);
+        free(tmp);
+        free(bad);
+        return 1;
+    }
+    free(tmp);
+    for (int i = 0; i < n; i++) {
+        char *path;
+        if (asprintf(&path, "%s.%s", r->trace, r->lifelines[i]) < 0) zu_oom();
+        unlink(path);
+        free(path);
+    }
+    return 0;
 }
 
 static const char *skip_ws(const char *p, const char *end)
@@ -235,26 +295,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             fprintf(stderr, "zgc: the lifelines ended without a result\n");
             status = 1;
         } else {
+            if (r->trace && merge_traces(r, text) != 0) status = 1;
+            /* the driver checks that stdout took it (driver/main.c) */
             printf("%s\n", text);
-            if (r->trace) {
-                /* merge FILE.<Lifeline> into FILE */
-                FILE *out = fopen(r->trace, "w");
-                if (out) {
-                    for (int pass = 0; pass < 2; pass++)
-                        for (int i = 0; i < n; i++) {
-                            char *path;
-                            if (asprintf(&path, "%s.%s", r->trace, r->lifelines[i]) < 0) zu_oom();
-                            copy_trace_lines(out, path, pass == 0);
-                            if (pass == 1) unlink(path);
-                            free(path);
-                        }
-                    fprintf(out, "{\"kind\":\"end\",\"result\":%s}\n", text);
-                    fclose(out);
-                } else {
-                    fprintf(stderr, "zgc: cannot write %s: %s\n", r->trace, strerror(errno));
-                    status = 1;
-                }
-            }
         }
         free(text);
     }

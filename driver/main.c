@@ -547,7 +547,18 @@ static const Command *find_command(const char *name)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* What a command printed on stdout must have reached it: a result lost to
+ * a full disk or a closed pipe is a failure, not a success. */
+static int finish_output(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "zgc: error: cannot write to standard output: %s\n", strerror(errno));
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
+static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage_main, stderr);
@@ -580,3 +591,5 @@ int main(int argc, char **argv)
     if (!c) return usage_error(usage_main, "unknown command `%s`", cmd);
     return c->run(argc - 1, argv + 1);
 }
+
+int main(int argc, char **argv) { return finish_output(run_command(argc, argv)); }

@@ -84,8 +84,12 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
 static int write_result(const zri_options *o, const char *json)
 {
     if (!o->result_file) {
-        printf("%s\n", json);
-        fflush(stdout);
+        /* a result that cannot be written is lost: that is a failure */
+        if (printf("%s\n", json) < 0 || fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "zgc: error: cannot write the result to standard output: %s\n",
+                    strerror(errno));
+            return 1;
+        }
         return 0;
     }
     FILE *f = fopen(o->result_file, "w");

@@ -139,5 +139,35 @@ if (ulimit -v 400000 && "$zgc" --version) > /dev/null 2>&1; then
   expect 1 '^zgc: error: out of memory$' -- bash -c 'ulimit -v 400000 && exec "$0" "$@"' "$zgc" trace check "$tmp/vars.zg" "$tmp/big.jsonl"
 fi
 
+# a result that cannot be written is a failure (exit 1 and the cause), for
+# every command that prints one: stdout is /dev/full
+expect_full() { # PATTERN -- CMD...
+  local pat=$1; shift 2
+  local out status
+  out=$(timeout 60 "$@" 2>&1 > /dev/full)
+  status=$?
+  if [ "$status" -ne 1 ] || ! printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+    echo "FAIL (exit $status, expected 1 and /$pat/ with stdout full): $*"
+    printf '%s\n' "$out" | head -5
+    fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+full='cannot write (the result )?to standard output: No space left on device'
+for c in project guards emit-llvm; do expect_full "$full" -- "$zgc" "$c" "$hello"; done
+expect_full "$full" -- "$zgc" parse --ast "$hello"
+expect_full "$full" -- "$zgc" parse --tokens "$hello"
+expect_full "$full" -- "$zgc" --help
+expect_full "$full" -- "$zgc" run "$hello" --arg topic=hi
+expect_full "$full" -- "$zgc" run --processes "$hello" --arg topic=hi
+expect_full "$full" -- "$tmp/out/hello" --arg topic=hi
+expect_full "$full" -- "$zgc" trace check "$hello" "$tmp/hello.jsonl"
+printf '{"agent":"a","reads":{},"writes":{"x":1}}\n' > "$tmp/h.jsonl"
+expect_full "$full" -- "$zgc" anomalies "$tmp/h.jsonl"
+# a merged trace that cannot be written: exit 1, and the per-lifeline
+# traces stay
+expect 1 'cannot (write|create) the trace' -- "$zgc" run --processes "$hello" --arg topic=hi --trace /proc/zgc-no-dir/t.jsonl
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
