@@ -17,15 +17,72 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+/* ---- signals ----------------------------------------------------------- */
+
+/* The processes this zgc started and have not been waited for, and the
+ * signal received: the launcher's only per-process state, shared with the
+ * signal handler (which may only read these and call kill). */
+#define MAX_CHILDREN (ZJ_MAX_LIFELINES + 1)
+static volatile pid_t children[MAX_CHILDREN];
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    if (!got_signal) got_signal = sig;
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (children[i] > 0) kill(children[i], sig);
+}
+
+void zx_signals_catch(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+int zx_signal_received(void) { return got_signal; }
+
+void zx_signal_exit(void)
+{
+    int sig = got_signal;
+    if (!sig) return;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void child_add(pid_t pid)
+{
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (children[i] <= 0) {
+            children[i] = pid;
+            /* a signal that came while the child was being started */
+            if (got_signal) kill(pid, got_signal);
+            return;
+        }
+}
+
+static void child_gone(pid_t pid)
+{
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (children[i] == pid) children[i] = 0;
+}
+
 static pid_t spawn(char **argv, int out_fd)
 {
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
+        /* die with zgc, even when it is killed without a chance to forward */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(1);
         if (out_fd >= 0) {
             dup2(out_fd, STDOUT_FILENO);
             close(out_fd);
@@ -34,6 +91,7 @@ static pid_t spawn(char **argv, int out_fd)
         fprintf(stderr, "zgc: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    child_add(pid);
     return pid;
 }
 
@@ -68,6 +126,7 @@ int zx_run_single(const char *exe, int argc, char **argv)
     }
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    child_gone(pid);
     return exit_status(st);
 }
 
@@ -256,12 +315,14 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         for (int i = 0; i < started; i++)
             if (pids[i] == pid) idx = i;
         if (idx < 0) continue;
+        child_gone(pid);
         pids[idx] = 0;
         left--;
         int code = exit_status(st);
         if (code != 0 && status == 0) {
             status = code == 2 ? 2 : 1;
-            if (code >= 128)
+            /* a signal zgc forwarded needs no news about each lifeline */
+            if (code >= 128 && !got_signal)
                 fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[idx],
                         code - 128);
         }

@@ -3,6 +3,18 @@
 #define ZGC_LAUNCH_H
 #include <stdbool.h>
 
+/* Signals.  While zgc runs a workflow, SIGINT, SIGTERM and SIGHUP are
+ * forwarded to the processes it started (each also dies with zgc:
+ * PR_SET_PDEATHSIG); zgc waits for them, cleans up, and then dies of the
+ * same signal (zx_signal_exit), so its caller sees the conventional
+ * status.  zx_signals_catch installs the handlers; zx_signal_received
+ * tells whether one came (0 or the signal number). */
+void zx_signals_catch(void);
+int zx_signal_received(void);
+/* Re-raises the signal received, if any, with its default action; returns
+ * when none came. */
+void zx_signal_exit(void);
+
 /* Runs one executable with the given run options; returns its exit status. */
 int zx_run_single(const char *exe, int argc, char **argv);
 

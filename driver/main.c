@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <errno.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -401,17 +402,16 @@ static int cmd_build(int argc, char **argv)
     return rc;
 }
 
-static void remove_tree(const char *dir)
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    char *cmd_argv[] = {"rm", "-rf", (char *)dir, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        execvp("rm", cmd_argv);
-        _exit(127);
-    }
-    int st;
-    if (pid > 0) waitpid(pid, &st, 0);
+    (void)st, (void)flag, (void)ftw;
+    if (remove(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "zgc: warning: cannot remove %s: %s\n", path, strerror(errno));
+    return 0;
 }
+
+/* Removes the temporary build directory and everything in it. */
+static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 static int cmd_run(int argc, char **argv)
 {
@@ -480,9 +480,15 @@ static int cmd_run(int argc, char **argv)
         }
         npass = k;
     }
-    char dir[] = "/tmp/zgc-run-XXXXXX";
+    /* from here on, SIGINT, SIGTERM and SIGHUP stop the run, which is then
+     * cleaned up (launch.h) */
+    zx_signals_catch();
+    const char *tmpdir = getenv("TMPDIR");
+    char *dir;
+    if (asprintf(&dir, "%s/zgc-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0) zu_oom();
     if (!mkdtemp(dir)) {
         fprintf(stderr, "zgc: cannot create a temporary directory: %s\n", strerror(errno));
+        free(dir);
         free(cfiles);
         free(pass);
         return 1;
@@ -491,6 +497,7 @@ static int cmd_run(int argc, char **argv)
     ZCompilation c;
     rc = compile(&c, &o, ZC_PLAN, false);
     if (rc == 0) rc = zb_build(&c, &b);
+    if (rc == 0 && zx_signal_received()) rc = 1; /* stopped while compiling */
     /* one lifeline: its own executable is the whole workflow */
     if (rc == 0 && processes && c.prog->lifelines.len == 1 && trace) {
         pass[npass++] = "--trace";
@@ -517,8 +524,10 @@ static int cmd_run(int argc, char **argv)
     }
     zc_free(&c);
     remove_tree(dir);
+    free(dir);
     free(cfiles);
     free(pass);
+    zx_signal_exit(); /* stopped by a signal: die of it, now that all is clean */
     return rc;
 }
 
