@@ -157,6 +157,21 @@ const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, 
     int col = at.first_column + (triple ? 3 : 1); /* column of s[i] (single-line strings) */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        /* raw control characters are refused: a NUL would cut the text in
+         * some execution modes and not in others, and the rest are
+         * invisible in the source; tabs, and line breaks of """ strings,
+         * are text */
+        if ((c < 0x20 || c == 0x7f) && c != '\t' && !(triple && (c == '\n' || c == '\r'))) {
+            ZSpan bad = triple ? at : (ZSpan){at.first_line, col, at.first_line, col};
+            if (c == 0)
+                zp_lex_error(ps, bad, "a NUL byte is not allowed in a string");
+            else
+                zp_lex_error(ps, bad,
+                             "raw control character U+%04X in a string: write it as `\\u{%x}`",
+                             c, c);
+            col++;
+            continue;
+        }
         if (c != '\\') {
             zu_buf_putc(&b, (char)c);
             if ((c & 0xC0) != 0x80) col++;

@@ -16,17 +16,19 @@ typedef struct Lexed {
     ZVec toks;
 } Lexed;
 
-static Lexed *lex(const char *text)
+static Lexed *lex_n(const char *text, size_t len)
 {
     Lexed *l = calloc(1, sizeof *l);
     l->arena = zu_arena_new();
-    l->src = (ZSource){"t.zg", text, strlen(text)};
+    l->src = (ZSource){"t.zg", text, len};
     l->errf = open_memstream(&l->errs, &l->errs_len);
     zd_init(&l->diag, &l->src, l->errf);
     l->toks = zp_tokenize(l->arena, &l->src, &l->diag);
     fflush(l->errf);
     return l;
 }
+
+static Lexed *lex(const char *text) { return lex_n(text, strlen(text)); }
 
 static void lex_free(Lexed *l)
 {
@@ -167,6 +169,29 @@ Test(lexer, unterminated_strings)
     lex_free(l);
     l = lex("\"\"\"abc\n\"");
     cr_expect(strstr(l->errs, "t.zg:1:1: error: unterminated string"));
+    lex_free(l);
+}
+
+Test(lexer, raw_control_characters_in_strings)
+{
+    /* a raw NUL, like its escape \u{0}, is refused; other raw control
+     * characters must be written as escapes; tabs are text, and so are
+     * the line breaks of triple-quoted strings */
+    static const char nul[] = "x = \"a\0b\";";
+    Lexed *l = lex_n(nul, sizeof nul - 1);
+    cr_expect_eq(l->diag.errors, 1);
+    cr_expect(strstr(l->errs, "t.zg:1:7: error: a NUL byte is not allowed in a string"), "%s",
+              l->errs);
+    lex_free(l);
+    l = lex("x = \"a\x1b[1m\";\ny = \"\x7f\";");
+    cr_expect_eq(l->diag.errors, 2);
+    cr_expect(strstr(l->errs, "t.zg:1:7: error: raw control character U+001B in a string: write "
+                              "it as `\\u{1b}`"),
+              "%s", l->errs);
+    cr_expect(strstr(l->errs, "t.zg:2:6: error: raw control character U+007F"), "%s", l->errs);
+    lex_free(l);
+    l = lex("x = \"a\tb\";\ny = \"\"\"\n  one\r\n  two\n  \"\"\";\nz = \"\\u{1b}\";");
+    cr_expect_eq(l->diag.errors, 0, "%s", l->errs);
     lex_free(l);
 }
 
