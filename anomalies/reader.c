@@ -23,10 +23,13 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A map from interned id to something, valid for one "generation". */
 typedef struct {
@@ -471,18 +474,35 @@ int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t er
 {
     builder b;
     builder_init(&b, path, errbuf, errlen);
-    FILE *f = fopen(path, "rb");
-    if (!f) return builder_done(&b, fail(&b, "cannot open: %s", strerror(errno)), out);
+    /* only regular files: a FIFO would block and a device (/dev/zero)
+     * never ends; O_NONBLOCK keeps open() from waiting for a FIFO's writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return builder_done(&b, fail(&b, "cannot open: %s", strerror(errno)), out);
+    struct stat st;
+    const char *why = fstat(fd, &st) != 0    ? strerror(errno)
+                      : S_ISDIR(st.st_mode)  ? strerror(EISDIR)
+                      : !S_ISREG(st.st_mode) ? "not a regular file"
+                                             : NULL;
+    FILE *f = why ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (!why) why = strerror(errno);
+        close(fd);
+        return builder_done(&b, fail(&b, "cannot read: %s", why), out);
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     int rc = 0;
-    errno = 0;
-    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+    /* getline returns -1 both at the end and on an error (ENOMEM for a
+     * line that does not fit): errno, cleared before each call, tells them
+     * apart, so a history is never cut short silently */
+    for (;;) {
+        errno = 0;
+        if (rc != 0 || (n = getline(&line, &cap, f)) < 0) break;
         b.line = next_line(b.line);
         rc = add_line(&b, line, (size_t)n);
     }
-    if (rc == 0 && ferror(f)) {
+    if (rc == 0 && (ferror(f) || errno != 0)) {
         b.line = 0;
         rc = fail(&b, "cannot read: %s", strerror(errno ? errno : EIO));
     }

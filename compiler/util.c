@@ -2,6 +2,9 @@
 #include "zgc.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,38 +232,42 @@ void zu_buf_free(ZBuf *b)
 
 char *zu_read_file(const char *path, size_t *len, const char **err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* only regular files: a FIFO would block, a device (/dev/zero) never
+     * ends; O_NONBLOCK keeps open() itself from waiting for a FIFO's
+     * writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         *err = strerror(errno);
         return NULL;
     }
-    size_t cap = 4096, n = 0;
+    struct stat st;
+    *err = fstat(fd, &st) != 0    ? strerror(errno)
+           : S_ISDIR(st.st_mode)  ? strerror(EISDIR)
+           : !S_ISREG(st.st_mode) ? "not a regular file"
+                                  : NULL;
+    if (*err) {
+        close(fd);
+        return NULL;
+    }
+    size_t cap = (size_t)st.st_size + 4096, n = 0;
     char *data = zu_xmalloc(cap);
     for (;;) {
         if (n + 4096 + 1 > cap) {
             cap *= 2;
-            char *nd = realloc(data, cap);
-            if (!nd) {
-                free(data);
-                fclose(f);
-                *err = "out of memory";
-                return NULL;
-            }
-            data = nd;
+            data = zu_xrealloc(data, cap);
         }
-        size_t r = fread(data + n, 1, 4096, f);
-        n += r;
-        if (r < 4096) {
-            if (ferror(f)) {
-                *err = strerror(errno);
-                free(data);
-                fclose(f);
-                return NULL;
-            }
-            break;
+        ssize_t r = read(fd, data + n, cap - n - 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            *err = strerror(errno);
+            free(data);
+            close(fd);
+            return NULL;
         }
+        if (r == 0) break;
+        n += (size_t)r;
     }
-    fclose(f);
+    close(fd);
     data[n] = 0;
     *len = n;
     return data;

@@ -165,6 +165,18 @@ expect_full "$full" -- "$tmp/out/hello" --arg topic=hi
 expect_full "$full" -- "$zgc" trace check "$hello" "$tmp/hello.jsonl"
 printf '{"agent":"a","reads":{},"writes":{"x":1}}\n' > "$tmp/h.jsonl"
 expect_full "$full" -- "$zgc" anomalies "$tmp/h.jsonl"
+# inputs that are not regular files are refused at once (a FIFO would
+# block, a device never ends)
+mkfifo "$tmp/fifo"
+expect 1 'cannot read .*fifo: not a regular file' -- "$zgc" check "$tmp/fifo"
+expect 1 'cannot read .*fifo: not a regular file' -- "$zgc" trace check "$tmp/fifo" "$tmp/hello.jsonl"
+expect 1 'cannot read .*fifo: not a regular file' -- "$zgc" trace check "$hello" "$tmp/fifo"
+expect 1 'cannot read /dev/zero: not a regular file' -- "$zgc" trace check "$hello" /dev/zero
+expect 1 'fifo: error: cannot read: not a regular file' -- "$zgc" anomalies "$tmp/fifo"
+expect 1 'dev/zero: error: cannot read: not a regular file' -- "$zgc" anomalies /dev/zero
+expect 1 'human answers: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/human.zg" --answers "$tmp/fifo"
+expect 1 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/scripted.zg" --llm "scripted:$tmp/fifo"
+
 # a merged trace that cannot be written: exit 1, and the per-lifeline
 # traces stay
 expect 1 'cannot (write|create) the trace' -- "$zgc" run --processes "$hello" --arg topic=hi --trace /proc/zgc-no-dir/t.jsonl

@@ -32,6 +32,7 @@
  * deterministic runs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -39,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -71,9 +74,20 @@ static zri_script *scripts;
 /* Reads and checks a script file.  Called with script_mu held. */
 static int script_load(const char *path, const char *what, json_t **out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
+    /* only regular files: a FIFO would block the run, a device never ends
+     * (O_NONBLOCK keeps open() from waiting for a FIFO's writer) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *why = fd < 0                 ? strerror(errno)
+                      : fstat(fd, &st) != 0  ? strerror(errno)
+                      : S_ISDIR(st.st_mode)  ? strerror(EISDIR)
+                      : !S_ISREG(st.st_mode) ? "not a regular file"
+                                             : NULL;
+    FILE *f = why ? NULL : fdopen(fd, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot read `%s`: %s", what, path, strerror(errno));
+        if (!why) why = strerror(errno);
+        if (fd >= 0) close(fd);
+        snprintf(err, errlen, "%s: cannot read `%s`: %s", what, path, why);
         return -1;
     }
     json_error_t je;

@@ -2,6 +2,9 @@
  * for everything else. */
 #include "helpers.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 static void expect_error(const char *text, size_t len, const char *want)
 {
     char *err = t_load_error(text, len);
@@ -141,7 +144,19 @@ Test(reader, unreadable_file)
     cr_assert_eq(zgan_read_file("/nonexistent/x.jsonl", &h, err, sizeof err), -1);
     cr_assert(strstr(err, "/nonexistent/x.jsonl: error: cannot open") == err, "%s", err);
     cr_assert_eq(zgan_read_file("/tmp", &h, err, sizeof err), -1);
-    cr_assert(strstr(err, "/tmp: error: cannot read") == err, "%s", err);
+    cr_assert(strstr(err, "/tmp: error: cannot read: Is a directory") == err, "%s", err);
+    /* a device never ends and a FIFO would block: both refused at once */
+    cr_assert_eq(zgan_read_file("/dev/zero", &h, err, sizeof err), -1);
+    cr_assert(strstr(err, "/dev/zero: error: cannot read: not a regular file") == err, "%s", err);
+    char fifo[] = "/tmp/zgan-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(fifo));
+    char path[64];
+    snprintf(path, sizeof path, "%s/f", fifo);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    cr_assert_eq(zgan_read_file(path, &h, err, sizeof err), -1);
+    cr_assert(strstr(err, "not a regular file"), "%s", err);
+    unlink(path);
+    rmdir(fifo);
     cr_assert_null(h);
 }
 
