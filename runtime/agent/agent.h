@@ -90,6 +90,8 @@ enum {
     ZRI_HTTP_TIMEOUT = -2,   /* no complete reply within the time limit */
     ZRI_HTTP_CANCELLED = -3, /* *cancel became non-zero */
     ZRI_HTTP_SETUP = -4,     /* libcurl could not be set up (or out of memory) */
+    ZRI_HTTP_CONFIG = -5,    /* no reply, and none will come: a malformed URL, an
+                                unsupported scheme, a host name that does not resolve */
 };
 
 /* POSTs body (JSON) to url with `Authorization: Bearer <bearer>` when

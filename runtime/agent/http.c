@@ -302,6 +302,10 @@ int zri_http_post(const char *url, const char *bearer, const char *body, double 
         } else if (result == CURLE_OPERATION_TIMEDOUT) {
             snprintf(err, errlen, "no complete answer within %g s", timeout_s);
             rc = ZRI_HTTP_TIMEOUT;
+        } else if (result == CURLE_URL_MALFORMAT || result == CURLE_UNSUPPORTED_PROTOCOL ||
+                   result == CURLE_COULDNT_RESOLVE_HOST || result == CURLE_COULDNT_RESOLVE_PROXY) {
+            snprintf(err, errlen, "%s", ebuf[0] ? ebuf : lc.easy_strerror(result));
+            rc = ZRI_HTTP_CONFIG;
         } else if (s.too_big) {
             snprintf(err, errlen, "the answer is larger than %u MiB", REPLY_MAX >> 20);
             rc = ZRI_HTTP_TRANSPORT;

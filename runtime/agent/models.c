@@ -498,18 +498,72 @@ static const char *find_bytes(const char *s, size_t n, const char *needle, size_
     return NULL;
 }
 
-/* Appends s (n bytes) with every occurrence of key replaced by [redacted]. */
-static void add_redacted(zri_buf *b, const char *s, size_t n, const char *key)
+/* Redaction matches parts of the key, not only the whole key: a server
+ * may echo it in another case or cut into pieces (split over lines, or
+ * around a value it inserted).  A part is REDACT_PART bytes or more of the
+ * key, compared without case; a key shorter than that is matched whole.
+ * Eight bytes of a random key do not occur in ordinary text; a common key
+ * prefix ("sk-proj-") may be redacted too, which loses nothing. */
+#define REDACT_PART 8
+
+static int lower_ascii(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* Marks in hit[0..n) the bytes of s that belong to a part of key (see
+ * above): for every (i, j), run[j] is the length of the longest common
+ * run of s and key ending at s[i] and key[j].  Returns whether any byte is
+ * marked.  O(n * |key|). */
+static int mark_key_parts(const char *s, size_t n, const char *key, unsigned char *hit)
 {
     size_t kn = key ? strlen(key) : 0;
-    const char *end = s + n;
-    const char *q;
-    while (kn > 0 && (q = find_bytes(s, (size_t)(end - s), key, kn))) {
-        zri_buf_add(b, s, (size_t)(q - s));
-        zri_buf_puts(b, "[redacted]");
-        s = q + kn;
+    if (kn == 0 || n == 0) return 0;
+    size_t part = kn < REDACT_PART ? kn : REDACT_PART;
+    size_t *run = zri_xcalloc(kn + 1, sizeof *run); /* run[j + 1]: ending at key[j] */
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = kn; j > 0; j--) {
+            run[j] = lower_ascii((unsigned char)s[i]) == lower_ascii((unsigned char)key[j - 1])
+                         ? run[j - 1] + 1
+                         : 0;
+            if (run[j] >= part) {
+                memset(hit + i + 1 - run[j], 1, run[j]);
+                any = 1;
+            }
+        }
     }
-    zri_buf_add(b, s, (size_t)(end - s));
+    free(run);
+    return any;
+}
+
+/* Whether s (n bytes) contains the key or a part of it (see above). */
+static int has_key_part(const char *s, size_t n, const char *key)
+{
+    if (!key || !*key || n == 0) return 0;
+    unsigned char *hit = zri_xcalloc(n, 1);
+    int any = mark_key_parts(s, n, key, hit);
+    free(hit);
+    return any;
+}
+
+/* Appends s (n bytes) with every part of the key (see above) replaced by
+ * [redacted]. */
+static void add_redacted(zri_buf *b, const char *s, size_t n, const char *key)
+{
+    unsigned char *hit = n ? zri_xcalloc(n, 1) : NULL;
+    if (!hit || !mark_key_parts(s, n, key, hit)) {
+        zri_buf_add(b, s, n);
+        free(hit);
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && hit[j] == hit[i]) j++;
+        if (hit[i])
+            zri_buf_puts(b, "[redacted]");
+        else
+            zri_buf_add(b, s + i, j - i);
+        i = j;
+    }
+    free(hit);
 }
 
 /* Length of the longest prefix of s (n bytes) of at most max bytes that
@@ -951,7 +1005,13 @@ static int reply_answer(zri_action_env *env, const zgrt_action *a, const zri_htt
     json_t *msg = json_object_get(choice, "message");
     json_t *content = json_object_get(msg, "content");
     int rc;
-    if (json_is_string(content)) {
+    if (json_is_string(content) &&
+        has_key_part(json_string_value(content), json_string_length(content), key)) {
+        /* a server that echoes the Authorization header would put the key
+         * into the run's values, its result and its trace */
+        zri_buf_puts(why, "the answer contains the API key (OPENAI_API_KEY); it is refused");
+        rc = ZRI_MODEL_FAILED;
+    } else if (json_is_string(content)) {
         rc = parse_answer(env, a, json_string_value(content), json_string_length(content), outs,
                           key, why);
     } else if (json_is_string(json_object_get(msg, "refusal"))) {
@@ -979,7 +1039,8 @@ static int transient_status(long s)
            s == 504;
 }
 
-/* The chat completions URL of a backend (malloc'd). */
+/* The chat completions URL of a backend (malloc'd).  Only http and https
+ * are spoken (http.c); anything else is a configuration error. */
 static char *endpoint(int ollama)
 {
     const char *base = getenv(ollama ? "OLLAMA_HOST" : "OPENAI_BASE_URL");
@@ -1012,7 +1073,27 @@ static int remote_call(zri_action_env *env, const zgrt_action *a, const char *sp
 
     zri_buf why = {0};
     zri_buf_printf(&why, "%s:%s: ", backend, model);
+    /* a header value with a line break would add headers of its own: only
+     * printable ASCII without spaces makes a key (never printed) */
+    for (const char *k = key; k && *k; k++)
+        if (*k < 0x21 || *k > 0x7e) {
+            zri_buf_puts(&why, "OPENAI_API_KEY contains a space, a control character or a "
+                               "character that is not ASCII");
+            put_message(err, errlen, why.data, key);
+            zri_buf_free(&why);
+            return ZRI_MODEL_CONFIG;
+        }
     char *url = endpoint(ollama);
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+        zri_buf_printf(&why, "%s must be an http:// or https:// URL, not `",
+                       ollama ? "OLLAMA_HOST" : "OPENAI_BASE_URL");
+        add_redacted(&why, url, strlen(url), key);
+        zri_buf_puts(&why, "`");
+        put_message(err, errlen, why.data, key);
+        zri_buf_free(&why);
+        free(url);
+        return ZRI_MODEL_CONFIG;
+    }
     char *body = request_body(env->prog, a, model, system, user, &why);
     if (!body) {
         put_message(err, errlen, why.data, key);
@@ -1053,6 +1134,12 @@ static int remote_call(zri_action_env *env, const zgrt_action *a, const char *sp
     case ZRI_HTTP_TRANSPORT:
         zri_buf_printf(&why, "cannot reach %s: %s", url, herr);
         rc = ZRI_MODEL_RETRY;
+        break;
+    case ZRI_HTTP_CONFIG:
+        /* a host name that does not resolve, a malformed URL: retrying
+         * would only wait */
+        zri_buf_printf(&why, "cannot reach %s: %s", url, herr);
+        rc = ZRI_MODEL_CONFIG;
         break;
     case ZRI_HTTP_CANCELLED:
         zri_buf_puts(&why, "cancelled");

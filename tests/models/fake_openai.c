@@ -21,6 +21,12 @@
  *   badjson-then-ok      a 200 reply that is not JSON, then normal answers
  *   missing-key-then-ok  a JSON answer missing its last key, then normal
  *   hang                 never answers (until the client goes away)
+ *   401-mangled          always 401; the message repeats the bearer token
+ *                        upper-cased and cut in two by a line break
+ *   echo-key[-upper|-split]  a 200 answer that repeats the bearer token
+ *                        (as sent, upper-cased, or cut in two by a line
+ *                        break), as a server reflecting the Authorization
+ *                        header would
  *   yes-text             the answer "Yes."
  *   say                  the answer is the last user message, verbatim
  *   status-NNN           always HTTP NNN with an error message
@@ -260,6 +266,27 @@ static void chat(int fd, const char *body, const char *auth)
                  "in your account settings.",
                  token);
         respond_error(fd, 401, NULL, msg);
+    } else if (strcmp(model, "401-mangled") == 0 || strncmp(model, "echo-key", 8) == 0) {
+        const char *token = auth && strncmp(auth, "Bearer ", 7) == 0 ? auth + 7 : "(none)";
+        size_t tn = strlen(token);
+        char mangled[512];
+        int upper = !strcmp(model, "401-mangled") || !strcmp(model, "echo-key-upper");
+        int split = !strcmp(model, "401-mangled") || !strcmp(model, "echo-key-split");
+        size_t k = 0;
+        for (size_t i = 0; i < tn && k + 3 < sizeof mangled; i++) {
+            if (split && i == tn / 2) mangled[k++] = '\n';
+            char c = token[i];
+            mangled[k++] = upper && c >= 'a' && c <= 'z' ? (char)(c - 32) : c;
+        }
+        mangled[k] = 0;
+        char msg[600];
+        if (model[0] == '4') {
+            snprintf(msg, sizeof msg, "Incorrect API key provided: %s.", mangled);
+            respond_error(fd, 401, NULL, msg);
+        } else {
+            snprintf(msg, sizeof msg, "your request carried %s", mangled);
+            respond_answer(fd, model, msg);
+        }
     } else if (strcmp(model, "badjson-then-ok") == 0 && n == 1) {
         respond(fd, 200, NULL, "application/json", "{\"choices\": [ this is not JSON");
     } else if (strcmp(model, "hang") == 0) {

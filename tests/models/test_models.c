@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#define KEY "sk-secret-test"
+#define KEY "sk-test-Q7vL2pZ9xW4m"
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static pid_t srv_pid = -1;
@@ -236,9 +236,19 @@ static run_out zg(const char *file, const char *const *args, const char *const *
     r.out = slurp(out);
     r.err = slurp(err);
     r.trace = slurp(trace);
-    cr_assert_null(strstr(r.out, KEY), "the API key is on stdout");
-    cr_assert_null(strstr(r.err, KEY), "the API key is on stderr: %s", r.err);
-    cr_assert_null(strstr(r.trace, KEY), "the API key is in the trace: %s", r.trace);
+    /* nor any 8 characters of it, in any case (a server may echo it
+     * upper-cased or cut in pieces) */
+    const char *key = KEY;
+    for (size_t i = 0; i + 8 <= strlen(key); i++) {
+        char part[9];
+        memcpy(part, key + i, 8);
+        part[8] = 0;
+        cr_assert_null(strcasestr(r.out, part), "part `%s` of the API key is on stdout", part);
+        cr_assert_null(strcasestr(r.err, part), "part `%s` of the API key is on stderr: %s", part,
+                       r.err);
+        cr_assert_null(strcasestr(r.trace, part), "part `%s` of the API key is in the trace: %s",
+                       part, r.trace);
+    }
     return r;
 }
 
@@ -569,6 +579,52 @@ Test(models, unauthorized_fails_at_once)
     expect_error(&r, "HTTP 401: Incorrect API key provided: (none). You can find your API key "
                      "in your account settings. (OPENAI_API_KEY is not set)");
     run_free(&r);
+}
+
+Test(models, key_echoes_are_redacted_or_refused)
+{
+    /* an error that repeats the key upper-cased and cut in two */
+    run_out r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:401-mangled"), NULL);
+    expect_error(&r, "HTTP 401: Incorrect API key provided: [redacted] [redacted].");
+    run_free(&r);
+    /* a successful answer that repeats the key, as sent, upper-cased or
+     * split: refused as a model error, not retried, never a value */
+    const char *models[] = {"openai:echo-key", "openai:echo-key-upper", "openai:echo-key-split"};
+    for (int i = 0; i < 3; i++) {
+        r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", models[i], "--backoff-scale", "0"), NULL);
+        expect_error(&r, "the answer contains the API key (OPENAI_API_KEY); it is refused");
+        cr_assert_eq(count(models[i] + 7), 1, "%s: not retried", models[i]);
+        run_free(&r);
+    }
+}
+
+Test(models, bad_keys_and_urls_fail_at_once)
+{
+    /* a key with a line break would inject request headers: refused
+     * before any request */
+    run_out r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:crlf-key"),
+                   ARGS("OPENAI_API_KEY=" KEY "\r\nX-Injected: 1"));
+    expect_error(&r, "OPENAI_API_KEY contains a space, a control character or a character that "
+                     "is not ASCII");
+    cr_assert_eq(count("crlf-key"), 0);
+    run_free(&r);
+    /* URLs that can never work: no retries, no waiting */
+    const char *bad[] = {"OPENAI_BASE_URL=file:///etc", "OPENAI_BASE_URL=ftp://127.0.0.1/v1",
+                         "OPENAI_BASE_URL=http://zgc-no-such-host.invalid/v1",
+                         "OPENAI_BASE_URL=http://[::1/v1"};
+    const char *want[] = {"OPENAI_BASE_URL must be an http:// or https:// URL, not "
+                          "`file:///etc/chat/completions`",
+                          "must be an http:// or https:// URL",
+                          "cannot reach http://zgc-no-such-host.invalid/v1/chat/completions",
+                          "cannot reach http://[::1/v1/chat/completions"};
+    for (int i = 0; i < 4; i++) {
+        r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:test-model"), ARGS(bad[i]));
+        expect_error(&r, want[i]);
+        cr_assert_eq(count_lines(r.err, "zgc: error:"), 1, "%s", r.err);
+        cr_assert_null(strstr(r.err, "note"), "no retry: %s", r.err);
+        cr_assert_lt(r.secs, 10.0, "%s took %.1f s", bad[i], r.secs);
+        run_free(&r);
+    }
 }
 
 Test(models, other_permanent_statuses)
