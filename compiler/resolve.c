@@ -404,6 +404,11 @@ static void collect(R *r, ZDecl *d)
     Sym *s;
     switch (d->kind) {
     case D_LIFELINE:
+        if (d->name && strlen(d->name) > ZV_LIFELINE_NAME_MAX)
+            zd_error(r->d, d->name_span,
+                     "lifeline name too long (%zu bytes; at most %d): it names executables, "
+                     "sockets and subjects",
+                     strlen(d->name), ZV_LIFELINE_NAME_MAX);
         if ((s = declare(r, &r->lifes, d->name, d->name_span, "lifeline"))) s->decl = d;
         zu_vec_push(r->a, &r->p->lifelines, d);
         d->index = r->p->lifelines.len - 1;
@@ -439,6 +444,10 @@ static void collect(R *r, ZDecl *d)
         if ((s = declare(r, &r->acts, d->name, d->name_span, "action"))) s->decl = d;
         break;
     case D_WORKFLOW:
+        if (d->name && strlen(d->name) > ZV_WORKFLOW_NAME_MAX)
+            zd_error(r->d, d->name_span,
+                     "workflow name too long (%zu bytes; at most %d): it names executables",
+                     strlen(d->name), ZV_WORKFLOW_NAME_MAX);
         if ((s = declare(r, &r->wfs, d->name, d->name_span, "workflow"))) s->decl = d;
         zu_vec_push(r->a, &r->p->workflows, d);
         break;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -260,7 +261,17 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     }
     int status = 0;
     int started = 0;
-    for (int i = 0; i < n; i++) {
+    /* names are bounded (ZV_LIFELINE_NAME_MAX), but $TMPDIR is not */
+    size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+    for (int i = 0; i < n && status == 0; i++)
+        if (strlen(socks[i]) - 5 > sun_max) {
+            fprintf(stderr,
+                    "zgc: error: the socket path %s is too long for a Unix socket (%zu bytes; "
+                    "at most %zu): set TMPDIR to a shorter directory\n",
+                    socks[i] + 5, strlen(socks[i]) - 5, sun_max);
+            status = 1;
+        }
+    for (int i = 0; i < n && status == 0; i++) {
         /* exe --listen ADDR --peer M=ADDR … --result-file F [--trace T.L] run options */
         int nextra = 4 + 2 * (n - 1) + (r->trace ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);

@@ -177,6 +177,14 @@ expect 1 'dev/zero: error: cannot read: not a regular file' -- "$zgc" anomalies 
 expect 1 'human answers: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/human.zg" --answers "$tmp/fifo"
 expect 1 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/scripted.zg" --llm "scripted:$tmp/fifo"
 
+# names: a lifeline name of the longest length runs as processes; a
+# TMPDIR too long for the sockets is a clear error, not a late one
+long=$(printf 'M%.0s' $(seq 64))
+printf 'lifeline %s, B;\nvar x: int = 1;\nworkflow w() -> int { %s(x) -> B(x); return x @ B; }\n' "$long" "$long" > "$tmp/long.zg"
+expect 0 '^1$' -- "$zgc" run --processes "$tmp/long.zg"
+mkdir -p "$tmp/$(printf 'd%.0s' $(seq 90))"
+expect 1 'is too long for a Unix socket .*set TMPDIR to a shorter directory' -- env TMPDIR="$tmp/$(printf 'd%.0s' $(seq 90))" "$zgc" run --processes "$tmp/long.zg"
+
 # a merged trace that cannot be written: exit 1, and the per-lifeline
 # traces stay
 expect 1 'cannot (write|create) the trace' -- "$zgc" run --processes "$hello" --arg topic=hi --trace /proc/zgc-no-dir/t.jsonl

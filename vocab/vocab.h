@@ -78,6 +78,14 @@
     X(WHILE, "while")
 #define ZV_TAG_FMT "%s#%d"
 
+/* The longest names of lifelines and workflows, in bytes.  They name
+ * files and addresses in every deployment: executables
+ * `<workflow>.<Lifeline>` (255 bytes in a file name), Unix sockets
+ * `DIR/<Lifeline>.sock` (107 bytes in a socket path), message subjects.
+ * `zgc check` refuses longer ones, so no deployment fails late. */
+#define ZV_LIFELINE_NAME_MAX 64
+#define ZV_WORKFLOW_NAME_MAX 128
+
 /* Channels: the workflow's top level is ZV_CHANNEL_MAIN; branch K (from
  * 1) of the parallel region numbered N, opened on channel C, is
  * ZV_BRANCH_FMT with C, N, K. */
