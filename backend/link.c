@@ -230,12 +230,15 @@ static bool compile_user_file(Build *b, const char *src, const char *obj)
     return rc == 0;
 }
 
-static bool link_exe(Build *b, const char *exe, const char *const *objs, int nobjs)
+/* Links objs into `path`, the temporary name of the executable `exe` (the
+ * name messages use). */
+static bool link_exe(Build *b, const char *path, const char *exe, const char *const *objs,
+                     int nobjs)
 {
     Argv cmd = {.a = b->a};
     cc_words(b, &cmd);
     argv_push(&cmd, "-o");
-    argv_push(&cmd, exe);
+    argv_push(&cmd, path);
     for (int i = 0; i < nobjs; i++) argv_push(&cmd, objs[i]);
     argv_push(&cmd, env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB));
     const char *jl = ZGC_JANSSON_LIBS;
@@ -343,22 +346,41 @@ static int build(Build *b)
         if (!compile_user_file(b, o->c_files[k], user_objs[k])) return 1;
     }
 
+    /* The executables are linked under temporary names in out_dir and
+     * renamed into place only when every one of them linked: a failed
+     * build leaves the executables of an earlier build as they were. */
+    const char **final = zu_alloc(b->a, sizeof *final * (size_t)(nl + 1));
+    const char **temp = zu_alloc(b->a, sizeof *temp * (size_t)(nl + 1));
+    final[0] = zu_fmt(b->a, "%s/%s", out_dir, wfn);
+    for (int L = 0; L < nl; L++) {
+        const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
+        final[L + 1] = zu_fmt(b->a, "%s/%s.%s", out_dir, wfn, ld->name);
+    }
+    for (int e = 0; e <= nl; e++) {
+        const char *base = strrchr(final[e], '/') + 1;
+        temp[e] = zu_fmt(b->a, "%s/.%s.zgc-%ld", out_dir, base, (long)getpid());
+        zu_vec_push(b->a, &b->made, (void *)temp[e]); /* removed unless renamed */
+    }
     /* out_dir/<wf>: every lifeline */
     const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(nl + nu + 2));
     int n = 0;
     for (int L = 0; L < nl; L++) objs[n++] = body_objs[L];
     objs[n++] = prog_obj;
     for (int k = 0; k < nu; k++) objs[n++] = user_objs[k];
-    if (!link_exe(b, zu_fmt(b->a, "%s/%s", out_dir, wfn), objs, n)) return 1;
+    if (!link_exe(b, temp[0], final[0], objs, n)) return 1;
     /* out_dir/<wf>.<L>: one lifeline */
     for (int L = 0; L < nl; L++) {
-        const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         n = 0;
         objs[n++] = body_objs[L];
         objs[n++] = prog_objs[L];
         for (int k = 0; k < nu; k++) objs[n++] = user_objs[k];
-        if (!link_exe(b, zu_fmt(b->a, "%s/%s.%s", out_dir, wfn, ld->name), objs, n)) return 1;
+        if (!link_exe(b, temp[L + 1], final[L + 1], objs, n)) return 1;
     }
+    for (int e = 0; e <= nl; e++)
+        if (rename(temp[e], final[e]) != 0) {
+            zd_error(b->d, no_span, "cannot write `%s`: %s", final[e], strerror(errno));
+            return 1;
+        }
     return 0;
 }
 

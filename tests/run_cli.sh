@@ -177,6 +177,18 @@ expect 1 'dev/zero: error: cannot read: not a regular file' -- "$zgc" anomalies 
 expect 1 'human answers: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/human.zg" --answers "$tmp/fifo"
 expect 1 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/scripted.zg" --llm "scripted:$tmp/fifo"
 
+# a build is all or nothing: when one link fails, the executables of the
+# earlier build stay as they were and no temporary file is left
+expect 0 '' -- "$zgc" build "$hello" -o "$tmp/atomic"
+before=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
+printf '#!/bin/sh\ncase "$*" in *hello.Writer*) echo "refusing to link" >&2; exit 1;; esac\nexec cc "$@"\n' > "$tmp/failcc"
+chmod +x "$tmp/failcc"
+# -O0 makes the new executables differ from the earlier ones
+expect 1 'linking `.*atomic/hello.Writer` failed' -- env CC="$tmp/failcc" "$zgc" build -O0 "$hello" -o "$tmp/atomic"
+after=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
+if [ "$before" = "$after" ] && [ "$(ls -A "$tmp/atomic" | wc -l)" = 3 ]; then pass=$((pass + 1)); else
+    echo "FAIL: a failed build changed $tmp/atomic: $(ls -A "$tmp/atomic")"; fail=$((fail + 1)); fi
+
 # names: a lifeline name of the longest length runs as processes; a
 # TMPDIR too long for the sockets is a clear error, not a late one
 long=$(printf 'M%.0s' $(seq 64))
