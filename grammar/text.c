@@ -167,8 +167,8 @@ const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, 
                 zp_lex_error(ps, bad, "a NUL byte is not allowed in a string");
             else
                 zp_lex_error(ps, bad,
-                             "raw control character U+%04X in a string: write it as `\\u{%x}`",
-                             c, c);
+                             "raw control character U+%04X in a string: write it as `\\u{%x}`", c,
+                             c);
             col++;
             continue;
         }
