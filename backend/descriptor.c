@@ -181,6 +181,82 @@ static LLVMValueRef slot_table(ZbMod *md, const ZPlanSlot *t, int n, const char 
     return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_SLOT), vals, n, prefix);
 }
 
+static LLVMValueRef int_table(ZbMod *md, const int *t, int n, const char *prefix)
+{
+    ZbGen *g = md->g;
+    LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) vals[i] = ci32(g, t[i]);
+    return zb_const_array(md, g->t_i32, vals, n, prefix);
+}
+
+static LLVMValueRef pair_table(ZbMod *md, const ZPlanPair *t, int n, const char *prefix)
+{
+    ZbGen *g = md->g;
+    LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef f[2] = {ci32(g, t[i].from), ci32(g, t[i].to)};
+        vals[i] = cstruct(g, ZB_TY_PAIR, f, 2);
+    }
+    return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_PAIR), vals, n, prefix);
+}
+
+/* The plan's keep tables (one zgrt_keep per lifeline). */
+static LLVMValueRef keep_table(ZbMod *md)
+{
+    ZbGen *g = md->g;
+    const ZMonitorPlan *pl = g->plan;
+    int nl = g->nlife;
+    LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)nl + 1));
+    for (int i = 0; i < nl; i++) {
+        const ZPlanLifeline *k = i < pl->nlifelines ? &pl->lifelines[i] : NULL;
+        static const ZPlanLifeline none;
+        if (!k) k = &none;
+        LLVMValueRef f[] = {
+            ci32(g, k->nevals),
+            ci32(g, k->nvc),
+            ci32(g, k->nviews),
+            ci32(g, k->nvarviews),
+            int_table(md, k->evals, k->nevals, "keep.evals"),
+            int_table(md, k->vc, k->nvc, "keep.vc"),
+            slot_table(md, k->views, k->nviews, "keep.views"),
+            slot_table(md, k->varviews, k->nvarviews, "keep.varviews"),
+        };
+        vals[i] = cstruct(g, ZB_TY_KEEP, f, sizeof f / sizeof f[0]);
+    }
+    return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_KEEP), vals, nl, "keeps");
+}
+
+/* The plan's edges (zgrt_edge, with their groups and carried entries). */
+static LLVMValueRef edge_table(ZbMod *md)
+{
+    ZbGen *g = md->g;
+    const ZMonitorPlan *pl = g->plan;
+    LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)pl->nedges + 1));
+    for (int i = 0; i < pl->nedges; i++) {
+        const ZPlanEdge *e = &pl->edges[i];
+        LLVMValueRef *gs = zu_alloc(g->a, sizeof *gs * ((size_t)e->ngroups + 1));
+        for (int k = 0; k < e->ngroups; k++) {
+            const ZPlanGroup *gr = &e->groups[k];
+            LLVMValueRef gf[] = {ci32(g, gr->life), ci32(g, gr->from_vc), ci32(g, gr->to_vc),
+                                 ci32(g, gr->views_end), ci32(g, gr->varviews_end)};
+            gs[k] = cstruct(g, ZB_TY_GROUP, gf, sizeof gf / sizeof gf[0]);
+        }
+        LLVMValueRef f[] = {
+            ci32(g, e->from),
+            ci32(g, e->to),
+            ci32(g, e->ngroups),
+            ci32(g, e->nviews),
+            ci32(g, e->nvarviews),
+            ci32(g, 0),
+            zb_const_array(md, zb_desc_type(g->lc, ZB_TY_GROUP), gs, e->ngroups, "edge.groups"),
+            pair_table(md, e->views, e->nviews, "edge.views"),
+            pair_table(md, e->varviews, e->nvarviews, "edge.varviews"),
+        };
+        vals[i] = cstruct(g, ZB_TY_EDGE, f, sizeof f / sizeof f[0]);
+    }
+    return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_EDGE), vals, pl->nedges, "edges");
+}
+
 static LLVMValueRef fn_ref(ZbMod *md, const char *name, LLVMTypeRef ty)
 {
     LLVMValueRef fn = LLVMGetNamedFunction(md->m, name);
@@ -332,11 +408,9 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         ci32(g, wf->ret && wf->ret->tuple_ret ? 1 : 0),
         ci32(g, plan->monitor ? 1 : 0),
         ci32(g, plan->nsubs),
-        ci32(g, 0),
-        ci32(g, plan->nviews),
-        ci32(g, plan->nvarviews),
-        slot_table(&md, plan->views, plan->nviews, "views"),
-        slot_table(&md, plan->varviews, plan->nvarviews, "varviews"),
+        ci32(g, plan->nedges),
+        keep_table(&md),
+        edge_table(&md),
     };
     LLVMValueRef init = cstruct(g, ZB_TY_PROGRAM, f, sizeof f / sizeof f[0]);
     LLVMValueRef prog = LLVMAddGlobal(m, zb_desc_type(g->lc, ZB_TY_PROGRAM), "zg.program");

@@ -5,10 +5,10 @@
  * An atom reads its unqualified variables from the store and @B.x from the
  * store (B == L) or zgrt_varview; when any of its terms is undefined it is
  * false, whatever its operators.  @B(ψ) with B ≠ L reads zgrt_view.  The
- * runtime keeps only the views some eval function reads, in SLOTS: the
- * monitor plan (compiler/plan.c) gives the slot tables and which
- * lifelines have an eval function, and zgrt_view / zgrt_varview take the
- * slot's index from it, a constant.  When B cannot reach L in the message
+ * monitor plan (compiler/plan.c) gives what L keeps: val and old hold the
+ * subformulas L evaluates at their positions in its keep.evals, and
+ * zgrt_view / zgrt_varview take the position of the view in L's
+ * keep.views / keep.varviews, constants.  When B cannot reach L in the message
  * graph, @B(ψ) is constantly false and @B.x undefined on L (no B-event is
  * ever in L's causal past) and no call is made; otherwise a missing slot
  * is an internal error.
@@ -60,7 +60,7 @@ static LLVMValueRef eval_atom(ZbFn *f, const ZExpr *atom)
             ok = LLVMBuildICmp(f->b, LLVMIntNE, tag, ci64(g, ZGRT_UNDEF), "");
         } else {
             if (zb_term_ptr(f, t)) continue;
-            int slot = zm_varview_slot(g->plan, t->life, t->decl->index);
+            int slot = zm_varview_slot(g->plan, f->life, t->life, t->decl->index);
             if (slot < 0)
                 ZU_ICE("@%s.%s on lifeline %s has no variable-view slot", t->lifeline, t->name,
                        life_decl(g, f->life)->name);
@@ -92,9 +92,18 @@ static LLVMValueRef eval_atom(ZbFn *f, const ZExpr *atom)
     return phi;
 }
 
+/* The position of subformula id in the lifeline's val and old (its
+ * keep.evals), a compile-time constant. */
+static int val_pos(ZbFn *f, int id)
+{
+    int k = zm_eval_pos(f->g->plan, f->life, id);
+    if (k < 0) ZU_ICE("φ%d is not evaluated on lifeline %s", id, life_decl(f->g, f->life)->name);
+    return k;
+}
+
 static LLVMValueRef flag(ZbFn *f, LLVMValueRef arr, int id)
 {
-    LLVMValueRef b = zb_load_at(f, f->g->t_i8, arr, id);
+    LLVMValueRef b = zb_load_at(f, f->g->t_i8, arr, val_pos(f, id));
     return LLVMBuildICmp(f->b, LLVMIntNE, b, ci8(f->g, 0), "");
 }
 
@@ -143,7 +152,7 @@ void zb_gen_eval(ZbGen *g, ZbMod *md, int life)
                 v = LLVMConstInt(g->t_i1, 0, 0);
             } else {
                 /* zgrt_view is 0 while no B-event is visible (vc[B] == 0) */
-                int slot = zm_view_slot(g->plan, phi->life, phi->a->id);
+                int slot = zm_view_slot(g->plan, life, phi->life, phi->a->id);
                 if (slot < 0)
                     ZU_ICE("@%s(φ%d) on lifeline %s has no view slot",
                            life_decl(g, phi->life)->name, phi->a->id, lname);
@@ -154,7 +163,7 @@ void zb_gen_eval(ZbGen *g, ZbMod *md, int life)
             break;
         default: ZU_UNREACHABLE();
         }
-        zb_store_at(&f, LLVMBuildZExt(f.b, v, g->t_i8, ""), f.val, phi->id);
+        zb_store_at(&f, LLVMBuildZExt(f.b, v, g->t_i8, ""), f.val, val_pos(&f, phi->id));
     }
     LLVMBuildRetVoid(f.b);
     zb_fn_end(&f);

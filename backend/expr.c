@@ -8,8 +8,16 @@
  * A json `null` is a json value with a NULL payload.
  *
  * Checks.  Integer + - * use the overflow intrinsics; / and % check for a
- * zero divisor and INT64_MIN / -1; float results must be finite.  A failed
- * check calls zgrt_trap (which does not return) with a location index.
+ * zero divisor, / for INT64_MIN / -1; float results must be finite.  A
+ * failed check calls zgrt_trap (which does not return) with a location
+ * index.
+ *
+ * Division.  / on ints rounds towards negative infinity and % (int and
+ * float) takes the sign of the divisor (language reference §5.2; the
+ * rules are listed in compiler/eval.c): LLVM's sdiv, srem and frem
+ * truncate, so the quotient is lowered by one, or the divisor added to the
+ * remainder, when the remainder is not zero and its sign differs from the
+ * divisor's.
  *
  * Pure actions.  `void zg.pure.f(i8* ctx, i8* args, i8* outs)` computes
  * pure action f's body; it is internal to each module that calls it and
@@ -132,12 +140,25 @@ static ZbVal int_arith(ZbFn *f, const ZExpr *e, LLVMValueRef a, LLVMValueRef b)
     case OP_DIV:
     case OP_MOD: {
         trap_if(f, LLVMBuildICmp(f->b, LLVMIntEQ, b, ci64(g, 0), ""), loc, "division by zero");
-        LLVMValueRef minv = LLVMBuildICmp(f->b, LLVMIntEQ, a, ci64(g, INT64_MIN), "");
         LLVMValueRef neg1 = LLVMBuildICmp(f->b, LLVMIntEQ, b, ci64(g, -1), "");
-        trap_if(f, LLVMBuildAnd(f->b, minv, neg1, ""), loc,
-                e->op == OP_DIV ? "integer overflow in `/`" : "integer overflow in `%`");
-        LLVMValueRef r =
-            e->op == OP_DIV ? LLVMBuildSDiv(f->b, a, b, "") : LLVMBuildSRem(f->b, a, b, "");
+        if (e->op == OP_DIV) {
+            LLVMValueRef minv = LLVMBuildICmp(f->b, LLVMIntEQ, a, ci64(g, INT64_MIN), "");
+            trap_if(f, LLVMBuildAnd(f->b, minv, neg1, ""), loc, "integer overflow in `/`");
+        } else {
+            /* x % -1 is 0, and so is x % 1: srem by 1 keeps INT64_MIN % -1
+             * away from srem's undefined case */
+            b = LLVMBuildSelect(f->b, neg1, ci64(g, 1), b, "");
+        }
+        LLVMValueRef rem = LLVMBuildSRem(f->b, a, b, "");
+        LLVMValueRef off = LLVMBuildAnd(
+            f->b, LLVMBuildICmp(f->b, LLVMIntNE, rem, ci64(g, 0), ""),
+            LLVMBuildICmp(f->b, LLVMIntSLT, LLVMBuildXor(f->b, rem, b, ""), ci64(g, 0), ""), "");
+        LLVMValueRef r;
+        if (e->op == OP_DIV)
+            r = LLVMBuildSub(f->b, LLVMBuildSDiv(f->b, a, b, ""),
+                             LLVMBuildZExt(f->b, off, g->t_i64, ""), "");
+        else /* rem and b have opposite signs: the sum cannot overflow */
+            r = LLVMBuildSelect(f->b, off, LLVMBuildAdd(f->b, rem, b, ""), rem, "");
         return (ZbVal){ci64(g, ZGRT_INT), r};
     }
     default: ZU_UNREACHABLE();
@@ -162,6 +183,24 @@ static void check_finite(ZbFn *f, LLVMValueRef d, int loc)
     trap_if(f, LLVMBuildNot(f->b, ok, ""), loc, "float result is not finite");
 }
 
+/* x % y with the sign of y (y != 0): frem (C fmod), plus y when the
+ * signs differ; a zero remainder takes y's sign. */
+static LLVMValueRef float_mod(ZbFn *f, LLVMValueRef x, LLVMValueRef y)
+{
+    LLVMValueRef zero = LLVMConstReal(f->g->t_dbl, 0.0);
+    LLVMValueRef r = LLVMBuildFRem(f->b, x, y, "");
+    LLVMValueRef differ = LLVMBuildXor(f->b, LLVMBuildFCmp(f->b, LLVMRealOLT, r, zero, ""),
+                                       LLVMBuildFCmp(f->b, LLVMRealOLT, y, zero, ""), "");
+    LLVMValueRef nonzero = LLVMBuildFCmp(f->b, LLVMRealONE, r, zero, "");
+    r = LLVMBuildSelect(f->b, LLVMBuildAnd(f->b, nonzero, differ, ""),
+                        LLVMBuildFAdd(f->b, r, y, ""), r, "");
+    LLVMTypeRef fty;
+    LLVMValueRef copysign = intrinsic(f, "llvm.copysign", f->g->t_dbl, &fty);
+    LLVMValueRef signed_zero =
+        LLVMBuildCall2(f->b, fty, copysign, (LLVMValueRef[]){zero, y}, 2, "");
+    return LLVMBuildSelect(f->b, nonzero, r, signed_zero, "");
+}
+
 static ZbVal float_arith(ZbFn *f, const ZExpr *e, LLVMValueRef a, LLVMValueRef b)
 {
     ZbGen *g = f->g;
@@ -175,7 +214,7 @@ static ZbVal float_arith(ZbFn *f, const ZExpr *e, LLVMValueRef a, LLVMValueRef b
     case OP_SUB: r = LLVMBuildFSub(f->b, x, y, ""); break;
     case OP_MUL: r = LLVMBuildFMul(f->b, x, y, ""); break;
     case OP_DIV: r = LLVMBuildFDiv(f->b, x, y, ""); break;
-    case OP_MOD: r = LLVMBuildFRem(f->b, x, y, ""); break;
+    case OP_MOD: r = float_mod(f, x, y); break;
     default: ZU_UNREACHABLE();
     }
     check_finite(f, r, loc);

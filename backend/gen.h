@@ -75,6 +75,10 @@ typedef enum {
     ZB_TY_INPUT,
     ZB_TY_RESULT,
     ZB_TY_SLOT,
+    ZB_TY_KEEP,
+    ZB_TY_GROUP,
+    ZB_TY_PAIR,
+    ZB_TY_EDGE,
     ZB_TY_PROGRAM,
     ZB_TY__COUNT
 } ZbDescType;

@@ -80,6 +80,22 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
         LLVMTypeRef f[] = {i32, i32};
         return named_struct(lc, "zgrt_slot", f, 2);
     }
+    case ZB_TY_KEEP: {
+        LLVMTypeRef f[] = {i32, i32, i32, i32, p, p, p, p};
+        return named_struct(lc, "zgrt_keep", f, sizeof f / sizeof f[0]);
+    }
+    case ZB_TY_GROUP: {
+        LLVMTypeRef f[] = {i32, i32, i32, i32, i32};
+        return named_struct(lc, "zgrt_group", f, sizeof f / sizeof f[0]);
+    }
+    case ZB_TY_PAIR: {
+        LLVMTypeRef f[] = {i32, i32};
+        return named_struct(lc, "zgrt_pair", f, 2);
+    }
+    case ZB_TY_EDGE: {
+        LLVMTypeRef f[] = {i32, i32, i32, i32, i32, i32, p, p, p};
+        return named_struct(lc, "zgrt_edge", f, sizeof f / sizeof f[0]);
+    }
     case ZB_TY_PROGRAM: {
         LLVMTypeRef f[] = {
             i32, /* abi_version */
@@ -108,11 +124,9 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
             i32, /* result_tuple */
             i32, /* monitor */
             i32, /* nsubs */
-            i32, /* pad */
-            i32, /* nviews */
-            i32, /* nvarviews */
-            p,   /* views */
-            p,   /* varviews */
+            i32, /* nedges */
+            p,   /* keeps */
+            p,   /* edges */
         };
         return named_struct(lc, "zgrt_program", f, sizeof f / sizeof f[0]);
     }

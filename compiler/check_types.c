@@ -493,6 +493,17 @@ static bool is_formula_op(const ZExpr *e)
     }
 }
 
+/* `==` and `!=` between bool operands are connectives of the formula;
+ * between other values they are comparisons, atoms (compiler/guards.c),
+ * inside which a formula cannot occur: `(prev ok ? x : 2) == 1` is an
+ * error. */
+static bool compares_formulas(const ZExpr *e)
+{
+    if (e->op != OP_EQ && e->op != OP_NE) return false;
+    const ZType *t = e->a ? e->a->type : NULL;
+    return !t || t->kind == TY_ERROR || t->kind == TY_BOOL;
+}
+
 void ck_formula_shape(Ck *c, const ZExpr *e, const ZExpr *ctx)
 {
     if (!e) return;
@@ -524,7 +535,7 @@ void ck_formula_shape(Ck *c, const ZExpr *e, const ZExpr *ctx)
         if (e->op != OP_NOT) inner = e;
         break;
     case E_BINARY:
-        if (e->op != OP_AND && e->op != OP_OR && e->op != OP_EQ && e->op != OP_NE) inner = e;
+        if (e->op != OP_AND && e->op != OP_OR && !compares_formulas(e)) inner = e;
         break;
     case E_CALL: inner = e; break;
     default: break;

@@ -10,24 +10,28 @@
  * more places, which must agree with these:
  *   - the backend emits them as LLVM IR for run time (backend/expr.c: the
  *     overflow intrinsics, the zero-divisor and INT64_MIN / -1 checks, the
- *     finiteness check), with strings compared and concatenated by the
- *     runtime (zgrt_compare in runtime/values.c, zgrt_concat in
- *     runtime/builtins.c);
+ *     floor adjustment of / and %, the finiteness check), with strings
+ *     compared and concatenated by the runtime (zgrt_compare in
+ *     runtime/values.c, zgrt_concat in runtime/builtins.c);
  *   - the oracle (oracle/eval.c) keeps its own evaluator on purpose: it
  *     recomputes traced values as an independent second implementation,
  *     so it must not share this code.
- * tests/run/fold_agree.zg checks that folding at compile time and
- * evaluation at run time give the same values on the edge cases.
+ * tests/run/fold_agree.zg and tests/run/rules_*.zg check that folding at
+ * compile time, evaluation at run time and the oracle give the same
+ * values on the edge cases.
  *
  *   int     64-bit two's complement.  + - * never wrap: overflow is an
- *           error, and so is unary - of INT64_MIN.  / truncates towards
- *           zero and % takes the sign of the dividend (-7 / 2 == -3,
- *           -7 % 2 == -1, 7 % -2 == 1); a zero divisor is an error, and
- *           INT64_MIN / -1 and INT64_MIN % -1 are overflow errors.
+ *           error, and so is unary - of INT64_MIN.  / rounds towards
+ *           negative infinity and % takes the sign of the divisor, as in
+ *           Python (-7 / 2 == -4, -7 % 2 == 1, 7 % -2 == -1), so that
+ *           a == (a / b) * b + a % b; a zero divisor is an error;
+ *           INT64_MIN / -1 is an overflow error, INT64_MIN % -1 is 0.
  *   float   IEEE 754 double.  / and % by zero (0.0 or -0.0) are errors;
- *           % is the remainder of truncated division (C fmod, the sign of
- *           the dividend); a result of + - * / % that is not finite is an
- *           error.  Unary - never fails (-0.0 == 0.0).
+ *           % takes the sign of the divisor, as in Python: C fmod, plus
+ *           the divisor when the signs differ, and a zero remainder has
+ *           the divisor's sign (-7.5 % 2.0 == 0.5); a result of + - * /
+ *           % that is not finite is an error.  Unary - never fails
+ *           (-0.0 == 0.0).
  *   str     + concatenates the bytes.  < <= > >= compare bytes (code
  *           points, as the text is UTF-8); a proper prefix is smaller.
  *   == !=   two values of the same kind: ints and floats by value, bools,
@@ -37,7 +41,8 @@
  *           of `false && …`, the untaken branch of `?:`) is still an error
  *           when the expression is folded.
  * Calls are not constant expressions (§5.4), so there are no builtins
- * here: the runtime computes them (runtime/builtins.c).
+ * here: the runtime computes them (runtime/builtins.c, §5.3), and the
+ * oracle again.
  *
  * The messages differ between the two sides: folding says "division by
  * zero", "integer overflow", "float overflow" (the checker adds "in
@@ -90,6 +95,37 @@ ZEvalError ze_unary(ZOp op, const ZValue *a, ZValue *out)
     return ZE_OK;
 }
 
+/* a / b rounded towards negative infinity (b != 0); false when it
+ * overflows (INT64_MIN / -1). */
+static bool floor_div(int64_t a, int64_t b, int64_t *q)
+{
+    if (a == INT64_MIN && b == -1) return false;
+    int64_t t = a / b; /* C truncates: one too high when the exact
+                        * quotient is negative and not whole */
+    if (a % b != 0 && (a < 0) != (b < 0)) t--;
+    *q = t;
+    return true;
+}
+
+/* a % b with the sign of b (b != 0); never overflows.  x % -1 is 0, and
+ * computing it as x % 1 keeps INT64_MIN % -1 out of C's undefined case. */
+static int64_t floor_mod(int64_t a, int64_t b)
+{
+    if (b == -1) b = 1;
+    int64_t m = a % b;
+    if (m != 0 && (m < 0) != (b < 0)) m += b;
+    return m;
+}
+
+/* x % y with the sign of y (y != 0), as Python's float %. */
+static double float_mod(double x, double y)
+{
+    double m = fmod(x, y);
+    if (m == 0) return copysign(0.0, y);
+    if ((m < 0) != (y < 0)) m += y;
+    return m;
+}
+
 static ZEvalError arith(ZArena *a, ZOp op, const ZValue *l, const ZValue *r, ZValue *v)
 {
     v->k = l->k;
@@ -112,7 +148,7 @@ static ZEvalError arith(ZArena *a, ZOp op, const ZValue *l, const ZValue *r, ZVa
             break;
         case OP_MOD:
             if (r->f == 0) return ZE_DIV_ZERO;
-            v->f = fmod(l->f, r->f);
+            v->f = float_mod(l->f, r->f);
             break;
         default: return ZE_NO_VALUE;
         }
@@ -127,10 +163,10 @@ static ZEvalError arith(ZArena *a, ZOp op, const ZValue *l, const ZValue *r, ZVa
     case OP_DIV:
     case OP_MOD:
         if (r->i == 0) return ZE_DIV_ZERO;
-        if (l->i == INT64_MIN && r->i == -1)
-            over = true;
+        if (op == OP_DIV)
+            over = !floor_div(l->i, r->i, &v->i);
         else
-            v->i = op == OP_DIV ? l->i / r->i : l->i % r->i;
+            v->i = floor_mod(l->i, r->i);
         break;
     default: return ZE_NO_VALUE;
     }

@@ -2,19 +2,27 @@
  * per-lifeline monitor tables (§6, CPL paper §4–§5).
  *
  * 1. Unfolding.  Every guard that zk_is_cpl() reports as CPL is unfolded
- *    to primitive CPL: named guards are inlined; `once φ` becomes
- *    `true since φ`; `historically φ` becomes `!(true since !φ)`; `past φ`
- *    becomes `@B1(true since φ) || … || @Bn(true since φ)` over all
- *    lifelines in declaration order; `seen B` becomes `@B(true)`.  A
- *    maximal subexpression without a temporal or causal operator is one
- *    atom (it may contain @B.x terms); named guards inside an atom are
- *    inlined too, so an atom never refers to a guard.  A bare `true` is
- *    the constant F_TRUE.  Formulas are hash-consed: atoms by their
- *    printed text, other nodes by kind, lifeline and operands.  The
- *    evaluation lifeline is not part of a formula's identity: sub(Φ) is
- *    lifeline independent and the lifeline indexes the monitor tables.
- *    Nodes are created children first, so creation order is a bottom-up
- *    order and a node's id is its position in sub(Φ).
+ *    to primitive CPL (Definition 2): named guards are inlined; `once φ`
+ *    becomes `true since φ`; `historically φ` becomes `!(true since !φ)`;
+ *    `past φ` becomes `@B1(true since φ) || … || @Bn(true since φ)` over
+ *    all lifelines in declaration order; `seen B` becomes `@B(true)`.
+ *    `!`, `&&`, `||`, `==`/`!=` between bool operands and `?:` with a bool
+ *    result are connectives wherever they occur, with or without a
+ *    temporal operator inside: `a == b` becomes `(a && b) || (!a && !b)`,
+ *    `a != b` becomes `(a && !b) || (!a && b)`, `c ? a : b` becomes
+ *    `(c && a) || (!c && b)`.  An atom is a maximal subterm that is not a
+ *    connective: a comparison of non-bool terms, a Boolean-valued call, a
+ *    Boolean variable (x or @B.x) or constant; named guards inside its
+ *    terms are inlined, so an atom never refers to a guard.  `true` is the
+ *    constant F_TRUE and `false` is `!true`, the node a written `!true`
+ *    gets.  An atom with an undefined term is false (Definition 3), so
+ *    small atoms make `!(@B.x == 0)` true while x is undefined on B.
+ *    Formulas are hash-consed: atoms by their printed text, other nodes by
+ *    kind, lifeline and operands.  The evaluation lifeline is not part of
+ *    a formula's identity: sub(Φ) is lifeline independent and the lifeline
+ *    indexes the monitor tables.  Nodes are created children first, so
+ *    creation order is a bottom-up order and a node's id is its position
+ *    in sub(Φ).
  *
  * 2. Evaluation lifelines.  A guard is evaluated by its owner; inside
  *    @B(θ) the evaluation lifeline switches to B.  The walk visits each
@@ -36,35 +44,45 @@
  *    lifelines
  *          C(E, B) = { Y | B ⇝ Y and Y ⇝ E }
  *    (B itself exports the entry, E keeps it, everybody in between
- *    forwards it).  Every monitor lifeline sends its full vector clock and
- *    all its entries on every outgoing message; a lifeline without a
- *    monitor sends no metadata, which receivers read as the zero clock.
+ *    forwards it).  A message from Y to X carries what both keep, K(X) ∩
+ *    K(Y): the plan (plan.c) lists it per edge, and its header shows that
+ *    this is every entry X keeps about every B ≠ X that can reach Y, with
+ *    the clock entries vc[B] of the same lifelines; a lifeline without a
+ *    monitor keeps and sends nothing, which receivers read as the zero
+ *    clock.
  *
  *    Why this preserves Algorithm 1's invariant (for every kept entry
  *    (B, θ) of X with vc_X(B) = k > 0, view_X(B, θ) is θ at B's k-th
  *    event): the invariant can only break on a receive at X from Y where
  *    the message is ahead on B (μ.vc(B) > vc_X(B)) but does not carry
  *    (B, θ).  Being ahead on B means a B-event reached Y, so B ⇝ Y; X ∈
- *    C(E, B) gives X ⇝ E, hence Y → X ⇝ E; so Y ∈ C(E, B) carries the
- *    entry, and Y's own copy is correct by induction over the causally
- *    closed prefix.  The same argument shows that a lifeline without a
- *    monitor is never ahead on a lifeline whose entries its receiver
- *    keeps, so reading its missing metadata as zero loses nothing, and
- *    that vc_X(B) is exact for every B that X keeps entries about.
+ *    C(E, B) gives X ⇝ E, hence Y → X ⇝ E; so Y ∈ C(E, B) keeps the
+ *    entry, it is in K(X) ∩ K(Y) and travels, and Y's own copy is correct
+ *    by induction over the causally closed prefix.  The same argument
+ *    shows that a lifeline without a monitor, or without entries about
+ *    B, is never ahead on B when its receiver keeps entries about B, so
+ *    reading its missing clock entries as zero loses nothing, and that
+ *    vc_X(B) is exact for every B that X keeps entries about.
  *    Lifelines that cannot reach E never influence E's causal past and
  *    need nothing.  Entries not required anywhere only ever feed
  *    subformulas that are not evaluated, so dropping them changes no
  *    guard value.  Hence every guard value equals Definition 3 at its
  *    choice event.
  *
- * 4. State-size model (bytes per lifeline with a monitor; 0 otherwise):
- *      vc      8 × |lifelines|            one 64-bit counter per lifeline
- *      values  ceil(|evaluates| / 8)      view(L, ψ): current truth values
- *      old     ceil(|evaluates| / 8)      previous-event copies
- *      views   ceil(|remote views| / 8)   view(B, θ), B ≠ L; presence is
- *                                         given by the vector clock
- *      vars    16 × |var views|           tagged value slots var(B, x),
- *                                         including L's own exported ones
+ * 4. State size: what the runtime allocates for lifeline L's monitor
+ *    (runtime/monitor.c), in bytes; 0 for a lifeline without a monitor:
+ *      vc      8 × |clock|        one 64-bit entry per kept lifeline: L
+ *                                 and every B of its entries
+ *      values  |evaluates|        one byte per subformula L evaluates
+ *      old     |evaluates|        the previous event's values
+ *      views   |remote views|     one byte per view(B, θ), B ≠ L (L's own
+ *                                 are its values); presence is vc[B] > 0
+ *      vars    16 × |remote vars| one tagged value per var(B, x), B ≠ L
+ *                                 (L's own are its store)
+ *    A traced run keeps the full clock instead (every event's trace line
+ *    has it): 8 × |lifelines| for vc, on every lifeline.  The plan
+ *    (plan.c) lays the same entries out and checks that it arrives at
+ *    these sizes; `zgc guards` prints them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -254,10 +272,32 @@ static void note_vars(Enum *en, const ZExpr *e)
     for (int i = 0; i < e->args.len; i++) note_vars(en, ZU_VEC_AT(e->args, i));
 }
 
-/* A maximal subexpression without temporal or causal operators. */
+/* The temporal or causal operator inside a term, or NULL (@B.x is a term). */
+static const ZExpr *formula_op_in(const ZExpr *e)
+{
+    if (!e) return NULL;
+    switch (e->kind) {
+    case E_AT:
+    case E_PREV:
+    case E_SINCE:
+    case E_ONCE:
+    case E_HIST:
+    case E_PAST:
+    case E_SEEN: return e;
+    default: break;
+    }
+    const ZExpr *r = formula_op_in(e->a);
+    if (!r) r = formula_op_in(e->b);
+    if (!r) r = formula_op_in(e->c);
+    for (int i = 0; i < e->args.len && !r; i++) r = formula_op_in(ZU_VEC_AT(e->args, i));
+    return r;
+}
+
+/* An atom: a comparison, a Boolean-valued call, a Boolean variable (x or
+ * @B.x) or constant.  Named guards inside its terms are inlined, so an
+ * atom never refers to a guard. */
 static ZFormula *mk_atom(Enum *en, const ZExpr *e)
 {
-    if (e->kind == E_BOOL && e->lit.b) return mk_true(en);
     const ZExpr *x = inline_guards(en, e);
     ZBuf b = {0};
     za_print_expr(&b, x);
@@ -265,23 +305,35 @@ static ZFormula *mk_atom(Enum *en, const ZExpr *e)
     zu_buf_free(&b);
     int before = en->t->subs.len;
     ZFormula *f = mk(en, F_ATOM, x, text, -1, NULL, NULL);
-    if (en->t->subs.len > before) note_vars(en, x);
+    if (en->t->subs.len > before) {
+        const ZExpr *op = formula_op_in(x);
+        if (op)
+            ZU_ICE("CPL operator %s inside the atom %s (the checker should have rejected it)",
+                   za_expr_kind_name(op->kind), text);
+        note_vars(en, x);
+    }
     return f;
 }
 
-static ZFormula *unfold(Enum *en, const ZExpr *e);
+static bool is_bool(const ZExpr *e) { return e && e->type && e->type->kind == TY_BOOL; }
 
-/* An operand of a formula operator: unfolded, or an atom if it has no
- * temporal/causal operator. */
-static ZFormula *operand(Enum *en, const ZExpr *e, ZFormula *f) { return f ? f : mk_atom(en, e); }
+/* A connective of the formula language: its operands are formulas. */
+static bool is_connective(const ZExpr *e)
+{
+    switch (e->kind) {
+    case E_UNARY: return e->op == OP_NOT;
+    case E_BINARY:
+        if (e->op == OP_AND || e->op == OP_OR) return true;
+        return (e->op == OP_EQ || e->op == OP_NE) && is_bool(e->a) && is_bool(e->b);
+    case E_COND: return is_bool(e);
+    default: return false;
+    }
+}
 
-/* Returns the unfolded formula, or NULL when `e` contains no temporal or
- * causal operator (the caller then makes it, or an enclosing expression,
- * an atom).  Children are unfolded left to right, so atoms (and Vars(Φ))
- * appear in source order. */
+/* The formula of the Boolean expression `e` of a CPL guard.  Children are
+ * unfolded left to right, so atoms (and Vars(Φ)) appear in source order. */
 static ZFormula *unfold(Enum *en, const ZExpr *e)
 {
-    if (!e) return NULL;
     const ZDecl *g = guard_ref(en, e);
     if (g) {
         zu_vec_push(en->arena, &en->inlining, (void *)g);
@@ -291,21 +343,24 @@ static ZFormula *unfold(Enum *en, const ZExpr *e)
     }
     ZFormula *fa, *fb, *fc, *t;
     switch (e->kind) {
-    case E_AT: return mk_at(en, e->life, operand(en, e->a, unfold(en, e->a)));
+    case E_BOOL: /* false is !true: the same node as a written `!true` */
+        t = mk_true(en);
+        return e->lit.b ? t : mk1(en, F_NOT, t);
+    case E_AT: return mk_at(en, e->life, unfold(en, e->a));
     case E_SEEN: return mk_at(en, e->life, mk_true(en));
-    case E_PREV: return mk1(en, F_PREV, operand(en, e->a, unfold(en, e->a)));
+    case E_PREV: return mk1(en, F_PREV, unfold(en, e->a));
     case E_SINCE:
-        fa = operand(en, e->a, unfold(en, e->a));
-        fb = operand(en, e->b, unfold(en, e->b));
+        fa = unfold(en, e->a);
+        fb = unfold(en, e->b);
         return mk2(en, F_SINCE, fa, fb);
-    case E_ONCE: t = mk_true(en); return mk2(en, F_SINCE, t, operand(en, e->a, unfold(en, e->a)));
+    case E_ONCE: t = mk_true(en); return mk2(en, F_SINCE, t, unfold(en, e->a));
     case E_HIST:
         t = mk_true(en);
-        fa = mk1(en, F_NOT, operand(en, e->a, unfold(en, e->a)));
+        fa = mk1(en, F_NOT, unfold(en, e->a));
         return mk1(en, F_NOT, mk2(en, F_SINCE, t, fa));
     case E_PAST: {
         t = mk_true(en);
-        ZFormula *inner = mk2(en, F_SINCE, t, operand(en, e->a, unfold(en, e->a)));
+        ZFormula *inner = mk2(en, F_SINCE, t, unfold(en, e->a));
         ZFormula *r = NULL;
         for (int i = 0; i < en->nlife; i++) {
             ZFormula *at = mk_at(en, i, inner);
@@ -313,49 +368,29 @@ static ZFormula *unfold(Enum *en, const ZExpr *e)
         }
         return r ? r : mk_true(en);
     }
-    case E_UNARY:
-        fa = unfold(en, e->a);
-        if (!fa) return NULL;
-        if (e->op == OP_NOT) return mk1(en, F_NOT, fa);
-        break;
-    case E_BINARY:
-        fa = unfold(en, e->a);
-        fb = unfold(en, e->b);
-        if (!fa && !fb) return NULL;
-        fa = operand(en, e->a, fa);
-        fb = operand(en, e->b, fb);
-        switch (e->op) {
-        case OP_AND: return mk2(en, F_AND, fa, fb);
-        case OP_OR: return mk2(en, F_OR, fa, fb);
-        case OP_EQ: /* a == b on formulas: (a && b) || (!a && !b) */
-            return mk2(en, F_OR, mk2(en, F_AND, fa, fb),
-                       mk2(en, F_AND, mk1(en, F_NOT, fa), mk1(en, F_NOT, fb)));
-        case OP_NE: /* (a && !b) || (!a && b) */
-            return mk2(en, F_OR, mk2(en, F_AND, fa, mk1(en, F_NOT, fb)),
-                       mk2(en, F_AND, mk1(en, F_NOT, fa), fb));
-        default: break;
-        }
-        break;
-    case E_COND: /* c ? a : b on formulas: (c && a) || (!c && b) */
+    default: break;
+    }
+    if (!is_connective(e)) return mk_atom(en, e);
+    if (e->kind == E_UNARY) return mk1(en, F_NOT, unfold(en, e->a));
+    if (e->kind == E_COND) { /* c ? a : b on formulas: (c && a) || (!c && b) */
         fc = unfold(en, e->c);
         fa = unfold(en, e->a);
         fb = unfold(en, e->b);
-        if (!fa && !fb && !fc) return NULL;
-        fc = operand(en, e->c, fc);
-        fa = operand(en, e->a, fa);
-        fb = operand(en, e->b, fb);
         return mk2(en, F_OR, mk2(en, F_AND, fc, fa), mk2(en, F_AND, mk1(en, F_NOT, fc), fb));
-    default: {
-        /* terms, literals, calls: a CPL operator may not occur inside */
-        bool inner = unfold(en, e->a) || unfold(en, e->b) || unfold(en, e->c);
-        for (int i = 0; i < e->args.len && !inner; i++)
-            inner = unfold(en, ZU_VEC_AT(e->args, i)) != NULL;
-        if (!inner) return NULL;
-        break;
     }
+    fa = unfold(en, e->a);
+    fb = unfold(en, e->b);
+    switch (e->op) {
+    case OP_AND: return mk2(en, F_AND, fa, fb);
+    case OP_OR: return mk2(en, F_OR, fa, fb);
+    case OP_EQ: /* a == b on formulas: (a && b) || (!a && !b) */
+        return mk2(en, F_OR, mk2(en, F_AND, fa, fb),
+                   mk2(en, F_AND, mk1(en, F_NOT, fa), mk1(en, F_NOT, fb)));
+    case OP_NE: /* (a && !b) || (!a && b) */
+        return mk2(en, F_OR, mk2(en, F_AND, fa, mk1(en, F_NOT, fb)),
+                   mk2(en, F_AND, mk1(en, F_NOT, fa), fb));
+    default: ZU_UNREACHABLE();
     }
-    ZU_ICE("CPL operator inside a %s expression (the checker should have rejected it)",
-           za_expr_kind_name(e->kind));
 }
 
 /* ------------------------------------------------------------------ */
@@ -375,7 +410,7 @@ static void collect_guards(Enum *en, const ZVec *stmts)
             gi->owner = s->life.index;
             gi->source = s->expr;
             gi->cpl = s->expr && zk_is_cpl(s->expr);
-            if (gi->cpl) gi->root = operand(en, s->expr, unfold(en, s->expr));
+            if (gi->cpl) gi->root = unfold(en, s->expr);
             zu_vec_push(en->arena, &en->t->guards, gi);
             collect_guards(en, &s->body);
             collect_guards(en, &s->els);
@@ -534,16 +569,29 @@ static void distribute(Enum *en, TripleVec *v, bool is_var)
     }
 }
 
-static size_t bits_bytes(size_t n) { return (n + 7) / 8; }
-
-static int remote_views(const ZLifelineMonitor *m)
+/* The clock entries, the remote entries and the state size of m
+ * (4. above). */
+static void size_monitor(const Enum *en, ZLifelineMonitor *m)
 {
-    int n = 0;
+    size_t full = 8 * (size_t)en->nlife;
+    m->traced_state_bytes = full;
+    if (!m->needs_monitor) return;
+    zj_set_add(&m->clock, m->life);
     for (int i = 0; i < m->bool_views.len; i++) {
         const ZViewEntry *v = ZU_VEC_AT(m->bool_views, i);
-        n += v->life != m->life;
+        zj_set_add(&m->clock, v->life);
+        m->remote_views += v->life != m->life;
     }
-    return n;
+    for (int i = 0; i < m->var_views.len; i++) {
+        const ZViewEntry *v = ZU_VEC_AT(m->var_views, i);
+        zj_set_add(&m->clock, v->life);
+        m->remote_vars += v->life != m->life;
+    }
+    for (int b = 0; b < en->nlife; b++) m->nclock += zj_set_has(&m->clock, b);
+    size_t rest =
+        2 * (size_t)m->evaluates.len + (size_t)m->remote_views + 16 * (size_t)m->remote_vars;
+    m->state_bytes = 8 * (size_t)m->nclock + rest;
+    m->traced_state_bytes = full + rest;
 }
 
 static void build_monitors(Enum *en)
@@ -553,6 +601,7 @@ static void build_monitors(Enum *en)
     for (int L = 0; L < en->nlife; L++) {
         ZLifelineMonitor *m = zu_alloc(en->arena, sizeof *m);
         m->life = L;
+        m->traced_state_bytes = 8 * (size_t)en->nlife;
         zu_vec_push(en->arena, &t->monitors, m);
     }
     if (nsub == 0) return;
@@ -569,9 +618,7 @@ static void build_monitors(Enum *en)
             if (zj_set_has(&en->evalset[id], L))
                 zu_vec_push(en->arena, &m->evaluates, ZU_VEC_AT(t->subs, id));
         m->needs_monitor = m->evaluates.len > 0 || m->bool_views.len > 0 || m->var_views.len > 0;
-        if (m->needs_monitor)
-            m->state_bytes = 8 * (size_t)en->nlife + 2 * bits_bytes((size_t)m->evaluates.len) +
-                             bits_bytes((size_t)remote_views(m)) + 16 * (size_t)m->var_views.len;
+        size_monitor(en, m);
     }
 }
 
@@ -604,6 +651,8 @@ ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const Z
     build_monitors(&en);
     en.t->reach = zu_alloc(a, sizeof *en.t->reach * nl);
     memcpy(en.t->reach, en.reach, sizeof *en.t->reach * nl);
+    en.t->adj = zu_alloc(a, sizeof *en.t->adj * nl);
+    memcpy(en.t->adj, en.adj, sizeof *en.t->adj * nl);
 
     free(en.htab);
     free(en.adj);
@@ -782,9 +831,14 @@ void zg_print(FILE *out, const ZGuardTable *t)
     for (int i = 0; i < t->monitors.len; i++) {
         const ZLifelineMonitor *m = ZU_VEC_AT(t->monitors, i);
         zu_buf_putc(&b, '\n');
-        zu_buf_printf(&b, "lifeline %s: %s\n", za_lifeline_name(p, m->life),
-                      m->needs_monitor ? "monitor" : "no monitor");
-        if (!m->needs_monitor) continue;
+        int nl = p->lifelines.len;
+        if (!m->needs_monitor) {
+            /* the state lines are what the runtime allocates (4. above) */
+            zu_buf_printf(&b, "lifeline %s: no monitor (state 0 B; traced: vc %d × 8 B = %zu B)\n",
+                          za_lifeline_name(p, m->life), nl, m->traced_state_bytes);
+            continue;
+        }
+        zu_buf_printf(&b, "lifeline %s: monitor\n", za_lifeline_name(p, m->life));
         zu_buf_puts(&b, "  evaluates:");
         if (m->evaluates.len == 0) zu_buf_puts(&b, " none");
         for (int k = 0; k < m->evaluates.len; k++) {
@@ -803,13 +857,11 @@ void zg_print(FILE *out, const ZGuardTable *t)
             const ZViewEntry *v = ZU_VEC_AT(m->var_views, k);
             zu_buf_printf(&b, " var(%s, %s)", za_lifeline_name(p, v->life), v->var);
         }
-        int nl = p->lifelines.len;
-        size_t ev = bits_bytes((size_t)m->evaluates.len);
         zu_buf_printf(&b,
-                      "\n  state: vc %d × 8 B + values %zu B + old %zu B + views %zu B + vars %d × "
-                      "16 B = %zu B\n",
-                      nl, ev, ev, bits_bytes((size_t)remote_views(m)), m->var_views.len,
-                      m->state_bytes);
+                      "\n  state: vc %d × 8 B + values %d B + old %d B + views %d B + vars %d × "
+                      "16 B = %zu B; traced: vc %d × 8 B, %zu B\n",
+                      m->nclock, m->evaluates.len, m->evaluates.len, m->remote_views,
+                      m->remote_vars, m->state_bytes, nl, m->traced_state_bytes);
     }
     if (b.len) fwrite(b.data, 1, b.len, out);
     zu_buf_free(&b);

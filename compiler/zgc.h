@@ -25,8 +25,9 @@
  *                     (check_*.c, split by concern; check.h internal)
  *   project.c   zj_   projection to local programs (language spec §7)
  *   guards.c    zg_   CPL guard unfolding, sub(Φ), Vars(Φ), monitor tables
- *   plan.c      zm_   the monitor plan the runtime executes: view slots,
- *                     eval functions, state and message sizes
+ *   plan.c      zm_   the monitor plan the runtime executes: what each
+ *                     lifeline keeps, what each edge carries, eval
+ *                     functions, state and message sizes
  *   pipeline.c  zc_   one compilation: source to monitor plan, pass by pass
  *
  * Memory: everything a compilation produces (AST, types, local programs,
@@ -122,7 +123,9 @@ void zu_buf_puts(ZBuf *b, const char *s);
 void zu_buf_printf(ZBuf *b, const char *fmt, ...) ZG_PRINTF(2, 3);
 void zu_buf_free(ZBuf *b);
 
-/* Reads a whole file; returns NULL and sets *err (static text) on failure. */
+/* Reads a whole regular file (a FIFO, a device or a directory is refused:
+ * "not a regular file"); returns NULL and sets *err (static text) on
+ * failure. */
 char *zu_read_file(const char *path, size_t *len, const char **err);
 
 /* ===================================================================== */
@@ -630,7 +633,7 @@ static inline void zj_set_add(ZLifeSet *s, int i) { s->w[i >> 6] |= (uint64_t)1 
  * subformulas are the same node and have the same id. */
 typedef enum {
     F_TRUE,
-    F_ATOM, /* a boolean expression over terms (no CPL operator inside) */
+    F_ATOM, /* a predicate over terms: a comparison, a call, a bool variable (§6.1) */
     F_NOT,
     F_AND,
     F_OR,
@@ -672,7 +675,13 @@ typedef struct ZLifelineMonitor {
     ZVec var_views;  /* ZViewEntry*: var(B, x) entries kept and exported,
                          sorted by (B, Vars(Φ) order) */
     bool needs_monitor;
-    size_t state_bytes; /* monitor state size (see zg_print for the breakdown) */
+    ZLifeSet clock; /* the vector-clock entries it keeps: itself and every B
+                       of its entries (with a monitor; none otherwise) */
+    int nclock;
+    int remote_views, remote_vars; /* entries about other lifelines */
+    size_t state_bytes;            /* what the runtime allocates for its monitor
+                                  (guards.c, 4.); 0 without one */
+    size_t traced_state_bytes;     /* the same in a traced run (full clock) */
 } ZLifelineMonitor;
 
 typedef struct ZGuardTable {
@@ -681,6 +690,7 @@ typedef struct ZGuardTable {
     ZVec subs;       /* ZFormula*: sub(Φ) over all CPL guards, bottom-up */
     ZVec vars;       /* const char*: Vars(Φ) (variables of @B.x terms) */
     ZVec monitors;   /* ZLifelineMonitor*, one per lifeline */
+    ZLifeSet *adj;   /* adj[Y]: lifelines Y sends to (send, send-ctl) */
     ZLifeSet *reach; /* reach[Y]: lifelines reachable from Y in the message
                          graph (reflexive), one per lifeline; see zg_reaches */
 } ZGuardTable;
@@ -698,43 +708,90 @@ void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f);
 /* plan.c — the monitor plan                                              */
 /* ===================================================================== */
 
-/* A slot of the runtime's compact views: (B, ψ) or (B, x). */
+/* A kept entry of a lifeline's monitor: view (B, ψ) or variable view
+ * (B, x). */
 typedef struct ZPlanSlot {
     int life;  /* B */
-    int index; /* subformula id ψ (view slots) or variable index x (variable-view slots) */
+    int index; /* subformula id ψ (views) or variable index x (variable views) */
 } ZPlanSlot;
 
+/* What lifeline L's monitor keeps (all sorted ascending, no duplicates).
+ * Positions in these tables are what generated code and the runtime use:
+ * val/old[k] is the value of evals[k], a view slot k is views[k]. */
 typedef struct ZPlanLifeline {
-    const ZVec *evaluates;            /* ZFormula*: what its eval function computes, bottom-up;
-                               NULL: it has none */
-    int views_first, views_end;       /* its own view slots: [first, end) */
-    int varviews_first, varviews_end; /* its own variable-view slots */
-    size_t state_bytes;               /* what the runtime keeps for it (see plan.c) */
+    bool monitor;          /* it keeps anything at all */
+    const ZVec *evaluates; /* ZFormula*: what its eval function computes, bottom-up;
+                              NULL: it has none */
+    int nevals;
+    int *evals; /* subformula ids of evaluates */
+    int nvc;
+    int *vc; /* lifelines whose clock entries it keeps: itself and every B
+                it keeps an entry about */
+    int nviews;
+    ZPlanSlot *views; /* (B, ψ), B ≠ L (its own values are val) */
+    int nvarviews;
+    ZPlanSlot *varviews;       /* (B, x), B ≠ L (its own are the store) */
+    size_t state_bytes;        /* 8 nvc + 2 nevals + nviews + 16 nvarviews */
+    size_t traced_state_bytes; /* the same with a full clock: 8 nlifelines + … */
 } ZPlanLifeline;
 
-/* The one plan the runtime executes (the descriptor's slot tables and
- * eval functions, runtime/zgrt_abi.h), derived from the guard tables. */
+/* One lifeline B's part of an edge's metadata: the clock entry vc[B] and
+ * B's entries, [previous group's end, views_end) of the edge's views
+ * (and varviews). */
+typedef struct ZPlanGroup {
+    int life;           /* B, never the receiver */
+    int from_vc, to_vc; /* B's position in the sender's / receiver's vc */
+    int views_end, varviews_end;
+} ZPlanGroup;
+
+/* One carried entry: where the sender takes it and where the receiver
+ * puts it.  from: a position in the sender's views (varviews), or, in the
+ * group of the sender itself, in its evals (views) or a variable index
+ * (varviews, the store); to: a position in the receiver's views
+ * (varviews). */
+typedef struct ZPlanPair {
+    int from, to;
+} ZPlanPair;
+
+/* The metadata of every message from `from` to `to` (an edge of the
+ * message graph), in the order it travels. */
+typedef struct ZPlanEdge {
+    int from, to;
+    int ngroups, nviews, nvarviews;
+    ZPlanGroup *groups;
+    ZPlanPair *views, *varviews;
+    size_t meta_bytes;        /* 8 ngroups + nviews + 16 nvarviews */
+    size_t traced_meta_bytes; /* 8 nlifelines + nviews + 16 nvarviews */
+} ZPlanEdge;
+
+/* The plan the runtime executes (the descriptor's keep and edge tables
+ * and eval functions, runtime/zgrt_abi.h), derived from the guard tables. */
 typedef struct ZMonitorPlan {
     const ZGuardTable *guards;
     bool monitor; /* some guard needs the CPL monitor */
     int nsubs;    /* |sub(Φ)| */
     int nlifelines;
-    ZPlanSlot *views; /* sorted by (B, ψ), no duplicates */
-    int nviews;
-    ZPlanSlot *varviews; /* sorted by (B, x), no duplicates */
-    int nvarviews;
     ZPlanLifeline *lifelines; /* nlifelines */
-    size_t message_bytes;     /* monitor metadata of a message, in memory */
+    int nedges;
+    ZPlanEdge *edges; /* sorted by (from, to) */
 } ZMonitorPlan;
 
-/* The plan of a guard table (an empty plan for NULL), in a. */
+/* The plan of a guard table (an empty plan for NULL), in a.  Checks the
+ * forwarding rule's claim on every edge (an internal error otherwise). */
 ZMonitorPlan *zm_plan(ZArena *a, const ZGuardTable *gt);
-/* The slot of view (life, sub) / variable view (life, var), or -1. */
-int zm_view_slot(const ZMonitorPlan *pl, int life, int sub);
-int zm_varview_slot(const ZMonitorPlan *pl, int life, int var);
+/* Lifeline L's position of its view (B, ψ) / variable view (B, x) /
+ * evaluated subformula ψ, or -1. */
+int zm_view_slot(const ZMonitorPlan *pl, int life, int b, int sub);
+int zm_varview_slot(const ZMonitorPlan *pl, int life, int b, int var);
+int zm_eval_pos(const ZMonitorPlan *pl, int life, int sub);
 /* Lifeline `life` has an eval function. */
 bool zm_has_eval(const ZMonitorPlan *pl, int life);
-/* `zgc guards --plan`. */
+/* The edge from → to, or NULL. */
+const ZPlanEdge *zm_edge(const ZMonitorPlan *pl, int from, int to);
+/* `zgc guards`: the guard tables (zg_print) and the metadata bytes per
+ * message of every edge. */
+void zm_print_guards(FILE *out, const ZMonitorPlan *pl);
+/* `zgc guards --plan`: every kept entry and every carried one. */
 void zm_print(FILE *out, const ZMonitorPlan *pl);
 
 /* ===================================================================== */

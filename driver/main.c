@@ -99,11 +99,14 @@ static const char usage_guards[] =
     "\n"
     "Checks FILE.zg and prints, for every if/while guard, its owner and its\n"
     "unfolded primitive CPL form; the subformulas sub(Φ) in bottom-up order;\n"
-    "Vars(Φ); and per lifeline the subformulas it evaluates, the views it\n"
-    "keeps and exports, and the size of its monitor state.\n"
+    "Vars(Φ); per lifeline the subformulas it evaluates, the views it keeps\n"
+    "and exports, and the bytes its monitor state takes at run time; and per\n"
+    "pair of lifelines that exchange messages the metadata bytes each of\n"
+    "those messages carries (with --trace: the full vector clock instead).\n"
     "With --plan it prints instead the monitor plan the built program runs:\n"
-    "its view and variable-view slots, per lifeline its eval function, its own\n"
-    "slots and its state, and the metadata every message carries.\n"
+    "per lifeline its eval function and every clock entry, view and variable\n"
+    "view it keeps, and per edge every entry a message carries, with the\n"
+    "positions the sender takes it from and the receiver puts it in.\n"
     "\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
     "  --plan            print the monitor plan\n"
@@ -298,11 +301,11 @@ static int cmd_guards(int argc, char **argv)
     free(args);
     if (rc >= 0) return rc;
     ZCompilation c;
-    rc = compile(&c, &o, plan ? ZC_PLAN : ZC_GUARDS, false);
+    rc = compile(&c, &o, ZC_PLAN, false);
     if (rc == 0 && plan)
         zm_print(stdout, c.plan);
     else if (rc == 0)
-        zg_print(stdout, c.guards);
+        zm_print_guards(stdout, c.plan);
     zc_free(&c);
     return rc;
 }

@@ -141,9 +141,6 @@ int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t 
     free(c->dec);
     free(c->ndec);
     free(c->capdec);
-    if (c->fval)
-        for (int s = 0; s < m->guards->subs.len; s++) free(c->fval[s]);
-    free(c->fval);
     zu_arena_free(c->a);
     free(c);
     return rc;

@@ -5,13 +5,31 @@
  * the trace (chart.c); a term @B.x reads B's store after the last event
  * of B that causally precedes the current one (the computed vector
  * clock).  What this evaluator cannot compute is V_UNKNOWN, and leaves
- * the value unverified instead of failing. */
+ * the value unverified instead of failing.
+ *
+ * The rules are those of the language reference §5.2 and §5.3, written
+ * again here: / and % round towards negative infinity (% has the
+ * divisor's sign, ints and floats); int(s) and float(s) take the number
+ * between White_Space; str() of a float is the shortest text that reads
+ * back (Python's repr), found here by another method than the runtime's:
+ * from the exact decimal expansion of the double (glibc prints it
+ * exactly), the two candidates bracketing it at each count of digits,
+ * read back with strtod; str() of json and json_str() serialise with the
+ * oracle's own writer.  upper(), lower() and trim() are ICU's (root
+ * locale: the default full case mappings with Final_Sigma; the
+ * White_Space property): an implementation of the Unicode rules that
+ * shares neither code nor tables with the runtime's (unicode.c, generated
+ * from the Unicode Character Database).  Strings that are not UTF-8
+ * leave those three unknown. */
 #include "zt.h"
 
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unicode/uchar.h>
+#include <unicode/ustring.h>
 
 static Val from_json(Check *c, json_t *j, const ZType *t)
 {
@@ -100,6 +118,29 @@ static int cmp_vals(const Val *a, const Val *b, bool *ok)
     return 0;
 }
 
+/* a / b and a % b on ints: the quotient rounded down (towards negative
+ * infinity), the remainder a - b * quotient, which has b's sign. */
+static Val int_div(ZOp op, int64_t a, int64_t b)
+{
+    if (b == 0) return vmk(V_ERROR);
+    if (b == -1) /* the one divisor whose C quotient can overflow */
+        return op == OP_MOD ? vint(0) : a == INT64_MIN ? vmk(V_ERROR) : vint(-a);
+    int64_t q = a / b, r = a - q * b; /* C: truncated */
+    if (r != 0 && (r > 0) != (b > 0)) {
+        q -= 1;
+        r += b;
+    }
+    return vint(op == OP_DIV ? q : r);
+}
+
+/* a % b on floats with b's sign (b != 0); an exact zero takes b's sign. */
+static double float_rem(double a, double b)
+{
+    double r = fmod(a, b); /* exact, with a's sign */
+    if (r == 0) return b < 0 ? -0.0 : 0.0;
+    return (r > 0) == (b > 0) ? r : r + b;
+}
+
 static Val binary(Env *env, const ZExpr *e)
 {
     if (e->op == OP_AND || e->op == OP_OR) {
@@ -129,9 +170,7 @@ static Val binary(Env *env, const ZExpr *e)
             case OP_ADD: return __builtin_add_overflow(a.i, b.i, &r) ? vmk(V_ERROR) : vint(r);
             case OP_SUB: return __builtin_sub_overflow(a.i, b.i, &r) ? vmk(V_ERROR) : vint(r);
             case OP_MUL: return __builtin_mul_overflow(a.i, b.i, &r) ? vmk(V_ERROR) : vint(r);
-            default:
-                if (b.i == 0 || (a.i == INT64_MIN && b.i == -1)) return vmk(V_ERROR);
-                return vint(e->op == OP_DIV ? a.i / b.i : a.i % b.i);
+            default: return int_div(e->op, a.i, b.i);
             }
         }
         if (a.k == V_FLOAT && b.k == V_FLOAT) {
@@ -141,7 +180,7 @@ static Val binary(Env *env, const ZExpr *e)
             case OP_MUL: return vfloat(a.f * b.f);
             default:
                 if (b.f == 0.0) return vmk(V_ERROR);
-                return vfloat(e->op == OP_DIV ? a.f / b.f : fmod(a.f, b.f));
+                return vfloat(e->op == OP_DIV ? a.f / b.f : float_rem(a.f, b.f));
             }
         }
         if (e->op == OP_ADD && a.k == V_STR && b.k == V_STR) {
@@ -183,6 +222,10 @@ static Val binary(Env *env, const ZExpr *e)
     }
 }
 
+/* ---- text of numbers ---------------------------------------------------- */
+
+/* [+-]digits, the whole of s[0..n); false when it is not that or out of
+ * the range of int. */
 static bool parse_int_text(const char *s, size_t n, int64_t *out)
 {
     size_t i = 0;
@@ -200,7 +243,244 @@ static bool parse_int_text(const char *s, size_t n, int64_t *out)
     return true;
 }
 
-static bool is_space_ch(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
+static bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+
+/* [+-](digits[.digits*] | .digits)[(e|E)[+-]digits], the whole of
+ * s[0..n), read by strtod; false when it is not that or not finite. */
+static bool parse_float_text(const char *s, size_t n, double *out)
+{
+    size_t i = 0, mant = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+    for (; i < n && is_digit(s[i]); i++) mant++;
+    if (i < n && s[i] == '.')
+        for (i++; i < n && is_digit(s[i]); i++) mant++;
+    if (mant == 0) return false;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+        size_t ex = 0;
+        for (; i < n && is_digit(s[i]); i++) ex++;
+        if (ex == 0) return false;
+    }
+    if (i != n) return false;
+    char *t = zu_xmalloc(n + 1);
+    memcpy(t, s, n);
+    t[n] = '\0';
+    double d = strtod(t, NULL);
+    free(t);
+    if (!isfinite(d)) return false;
+    *out = d;
+    return true;
+}
+
+/* str() of a float: the fewest significant digits that strtod reads back
+ * as d, the nearest to d of those (the even one on a tie), laid out as
+ * Python's repr(): positional for 1e-4 <= |d| < 1e16 with at least one
+ * digit after the point, else d.ddde±XX with at least two exponent
+ * digits.  NULL if no text reads back (a broken strtod). */
+static const char *float_text(ZArena *ar, double d)
+{
+    char exact[840], cand[48], digits[24] = "";
+    const char *sign = signbit(d) ? "-" : "";
+    d = fabs(d);
+    if (d == 0) return zu_fmt(ar, "%s0.0", sign);
+    /* every double has at most 767 significant digits: this is exact */
+    snprintf(exact, sizeof exact, "%.800e", d);
+    char *ep = strchr(exact, 'e');
+    int x10 = atoi(ep + 1);
+    char all[820]; /* the digits without the point */
+    size_t na = 0;
+    for (const char *c = exact; c < ep; c++)
+        if (*c != '.') all[na++] = *c;
+    all[na] = '\0';
+    int x = 0;
+    for (int p = 1; p <= 17; p++) {
+        uint64_t down = 0;
+        for (int k = 0; k < p; k++) down = down * 10 + (uint64_t)(all[k] - '0');
+        const char *rest = all + p;
+        bool whole = strspn(rest, "0") == strlen(rest);
+        uint64_t pick = 0;
+        bool found = false;
+        if (whole) { /* d has p digits exactly */
+            pick = down;
+            found = true;
+        } else {
+            snprintf(cand, sizeof cand, "%" PRIu64 "e%d", down, x10 - p + 1);
+            bool ok_down = strtod(cand, NULL) == d;
+            snprintf(cand, sizeof cand, "%" PRIu64 "e%d", down + 1, x10 - p + 1);
+            bool ok_up = strtod(cand, NULL) == d;
+            if (ok_down && ok_up) {
+                /* the nearer: the rest against one half */
+                int half = rest[0] > '5' ? 1 : rest[0] < '5' ? -1 : 0;
+                if (half == 0) half = strspn(rest + 1, "0") == strlen(rest + 1) ? 0 : 1;
+                pick = half > 0 || (half == 0 && down % 2) ? down + 1 : down;
+                found = true;
+            } else if (ok_down || ok_up) {
+                pick = ok_down ? down : down + 1;
+                found = true;
+            }
+        }
+        if (found) {
+            int n = snprintf(digits, sizeof digits, "%" PRIu64, pick);
+            x = x10 + (n - p); /* down + 1 may have one digit more: 10^p */
+            while (n > 1 && digits[n - 1] == '0') digits[--n] = '\0';
+            break;
+        }
+    }
+    size_t n = strlen(digits);
+    if (n == 0) return NULL; /* not reached: 17 digits always read back */
+    ZBuf b = {0};
+    zu_buf_puts(&b, sign);
+    if (x < -4 || x >= 16) {
+        zu_buf_putc(&b, digits[0]);
+        if (n > 1) zu_buf_printf(&b, ".%s", digits + 1);
+        zu_buf_printf(&b, "e%c%02d", x < 0 ? '-' : '+', abs(x));
+    } else if (x < 0) {
+        zu_buf_puts(&b, "0.");
+        for (int k = 0; k < -x - 1; k++) zu_buf_putc(&b, '0');
+        zu_buf_puts(&b, digits);
+    } else {
+        for (int k = 0; k <= x; k++) zu_buf_putc(&b, (size_t)k < n ? digits[k] : '0');
+        zu_buf_puts(&b, ".");
+        zu_buf_puts(&b, (size_t)x + 1 < n ? digits + x + 1 : "0");
+    }
+    const char *r = zu_fmt(ar, "%s", b.data);
+    zu_buf_free(&b);
+    return r;
+}
+
+/* ---- JSON text, as str() and json_str() write it ------------------------ */
+
+/* Compact: no spaces, members in their order, strings with \" \\ \n \t
+ * \r \b \f and \u00XX for the other control characters escaped, the rest
+ * as it is; floats as str() writes them. */
+static void json_text(ZBuf *b, ZArena *ar, const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        const char *key;
+        json_t *val;
+        bool first = true;
+        zu_buf_putc(b, '{');
+        json_object_foreach((json_t *)j, key, val)
+        {
+            if (!first) zu_buf_putc(b, ',');
+            first = false;
+            json_t *k = json_string(key);
+            json_text(b, ar, k);
+            json_decref(k);
+            zu_buf_putc(b, ':');
+            json_text(b, ar, val);
+        }
+        zu_buf_putc(b, '}');
+        return;
+    }
+    case JSON_ARRAY:
+        zu_buf_putc(b, '[');
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            if (i) zu_buf_putc(b, ',');
+            json_text(b, ar, json_array_get(j, i));
+        }
+        zu_buf_putc(b, ']');
+        return;
+    case JSON_STRING: {
+        const char *s = json_string_value(j);
+        size_t n = json_string_length(j);
+        zu_buf_putc(b, '"');
+        for (size_t i = 0; i < n; i++) {
+            unsigned char ch = (unsigned char)s[i];
+            switch (ch) {
+            case '"': zu_buf_puts(b, "\\\""); break;
+            case '\\': zu_buf_puts(b, "\\\\"); break;
+            case '\n': zu_buf_puts(b, "\\n"); break;
+            case '\t': zu_buf_puts(b, "\\t"); break;
+            case '\r': zu_buf_puts(b, "\\r"); break;
+            case '\b': zu_buf_puts(b, "\\b"); break;
+            case '\f': zu_buf_puts(b, "\\f"); break;
+            default:
+                if (ch < 0x20)
+                    zu_buf_printf(b, "\\u%04x", ch);
+                else
+                    zu_buf_putc(b, (char)ch);
+            }
+        }
+        zu_buf_putc(b, '"');
+        return;
+    }
+    case JSON_INTEGER: zu_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(j)); return;
+    case JSON_REAL: {
+        const char *t = float_text(ar, json_real_value(j));
+        zu_buf_puts(b, t ? t : "?");
+        return;
+    }
+    case JSON_TRUE: zu_buf_puts(b, "true"); return;
+    case JSON_FALSE: zu_buf_puts(b, "false"); return;
+    default: zu_buf_puts(b, "null"); return;
+    }
+}
+
+static Val json_text_val(ZArena *ar, const json_t *j)
+{
+    ZBuf b = {0};
+    if (j)
+        json_text(&b, ar, j);
+    else
+        zu_buf_puts(&b, "null");
+    Val v = {.k = V_STR, .s = zu_fmt(ar, "%s", b.data), .n = b.len};
+    zu_buf_free(&b);
+    return v;
+}
+
+/* ---- Unicode, by ICU ------------------------------------------------------ */
+
+/* [*b, *e): s[0..n) without the White_Space code points at both ends;
+ * false when s is not UTF-8. */
+static bool ws_bounds(const char *s, size_t n, size_t *b, size_t *e)
+{
+    if (n > INT32_MAX) return false;
+    int32_t i = 0, len = (int32_t)n;
+    size_t first = n, last = n;
+    bool inner = false;
+    while (i < len) {
+        int32_t at = i;
+        UChar32 c;
+        U8_NEXT(s, i, len, c);
+        if (c < 0) return false;
+        if (u_isUWhiteSpace(c)) continue;
+        if (!inner) first = (size_t)at;
+        inner = true;
+        last = (size_t)i;
+    }
+    *b = first;
+    *e = inner ? last : n;
+    return true;
+}
+
+/* upper() or lower(): ICU's full case mapping in the root locale. */
+static Val icu_case(ZArena *ar, const Val *a, bool up)
+{
+    if (a->n > INT32_MAX / 4) return vmk(V_UNKNOWN);
+    UErrorCode err = U_ZERO_ERROR;
+    int32_t n16 = 0, cap = 3 * (int32_t)a->n + 1, m = 0, n8 = 0;
+    UChar *src = zu_xmalloc(sizeof *src * (a->n + 1)), *dst = zu_xmalloc(sizeof *dst * cap);
+    Val r = vmk(V_UNKNOWN);
+    u_strFromUTF8(src, (int32_t)a->n + 1, &n16, a->s, (int32_t)a->n, &err);
+    if (U_SUCCESS(err))
+        m = up ? u_strToUpper(dst, cap, src, n16, "", &err)
+               : u_strToLower(dst, cap, src, n16, "", &err);
+    if (U_SUCCESS(err)) {
+        u_strToUTF8(NULL, 0, &n8, dst, m, &err); /* the length */
+        if (err == U_BUFFER_OVERFLOW_ERROR) err = U_ZERO_ERROR;
+    }
+    if (U_SUCCESS(err)) {
+        char *out = zu_alloc(ar, (size_t)n8 + 1);
+        u_strToUTF8(out, n8 + 1, &n8, dst, m, &err);
+        if (U_SUCCESS(err)) r = (Val){.k = V_STR, .s = out, .n = (size_t)n8};
+    }
+    free(src);
+    free(dst);
+    return r;
+}
 
 static Val call(Env *env, const ZExpr *e)
 {
@@ -223,26 +503,12 @@ static Val call(Env *env, const ZExpr *e)
             return vint(cnt);
         }
         case BI_LOWER:
-        case BI_UPPER: {
+        case BI_UPPER:
             if (a->k != V_STR) return vmk(V_UNKNOWN);
-            char *s = zu_alloc(ar, a->n + 1);
-            for (size_t i = 0; i < a->n; i++) {
-                char ch = a->s[i];
-                if (e->builtin == BI_LOWER && ch >= 'A' && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
-                if (e->builtin == BI_UPPER && ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
-                s[i] = ch;
-            }
-            return (Val){.k = V_STR, .s = s, .n = a->n};
-        }
+            return icu_case(ar, a, e->builtin == BI_UPPER);
         case BI_TRIM: {
-            if (a->k != V_STR) return vmk(V_UNKNOWN);
-            size_t b = 0, en = a->n;
-            while (b < en && is_space_ch(a->s[b])) b++;
-            while (en > b && is_space_ch(a->s[en - 1])) en--;
-            /* other white space (\v, \f) is left to the runtime: unknown */
-            if ((b < en && (a->s[b] == '\v' || a->s[b] == '\f')) ||
-                (en > b && (a->s[en - 1] == '\v' || a->s[en - 1] == '\f')))
-                return vmk(V_UNKNOWN);
+            size_t b, en;
+            if (a->k != V_STR || !ws_bounds(a->s, a->n, &b, &en)) return vmk(V_UNKNOWN);
             return (Val){.k = V_STR, .s = a->s + b, .n = en - b};
         }
         case BI_CONTAINS:
@@ -259,36 +525,74 @@ static Val call(Env *env, const ZExpr *e)
             return vbool(false);
         }
         case BI_STR:
-            if (a->k == V_STR) return *a;
-            if (a->k == V_INT) {
-                const char *s = zu_fmt(ar, "%" PRId64, a->i);
-                return (Val){.k = V_STR, .s = s, .n = strlen(s)};
+            switch (a->k) {
+            case V_STR: return *a;
+            case V_INT: {
+                const char *t = zu_fmt(ar, "%" PRId64, a->i);
+                return (Val){.k = V_STR, .s = t, .n = strlen(t)};
             }
-            if (a->k == V_BOOL)
-                return (Val){.k = V_STR, .s = a->i ? "true" : "false", .n = a->i ? 4 : 5};
-            if (a->k == V_ENUM && a->en && a->i >= 0 && a->i < a->en->members.len) {
-                const ZParam *p = ZU_VEC_AT(a->en->members, (int)a->i);
-                return (Val){.k = V_STR, .s = p->name, .n = strlen(p->name)};
+            case V_FLOAT: {
+                const char *t = float_text(ar, a->f);
+                if (!t) return vmk(V_UNKNOWN);
+                return (Val){.k = V_STR, .s = t, .n = strlen(t)};
             }
-            return vmk(V_UNKNOWN);
+            case V_BOOL: return (Val){.k = V_STR, .s = a->i ? "true" : "false", .n = a->i ? 4 : 5};
+            case V_ENUM:
+                if (a->en && a->i >= 0 && a->i < a->en->members.len) {
+                    const ZParam *p = ZU_VEC_AT(a->en->members, (int)a->i);
+                    return (Val){.k = V_STR, .s = p->name, .n = strlen(p->name)};
+                }
+                return vmk(V_UNKNOWN);
+            case V_JSON: return json_text_val(ar, a->j);
+            default: return vmk(V_UNKNOWN);
+            }
         case BI_INT:
             if (a->k == V_INT) return *a;
-            if (a->k == V_FLOAT) {
+            if (a->k == V_FLOAT) { /* truncated towards zero */
                 if (!(a->f >= -9223372036854775808.0 && a->f < 9223372036854775808.0))
                     return vmk(V_ERROR);
                 return vint((int64_t)a->f);
             }
             if (a->k == V_STR) {
+                size_t b, en;
                 int64_t v;
-                if (!parse_int_text(a->s, a->n, &v)) return vmk(V_UNKNOWN);
+                if (!ws_bounds(a->s, a->n, &b, &en)) return vmk(V_UNKNOWN);
+                if (!parse_int_text(a->s + b, en - b, &v)) return vmk(V_ERROR);
                 return vint(v);
             }
             return vmk(V_UNKNOWN);
         case BI_FLOAT:
             if (a->k == V_FLOAT) return *a;
             if (a->k == V_INT) return vfloat((double)a->i);
+            if (a->k == V_STR) {
+                size_t b, en;
+                double v;
+                if (!ws_bounds(a->s, a->n, &b, &en)) return vmk(V_UNKNOWN);
+                if (!parse_float_text(a->s + b, en - b, &v)) return vmk(V_ERROR);
+                return vfloat(v);
+            }
             return vmk(V_UNKNOWN);
-        default: return vmk(V_UNKNOWN); /* json_get, json_str */
+        case BI_JSON_GET: {
+            if (a->k != V_JSON || args[1].k != V_STR) return vmk(V_UNKNOWN);
+            const Val *key = &args[1];
+            json_t *m = NULL;
+            /* a key with a NUL byte names no member */
+            if (a->j && json_is_object(a->j) && !memchr(key->s, 0, key->n)) {
+                char *k = zu_xmalloc(key->n + 1);
+                memcpy(k, key->s, key->n);
+                k[key->n] = '\0';
+                m = json_object_get(a->j, k);
+                free(k);
+            }
+            return (Val){.k = V_JSON, .j = m}; /* NULL: null */
+        }
+        case BI_JSON_STR:
+            if (a->k != V_JSON) return vmk(V_UNKNOWN);
+            if (a->j && json_is_string(a->j))
+                return (Val){
+                    .k = V_STR, .s = json_string_value(a->j), .n = json_string_length(a->j)};
+            return json_text_val(ar, a->j);
+        default: return vmk(V_UNKNOWN);
         }
     }
     const ZDecl *d = e->decl;

@@ -1,8 +1,9 @@
-/* model.c — the workflow a trace is checked against: compiled by the
- * compiler's pipeline (compiler/pipeline.c: parse, resolve, check,
- * project, guards), then indexed for the checker: lifelines and variables
- * by index, each if/while by its construct number with its tag ("if#3",
- * za_construct_tag) and its guard table entry. */
+/* model.c — the workflow a trace is checked against: parsed, resolved
+ * and checked by the compiler's pipeline (compiler/pipeline.c, up to
+ * ZC_CHECK: projection and the guards pass are not run, the oracle needs
+ * neither), then indexed for the checker: lifelines and variables by
+ * index, each if/while by its construct number with its tag ("if#3",
+ * za_construct_tag); its guard is the statement's source tree. */
 #include "zt.h"
 #include "grammar.h"
 
@@ -32,11 +33,10 @@ static void collect_constructs(ZtModel *m, const ZVec *body)
 /* Compiles m->comp and indexes the program; frees m on failure. */
 static ZtModel *finish_model(ZtModel *m)
 {
-    if (!zc_run(&m->comp, ZC_GUARDS)) goto bad;
+    if (!zc_run(&m->comp, ZC_CHECK)) goto bad;
     m->arena = m->comp.arena;
     m->prog = m->comp.prog;
     m->wf = m->comp.wf;
-    m->guards = m->comp.guards;
     m->nl = m->prog->lifelines.len;
     m->nvars = m->prog->vars.len;
     m->lnames = zu_alloc(m->arena, sizeof(char *) * (size_t)(m->nl + 1));
@@ -52,14 +52,7 @@ static ZtModel *finish_model(ZtModel *m)
     m->nconstructs = m->prog->n_controls;
     m->constructs = zu_alloc(m->arena, sizeof(ZStmt *) * (size_t)(m->nconstructs + 2));
     m->tags = zu_alloc(m->arena, sizeof(char *) * (size_t)(m->nconstructs + 2));
-    m->ginfo = zu_alloc(m->arena, sizeof(ZGuardInfo *) * (size_t)(m->nconstructs + 2));
     collect_constructs(m, &m->wf->body);
-    for (int i = 0; i < m->guards->guards.len; i++) {
-        const ZGuardInfo *g = ZU_VEC_AT(m->guards->guards, i);
-        if (g->construct && g->construct->construct > 0 &&
-            g->construct->construct <= m->nconstructs)
-            m->ginfo[g->construct->construct] = g;
-    }
     return m;
 bad:
     zt_model_free(m);

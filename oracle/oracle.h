@@ -21,28 +21,34 @@
  *      binding, self message, local computation and pure action result is
  *      recomputed;
  *   5. guards: at every choice event the guard is evaluated — CPL guards by
- *      Definition 3 of the CPL paper on the rebuilt chart, plain guards on
- *      the store — and must equal the recorded decision;
+ *      Definition 3 of the CPL paper over the guard's source syntax tree on
+ *      the rebuilt chart, plain guards on the store — and must equal the
+ *      recorded decision;
  *   6. the result on the end line equals the returned variables' values.
  *
  * Lines of any other kind ("retry", "note", …) are ignored.
  *
- * What it shares.  Nothing with the runtime or the backend.  It builds
- * on the compiler: the workflow is compiled by the compiler's pipeline
- * (compiler/pipeline.c: the grammar's parser, name resolution, type
- * checking, projection and the guards pass), so traces are checked
- * against the same resolved and typed syntax tree the code was generated
- * from; CPL guards are evaluated over the guards pass's tables
- * (compiler/guards.c: the unfolded formula and sub(Φ)), the tables the
- * runtime's monitor is generated from, so a mistake in unfolding a guard
- * would go unseen here; construct tags and guard texts in messages come
- * from compiler/ast.c.  The projected local programs are computed (the
- * guards pass needs them) but never read.  The oracle's own, written
- * apart so that a second implementation checks the first: the trace
- * reader (jansson), the chart rebuilt from message ids, the causal order
- * and vector clocks, the expression evaluator (not the compiler's
- * constant folder), the stores, and the erasure replay, which walks the
- * global workflow rather than its projection.
+ * What it shares.  Nothing with the runtime or the backend.  From the
+ * compiler it uses the front of the pipeline only (compiler/pipeline.c
+ * up to ZC_CHECK): the grammar's parser, name resolution and the type and
+ * definedness checker, so traces are checked against the same resolved
+ * and typed syntax tree the code was generated from (a guard is read as
+ * the parser wrote it: named guards are looked through by the oracle
+ * itself, through each name's resolved declaration; the checker's types
+ * tell `==` between formulas from `==` between values, and its constant
+ * folding, compiler/eval.c, gives the values of `const`s); and from
+ * compiler/ast.c the construct tags ("if#3") and the printer of guard
+ * texts in messages.  It does not run projection, the guards pass or the
+ * monitor plan: no unfolded formula, sub(Φ), Vars(Φ) or monitor table
+ * reaches it, so a mistake in unfolding a guard or in planning the
+ * monitor shows as a disagreement here.  The oracle's own, written apart
+ * so that a second implementation checks the first: the trace reader
+ * (jansson), the chart rebuilt from message ids, the causal order and
+ * vector clocks, the expression evaluator (not the compiler's constant
+ * folder), the stores, the CPL evaluator (Definition 3 over the source
+ * tree, with its own reading of atoms, connectives and undefined terms;
+ * cpl.c) and the erasure replay, which walks the global workflow rather
+ * than its projection.
  *
  * Errors.  A trace that disagrees is the checker's answer, not an error
  * of the oracle: zt_check returns 1 with the first disagreement,
@@ -73,8 +79,8 @@ typedef struct ZtStats {
 /* model.c — a workflow ready for checking traces against. */
 typedef struct ZtModel ZtModel;
 
-/* Compiles `text` (named `path` in diagnostics) through parse, resolve,
- * check, project and guards; workflow NULL selects the only or last one.
+/* Compiles `text` (named `path` in diagnostics) through parse, resolve
+ * and check; workflow NULL selects the only or last one.
  * Diagnostics go to diag.  NULL when the program has errors. */
 ZtModel *zt_model_new(const char *path, const char *text, size_t len, const char *workflow,
                       FILE *diag);

@@ -5,9 +5,10 @@
  * section reads what the ones before it built and reports the first
  * disagreement it finds through zt_fail, which leaves the check:
  *
- *   model.c   the workflow, compiled by the compiler's pipeline and
- *             indexed: lifelines, variables, constructs and their tags,
- *             guard tables (ZtModel)
+ *   model.c   the workflow, parsed, resolved and checked by the
+ *             compiler's pipeline and indexed: lifelines, variables,
+ *             constructs (with their guards' source trees) and their
+ *             tags (ZtModel)
  *   trace.c   the trace: JSON Lines read with jansson within the limits
  *             below, events numbered per lifeline, start and end lines;
  *             zt_fail and the other ways of naming what disagrees
@@ -18,16 +19,17 @@
  *   eval.c    the oracle's own expression evaluator over those stores
  *   replay.c  erasure: the global workflow replayed per lifeline against
  *             its events, the values sent, received and computed
- *   cpl.c     guards at choice events: CPL guards by Definition 3 on the
- *             rebuilt chart, plain guards on the store
+ *   cpl.c     guards at choice events: CPL guards by Definition 3 over
+ *             their source trees on the rebuilt chart, plain guards on
+ *             the store
  *   check.c   zt_check: the sections in order, then the result
  *   cli.c     `zgc trace …`
  *
- * Memory: strings of a check (keys, messages) live in the check's arena
- * c->a; arrays are heap scratch (zu_xmalloc, zu_xcalloc, zt_grow), freed
- * by zt_check at the end; the trace's JSON values belong to c->lines and
- * are borrowed everywhere else.  The model's data live in its
- * compilation's arena. */
+ * Memory: strings of a check (keys, messages) and cpl.c's formula nodes
+ * and value tables live in the check's arena c->a; other arrays are heap
+ * scratch (zu_xmalloc, zu_xcalloc, zt_grow), freed by zt_check at the
+ * end; the trace's JSON values belong to c->lines and are borrowed
+ * everywhere else.  The model's data live in its compilation's arena. */
 #ifndef ZGC_ZT_H
 #define ZGC_ZT_H
 
@@ -39,26 +41,25 @@
 
 /* Limits that keep a hostile trace from exhausting memory. */
 #define ZT_MAX_EVENTS 4000000L
-#define ZT_MAX_CELLS 60000000L /* events × variables, events × lifelines */
-#define ZT_MAX_DEPTH 200       /* expression evaluation depth */
+#define ZT_MAX_CELLS 60000000L    /* events × variables, events × lifelines */
+#define ZT_MAX_DEPTH 200          /* expression evaluation depth */
+#define ZT_MAX_FORMULA_DEPTH 2000 /* guard formula nesting, named guards looked through */
 
 /* ===================================================================== */
 /* model.c — the workflow                                                 */
 /* ===================================================================== */
 
 struct ZtModel {
-    ZCompilation comp; /* the program, compiled by the compiler's pipeline */
+    ZCompilation comp; /* the program, up to ZC_CHECK of the compiler's pipeline */
     ZArena *arena;     /* comp.arena */
     ZProgram *prog;
     ZDecl *wf;
-    ZGuardTable *guards;
     int nl, nvars;
     const char **lnames; /* lifeline names by index */
     ZDecl **vars;        /* by var index */
     int nconstructs;
     const ZStmt **constructs; /* by construct number (1-based) */
     const char **tags;        /* "if#3" by construct number */
-    const ZGuardInfo **ginfo; /* by construct number */
 };
 
 /* Indexes by name; -1 when there is none. */
@@ -135,8 +136,6 @@ typedef struct Check {
     /* decisions per construct: the owner's recorded values in order (replay.c) */
     int **dec;
     int *ndec, *capdec;
-    /* CPL values: per sub id, per event id; 0 false, 1 true, 2 unknown (cpl.c) */
-    uint8_t **fval;
 } Check;
 
 /* Reads the trace's lines into c: events, start and end lines. */

@@ -4,9 +4,16 @@
  * json_str).  zgrt_compare needs no context and lives with the values
  * (values.c).
  *
- * Strings are UTF-8.  len() counts code points; lower() and upper() map
- * ASCII letters only (other characters are kept as they are); trim() strips
- * ASCII whitespace (space, \t, \n, \v, \f, \r) at both ends.
+ * Strings are UTF-8 (language reference §5.3).  len() counts code points.
+ * upper() and lower() apply Unicode's default full case mappings (§3.13
+ * of the standard), whatever the process's locale: the unconditional ones
+ * of SpecialCasing.txt (ß → SS, İ → i̇), else the simple ones of
+ * UnicodeData.txt, and, for lower(), Σ → ς in the Final_Sigma context (after
+ * a cased letter and not before one, case-ignorable characters skipped
+ * both ways, as Python and ICU do).  trim() strips the White_Space code
+ * points at both ends; int() and float() accept them around the number.
+ * The tables are data generated from the Unicode Character Database
+ * (unicode.c); a byte that is not part of valid UTF-8 is kept as it is.
  *
  * Results are allocated in the lifeline's heap (zri_ctx_heap) and live
  * until the end of the run.  A builtin that fails (int("x"), a wrong
@@ -16,6 +23,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rt.h"
@@ -49,9 +57,176 @@ static int builtin_arity(int32_t id)
                : 1;
 }
 
-static int is_space(char c)
+/* ---- Unicode -------------------------------------------------------------- */
+
+/* The code point at s[*i] (at most n - *i bytes), advancing *i; a byte that
+ * does not start a valid sequence is returned as -1 - byte, one byte. */
+static int32_t utf8_next(const char *s, int64_t n, int64_t *i)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+    const unsigned char *u = (const unsigned char *)s + *i;
+    int64_t left = n - *i;
+    int len = u[0] < 0x80                    ? 1
+              : u[0] >= 0xc2 && u[0] <= 0xdf ? 2
+              : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+              : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4
+                                             : 0;
+    if (len == 1) {
+        (*i)++;
+        return u[0];
+    }
+    if (len == 0 || left < len) goto bad;
+    int32_t cp = u[0] & (0x7f >> len);
+    for (int k = 1; k < len; k++) {
+        if ((u[k] & 0xc0) != 0x80) goto bad;
+        cp = (cp << 6) | (u[k] & 0x3f);
+    }
+    static const int32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) goto bad;
+    *i += len;
+    return cp;
+bad:
+    (*i)++;
+    return -1 - (int32_t)u[0];
+}
+
+/* Appends code point cp (or the byte of a -1 - byte from utf8_next). */
+static void utf8_put(zri_buf *b, int32_t cp)
+{
+    char t[4];
+    size_t n;
+    if (cp < 0) {
+        t[0] = (char)(-1 - cp);
+        n = 1;
+    } else if (cp < 0x80) {
+        t[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        t[0] = (char)(0xc0 | cp >> 6);
+        t[1] = (char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        t[0] = (char)(0xe0 | cp >> 12);
+        t[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        t[2] = (char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        t[0] = (char)(0xf0 | cp >> 18);
+        t[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+        t[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+        t[3] = (char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    zri_buf_add(b, t, n);
+}
+
+static int in_ranges(const zri_uc_range *r, int n, int32_t cp)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uint32_t)cp < r[mid].lo)
+            hi = mid - 1;
+        else if ((uint32_t)cp > r[mid].hi)
+            lo = mid + 1;
+        else
+            return 1;
+    }
+    return 0;
+}
+
+static int is_space_cp(int32_t cp)
+{
+    return cp >= 0 && in_ranges(zri_uc_white_space, zri_uc_nwhite_space, cp);
+}
+
+/* Appends the full case mapping of cp (to upper case when up). */
+static void map_case(zri_buf *b, int32_t cp, int up)
+{
+    if (cp < 0) {
+        utf8_put(b, cp);
+        return;
+    }
+    const zri_uc_multi *m = up ? zri_uc_upper_multi : zri_uc_lower_multi;
+    int lo = 0, hi = (up ? zri_uc_nupper_multi : zri_uc_nlower_multi) - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uint32_t)cp == m[mid].cp) {
+            for (int k = 0; k < 3 && m[mid].to[k]; k++) utf8_put(b, (int32_t)m[mid].to[k]);
+            return;
+        }
+        if ((uint32_t)cp < m[mid].cp)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    const zri_uc_delta *d = up ? zri_uc_upper : zri_uc_lower;
+    lo = 0, hi = (up ? zri_uc_nupper : zri_uc_nlower) - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uint32_t)cp == d[mid].cp) {
+            utf8_put(b, cp + d[mid].delta);
+            return;
+        }
+        if ((uint32_t)cp < d[mid].cp)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    utf8_put(b, cp);
+}
+
+/* The code points of s (bytes that are not UTF-8 as -1 - byte); malloc'd. */
+static int32_t *code_points(const zgrt_str *s, int64_t *n)
+{
+    int32_t *cps = zri_xmalloc(sizeof *cps * (size_t)(s->len ? s->len : 1));
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->len;) cps[k++] = utf8_next(s->data, s->len, &i);
+    *n = k;
+    return cps;
+}
+
+/* Whether the code point at cps[at] is in the Final_Sigma context: a cased
+ * code point before it and none after it, case-ignorable ones skipped. */
+static int final_sigma(const int32_t *cps, int64_t n, int64_t at)
+{
+    int64_t j = at - 1;
+    while (j >= 0 && cps[j] >= 0 &&
+           in_ranges(zri_uc_case_ignorable, zri_uc_ncase_ignorable, cps[j]))
+        j--;
+    if (j < 0 || cps[j] < 0 || !in_ranges(zri_uc_cased, zri_uc_ncased, cps[j])) return 0;
+    j = at + 1;
+    while (j < n && cps[j] >= 0 && in_ranges(zri_uc_case_ignorable, zri_uc_ncase_ignorable, cps[j]))
+        j++;
+    return j == n || cps[j] < 0 || !in_ranges(zri_uc_cased, zri_uc_ncased, cps[j]);
+}
+
+static const zgrt_str *change_case(zri_heap *h, const zgrt_str *s, int up)
+{
+    int64_t n;
+    int32_t *cps = code_points(s, &n);
+    zri_buf b = {0};
+    for (int64_t i = 0; i < n; i++) {
+        if (!up && cps[i] == 0x03a3 && final_sigma(cps, n, i))
+            utf8_put(&b, 0x03c2); /* ς */
+        else
+            map_case(&b, cps[i], up);
+    }
+    const zgrt_str *r = zri_str(h, b.data ? b.data : "", b.len);
+    zri_buf_free(&b);
+    free(cps);
+    return r;
+}
+
+/* The bounds [*b, *e) of s without the White_Space at both ends. */
+static void trim_bounds(const char *s, int64_t n, int64_t *b, int64_t *e)
+{
+    int64_t i = 0, start = 0;
+    while (i < n && is_space_cp(utf8_next(s, n, &i))) start = i;
+    *b = start;
+    int64_t end = start, j = start;
+    while (j < n)
+        if (!is_space_cp(utf8_next(s, n, &j))) end = j;
+    *e = end;
 }
 
 static void trapf(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...) ZRI_PRINTF(3, 4);
@@ -144,21 +319,10 @@ void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *a
     switch (builtin) {
     case ZGRT_BI_LEN: set_int(out, utf8_count(s)); return;
     case ZGRT_BI_LOWER:
-    case ZGRT_BI_UPPER: {
-        zgrt_str *r = zri_str_new(h, (size_t)s->len);
-        for (int64_t i = 0; i < s->len; i++) {
-            char c = s->data[i];
-            if (builtin == ZGRT_BI_LOWER && c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-            if (builtin == ZGRT_BI_UPPER && c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
-            r->data[i] = c;
-        }
-        set_str(out, r);
-        return;
-    }
+    case ZGRT_BI_UPPER: set_str(out, change_case(h, s, builtin == ZGRT_BI_UPPER)); return;
     case ZGRT_BI_TRIM: {
-        int64_t b = 0, e = s->len;
-        while (b < e && is_space(s->data[b])) b++;
-        while (e > b && is_space(s->data[e - 1])) e--;
+        int64_t b, e;
+        trim_bounds(s->data, s->len, &b, &e);
         if (b == 0 && e == s->len)
             set_str(out, s);
         else
@@ -210,8 +374,9 @@ void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *a
             }
             set_int(out, (int64_t)d); /* truncates toward zero */
         } else if (a->tag == ZGRT_STR && a->u.s) {
-            int64_t v;
-            int r = zri_parse_int(a->u.s->data, (size_t)a->u.s->len, &v);
+            int64_t v, b, e;
+            trim_bounds(a->u.s->data, a->u.s->len, &b, &e);
+            int r = zri_parse_int(a->u.s->data + b, (size_t)(e - b), &v);
             if (r) {
                 char q[96];
                 zri_quote_short(q, sizeof q, a->u.s->data, (size_t)a->u.s->len);
@@ -231,7 +396,9 @@ void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *a
             set_float(out, (double)a->u.i);
         } else if (a->tag == ZGRT_STR && a->u.s) {
             double d;
-            int r = zri_parse_float(a->u.s->data, (size_t)a->u.s->len, &d);
+            int64_t b, e;
+            trim_bounds(a->u.s->data, a->u.s->len, &b, &e);
+            int r = zri_parse_float(a->u.s->data + b, (size_t)(e - b), &d);
             if (r) {
                 char q[96];
                 zri_quote_short(q, sizeof q, a->u.s->data, (size_t)a->u.s->len);

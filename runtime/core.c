@@ -26,13 +26,15 @@
  * Events (Algorithm 1 of the CPL paper, monitor.c), each under the
  * lifeline's mutex while a parallel region of the lifeline runs, so that
  * its branches are serialised (a lifeline with one thread takes no lock):
- *   on a receive, merge the message's vector clock, views and variable
- *   views; then vc[self] += 1; apply the store effect; with CPL guards,
- *   evaluate and update the lifeline's own views; a send then carries
- *   (values, vc, views, varviews).  Without CPL guards (prog->monitor ==
- *   0) there are no views: messages carry the vector clock only, and only
- *   when an observer (the trace) is attached or the peers are other
- *   processes.
+ *   on a receive, merge the message's metadata; then vc[self] += 1 (when
+ *   the lifeline keeps a clock); apply the store effect; with CPL guards,
+ *   evaluate the lifeline's subformulas; a send then carries its values
+ *   and the metadata of the plan's edge (sender, receiver): the clock
+ *   entries and slots the receiver keeps and the sender has (zgrt_abi.h,
+ *   zgrt_edge).  A traced run (an observer is attached) keeps the full
+ *   vector clock on every lifeline and sends it on every message instead
+ *   of the edge's clock entries; otherwise a program without CPL guards
+ *   sends no metadata at all, in one process or between processes.
  *
  * Channels: one lock-free FIFO queue per (sender, receiver, channel
  * namespace) in the receiver's inbox (see struct queue); sends never
@@ -69,6 +71,7 @@
  * zgrt_main creates (the runtime's per-process state is listed in rt.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -180,6 +183,10 @@ typedef struct life {
     zgrt_value *store;  /* nvars */
     zri_monitor mon;    /* vector clock and CPL views (monitor.c) */
     int64_t *sent;      /* [to * nchans + chan]: messages sent */
+    /* ZGRT_MONITOR_STATS only, [to]: messages sent and the least and most
+     * metadata bytes one of them carried (under the lifeline's lock) */
+    uint64_t *meta_count;
+    size_t *meta_min, *meta_max;
     uint64_t action_calls;
     zri_heap *heap;
     inbox in;
@@ -191,9 +198,9 @@ typedef struct zri_run {
     int32_t nl;
     life *lives;
     int32_t self;      /* per-lifeline mode: the local lifeline; else -1 */
-    int meta;          /* messages carry the vector clock */
-    int monitor;       /* … and views */
-    zri_plan plan;     /* the monitor's slot ranges */
+    int monitor;       /* prog->monitor: lifelines evaluate subformulas */
+    zri_plan plan;     /* the monitor plan of the run (full clocks when traced) */
+    const char *stats; /* ZGRT_MONITOR_STATS: where to append the sizes */
     zri_observer obs;  /* the trace, or no functions */
     zri_transport net; /* per-lifeline mode: the other processes */
     zri_action_fn run_action;
@@ -444,34 +451,27 @@ static void thread_gone(run *R)
 
 /* ---- messages ----------------------------------------------------------- */
 
-/* Bytes of a message block with room for cap values and, with meta, the
- * vector clock and (views: the program has a monitor) the view slots: 8 *
- * nlifelines + 16 * nvarviews + nviews bytes after the values; the offsets
- * of the vector clock, variable views and views. */
-static size_t msg_layout(const zgrt_program *p, int meta, int views, int32_t cap, size_t *vc_off,
-                         size_t *vv_off, size_t *v_off)
+/* Bytes of a message block with room for cap values and the metadata of
+ * shape (zri_msg_meta): the values, then the varviews, the clock and the
+ * views; the offsets of the last three. */
+static size_t msg_layout(const zri_msg *shape, int32_t cap, size_t *vc_off, size_t *vv_off,
+                         size_t *v_off)
 {
-    size_t nl = (size_t)p->nlifelines, nvv = (size_t)p->nvarviews, nv = (size_t)p->nviews;
-    views = meta && views;
     size_t sz = sizeof(zri_msg) + (size_t)cap * sizeof(zgrt_value);
-    *vc_off = sz;
-    if (meta) sz += nl * sizeof(int64_t);
     *vv_off = sz;
-    if (views) sz += nvv * sizeof(zgrt_value);
+    sz += (size_t)shape->nvarviews * sizeof(zgrt_value);
+    *vc_off = sz;
+    sz += (size_t)shape->nvc * sizeof(int64_t);
     *v_off = sz;
-    if (views) sz += nv;
-    return sz;
+    return sz + (size_t)shape->nviews;
 }
 
-static size_t msg_size(run *R, int32_t cap, size_t *vc_off, size_t *vv_off, size_t *v_off)
+size_t zri_msg_block_size(const zgrt_program *p, int32_t from, int32_t to, int32_t cap, int full)
 {
-    return msg_layout(R->prog, R->meta, R->monitor, cap, vc_off, vv_off, v_off);
-}
-
-size_t zri_msg_block_size(const zgrt_program *p, int32_t cap, int meta)
-{
+    zri_msg shape;
     size_t vc_off, vv_off, v_off;
-    return msg_layout(p, meta, p->monitor != 0, cap, &vc_off, &vv_off, &v_off);
+    zri_msg_meta(p, from, to, full, &shape.has_meta, &shape.nvc, &shape.nviews, &shape.nvarviews);
+    return msg_layout(&shape, cap, &vc_off, &vv_off, &v_off);
 }
 
 /* A message with nvals values from `from` to `to` on chan: a block the
@@ -487,16 +487,18 @@ static zri_msg *msg_alloc(run *R, int32_t from, int32_t to, int32_t chan, int32_
     zri_msg *m = q->pfree;
     if (m) q->pfree = m->next;
     size_t vc_off, vv_off, v_off;
+    /* the metadata of the plan's edge from → to (precomputed per run) */
+    const zri_msg *shape = &R->plan.shape[(size_t)from * (size_t)R->nl + (size_t)to];
     if (m && m->cap < nvals) {
         free(m);
         m = NULL;
     }
     if (!m) {
         int32_t cap = nvals < 4 ? 4 : nvals;
-        m = zri_xmalloc(msg_size(R, cap, &vc_off, &vv_off, &v_off));
+        m = zri_xmalloc(msg_layout(shape, cap, &vc_off, &vv_off, &v_off));
         m->cap = cap;
     } else {
-        msg_size(R, m->cap, &vc_off, &vv_off, &v_off);
+        msg_layout(shape, m->cap, &vc_off, &vv_off, &v_off);
     }
     unsigned char *mem = (unsigned char *)m;
     int32_t cap = m->cap;
@@ -508,13 +510,14 @@ static zri_msg *msg_alloc(run *R, int32_t from, int32_t to, int32_t chan, int32_
     m->chan = chan;
     m->nvals = nvals;
     m->vals = nvals ? (zgrt_value *)(mem + sizeof(zri_msg)) : NULL;
-    if (R->meta) {
-        m->has_meta = 1;
+    if (shape->has_meta) {
+        m->has_meta = shape->has_meta;
+        m->nvc = shape->nvc;
+        m->nviews = shape->nviews;
+        m->nvarviews = shape->nvarviews;
         m->vc = (int64_t *)(mem + vc_off);
-        if (R->monitor) {
-            m->varviews = (zgrt_value *)(mem + vv_off);
-            m->views = mem + v_off;
-        }
+        m->varviews = (zgrt_value *)(mem + vv_off);
+        m->views = mem + v_off;
     }
     return m;
 }
@@ -731,6 +734,19 @@ static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_
 
 /* ---- events --------------------------------------------------------------- */
 
+/* ZGRT_MONITOR_STATS: the metadata bytes out carries, as the plan counts
+ * them (8 per clock entry, 1 per view, 16 per variable view). */
+static void count_meta(life *L, const zri_msg *out)
+{
+    size_t bytes = out->has_meta
+                       ? 8 * (size_t)out->nvc + (size_t)out->nviews + 16 * (size_t)out->nvarviews
+                       : 0;
+    int32_t to = out->to;
+    if (!L->meta_count[to] || bytes < L->meta_min[to]) L->meta_min[to] = bytes;
+    if (!L->meta_count[to] || bytes > L->meta_max[to]) L->meta_max[to] = bytes;
+    L->meta_count[to]++;
+}
+
 /* One event of ctx's lifeline (Algorithm 1).  e describes it for the trace
  * and gives the store writes; in: the received message (merged); out: the
  * message to send (filled and, in-process, delivered).  Returns val[root]
@@ -753,8 +769,8 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
     /* Algorithm 1 (monitor.c): merge on a receive, the event's own clock
      * entry (inline here: every event takes this step, with or without a
      * monitor), the store effect, then the evaluation and own slots */
-    if (in && in->has_meta && in->vc) zri_monitor_merge(&L->mon, in);
-    L->mon.vc[self]++;
+    if (in && in->has_meta) zri_monitor_merge(&L->mon, in);
+    if (L->mon.selfpos >= 0) L->mon.vc[L->mon.selfpos]++;
     for (int32_t k = 0; k < e->nwrites; k++)
         if (e->write_vars[k] >= 0) L->store[e->write_vars[k]] = e->write_vals[k];
     if (R->monitor) {
@@ -774,10 +790,11 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
         out->seq = ++*cnt;
         e->seq = out->seq;
         if (out->has_meta) zri_monitor_stamp(&L->mon, out);
+        if (L->meta_count) count_meta(L, out);
     }
     if (R->obs.event) {
         e->lifeline = self;
-        e->index = L->mon.vc[self];
+        e->index = L->mon.vc[self]; /* an observer: full clocks */
         e->vc = L->mon.vc;
         R->obs.event(R->obs.user, e);
     }
@@ -1001,10 +1018,11 @@ int32_t zgrt_choice_cpl(zgrt_ctx *ctx, int32_t tag, int32_t root, int32_t loc)
     enter(ctx);
     const zgrt_program *p = ctx->run->prog;
     if (tag < 0 || tag >= p->ntags) ctx_fail(ctx, loc, "internal error: construct %d", (int)tag);
-    if (!ctx->run->monitor || root < 0 || root >= p->nsubs)
+    int32_t pos = root >= 0 && root < p->nsubs ? zri_monitor_pos(&ctx->life->mon, root) : -1;
+    if (!ctx->run->monitor || pos < 0)
         ctx_fail(ctx, loc, "internal error: CPL guard %d without its monitor", (int)root);
     zri_event e = {.kind = ZRI_EV_CHOICE, .construct = tag, .attempts = 1};
-    return do_event(ctx, &e, NULL, NULL, NULL, root);
+    return do_event(ctx, &e, NULL, NULL, NULL, pos);
 }
 
 void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *vars,
@@ -1189,6 +1207,11 @@ static void life_init(run *R, life *L, int32_t index)
     L->store = zri_xcalloc(nvars, sizeof(zgrt_value));
     zri_monitor_init(&L->mon, &R->plan, index, L->store);
     L->sent = zri_xcalloc(nl * nchans, sizeof(int64_t));
+    if (R->stats) {
+        L->meta_count = zri_xcalloc(nl, sizeof *L->meta_count);
+        L->meta_min = zri_xcalloc(nl, sizeof *L->meta_min);
+        L->meta_max = zri_xcalloc(nl, sizeof *L->meta_max);
+    }
     L->heap = zri_heap_new();
     pthread_mutex_init(&L->in.mu, NULL);
     pthread_cond_init(&L->in.cv, NULL);
@@ -1218,6 +1241,9 @@ static void life_free(run *R, life *L)
     free(L->store);
     zri_monitor_free(&L->mon);
     free(L->sent);
+    free(L->meta_count);
+    free(L->meta_min);
+    free(L->meta_max);
     zri_heap_free(L->heap);
     pthread_mutex_destroy(&L->mu);
 }
@@ -1230,7 +1256,8 @@ zri_run *zri_run_new(const zgrt_program *p, const zri_options *o, int32_t self)
     R->nl = p->nlifelines;
     R->self = self;
     R->monitor = p->monitor != 0;
-    R->meta = R->monitor || R->self >= 0;
+    R->stats = getenv("ZGRT_MONITOR_STATS");
+    if (R->stats && !*R->stats) R->stats = NULL;
     R->deadlock_check = R->self < 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     R->ncpu = ncpu > 0 ? (int)ncpu : 1;
@@ -1241,7 +1268,8 @@ zri_run *zri_run_new(const zgrt_program *p, const zri_options *o, int32_t self)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&R->done_cv, &ca);
     pthread_condattr_destroy(&ca);
-    zri_plan_init(&R->plan, p);
+    /* a run that writes a trace needs every event's full clock */
+    zri_plan_init(&R->plan, p, o && o->trace);
     R->lives = zri_xcalloc((size_t)R->nl, sizeof(life));
     for (int32_t l = 0; l < R->nl; l++) life_init(R, &R->lives[l], l);
     return R;
@@ -1265,7 +1293,14 @@ const zgrt_value *zri_run_store(zri_run *R, int32_t l) { return R->lives[l].stor
 void zri_run_observe(zri_run *R, const zri_observer *obs)
 {
     R->obs = *obs;
-    R->meta = 1; /* an observer sees the vector clock of every event */
+    if (R->plan.full) return;
+    /* an observer sees the full vector clock of every event: nothing has
+     * run yet, so the monitors start over with full clocks */
+    for (int32_t l = 0; l < R->nl; l++) zri_monitor_free(&R->lives[l].mon);
+    zri_plan_free(&R->plan);
+    zri_plan_init(&R->plan, R->prog, 1);
+    for (int32_t l = 0; l < R->nl; l++)
+        zri_monitor_init(&R->lives[l].mon, &R->plan, l, R->lives[l].store);
 }
 
 void zri_run_connect(zri_run *R, const zri_transport *t) { R->net = *t; }
@@ -1395,6 +1430,16 @@ static void *body_thread(void *arg)
     return NULL;
 }
 
+static const char *meta_form_name(int32_t form)
+{
+    switch (form) {
+    case ZRI_META_NONE: return "absent";
+    case ZRI_META_EDGE: return "the edge's";
+    case ZRI_META_FULL: return "a full clock";
+    default: return "of an unknown form";
+    }
+}
+
 /* The transport's callbacks (per-lifeline mode), on its own thread. */
 void zri_run_deliver(void *user, zri_msg *m)
 {
@@ -1402,17 +1447,27 @@ void zri_run_deliver(void *user, zri_msg *m)
     const zgrt_program *p = R->prog;
     if (!m) return;
     if (m->to != R->self || m->from < 0 || m->from >= R->nl || m->from == R->self || m->chan < 0 ||
-        m->chan >= p->nchans || m->nvals < 0 || (m->has_meta && !m->vc)) {
+        m->chan >= p->nchans || m->nvals < 0) {
         int32_t from = m->from;
         free(m);
         run_error(R, -1, -1, "malformed message from %s: wrong addressing",
                   from >= 0 && from < R->nl ? lname(R, from) : "another process");
         return;
     }
-    if (m->has_meta && R->monitor && (!m->views || !m->varviews)) {
-        /* without complete views the monitor cannot merge: take the clock only */
-        m->views = NULL;
-        m->varviews = NULL;
+    /* the metadata must be what the plan's edge carries in this run's form
+     * (the frame decoder checked the counts against the edge) */
+    int32_t form, nvc, nv, nvv;
+    zri_msg_meta(p, m->from, m->to, R->plan.full, &form, &nvc, &nv, &nvv);
+    if (m->has_meta != form ||
+        (form && (!m->vc || m->nvc != nvc || m->nviews != nv || m->nvarviews != nvv ||
+                  (nv && !m->views) || (nvv && !m->varviews)))) {
+        int32_t from = m->from, got = m->has_meta;
+        free(m);
+        run_error(R, -1, -1,
+                  "malformed message from %s: its monitor metadata is %s, the plan expects %s "
+                  "(do both processes write a trace, or neither?)",
+                  lname(R, from), meta_form_name(got), meta_form_name(form));
+        return;
     }
     deliver_local(R, m);
 }
@@ -1500,42 +1555,149 @@ char *zri_run_result_json(zri_run *R)
     return zri_buf_take(&b);
 }
 
-/* A slot table of the descriptor (zgrt_abi.h, zgrt_slot): n >= 0 slots,
- * each with a lifeline < nlifelines and an index < limit, sorted by
- * (lifeline, index) without duplicates.  Returns 0, or -1 after printing
- * what is wrong. */
-static int check_slots(const zgrt_program *p, const char *what, int32_t n, const zgrt_slot *t,
-                       int32_t limit, const char *unit)
+/* ---- the descriptor's monitor plan (zgrt_abi.h: zgrt_keep, zgrt_edge) ---- */
+
+static int plan_bad(const zgrt_program *p, const char *fmt, ...) ZRI_PRINTF(2, 3);
+static int plan_bad(const zgrt_program *p, const char *fmt, ...)
 {
-    const char *bad = NULL;
-    int32_t k = -1;
-    if (n < 0)
-        bad = "negative slot count";
-    else if (n > 0 && !t)
-        bad = "missing slot table";
-    for (int32_t i = 0; !bad && i < n; i++) {
-        k = i;
-        if (t[i].lifeline < 0 || t[i].lifeline >= p->nlifelines)
+    (void)p;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "zgc: error: internal error: malformed program descriptor: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return -1;
+}
+
+/* n >= 0 ints, each in [0, limit), ascending without duplicates. */
+static int check_ints(const int32_t *t, int32_t n, int32_t limit)
+{
+    if (n < 0 || (n > 0 && !t)) return -1;
+    for (int32_t i = 0; i < n; i++)
+        if (t[i] < 0 || t[i] >= limit || (i > 0 && t[i] <= t[i - 1])) return -1;
+    return 0;
+}
+
+/* The position of v in an ascending int table, or -1. */
+static int32_t int_pos(const int32_t *t, int32_t n, int32_t v)
+{
+    for (int32_t lo = 0, hi = n; lo < hi;) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (t[mid] == v) return mid;
+        if (t[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* A slot table of lifeline l's keep: n >= 0 slots (B, index), B != l with
+ * a clock entry in the keep, index < limit, sorted without duplicates. */
+static int check_slots(const zgrt_program *p, int32_t l, const char *what, int32_t n,
+                       const zgrt_slot *t, int32_t limit)
+{
+    const zgrt_keep *k = &p->keeps[l];
+    if (n < 0 || (n > 0 && !t)) return plan_bad(p, "lifeline %d: %s: %d slots", l, what, n);
+    for (int32_t i = 0; i < n; i++) {
+        const char *bad = NULL;
+        if (t[i].lifeline < 0 || t[i].lifeline >= p->nlifelines || t[i].lifeline == l)
             bad = "lifeline out of range";
+        else if (int_pos(k->vc, k->nvc, t[i].lifeline) < 0)
+            bad = "no clock entry for its lifeline";
         else if (t[i].index < 0 || t[i].index >= limit)
             bad = "index out of range";
         else if (i > 0 && (t[i].lifeline < t[i - 1].lifeline ||
                            (t[i].lifeline == t[i - 1].lifeline && t[i].index <= t[i - 1].index)))
             bad = "not sorted by (lifeline, index) without duplicates";
+        if (bad)
+            return plan_bad(p, "lifeline %d: %s slot %d (lifeline %d, index %d): %s", l, what, i,
+                            t[i].lifeline, t[i].index, bad);
     }
-    if (!bad) return 0;
-    if (k < 0)
-        fprintf(stderr,
-                "zgc: error: internal error: malformed program descriptor: %s slots: %s (%d)\n",
-                what, bad, (int)n);
-    else
-        fprintf(
-            stderr,
-            "zgc: error: internal error: malformed program descriptor: %s slot %d (lifeline %d, "
-            "%s %d): %s (%d lifelines, %d %ss)\n",
-            what, (int)k, (int)t[k].lifeline, unit, (int)t[k].index, bad, (int)p->nlifelines,
-            (int)limit, unit);
-    return -1;
+    return 0;
+}
+
+static int check_keep(const zgrt_program *p, int32_t l)
+{
+    const zgrt_keep *k = &p->keeps[l];
+    if (check_ints(k->evals, k->nevals, p->nsubs) < 0)
+        return plan_bad(p, "lifeline %d: evaluated subformulas", l);
+    if (check_ints(k->vc, k->nvc, p->nlifelines) < 0)
+        return plan_bad(p, "lifeline %d: clock entries", l);
+    int keeps = k->nevals || k->nviews || k->nvarviews || k->nvc;
+    if (keeps && int_pos(k->vc, k->nvc, l) < 0)
+        return plan_bad(p, "lifeline %d keeps no clock entry of its own", l);
+    if (keeps && !p->monitor) return plan_bad(p, "lifeline %d keeps entries without a monitor", l);
+    if (check_slots(p, l, "view", k->nviews, k->views, p->nsubs) < 0 ||
+        check_slots(p, l, "variable-view", k->nvarviews, k->varviews, p->nvars) < 0)
+        return -1;
+    return 0;
+}
+
+/* An edge: groups ascending by lifeline (never the receiver), each clock
+ * entry at its positions on both ends, every pair naming the same entry
+ * on both ends, and every entry of a group about its lifeline. */
+static int check_edge(const zgrt_program *p, int32_t i)
+{
+    const zgrt_edge *e = &p->edges[i];
+    int32_t nl = p->nlifelines;
+    if (e->from < 0 || e->from >= nl || e->to < 0 || e->to >= nl || e->from == e->to)
+        return plan_bad(p, "edge %d: lifelines %d -> %d", i, e->from, e->to);
+    if (i > 0 && (e->from < e[-1].from || (e->from == e[-1].from && e->to <= e[-1].to)))
+        return plan_bad(p, "edge %d: not sorted by (from, to) without duplicates", i);
+    if (e->ngroups < 0 || e->nviews < 0 || e->nvarviews < 0 || (e->ngroups && !e->groups) ||
+        (e->nviews && !e->views) || (e->nvarviews && !e->varviews))
+        return plan_bad(p, "edge %d: counts", i);
+    const zgrt_keep *Y = &p->keeps[e->from], *X = &p->keeps[e->to];
+    for (int32_t g = 0, v = 0, vv = 0; g < e->ngroups; g++) {
+        const zgrt_group *gr = &e->groups[g];
+        int32_t b = gr->lifeline;
+        if (b < 0 || b >= nl || b == e->to || (g > 0 && b <= e->groups[g - 1].lifeline) ||
+            gr->from_vc < 0 || gr->from_vc >= Y->nvc || Y->vc[gr->from_vc] != b || gr->to_vc < 0 ||
+            gr->to_vc >= X->nvc || X->vc[gr->to_vc] != b || gr->views_end < v ||
+            gr->views_end > e->nviews || gr->varviews_end < vv || gr->varviews_end > e->nvarviews ||
+            (g == e->ngroups - 1 &&
+             (gr->views_end != e->nviews || gr->varviews_end != e->nvarviews)))
+            return plan_bad(p, "edge %d -> %d: group %d (lifeline %d)", e->from, e->to, g, b);
+        for (; v < gr->views_end; v++) {
+            const zgrt_pair *pr = &e->views[v];
+            if (pr->to < 0 || pr->to >= X->nviews || X->views[pr->to].lifeline != b)
+                return plan_bad(p, "edge %d -> %d: view %d", e->from, e->to, v);
+            int32_t sub = X->views[pr->to].index;
+            int ok = b == e->from
+                         ? pr->from >= 0 && pr->from < Y->nevals && Y->evals[pr->from] == sub
+                         : pr->from >= 0 && pr->from < Y->nviews &&
+                               Y->views[pr->from].lifeline == b && Y->views[pr->from].index == sub;
+            if (!ok) return plan_bad(p, "edge %d -> %d: view %d", e->from, e->to, v);
+        }
+        for (; vv < gr->varviews_end; vv++) {
+            const zgrt_pair *pr = &e->varviews[vv];
+            if (pr->to < 0 || pr->to >= X->nvarviews || X->varviews[pr->to].lifeline != b)
+                return plan_bad(p, "edge %d -> %d: variable view %d", e->from, e->to, vv);
+            int32_t x = X->varviews[pr->to].index;
+            int ok = b == e->from ? pr->from == x
+                                  : pr->from >= 0 && pr->from < Y->nvarviews &&
+                                        Y->varviews[pr->from].lifeline == b &&
+                                        Y->varviews[pr->from].index == x;
+            if (!ok) return plan_bad(p, "edge %d -> %d: variable view %d", e->from, e->to, vv);
+        }
+    }
+    if (e->ngroups == 0 && (e->nviews || e->nvarviews))
+        return plan_bad(p, "edge %d -> %d: entries without a group", e->from, e->to);
+    return 0;
+}
+
+static int check_plan(const zgrt_program *p)
+{
+    if (p->nedges < 0 || (p->nedges > 0 && (!p->edges || !p->keeps)))
+        return plan_bad(p, "%d edges", p->nedges);
+    if (p->monitor && !p->keeps) return plan_bad(p, "a monitor without keep tables");
+    for (int32_t l = 0; p->keeps && l < p->nlifelines; l++)
+        if (check_keep(p, l) < 0) return -1;
+    for (int32_t i = 0; i < p->nedges; i++)
+        if (check_edge(p, i) < 0) return -1;
+    return 0;
 }
 
 int zri_program_check(const zgrt_program *p)
@@ -1553,16 +1715,43 @@ int zri_program_check(const zgrt_program *p)
         fprintf(stderr, "zgc: error: internal error: malformed program descriptor\n");
         return -1;
     }
-    if (check_slots(p, "view", p->nviews, p->views, p->nsubs, "subformula") < 0 ||
-        check_slots(p, "variable-view", p->nvarviews, p->varviews, p->nvars, "variable") < 0)
-        return -1;
-    return 0;
+    return check_plan(p);
 }
 
 int zri_run_setup(zri_run *R)
 {
     if (setup_defaults(R) != 0) return 1;
     return setup_inputs(R);
+}
+
+/* ZGRT_MONITOR_STATS=FILE: appends, for every lifeline of this process,
+ * the bytes its monitor allocated, and for every lifeline it sent to, the
+ * least and most metadata bytes of a message and their number, one line
+ * each written whole (processes of one run may share the file):
+ *   state LIFELINE BYTES FORM
+ *   meta FROM TO MIN MAX COUNT FORM
+ * FORM: "plan", or "traced" (full clocks).  tests/runtime compares them
+ * with what `zgc guards` prints. */
+static void write_stats(run *R)
+{
+    int fd = open(R->stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    const char *form = R->plan.full ? "traced" : "plan";
+    char line[1024];
+    for (int32_t l = 0; l < R->nl; l++) {
+        if (R->self >= 0 && l != R->self) continue;
+        const life *L = &R->lives[l];
+        int n =
+            snprintf(line, sizeof line, "state %s %zu %s\n", lname(R, l), L->mon.state_bytes, form);
+        if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) < 0) break;
+        for (int32_t to = 0; to < R->nl; to++) {
+            if (!L->meta_count[to]) continue;
+            n = snprintf(line, sizeof line, "meta %s %s %zu %zu %" PRIu64 " %s\n", lname(R, l),
+                         lname(R, to), L->meta_min[to], L->meta_max[to], L->meta_count[to], form);
+            if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) < 0) break;
+        }
+    }
+    close(fd);
 }
 
 void zri_run_exec(zri_run *R)
@@ -1601,4 +1790,5 @@ void zri_run_exec(zri_run *R)
     for (int32_t k = 0; k < started; k++) pthread_join(ths[k], NULL);
     free(ths);
     free(ctxs);
+    if (R->stats) write_stats(R);
 }

@@ -5,9 +5,9 @@
  *     the run (one heap per lifeline, plus one for the run's inputs and one
  *     for messages decoded from the network);
  *   - a growable text buffer and the JSON serialiser used for results, the
- *     trace and error messages (floats print as the shortest of %.15g,
- *     %.16g, %.17g that reads back to the same double, so 0.1 prints 0.1;
- *     jansson would always print 17 digits);
+ *     trace and error messages; a float prints as Python's repr() does
+ *     (zri_format_float: the shortest digits that read back to the same
+ *     double, so 0.1 prints 0.1 where jansson would print 17 digits);
  *   - conversions between values and jansson / --arg text;
  *   - comparison, and the generated-code entry point zgrt_compare (the
  *     entry points that need a context are in builtins.c).
@@ -350,19 +350,91 @@ char *zri_buf_take(zri_buf *b)
     return s;
 }
 
+/* The shortest decimal digits that read back to d (finite, > 0): the
+ * digits, without trailing zeros, in dig (NUL-terminated); returns the
+ * decimal exponent of the first (d ≈ d1.d2d3… × 10^exp).  For each count
+ * of digits p = 1, 2, …, 17 the nearest p-digit decimal (printf rounds
+ * correctly) is tried first; if it does not read back, its neighbour on
+ * the other side of d may still do (when d is a power of two the doubles
+ * below it are closer together than those above), and it is tried too.
+ * The nearest 17 digits always read back. */
+static int shortest_digits(double d, char dig[24])
+{
+    char buf[48];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, d);
+        char *e = strchr(buf, 'e');
+        int exp10 = atoi(e + 1);
+        uint64_t m = 0;
+        for (const char *c = buf; c < e; c++)
+            if (*c != '.') m = m * 10 + (uint64_t)(*c - '0');
+        /* m × 10^(exp10 - p + 1) is the nearest; then the two next to it */
+        uint64_t cands[3] = {m, m + 1, m - 1};
+        int cexp[3] = {exp10 - p + 1, exp10 - p + 1, exp10 - p + 1};
+        uint64_t low = 1; /* 10^(p-1): the smallest p-digit mantissa */
+        for (int i = 1; i < p; i++) low *= 10;
+        if (m == low) { /* below 10^exp10 the grid is ten times finer */
+            cands[2] = low * 10 - 1;
+            cexp[2] -= 1;
+        }
+        for (int k = 0; k < 3; k++) {
+            if (cands[k] == 0) continue;
+            char t[48];
+            snprintf(t, sizeof t, "%" PRIu64 "e%d", cands[k], cexp[k]);
+            if (p < 17 && strtod(t, NULL) != d) continue;
+            int n = snprintf(dig, 24, "%" PRIu64, cands[k]);
+            int x = cexp[k] + n - 1;
+            while (n > 1 && dig[n - 1] == '0') dig[--n] = '\0';
+            return x;
+        }
+    }
+    return 0; /* not reached: p == 17 returns */
+}
+
 void zri_format_float(double d, char out[32])
 {
     if (!isfinite(d)) {
         snprintf(out, 32, "%s", isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
         return;
     }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(out, 32, "%.*g", prec, d);
-        if (strtod(out, NULL) == d) break;
+    char *o = out;
+    if (signbit(d)) *o++ = '-';
+    d = fabs(d);
+    if (d == 0) {
+        strcpy(o, "0.0");
+        return;
     }
-    if (!strpbrk(out, ".e")) {
-        size_t n = strlen(out);
-        if (n + 2 < 32) memcpy(out + n, ".0", 3);
+    char dig[24];
+    int x = shortest_digits(d, dig), n = (int)strlen(dig);
+    if (x < -4 || x >= 16) { /* 1e-05, 1.5e+300 */
+        *o++ = dig[0];
+        if (n > 1) {
+            *o++ = '.';
+            memcpy(o, dig + 1, (size_t)n - 1);
+            o += n - 1;
+        }
+        int ax = x < 0 ? -x : x; /* at most 324 */
+        *o++ = 'e';
+        *o++ = x < 0 ? '-' : '+';
+        if (ax >= 100) *o++ = (char)('0' + ax / 100);
+        *o++ = (char)('0' + ax / 10 % 10);
+        *o++ = (char)('0' + ax % 10);
+        *o = '\0';
+    } else if (x < 0) { /* 0.00015 */
+        memcpy(o, "0.000", (size_t)(1 - x));
+        o += 1 - x;
+        memcpy(o, dig, (size_t)n + 1);
+    } else if (n <= x + 1) { /* 1500.0 */
+        memcpy(o, dig, (size_t)n);
+        o += n;
+        memset(o, '0', (size_t)(x + 1 - n));
+        o += x + 1 - n;
+        strcpy(o, ".0");
+    } else { /* 15.25 */
+        memcpy(o, dig, (size_t)x + 1);
+        o += x + 1;
+        *o++ = '.';
+        memcpy(o, dig + x + 1, (size_t)(n - x - 1) + 1);
     }
 }
 

@@ -19,7 +19,8 @@
  * (zgc.h: ZDecl.index), channels = ZLocalSet.namespaces, tags = control
  * construct number - 1, locs = the program's source-location table, subs =
  * ZFormula ids, actions = index in zgrt_program.actions, view slots and
- * variable-view slots = index in zgrt_program.views / varviews.
+ * variable-view slots = positions in the calling lifeline's
+ * zgrt_program.keeps[L].views / varviews.
  */
 #ifndef ZGRT_ABI_H
 #define ZGRT_ABI_H
@@ -31,16 +32,16 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 2
+#define ZGRT_ABI_VERSION 3
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
 typedef void (*zgrt_body_fn)(zgrt_ctx *ctx);
 /* Evaluates, bottom-up, the subformulas this lifeline evaluates at every
- * event (Algorithm 2): writes val[id] (0/1) for each of them, reading
- * old[id] (the values at the previous event of this lifeline, 0 at the
- * first), the store, zgrt_vc, zgrt_view and zgrt_varview.  val and old are
- * indexed by subformula id (zgrt_program.nsubs entries). */
+ * event (Algorithm 2): writes val[k] (0/1) for each of them, k its
+ * position in the lifeline's keep.evals, reading old[k] (the values at the
+ * previous event of this lifeline, 0 at the first), the store, zgrt_vc,
+ * zgrt_view and zgrt_varview. */
 typedef void (*zgrt_eval_fn)(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old);
 
 /* Types in descriptors: a zgrt_tag, and for ZGRT_ENUM the enum index. */
@@ -115,20 +116,74 @@ typedef struct zgrt_result {
     int32_t lifeline;
 } zgrt_result;
 
-/* One slot of the monitor's compact views (CPL guards only).  The slot
- * tables list exactly the entries some lifeline's eval function reads:
- *   views:    (B, ψ)  view(B, ψ), index = the subformula id ψ (< nsubs)
- *   varviews: (B, x)  var(B, x),  index = the variable x (< nvars)
- * — the union over all lifelines of the compiler's per-lifeline monitor
- * tables (zgc guards: bool views, var views).  Each table is sorted by
- * (lifeline, index) without duplicates, so the slots of lifeline B form
- * one range.  Every lifeline keeps one byte per view slot and one value
- * per variable-view slot, and every message carries them after its vector
- * clock: 8 * nlifelines + nviews + 16 * nvarviews bytes in memory. */
+/* The monitor plan (compiler/plan.c), per lifeline and per edge.  A
+ * lifeline's monitor keeps only its own entries, and a message carries
+ * only what its receiver keeps and its sender has.
+ *
+ * An entry (B, index): a view (B, ψ), index = the subformula id ψ (<
+ * nsubs), or a variable view (B, x), index = the variable x (< nvars). */
 typedef struct zgrt_slot {
     int32_t lifeline; /* B */
     int32_t index;    /* subformula id (views) or variable index (varviews) */
 } zgrt_slot;
+
+/* What lifeline L's monitor keeps, every table ascending without
+ * duplicates.  Positions in these tables are what generated code passes
+ * and the runtime stores: val/old[k] is the value of evals[k] (the eval
+ * function's arguments), view slot k is views[k], variable-view slot k is
+ * varviews[k].  vc lists the lifelines whose clock entries L keeps: L and
+ * every B of its views and variable views; views and varviews never name
+ * L (its own values are val, its own variables the store).  A lifeline
+ * without a monitor keeps nothing (all counts 0).  State: 8 * nvc + 2 *
+ * nevals + nviews + 16 * nvarviews bytes; in a traced run the clock has
+ * nlifelines entries (index = lifeline) instead of nvc. */
+typedef struct zgrt_keep {
+    int32_t nevals;
+    int32_t nvc;
+    int32_t nviews;
+    int32_t nvarviews;
+    const int32_t *evals;      /* subformula ids */
+    const int32_t *vc;         /* lifelines */
+    const zgrt_slot *views;    /* (B, ψ), B != L */
+    const zgrt_slot *varviews; /* (B, x), B != L */
+} zgrt_keep;
+
+/* One lifeline B's part of an edge's metadata: the clock entry vc[B] (at
+ * from_vc in the sender's clock, to_vc in the receiver's) and B's entries,
+ * [the previous group's views_end, views_end) of the edge's views, the
+ * same for varviews.  B is never the receiver. */
+typedef struct zgrt_group {
+    int32_t lifeline;
+    int32_t from_vc, to_vc;
+    int32_t views_end, varviews_end;
+} zgrt_group;
+
+/* One carried entry: the sender's position `from` and the receiver's `to`
+ * (in its keep.views / keep.varviews).  In the group of the sender itself,
+ * `from` is a position in the sender's evals (views: the value val[from])
+ * or a variable index (varviews: the sender's store). */
+typedef struct zgrt_pair {
+    int32_t from, to;
+} zgrt_pair;
+
+/* The metadata of every message from `from` to `to`: the groups' clock
+ * entries, then the views (one byte each), then the variable views (one
+ * value each, ZGRT_UNDEF where undefined), in the order of the lists:
+ * 8 * ngroups + nviews + 16 * nvarviews bytes in memory.  A traced run
+ * sends the sender's full clock (nlifelines entries) instead of the
+ * groups' entries.  Edges are the program's sends and control sends,
+ * sorted by (from, to); a pair of lifelines without an edge exchanges no
+ * metadata (nothing but a traced run's clock). */
+typedef struct zgrt_edge {
+    int32_t from, to;
+    int32_t ngroups;
+    int32_t nviews;
+    int32_t nvarviews;
+    int32_t pad;
+    const zgrt_group *groups;
+    const zgrt_pair *views;
+    const zgrt_pair *varviews;
+} zgrt_edge;
 
 typedef struct zgrt_program {
     int32_t abi_version; /* ZGRT_ABI_VERSION */
@@ -157,13 +212,10 @@ typedef struct zgrt_program {
     int32_t result_tuple; /* 1: print the results as a JSON array */
     int32_t monitor;      /* 1: some guard needs the CPL monitor */
     int32_t nsubs;        /* |sub(Φ)| */
-    int32_t pad;
-    /* the monitor's slot tables (zgrt_slot above); 0 and NULL without
-     * CPL guards */
-    int32_t nviews;
-    int32_t nvarviews;
-    const zgrt_slot *views;
-    const zgrt_slot *varviews;
+    int32_t nedges;
+    /* the monitor plan (zgrt_keep, zgrt_edge above) */
+    const zgrt_keep *keeps; /* per lifeline */
+    const zgrt_edge *edges; /* nedges */
 } zgrt_program;
 
 /* The executable's entry point: parses the run options (see docs/runtime.md),
@@ -245,18 +297,17 @@ void zgrt_builtin(zgrt_ctx *ctx, int32_t builtin, int32_t n, const zgrt_value *a
                   zgrt_value *out, int32_t loc);
 
 /* Monitor state, for generated eval functions and CPL atoms.  zgrt_vc: the
- * lifeline's vector clock entry for `lifeline`. */
+ * lifeline's vector clock entry for `lifeline` (0 when it keeps none). */
 int64_t zgrt_vc(zgrt_ctx *ctx, int32_t lifeline);
-/* view(B, ψ) for @B(ψ): `slot` is the index of (B, ψ) in
- * zgrt_program.views (a compile-time constant), not the subformula id.
- * 0 when no B-event is visible (vc[B] == 0), and for a slot that is not
- * one of B's. */
+/* view(B, ψ) for @B(ψ): `slot` is the position of (B, ψ) in the calling
+ * lifeline's keeps[L].views (a compile-time constant), not the subformula
+ * id.  0 when no B-event is visible (vc[B] == 0), and for a slot that is
+ * not (B, ·). */
 int32_t zgrt_view(zgrt_ctx *ctx, int32_t lifeline, int32_t slot);
-/* var(B, x) for @B.x: `slot` is the index of (B, x) in
- * zgrt_program.varviews, not the variable index.  For B == the calling
- * lifeline, the store's value of the slot's variable.  NULL when
- * undefined (no visible B-event, or x has no value) and for a slot that is
- * not one of B's. */
+/* var(B, x) for @B.x, B not the calling lifeline (whose variables are its
+ * store): `slot` is the position of (B, x) in keeps[L].varviews, not the
+ * variable index.  NULL when undefined (no visible B-event, or x has no
+ * value) and for a slot that is not (B, ·). */
 const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t slot);
 
 /* X(name, llvm_signature, c_return, c_params): the signature code is the

@@ -8,7 +8,8 @@
  *              1 <= length <= ZRI_FRAME_MAX
  *   payload  = magic version kind body
  *   magic    = 0x5A ('Z')
- *   version  = 0x02 (1: the dense views of runtime ABI 1, refused); a
+ *   version  = 0x03 (1 and 2: the dense views of runtime ABIs 1 and 2,
+ *              every slot of the program on every message, refused); a
  *              hello carries the handshake's own version (socket.c)
  *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 hello
  *
@@ -22,7 +23,9 @@
  *       checked by socket.c (its layout is described there); never accepted
  *       by zri_frame_decode.
  *
- *   flags    = u8: bit 0 set when meta follows; the other bits are zero
+ *   flags    = u8: bit 0 set when meta follows, bit 1 set when its clock
+ *              is the full vector clock (a traced run; only with bit 0);
+ *              the other bits are zero
  *   from, to = varint lifeline indices (< nlifelines, from != to)
  *   chan     = varint channel index (< nchans)
  *   seq      = varint, the message's position on its channel (<= INT64_MAX)
@@ -45,21 +48,25 @@
  *                (< that enum's nmembers)
  *       0 undef  nothing; only in varviews
  *
- *   meta     = vc views varviews
- *       vc       = varint{nlifelines}, each <= INT64_MAX
- *       views    = only when the program has a monitor: nviews bits, one
- *                  per view slot of the program descriptor
- *                  (zgrt_program.views, zgrt_abi.h), slot k in byte k/8,
+ *   meta     = vc views varviews: exactly what the monitor plan's edge
+ *              (from, to) carries (zgrt_program.edges, zgrt_abi.h:
+ *              zgrt_edge), in its order
+ *       vc       = varint{ngroups}: the clock entry of each group's
+ *                  lifeline; with flag bit 1 instead varint{nlifelines},
+ *                  the whole clock; each <= INT64_MAX
+ *       views    = nviews bits, one per carried view, entry k in byte k/8,
  *                  bit k%8 (least significant bit first), unused bits of
  *                  the last byte zero
- *       varviews = only when the program has a monitor: value{nvarviews},
- *                  one per variable-view slot (zgrt_program.varviews):
- *                  slot k = (B, x) undef or of the declared type of
- *                  variable x (same enum)
- *   The slot tables are part of the program (both ends have the same
- *   descriptor), so the sizes are implied: e.g. 4 lifelines, 2 view slots
- *   and 2 variable-view slots give at least 4 + 1 + 2 bytes of meta.
- *
+ *       varviews = value{nvarviews}, one per carried variable view (B, x)
+ *                  (the receiver's keep.varviews[to]): undef or of the
+ *                  declared type of x (same enum)
+ *   An edge without groups carries no meta unless the clock is full; a
+ *   pair of lifelines without an edge carries only a full clock.  Both
+ *   ends have the same descriptor, so the counts are implied: e.g. an
+ *   edge of 2 groups, 3 views and 1 variable view gives at least 2 + 1 +
+ *   1 bytes of meta.  The receiving run checks that the form (none, the
+ *   edge's, full) is the one it runs (core.c, zri_run_deliver).
+
  * A user message's tag and value fields are not sent (decoded as 0); a
  * control message's decision travels in its value field.  The decoder
  * rejects everything else, trailing bytes included, with a message naming
@@ -77,9 +84,10 @@
 #include "net.h"
 
 #define FRAME_MAGIC 0x5Au
-#define FRAME_VERSION 2u
+#define FRAME_VERSION 3u
 #define FRAME_KIND_HELLO 3u
 #define FRAME_HAS_META 0x01u
+#define FRAME_FULL_CLOCK 0x02u
 /* Largest value count in one message (a send lists its values in the
  * source, so real messages carry a handful). */
 #define ZRI_FRAME_VALS_MAX 65536
@@ -92,13 +100,19 @@
 
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
-zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta)
+zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int32_t from, int32_t to, int form)
 {
     if (nvals < 0 || nvals > ZRI_FRAME_VALS_MAX) return NULL;
-    size_t nl = with_meta && p->nlifelines > 0 ? (size_t)p->nlifelines : 0;
-    /* the monitor's slots (zgrt_abi.h: zgrt_slot) */
-    size_t nv = with_meta && p->monitor && p->nviews > 0 ? (size_t)p->nviews : 0;
-    size_t nvv = with_meta && p->monitor && p->nvarviews > 0 ? (size_t)p->nvarviews : 0;
+    size_t nl = 0, nv = 0, nvv = 0;
+    if (form != ZRI_META_NONE) {
+        /* the plan's edge (zgrt_abi.h: zgrt_edge) */
+        const zgrt_edge *e = zri_program_edge(p, from, to);
+        nl = form == ZRI_META_FULL ? (size_t)(p->nlifelines > 0 ? p->nlifelines : 0)
+             : e && e->ngroups > 0 ? (size_t)e->ngroups
+                                   : 0;
+        nv = e && e->nviews > 0 ? (size_t)e->nviews : 0;
+        nvv = e && e->nvarviews > 0 ? (size_t)e->nvarviews : 0;
+    }
     /* program sizes are small; guard against overflow anyway */
     if (nl > SIZE_MAX / 64 || nv > SIZE_MAX / 64 || nvv > SIZE_MAX / 64) return NULL;
 
@@ -111,14 +125,17 @@ zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta)
     unsigned char *b = zri_xcalloc(1, total);
     zri_msg *m = (zri_msg *)b;
     m->nvals = nvals;
+    m->from = from;
+    m->to = to;
     m->vals = (zgrt_value *)(b + off_vals);
-    if (with_meta) {
-        m->has_meta = 1;
+    if (form != ZRI_META_NONE && nl > 0) {
+        m->has_meta = form;
+        m->nvc = (int32_t)nl;
+        m->nviews = (int32_t)nv;
+        m->nvarviews = (int32_t)nvv;
         m->vc = (int64_t *)(b + off_vc);
-        if (p->monitor) {
-            m->views = b + off_views;
-            m->varviews = (zgrt_value *)(b + off_varviews);
-        }
+        m->views = b + off_views;
+        m->varviews = (zgrt_value *)(b + off_varviews);
     }
     return m;
 }
@@ -294,16 +311,34 @@ static int w_value(wbuf *w, const zgrt_program *p, const zgrt_value *v, int allo
 
 static int index_ok(int32_t i, int32_t n) { return i >= 0 && i < n; }
 
-/* The declared type of the variable of variable-view slot k, or NULL when
- * the descriptor's slot is malformed (zgrt_main validates descriptors
- * before a run; this keeps the codec safe with any descriptor). */
-static const zgrt_type *slot_type(const zgrt_program *p, size_t k)
+/* The variable of carried variable view k of edge e (the receiver's
+ * keep.varviews[to]), or NULL when the descriptor is malformed (zgrt_main
+ * validates descriptors before a run; this keeps the codec safe with any
+ * descriptor). */
+static const zgrt_slot *edge_varview(const zgrt_program *p, const zgrt_edge *e, size_t k)
 {
-    if (!p->varviews || k >= (size_t)(p->nvarviews > 0 ? p->nvarviews : 0)) return NULL;
-    const zgrt_slot *s = &p->varviews[k];
+    if (!e || !p->keeps || !e->varviews || k >= (size_t)(e->nvarviews > 0 ? e->nvarviews : 0) ||
+        !index_ok(e->to, p->nlifelines))
+        return NULL;
+    const zgrt_keep *x = &p->keeps[e->to];
+    int32_t to = e->varviews[k].to;
+    if (!index_ok(to, x->nvarviews) || !x->varviews) return NULL;
+    const zgrt_slot *s = &x->varviews[to];
     if (!index_ok(s->lifeline, p->nlifelines) || !index_ok(s->index, p->nvars) || !p->vars)
         return NULL;
-    return &p->vars[s->index].type;
+    return s;
+}
+
+/* The metadata counts of a message from → to in form `full` (1: a full
+ * clock) or the edge's: -1 when the edge carries none in that form. */
+static int meta_shape(const zgrt_program *p, int32_t from, int32_t to, int full,
+                      const zgrt_edge **e, size_t *nvc, size_t *nv, size_t *nvv)
+{
+    *e = zri_program_edge(p, from, to);
+    *nv = *e && (*e)->nviews > 0 ? (size_t)(*e)->nviews : 0;
+    *nvv = *e && (*e)->nvarviews > 0 ? (size_t)(*e)->nvarviews : 0;
+    *nvc = full ? (size_t)p->nlifelines : *e && (*e)->ngroups > 0 ? (size_t)(*e)->ngroups : 0;
+    return *nvc > 0 ? 0 : -1;
 }
 
 int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, size_t *len)
@@ -328,7 +363,12 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
             (!index_ok(m->tag, p->ntags) || (m->value != 0 && m->value != 1) || m->nvals != 0))
             goto bad;
         if (m->nvals < 0 || m->nvals > ZRI_FRAME_VALS_MAX || (m->nvals && !m->vals)) goto bad;
-        w_u8(&w, m->has_meta ? FRAME_HAS_META : 0);
+        if (m->has_meta != ZRI_META_NONE && m->has_meta != ZRI_META_EDGE &&
+            m->has_meta != ZRI_META_FULL)
+            goto bad;
+        w_u8(&w, m->has_meta == ZRI_META_FULL   ? FRAME_HAS_META | FRAME_FULL_CLOCK
+                 : m->has_meta == ZRI_META_EDGE ? FRAME_HAS_META
+                                                : 0);
         w_varint(&w, (uint64_t)m->from);
         w_varint(&w, (uint64_t)m->to);
         w_varint(&w, (uint64_t)m->chan);
@@ -342,28 +382,29 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
             w_u8(&w, (unsigned)m->value);
         }
         if (m->has_meta) {
-            int32_t nl = p->nlifelines;
-            if (!m->vc) goto bad;
-            for (int32_t l = 0; l < nl; l++) {
+            const zgrt_edge *e;
+            size_t nvc, nbits, nvv;
+            if (meta_shape(p, m->from, m->to, m->has_meta == ZRI_META_FULL, &e, &nvc, &nbits,
+                           &nvv) < 0)
+                goto bad;
+            if (!m->vc || (size_t)m->nvc != nvc || (size_t)m->nviews != nbits ||
+                (size_t)m->nvarviews != nvv || (nbits && !m->views) || (nvv && !m->varviews))
+                goto bad;
+            for (size_t l = 0; l < nvc; l++) {
                 if (m->vc[l] < 0) goto bad;
                 w_varint(&w, (uint64_t)m->vc[l]);
             }
-            if (p->monitor) {
-                size_t nbits = p->nviews > 0 ? (size_t)p->nviews : 0;
-                size_t nvv = p->nvarviews > 0 ? (size_t)p->nvarviews : 0;
-                if ((nbits && !m->views) || (nvv && !m->varviews)) goto bad;
-                uint8_t *d = w_room(&w, (nbits + 7) / 8);
-                if (d) {
-                    memset(d, 0, (nbits + 7) / 8);
-                    for (size_t k = 0; k < nbits; k++) {
-                        if (m->views[k] > 1) goto bad;
-                        d[k / 8] |= (uint8_t)(m->views[k] << (k % 8));
-                    }
+            uint8_t *d = w_room(&w, (nbits + 7) / 8);
+            if (d) {
+                memset(d, 0, (nbits + 7) / 8);
+                for (size_t k = 0; k < nbits; k++) {
+                    if (m->views[k] > 1) goto bad;
+                    d[k / 8] |= (uint8_t)(m->views[k] << (k % 8));
                 }
-                for (size_t k = 0; k < nvv; k++) {
-                    const zgrt_type *t = slot_type(p, k);
-                    if (!t || w_value(&w, p, &m->varviews[k], 1, t) < 0) goto bad;
-                }
+            }
+            for (size_t k = 0; k < nvv; k++) {
+                const zgrt_slot *s = edge_varview(p, e, k);
+                if (!s || w_value(&w, p, &m->varviews[k], 1, &p->vars[s->index].type) < 0) goto bad;
             }
         }
     }
@@ -568,20 +609,21 @@ static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *labe
 
 static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
 {
-    int32_t nl = p->nlifelines;
+    const zgrt_edge *e = zri_program_edge(p, m->from, m->to);
+    int full = m->has_meta == ZRI_META_FULL;
     char what[160];
-    for (int32_t l = 0; l < nl; l++) {
+    for (int32_t k = 0; k < m->nvc; k++) {
         uint64_t v;
+        int32_t l = full ? k : e->groups[k].lifeline;
+        if (!index_ok(l, p->nlifelines)) return rfail(r, "the plan's edge is malformed");
         snprintf(what, sizeof what, "the vector clock entry of %s", p->lifelines[l]);
         if (r_varint(r, &v, what) < 0) return -1;
         if (v > (uint64_t)INT64_MAX)
             return rfail(r, "the vector clock entry of %s is out of range", p->lifelines[l]);
-        m->vc[l] = (int64_t)v;
+        m->vc[k] = (int64_t)v;
     }
-    if (!p->monitor) return 0;
 
-    size_t nbits = p->nviews > 0 ? (size_t)p->nviews : 0;
-    size_t nvv = p->nvarviews > 0 ? (size_t)p->nvarviews : 0;
+    size_t nbits = (size_t)m->nviews, nvv = (size_t)m->nvarviews;
     const uint8_t *bits;
     if (r_fixed(r, (nbits + 7) / 8, &bits, "the monitor views") < 0) return -1;
     for (size_t k = 0; k < nbits; k++) m->views[k] = (bits[k / 8] >> (k % 8)) & 1;
@@ -589,13 +631,12 @@ static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
         return rfail(r, "unused bits of the monitor views are not zero");
 
     for (size_t k = 0; k < nvv; k++) {
-        const zgrt_type *t = slot_type(p, k);
-        if (!t) return rfail(r, "variable-view slot %zu of the program is malformed", k);
-        const zgrt_slot *s = &p->varviews[k];
+        const zgrt_slot *s = edge_varview(p, e, k);
+        if (!s) return rfail(r, "variable view %zu of the plan's edge is malformed", k);
         char label[160];
         snprintf(label, sizeof label, "value of %s.%s", p->lifelines[s->lifeline],
                  p->vars[s->index].name);
-        if (r_value(r, p, h, label, 1, t, &m->varviews[k]) < 0) return -1;
+        if (r_value(r, p, h, label, 1, &p->vars[s->index].type, &m->varviews[k]) < 0) return -1;
     }
     return 0;
 }
@@ -632,7 +673,7 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
             return -1;
         if (from == to) return rfail(&r, "BYE from lifeline %s to itself", p->lifelines[from]);
         if (r.pos != r.n) goto trailing;
-        m = zri_msg_new(p, 0, 0);
+        m = zri_msg_new(p, 0, from, to, ZRI_META_NONE);
         m->kind = ZRI_MSG_BYE;
         m->from = from;
         m->to = to;
@@ -641,7 +682,10 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
     }
 
     if (r_u8(&r, &flags, "the flags") < 0) return -1;
-    if (flags & ~FRAME_HAS_META) return rfail(&r, "unknown flags 0x%02x", (unsigned)flags);
+    if (flags & ~(FRAME_HAS_META | FRAME_FULL_CLOCK))
+        return rfail(&r, "unknown flags 0x%02x", (unsigned)flags);
+    if ((flags & FRAME_FULL_CLOCK) && !(flags & FRAME_HAS_META))
+        return rfail(&r, "a full clock without metadata (flags 0x%02x)", (unsigned)flags);
     if (r_index(&r, p->nlifelines, &from, "sender lifeline", "lifelines") < 0 ||
         r_index(&r, p->nlifelines, &to, "receiver lifeline", "lifelines") < 0)
         return -1;
@@ -670,7 +714,17 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
         value = d;
     }
 
-    m = zri_msg_new(p, (int32_t)nvals, flags & FRAME_HAS_META);
+    int form = !(flags & FRAME_HAS_META)    ? ZRI_META_NONE
+               : (flags & FRAME_FULL_CLOCK) ? ZRI_META_FULL
+                                            : ZRI_META_EDGE;
+    if (form != ZRI_META_NONE) {
+        const zgrt_edge *e;
+        size_t nvc, nv, nvv;
+        if (meta_shape(p, from, to, form == ZRI_META_FULL, &e, &nvc, &nv, &nvv) < 0)
+            return rfail(&r, "metadata from %s to %s, which the monitor plan does not send",
+                         p->lifelines[from], p->lifelines[to]);
+    }
+    m = zri_msg_new(p, (int32_t)nvals, from, to, form);
     m->kind = kind;
     m->from = from;
     m->to = to;

@@ -23,9 +23,13 @@
 /* frame.c                                                                */
 /* ===================================================================== */
 
-/* A message and its arrays in one malloc block; free with free().  NULL
- * when nvals is out of range (negative or more than a frame may carry). */
-ZRI_HIDDEN zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int with_meta);
+/* A message from → to and its arrays in one malloc block, with room for
+ * the metadata of form (ZRI_META_*: none, the plan's edge, a full clock
+ * and the edge's entries; an edge without groups gets none unless the
+ * clock is full); free with free().  NULL when nvals is out of range
+ * (negative or more than a frame may carry). */
+ZRI_HIDDEN zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int32_t from, int32_t to,
+                                int form);
 
 /* Frame: u32 big-endian payload length, then the payload (see frame.c).
  * encode: a malloc'd buffer holding the whole frame (length included);

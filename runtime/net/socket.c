@@ -317,16 +317,34 @@ static uint64_t program_id(const zgrt_program *p)
     for (int32_t i = 0; i < p->ntags; i++) fnv_str(&h, p->tags[i]);
     fnv_i32(&h, p->monitor);
     fnv_i32(&h, p->nsubs);
-    /* the monitor's slots shape the metadata of every frame */
-    fnv_i32(&h, p->nviews);
-    for (int32_t i = 0; i < p->nviews && p->views; i++) {
-        fnv_i32(&h, p->views[i].lifeline);
-        fnv_i32(&h, p->views[i].index);
+    /* the monitor plan shapes the metadata of every frame */
+    for (int32_t l = 0; l < p->nlifelines && p->keeps; l++) {
+        const zgrt_keep *k = &p->keeps[l];
+        fnv_i32(&h, k->nevals);
+        fnv_i32(&h, k->nvc);
+        for (int32_t i = 0; i < k->nvc; i++) fnv_i32(&h, k->vc[i]);
+        fnv_i32(&h, k->nviews);
+        for (int32_t i = 0; i < k->nviews; i++) {
+            fnv_i32(&h, k->views[i].lifeline);
+            fnv_i32(&h, k->views[i].index);
+        }
+        fnv_i32(&h, k->nvarviews);
+        for (int32_t i = 0; i < k->nvarviews; i++) {
+            fnv_i32(&h, k->varviews[i].lifeline);
+            fnv_i32(&h, k->varviews[i].index);
+        }
     }
-    fnv_i32(&h, p->nvarviews);
-    for (int32_t i = 0; i < p->nvarviews && p->varviews; i++) {
-        fnv_i32(&h, p->varviews[i].lifeline);
-        fnv_i32(&h, p->varviews[i].index);
+    fnv_i32(&h, p->nedges);
+    for (int32_t i = 0; i < p->nedges && p->edges; i++) {
+        const zgrt_edge *e = &p->edges[i];
+        fnv_i32(&h, e->from);
+        fnv_i32(&h, e->to);
+        fnv_i32(&h, e->ngroups);
+        for (int32_t k = 0; k < e->ngroups; k++) fnv(&h, &e->groups[k], sizeof e->groups[k]);
+        fnv_i32(&h, e->nviews);
+        for (int32_t k = 0; k < e->nviews; k++) fnv(&h, &e->views[k], sizeof e->views[k]);
+        fnv_i32(&h, e->nvarviews);
+        for (int32_t k = 0; k < e->nvarviews; k++) fnv(&h, &e->varviews[k], sizeof e->varviews[k]);
     }
     return h;
 }

@@ -61,26 +61,38 @@ Test(abi, value_layout)
     cr_expect_eq(offsetof(zgrt_str, data), 8);
 }
 
-/* The monitor's slot tables (ABI 2): two int32 per slot, appended to the
- * descriptor after `pad` without padding, the two counts before the two
- * pointers (backend/codegen.c mirrors the fields; tests/backend checks the
- * LLVM layout against these offsets). */
-Test(abi, slot_tables_layout)
+/* The monitor plan (ABI 3): per lifeline a zgrt_keep (four int32 counts,
+ * then four pointers), per edge a zgrt_edge (six int32, then three
+ * pointers) with its zgrt_group (five int32) and zgrt_pair (two int32)
+ * tables; the descriptor ends with nedges after nsubs, then the keep and
+ * edge pointers (backend/types.c mirrors the fields; tests/backend checks
+ * the LLVM layout against these offsets). */
+Test(abi, monitor_plan_layout)
 {
-    cr_expect_eq(ZGRT_ABI_VERSION, 2);
+    cr_expect_eq(ZGRT_ABI_VERSION, 3);
     cr_expect_eq(sizeof(zgrt_slot), 8);
     cr_expect_eq(offsetof(zgrt_slot, lifeline), 0);
     cr_expect_eq(offsetof(zgrt_slot, index), 4);
-    cr_expect_eq(offsetof(zgrt_program, nviews), offsetof(zgrt_program, pad) + 4);
-    cr_expect_eq(offsetof(zgrt_program, nvarviews), offsetof(zgrt_program, nviews) + 4);
-    cr_expect_eq(offsetof(zgrt_program, views), offsetof(zgrt_program, nvarviews) + 4);
-    cr_expect_eq(offsetof(zgrt_program, views) % _Alignof(void *), 0);
-    cr_expect_eq(offsetof(zgrt_program, varviews), offsetof(zgrt_program, views) + sizeof(void *));
-    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, varviews) + sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_keep, nevals), 0);
+    cr_expect_eq(offsetof(zgrt_keep, nvarviews), 12);
+    cr_expect_eq(offsetof(zgrt_keep, evals), 16);
+    cr_expect_eq(offsetof(zgrt_keep, varviews), 16 + 3 * sizeof(void *));
+    cr_expect_eq(sizeof(zgrt_keep), 16 + 4 * sizeof(void *));
+    cr_expect_eq(sizeof(zgrt_group), 20);
+    cr_expect_eq(offsetof(zgrt_group, varviews_end), 16);
+    cr_expect_eq(sizeof(zgrt_pair), 8);
+    cr_expect_eq(offsetof(zgrt_edge, pad), 20);
+    cr_expect_eq(offsetof(zgrt_edge, groups), 24);
+    cr_expect_eq(sizeof(zgrt_edge), 24 + 3 * sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_program, nedges), offsetof(zgrt_program, nsubs) + 4);
+    cr_expect_eq(offsetof(zgrt_program, keeps) % _Alignof(void *), 0);
+    cr_expect_eq(offsetof(zgrt_program, keeps), offsetof(zgrt_program, nedges) + 4);
+    cr_expect_eq(offsetof(zgrt_program, edges), offsetof(zgrt_program, keeps) + sizeof(void *));
+    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, edges) + sizeof(void *));
 }
 
 /* The kinds, parse modes and human kinds come from vocab/vocab.h; their
- * numbers are part of ABI 2, as generated code of that ABI stores them in
+ * numbers are part of the ABI, as generated code of that ABI stores them in
  * its descriptors: a reordered vocabulary must fail here. */
 Test(abi, vocabulary_numbering)
 {

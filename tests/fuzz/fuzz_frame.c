@@ -34,12 +34,34 @@ static const zgrt_var vars[] = {
 };
 static const char *const chans[] = {"main", "main/par1.1"};
 static const char *const tags[] = {"while#1", "if#2", "if#3"};
-/* the monitor's slots (zgrt_abi.h: zgrt_slot), as in tests/net */
-static const zgrt_slot views[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}, {2, 2}, {2, 4}};
-static const zgrt_slot varviews[] = {
-    {0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, /* User: every variable */
-    {1, 1}, {1, 3},                                 /* Writer: draft, color */
-    {2, 0}, {2, 2}, {2, 5},                         /* Mailbox: count, data, ok */
+/* the monitor plan (zgrt_abi.h: zgrt_keep, zgrt_edge), as in tests/net:
+ * Writer -> User carries the clock entries of Writer and Mailbox, 4 views
+ * and the variable views Writer.draft, Writer.color, Mailbox.count,
+ * Mailbox.data, Mailbox.ok; Mailbox -> Writer and -> User carry Mailbox's;
+ * User -> Writer Mailbox's; the others nothing */
+static const int32_t ev_user[] = {0, 3}, ev_writer[] = {1, 4}, ev_mailbox[] = {2, 4};
+static const int32_t vc_user[] = {0, 1, 2}, vc_writer[] = {1, 2}, vc_mailbox[] = {2};
+static const zgrt_slot views_user[] = {{1, 1}, {1, 4}, {2, 2}, {2, 4}};
+static const zgrt_slot varviews_user[] = {{1, 1}, {1, 3}, {2, 0}, {2, 2}, {2, 5}};
+static const zgrt_slot views_writer[] = {{2, 2}, {2, 4}};
+static const zgrt_slot varviews_writer[] = {{2, 0}, {2, 2}, {2, 5}};
+static const zgrt_keep keeps[] = {
+    {2, 3, 4, 5, ev_user, vc_user, views_user, varviews_user},
+    {2, 2, 2, 3, ev_writer, vc_writer, views_writer, varviews_writer},
+    {2, 1, 0, 0, ev_mailbox, vc_mailbox, NULL, NULL},
+};
+static const zgrt_group g01[] = {{2, 2, 1, 2, 3}};
+static const zgrt_pair v01[] = {{2, 0}, {3, 1}}, vv01[] = {{2, 0}, {3, 1}, {4, 2}};
+static const zgrt_group g10[] = {{1, 0, 1, 2, 2}, {2, 1, 2, 4, 5}};
+static const zgrt_pair v10[] = {{0, 0}, {1, 1}, {0, 2}, {1, 3}};
+static const zgrt_pair vv10[] = {{1, 0}, {3, 1}, {0, 2}, {1, 3}, {2, 4}};
+static const zgrt_group g20[] = {{2, 0, 2, 2, 3}}, g21[] = {{2, 0, 1, 2, 3}};
+static const zgrt_pair v20[] = {{0, 2}, {1, 3}}, v21[] = {{0, 0}, {1, 1}};
+static const zgrt_pair vv20[] = {{0, 2}, {2, 3}, {5, 4}}, vv21[] = {{0, 0}, {2, 1}, {5, 2}};
+static const zgrt_edge edges[] = {
+    {0, 1, 1, 2, 3, 0, g01, v01, vv01}, {0, 2, 0, 0, 0, 0, NULL, NULL, NULL},
+    {1, 0, 2, 4, 5, 0, g10, v10, vv10}, {1, 2, 0, 0, 0, 0, NULL, NULL, NULL},
+    {2, 0, 1, 2, 3, 0, g20, v20, vv20}, {2, 1, 1, 2, 3, 0, g21, v21, vv21},
 };
 static const zgrt_program prog = {
     .abi_version = ZGRT_ABI_VERSION,
@@ -57,10 +79,9 @@ static const zgrt_program prog = {
     .tags = tags,
     .monitor = 1,
     .nsubs = 5,
-    .nviews = 6,
-    .nvarviews = 11,
-    .views = views,
-    .varviews = varviews,
+    .nedges = 6,
+    .keeps = keeps,
+    .edges = edges,
 };
 
 /* ---- the target --------------------------------------------------------------- */
@@ -72,7 +93,7 @@ static int has_json(const zri_msg *m)
     for (int i = 0; i < m->nvals; i++)
         if (m->vals[i].tag == ZGRT_JSON) return 1;
     if (m->has_meta && m->varviews)
-        for (int k = 0; k < prog.nvarviews; k++)
+        for (int k = 0; k < m->nvarviews; k++)
             if (m->varviews[k].tag == ZGRT_JSON) return 1;
     return 0;
 }
@@ -146,12 +167,11 @@ static zgrt_value v_json(zri_heap *h, const char *text)
     return v;
 }
 
-static zri_msg *user(int nvals, int meta)
+/* A user message Writer -> User with the metadata of form (ZRI_META_*). */
+static zri_msg *user(int nvals, int form)
 {
-    zri_msg *m = zri_msg_new(&prog, nvals, meta);
+    zri_msg *m = zri_msg_new(&prog, nvals, 1, 0, form);
     m->kind = ZRI_MSG_USER;
-    m->from = 1;
-    m->to = 0;
     m->chan = 0;
     m->seq = 1;
     return m;
@@ -159,17 +179,18 @@ static zri_msg *user(int nvals, int meta)
 
 static void meta(zri_heap *h, zri_msg *m)
 {
-    for (int l = 0; l < 3; l++) m->vc[l] = 1 + 130 * l;
-    for (int k = 0; k < 6; k++) m->views[k] = k % 3 == 0;
+    for (int l = 0; l < m->nvc; l++) m->vc[l] = 1 + 130 * l;
+    for (int k = 0; k < m->nviews; k++) m->views[k] = k % 3 == 0;
     zgrt_value *vv = m->varviews;
-    vv[0] = v_int(-3);
-    vv[1] = v_str(h, "seen");
-    vv[2] = v_json(h, "{\"a\":[1,2]}");
-    vv[3] = v_enum(0, 2);
-    vv[4] = v_float(0.5);
-    vv[5] = v_bool(1);
-    vv[7] = v_enum(0, 1); /* Writer: color only */
-    vv[8] = v_int(9);     /* Mailbox: count only */
+    if (m->from == 1 && m->to == 0) {
+        vv[0] = v_str(h, "seen"); /* Writer.draft */
+        vv[1] = v_enum(0, 2);     /* Writer.color */
+        vv[2] = v_int(-3);        /* Mailbox.count */
+        vv[3] = v_json(h, "{\"a\":[1,2]}");
+        vv[4] = v_bool(1);
+    } else if (m->nvarviews == 3) {
+        vv[0] = v_int(9); /* Mailbox: count only */
+    }
 }
 
 int main(int argc, char **argv)
@@ -196,48 +217,70 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
         char name[64];
-        m = user(1, 0);
+        m = user(1, ZRI_META_NONE);
         m->vals[0] = one[i].v;
         snprintf(name, sizeof name, "user_%s", one[i].name);
         seed(m, name);
         free(m);
     }
 
-    m = user(0, 0);
+    m = user(0, ZRI_META_NONE);
     seed(m, "user_empty");
     free(m);
 
-    m = user(6, 0);
+    m = user(6, ZRI_META_NONE);
     m->chan = 1;
     m->seq = 300;
     for (int i = 0; i < 6; i++) m->vals[i] = one[i].v;
     seed(m, "user_all_types");
     free(m);
 
-    m = user(2, 1);
+    m = user(2, ZRI_META_EDGE);
     m->vals[0] = v_str(h, "draft");
     m->vals[1] = v_int(2);
     meta(h, m);
     seed(m, "user_meta");
     free(m);
 
-    m = user(1, 1);
+    m = user(2, ZRI_META_FULL);
+    m->vals[0] = v_str(h, "draft");
+    m->vals[1] = v_int(2);
+    meta(h, m);
+    seed(m, "user_meta_full_clock");
+    free(m);
+
+    m = user(1, ZRI_META_EDGE);
     m->vals[0] = v_bool(0);
-    for (int l = 0; l < 3; l++) m->vc[l] = l;
+    for (int l = 0; l < m->nvc; l++) m->vc[l] = l;
     seed(m, "user_meta_undefined");
     free(m);
 
-    m = zri_msg_new(&prog, 0, 0);
+    m = zri_msg_new(&prog, 0, 0, 2, ZRI_META_NONE);
     m->kind = ZRI_MSG_CTL;
-    m->from = 0, m->to = 2, m->chan = 1, m->seq = 7, m->tag = 2, m->value = 1;
+    m->chan = 1, m->seq = 7, m->tag = 2, m->value = 1;
     seed(m, "control");
     free(m);
 
-    m = zri_msg_new(&prog, 0, 1);
+    m = zri_msg_new(&prog, 0, 0, 2, ZRI_META_FULL);
     m->kind = ZRI_MSG_CTL;
-    m->from = 2, m->to = 1, m->chan = 0, m->seq = 2, m->tag = 0, m->value = 0;
+    m->chan = 1, m->seq = 8, m->tag = 2, m->value = 0;
+    meta(h, m);
+    seed(m, "control_full_clock_only");
+    free(m);
+
+    m = zri_msg_new(&prog, 0, 2, 1, ZRI_META_EDGE);
+    m->kind = ZRI_MSG_CTL;
+    m->chan = 0, m->seq = 2, m->tag = 0, m->value = 0;
     meta(h, m);
     seed(m, "control_meta");
+    free(m);
+
+    m = zri_msg_new(&prog, 1, 0, 1, ZRI_META_EDGE);
+    m->kind = ZRI_MSG_USER;
+    m->chan = 0, m->seq = 3;
+    m->vals[0] = v_int(4);
+    meta(h, m);
+    seed(m, "user_meta_forwarded");
     free(m);
 
     zri_msg bye;

@@ -13,7 +13,19 @@
  * parallel regions, so no branch writes what another reads), constant
  * bindings (the sender sends the same constant, so they always match),
  * blocks, two named guards, and CPL guards nesting every operator.  Guards
- * never divide and never overflow, so runs do not fail. */
+ * never divide and never overflow, so runs do not fail.
+ *
+ * With `cpl_full` (and rich): variables without a default, u0 and u1
+ * (int) and f0 (bool), written by local assignments and receive bindings
+ * outside parallel regions only (often inside an if, so on some paths),
+ * and never read but by CPL guards, where a term without a value makes
+ * its atom false; a pure bool action `both`, two more named guards, and
+ * guards from full_guard: every CPL operator nested, atoms over maybe
+ * undefined terms (@B.u0, u1, @B.f0, …), connectives inside atoms (the
+ * body of `both`, str() of a disjunction, ?: inside a comparison) and
+ * between formulas.  A guard that reads u0, u1 or f0 unqualified but has
+ * no CPL operator is made CPL by `seen OWNER && (…)` (seen of the owner
+ * itself is true): plain guards must read defined variables. */
 #include "zggen.h"
 
 #include <string.h>
@@ -27,6 +39,10 @@ typedef struct Gen {
     int ncounters; /* loop counters c0.. */
     int indent;
     int in_par; /* inside a parallel region */
+    /* cpl_full: the guard being drawn */
+    int owner;        /* its owner */
+    int cpl_ops;      /* CPL operators and @B.x terms in it */
+    bool reads_undef; /* it reads u0, u1 or f0 unqualified */
 } Gen;
 
 static uint64_t next(Gen *g)
@@ -164,9 +180,181 @@ static void rich_formula(Gen *g, ZBuf *b, VarSet vs, int depth)
     }
 }
 
+/* cpl_full: an atom whose terms may be undefined, or a CPL leaf. */
+static void full_leaf(Gen *g, ZBuf *b, VarSet vs)
+{
+    static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
+    int n = g->o->lifelines;
+    switch (pick(g, 14)) {
+    case 0: atom(g, b, vs); break;
+    case 1:
+        zu_buf_printf(b, "@L%d.u%d %s %d", pick(g, n), pick(g, 2), ops[pick(g, 6)], pick(g, 5));
+        g->cpl_ops++;
+        break;
+    case 2:
+        zu_buf_printf(b, "@L%d.f0", pick(g, n));
+        g->cpl_ops++;
+        break;
+    case 3:
+        zu_buf_printf(b, "u%d %s %d", pick(g, 2), ops[pick(g, 6)], pick(g, 5));
+        g->reads_undef = true;
+        break;
+    case 4:
+        zu_buf_puts(b, "f0");
+        g->reads_undef = true;
+        break;
+    case 5:
+        zu_buf_printf(b, "seen L%d", pick(g, n));
+        g->cpl_ops++;
+        break;
+    case 6:
+        zu_buf_printf(b, "@L%d.v%d %s v%d", pick(g, n), var(g, vs), ops[pick(g, 6)], var(g, vs));
+        g->cpl_ops++;
+        break;
+    case 7: /* connectives inside an atom: the body of both */
+        zu_buf_printf(b, "both(@L%d.f0, u%d > %d)", pick(g, n), pick(g, 2), pick(g, 4));
+        g->cpl_ops++;
+        g->reads_undef = true;
+        break;
+    case 8: /* a disjunction inside a call inside a comparison */
+        zu_buf_printf(b, "str(@L%d.f0 || v%d > %d) == \"%s\"", pick(g, n), var(g, vs), pick(g, 4),
+                      pick(g, 2) ? "true" : "false");
+        g->cpl_ops++;
+        break;
+    case 9: /* ?: over values inside a comparison */
+        zu_buf_printf(b, "(@L%d.u%d > %d ? v%d : %d) == v%d", pick(g, n), pick(g, 2), pick(g, 4),
+                      var(g, vs), pick(g, 3), var(g, vs));
+        g->cpl_ops++;
+        break;
+    case 10:
+        zu_buf_printf(b, "contains(s0 + str(@L%d.u%d), \"%d\")", pick(g, n), pick(g, 2),
+                      pick(g, 5));
+        g->cpl_ops++;
+        break;
+    case 11: zu_buf_puts(b, pick(g, 3) ? (pick(g, 2) ? "true" : "false") : "K0 > 3"); break;
+    case 12:
+        zu_buf_puts(b, pick(g, 2) ? "h0" : "h1");
+        g->cpl_ops++;
+        break;
+    default:
+        zu_buf_puts(b, pick(g, 2) ? "g0" : "g1");
+        g->cpl_ops++;
+        break;
+    }
+}
+
+/* cpl_full: a formula nesting every operator.  Temporal operators often
+ * sit under @B(…) and prev, where they are evaluated at events other than
+ * the choice (at a choice the store and the visible events are those of
+ * the event before it). */
+static void full_formula(Gen *g, ZBuf *b, VarSet vs, int depth)
+{
+    static const char *const bin[] = {") && (", ") || (", ") == (", ") != ("};
+    int n = g->o->lifelines;
+    int choice = depth > 0 ? pick(g, 20) : 0;
+    if (choice >= 3 && choice <= 12) g->cpl_ops++;
+    switch (choice) {
+    case 0:
+    case 1:
+    case 2: full_leaf(g, b, vs); break;
+    case 3:
+    case 4:
+        zu_buf_printf(b, "@L%d(", pick(g, n));
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 5:
+    case 6: /* a temporal operator at B's latest visible event */
+        zu_buf_printf(b, "@L%d(", pick(g, n));
+        if (choice == 5) {
+            zu_buf_puts(b, "(");
+            full_formula(g, b, vs, depth - 1);
+            zu_buf_puts(b, ") since (");
+            full_formula(g, b, vs, depth - 1);
+            zu_buf_puts(b, ")");
+        } else {
+            zu_buf_puts(b, pick(g, 3) ? "prev (" : pick(g, 2) ? "once (" : "historically (");
+            full_formula(g, b, vs, depth - 1);
+            zu_buf_puts(b, ")");
+        }
+        zu_buf_puts(b, ")");
+        break;
+    case 7:
+        zu_buf_puts(b, "prev (");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 8:
+        zu_buf_puts(b, "(");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ") since (");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 9:
+    case 10:
+    case 11:
+        zu_buf_puts(b, choice == 9 ? "once (" : choice == 10 ? "historically (" : "past (");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 12:
+        /* the shape of the atoms that used to swallow the connective */
+        zu_buf_printf(b, "@L%d.u%d == %d || ", pick(g, n), pick(g, 2), pick(g, 3));
+        full_formula(g, b, vs, depth - 1);
+        break;
+    case 13:
+        zu_buf_puts(b, "!(");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 14:
+    case 15:
+    case 16:
+        zu_buf_puts(b, "(");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, bin[pick(g, 4)]);
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    case 17:
+        zu_buf_puts(b, "(");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ") ? (");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ") : (");
+        full_formula(g, b, vs, depth - 1);
+        zu_buf_puts(b, ")");
+        break;
+    default:
+        zu_buf_puts(b, "!(");
+        full_leaf(g, b, vs);
+        zu_buf_puts(b, ")");
+        break;
+    }
+}
+
+/* cpl_full: a guard for g->owner. */
+static void full_guard(Gen *g, ZBuf *b, VarSet vs, int depth)
+{
+    ZBuf f = {0};
+    g->cpl_ops = 0;
+    g->reads_undef = false;
+    full_formula(g, &f, vs, depth);
+    if (g->reads_undef && !g->cpl_ops)
+        zu_buf_printf(b, "seen L%d && (%s)", g->owner, f.data);
+    else
+        zu_buf_puts(b, f.data);
+    zu_buf_free(&f);
+}
+
 /* A random guard formula over the owner's variables. */
 static void formula(Gen *g, ZBuf *b, VarSet vs, int depth)
 {
+    if (g->o->cpl_full) {
+        full_guard(g, b, vs, depth + 1);
+        return;
+    }
     if (g->o->rich && g->o->cpl) {
         rich_formula(g, b, vs, depth + 1);
         return;
@@ -268,10 +456,28 @@ static void rich_simple(Gen *g, VarSet vs, int a)
     (void)n;
 }
 
+/* cpl_full: writes of u0, u1, f0 (outside parallel regions). */
+static void full_simple(Gen *g, VarSet vs, int a)
+{
+    int b = other(g, a);
+    switch (pick(g, 5)) {
+    case 0: line(g, "L%d: u%d = v%d %% 5;", a, pick(g, 2), var(g, vs)); break;
+    case 1: line(g, "L%d: f0 = v%d > %d;", a, var(g, vs), pick(g, 3)); break;
+    case 2: line(g, "L%d(v%d) -> L%d(u%d);", a, var(g, vs), b, pick(g, 2)); break;
+    case 3: line(g, "L%d(b0) -> L%d(f0);", a, b); break;
+    default: line(g, "L%d(v%d, b0) -> L%d(u%d, f0);", a, var(g, vs), b, pick(g, 2)); break;
+    }
+}
+
 static void simple(Gen *g, VarSet vs)
 {
     int n = g->o->lifelines;
     int a = pick(g, n);
+    if (g->o->cpl_full && !g->in_par && pick(g, 4) == 0) {
+        full_simple(g, vs, a);
+        g->budget--;
+        return;
+    }
     if (g->o->rich && pick(g, 3) == 0) {
         rich_simple(g, vs, a);
         g->budget--;
@@ -302,6 +508,7 @@ static void compound(Gen *g, VarSet vs, int depth)
     int kind = pick(g, g->o->parallel ? 4 : 2);
     int owner = pick(g, n);
     ZBuf f = {0};
+    g->owner = owner;
     int body = 1 + pick(g, 4);
     switch (kind) {
     case 0: /* if */
@@ -379,15 +586,18 @@ static void compound(Gen *g, VarSet vs, int depth)
 static void stmts(Gen *g, VarSet vs, int depth, int count)
 {
     for (int i = 0; i < count && g->budget > 0; i++) {
-        if (depth < g->o->max_depth && pick(g, 4) == 0)
+        if (depth < g->o->max_depth && pick(g, g->o->cpl_full ? 2 : 4) == 0)
             compound(g, vs, depth);
         else
             simple(g, vs);
     }
 }
 
-void zggen_program(ZBuf *out, const ZGenOptions *o)
+void zggen_program(ZBuf *out, const ZGenOptions *opts)
 {
+    ZGenOptions eff = *opts;
+    if (eff.cpl_full) eff.rich = eff.cpl = true;
+    const ZGenOptions *o = &eff;
     Gen g = {
         .out = out, .o = o, .rng = o->seed * 0x2545F4914F6CDD1Dull + 1, .budget = o->statements};
     g.nvars = 8;
@@ -406,6 +616,16 @@ void zggen_program(ZBuf *out, const ZGenOptions *o)
         zu_buf_puts(out, "guard g0 = e0 != m1 since len(s0) > 1;\n");
         zu_buf_printf(out, "guard g1 = @L%d(prev b0) || seen L%d;\n", o->lifelines - 1,
                       o->lifelines > 2 ? 2 : 1);
+    }
+    if (o->cpl_full) {
+        zu_buf_puts(out, "var u0: int;\n");
+        zu_buf_puts(out, "var u1: int;\n");
+        zu_buf_puts(out, "var f0: bool;\n");
+        zu_buf_puts(out, "pure both(p: bool, q: bool) -> bool = p && !q || !p && q;\n");
+        zu_buf_printf(out, "guard h0 = @L%d.u0 > 1 || !@L%d.f0;\n", o->lifelines - 1,
+                      o->lifelines > 2 ? 2 : 1);
+        zu_buf_printf(out, "guard h1 = (f0 == (prev (u1 == 2))) != (once (@L%d.u1 != 0));\n",
+                      o->lifelines > 3 ? 3 : 1);
     }
     ZBuf body = {0};
     g.out = &body;

@@ -19,6 +19,14 @@ typedef struct ZGenOptions {
      * operator set (nested prev/since/once/historically/past/seen, @B(φ),
      * @B.x terms, ==/!=/?: between formulas). */
     bool rich;
+    /* Off by default.  On (implies rich and cpl): guards for the
+     * differential CPL test (tests/cpl): variables without a default
+     * (u0, u1: int; f0: bool) that lifelines write or receive only on some
+     * paths and that guards read through @B.x and unqualified, so terms
+     * are sometimes undefined; atoms with connectives inside them (a pure
+     * bool action, str() of a disjunction, ?: inside a comparison) next to
+     * connectives between formulas; every CPL operator nested. */
+    bool cpl_full;
 } ZGenOptions;
 
 /* Appends a whole .zg program (one workflow named `gen`) to out. */

@@ -1,5 +1,6 @@
 /* zggen — prints a random well-typed workflow.
- * usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel] [--rich] */
+ * usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel]
+ *              [--rich] [--cpl-full] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,11 @@ int main(int argc, char **argv)
             o.parallel = false;
         else if (!strcmp(a, "--rich"))
             o.rich = true;
+        else if (!strcmp(a, "--cpl-full"))
+            o.cpl_full = true;
         else {
             fprintf(stderr, "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] "
-                            "[--plain] [--no-parallel] [--rich]\n");
+                            "[--plain] [--no-parallel] [--rich] [--cpl-full]\n");
             return 2;
         }
     }

@@ -29,36 +29,68 @@ static const zgrt_var vars[] = {
 static const char *const chans[] = {"main", "main/par1.1"};
 static const char *const tags[] = {"while#1", "if#2", "if#3"};
 
-/* slot tables (zgrt_abi.h: zgrt_slot), sorted by (lifeline, index) */
-static const zgrt_slot views3[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}, {2, 2}, {2, 4}};
-static const zgrt_slot varviews3[] = {
-    {0, V_COUNT}, {0, V_DRAFT}, {0, V_DATA}, {0, V_COLOR}, {0, V_SCORE}, {0, V_OK}, /* User */
-    {1, V_DRAFT}, {1, V_COLOR},                                                     /* Writer */
-    {2, V_COUNT}, {2, V_DATA},  {2, V_OK},                                          /* Mailbox */
+/* the monitor plans (zgrt_abi.h: zgrt_keep, zgrt_edge), as compiler/plan.c
+ * makes them for the messages of every lifeline to every other: Mailbox's
+ * entries reach Writer and User, Writer's reach User */
+static const int32_t ev_user[] = {0, 3}, ev_writer[] = {1, 4}, ev_mailbox[] = {2, 4};
+static const int32_t vc_user3[] = {0, 1, 2}, vc_writer3[] = {1, 2}, vc_mailbox3[] = {2};
+static const zgrt_slot views_user3[] = {{1, 1}, {1, 4}, {2, 2}, {2, 4}};
+static const zgrt_slot varviews_user3[] = {
+    {1, V_DRAFT}, {1, V_COLOR}, {2, V_COUNT}, {2, V_DATA}, {2, V_OK}};
+static const zgrt_slot views_writer3[] = {{2, 2}, {2, 4}};
+static const zgrt_slot varviews_writer3[] = {{2, V_COUNT}, {2, V_DATA}, {2, V_OK}};
+static const zgrt_keep keeps3[] = {
+    {2, 3, 4, 5, ev_user, vc_user3, views_user3, varviews_user3},
+    {2, 2, 2, 3, ev_writer, vc_writer3, views_writer3, varviews_writer3},
+    {2, 1, 0, 0, ev_mailbox, vc_mailbox3, NULL, NULL},
 };
-static const zgrt_slot views2[] = {{0, 0}, {0, 3}, {1, 1}, {1, 4}};
-static const zgrt_slot varviews2[] = {
-    {0, V_COUNT}, {0, V_DRAFT}, {0, V_DATA},  {0, V_COLOR},
-    {0, V_SCORE}, {0, V_OK},    {1, V_DRAFT}, {1, V_COLOR},
+/* 0 → 1: Mailbox's entries, forwarded by User */
+static const zgrt_group g01[] = {{2, 2, 1, 2, 3}};
+static const zgrt_pair v01[] = {{2, 0}, {3, 1}}, vv01[] = {{2, 0}, {3, 1}, {4, 2}};
+/* 1 → 0: Writer's own (its values and store), then Mailbox's */
+static const zgrt_group g10[] = {{1, 0, 1, 2, 2}, {2, 1, 2, 4, 5}};
+static const zgrt_pair v10[] = {{0, 0}, {1, 1}, {0, 2}, {1, 3}};
+static const zgrt_pair vv10[] = {{V_DRAFT, 0}, {V_COLOR, 1}, {0, 2}, {1, 3}, {2, 4}};
+/* 2 → 0 and 2 → 1: Mailbox's own */
+static const zgrt_group g20[] = {{2, 0, 2, 2, 3}}, g21[] = {{2, 0, 1, 2, 3}};
+static const zgrt_pair v20[] = {{0, 2}, {1, 3}}, v21[] = {{0, 0}, {1, 1}};
+static const zgrt_pair vv20[] = {{V_COUNT, 2}, {V_DATA, 3}, {V_OK, 4}};
+static const zgrt_pair vv21[] = {{V_COUNT, 0}, {V_DATA, 1}, {V_OK, 2}};
+static const zgrt_edge edges3[] = {
+    {0, 1, 1, 2, 3, 0, g01, v01, vv01}, {0, 2, 0, 0, 0, 0, NULL, NULL, NULL},
+    {1, 0, 2, 4, 5, 0, g10, v10, vv10}, {1, 2, 0, 0, 0, 0, NULL, NULL, NULL},
+    {2, 0, 1, 2, 3, 0, g20, v20, vv20}, {2, 1, 1, 2, 3, 0, g21, v21, vv21},
 };
-/* for the build with one variable fewer (no `ok`) */
-static const zgrt_slot varviews2_build[] = {{0, V_COUNT}, {0, V_DRAFT}, {1, V_DRAFT}};
+static const int32_t vc_user2[] = {0, 1}, vc_writer2[] = {1};
+static const zgrt_slot views_user2[] = {{1, 1}, {1, 4}};
+static const zgrt_slot varviews_user2[] = {{1, V_DRAFT}, {1, V_COLOR}};
+static const zgrt_keep keeps2[] = {
+    {2, 2, 2, 2, ev_user, vc_user2, views_user2, varviews_user2},
+    {2, 1, 0, 0, ev_writer, vc_writer2, NULL, NULL},
+};
+static const zgrt_group g10_2[] = {{1, 0, 1, 2, 2}};
+static const zgrt_pair v10_2[] = {{0, 0}, {1, 1}}, vv10_2[] = {{V_DRAFT, 0}, {V_COLOR, 1}};
+static const zgrt_edge edges2[] = {
+    {0, 1, 0, 0, 0, 0, NULL, NULL, NULL},
+    {1, 0, 1, 2, 2, 0, g10_2, v10_2, vv10_2},
+};
 
-#define PROG(wf, nl, names, nv, mon, v, vv)                                                      \
+#define PROG(wf, nl, names, nv, mon, k, e, ne)                                                   \
     {                                                                                            \
         .abi_version = ZGRT_ABI_VERSION, .nlifelines = (nl), .source = "test.zg",                \
         .workflow = (wf), .lifelines = (names), .nvars = (nv), .nenums = 2, .vars = vars,        \
         .enums = enums, .nchans = 2, .ntags = 3, .chans = chans, .tags = tags, .monitor = (mon), \
-        .nsubs = 5, .nviews = (int32_t)(sizeof v / sizeof v[0]), .views = v,                     \
-        .nvarviews = (int32_t)(sizeof vv / sizeof vv[0]), .varviews = vv,                        \
+        .nsubs = 5, .keeps = (k), .nedges = (ne), .edges = (ne) ? (e) : NULL,                    \
     }
 
-const zgrt_program t_prog3 = PROG("hello", 3, lifelines3, NVARS, 1, views3, varviews3);
-const zgrt_program t_prog3_nomon = PROG("hello", 3, lifelines3, NVARS, 0, views3, varviews3);
-const zgrt_program t_prog2 = PROG("hello", 2, lifelines2, NVARS, 1, views2, varviews2);
-const zgrt_program t_prog2_other = PROG("other", 2, lifelines2, NVARS, 1, views2, varviews2);
+#define NE(e) (int32_t)(sizeof e / sizeof e[0])
+const zgrt_program t_prog3 = PROG("hello", 3, lifelines3, NVARS, 1, keeps3, edges3, NE(edges3));
+const zgrt_program t_prog3_nomon = PROG("hello", 3, lifelines3, NVARS, 0, NULL, NULL, 0);
+const zgrt_program t_prog2 = PROG("hello", 2, lifelines2, NVARS, 1, keeps2, edges2, NE(edges2));
+const zgrt_program t_prog2_other =
+    PROG("other", 2, lifelines2, NVARS, 1, keeps2, edges2, NE(edges2));
 const zgrt_program t_prog2_build =
-    PROG("hello", 2, lifelines2, NVARS - 1, 1, views2, varviews2_build);
+    PROG("hello", 2, lifelines2, NVARS - 1, 1, keeps2, edges2, NE(edges2));
 
 /* ---- bytes ------------------------------------------------------------------------ */
 
@@ -89,7 +121,7 @@ void tb_u64be(tbytes *b, uint64_t v)
 void tb_header(tbytes *b, unsigned kind, unsigned flags)
 {
     tb_u8(b, 0x5A);
-    tb_u8(b, 2); /* frame version */
+    tb_u8(b, 3); /* frame version */
     tb_u8(b, kind);
     if (kind < 2) tb_u8(b, flags);
 }

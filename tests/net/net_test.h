@@ -14,14 +14,18 @@
 /* Workflow "hello": lifelines User, Writer, Mailbox; variables count:int,
  * draft:str, data:json, color:Color, score:float, ok:bool; enums
  * Color{red,green,blue}, Mood{happy,sad}; channels main, main/par1.1;
- * tags while#1, if#2, if#3; monitor with 5 subformulas, view slots
- * (User,0) (User,3) (Writer,1) (Writer,4) (Mailbox,2) (Mailbox,4) and
- * variable-view slots 0-5 User.count … User.ok (declaration order),
- * 6 Writer.draft, 7 Writer.color, 8 Mailbox.count, 9 Mailbox.data,
- * 10 Mailbox.ok.  t_prog2 has the User and Writer slots (4 view slots,
- * 8 variable-view slots). */
+ * tags while#1, if#2, if#3; monitor with 5 subformulas, evaluated by User
+ * (0, 3), Writer (1, 4) and Mailbox (2, 4); User keeps the views (Writer,
+ * 1) (Writer, 4) (Mailbox, 2) (Mailbox, 4) and the variable views
+ * Writer.draft, Writer.color, Mailbox.count, Mailbox.data, Mailbox.ok;
+ * Writer keeps Mailbox's.  The edge Writer → User carries the clock
+ * entries of Writer and Mailbox, 4 views and those 5 variable views (in
+ * that order, E10_*); Mailbox → Writer and → User carry Mailbox's, User →
+ * Writer Mailbox's, the rest nothing.  t_prog2 has User and Writer only:
+ * Writer → User carries Writer's clock entry, 2 views and Writer.draft,
+ * Writer.color. */
 extern const zgrt_program t_prog3;
-/* The same without the monitor. */
+/* The same without the monitor (no keep tables, no edges). */
 extern const zgrt_program t_prog3_nomon;
 /* Workflow "hello" with lifelines User, Writer (same variables etc.). */
 extern const zgrt_program t_prog2;
@@ -31,15 +35,15 @@ extern const zgrt_program t_prog2_other;
 extern const zgrt_program t_prog2_build;
 
 enum { V_COUNT, V_DRAFT, V_DATA, V_COLOR, V_SCORE, V_OK, NVARS };
-enum { NVIEWS3 = 6, NVARVIEWS3 = 11, NVIEWS2 = 4, NVARVIEWS2 = 8 };
-/* variable-view slots of t_prog3 / t_prog2 */
+/* the metadata of Writer → User in t_prog3 and t_prog2 */
+enum { E10_NVC = 2, E10_NVIEWS = 4, E10_NVARVIEWS = 5, E10_NVIEWS2 = 2, E10_NVARVIEWS2 = 2 };
+/* its variable views */
 enum {
-    VV_USER = 0,
-    VV_WRITER_DRAFT = 6,
-    VV_WRITER_COLOR = 7,
-    VV_MAILBOX_COUNT = 8,
-    VV_MAILBOX_DATA = 9,
-    VV_MAILBOX_OK = 10
+    VV_WRITER_DRAFT = 0,
+    VV_WRITER_COLOR = 1,
+    VV_MAILBOX_COUNT = 2,
+    VV_MAILBOX_DATA = 3,
+    VV_MAILBOX_OK = 4
 };
 enum { E_COLOR, E_MOOD };
 

@@ -1,7 +1,8 @@
 /* Unit tests for the frame codec (runtime/net/frame.c): round trips of every
- * value type with and without monitor metadata (the vector clock and the
- * program's view slots), the size of the metadata, and the rejection of
- * every class of malformed payload with its message. */
+ * value type with and without monitor metadata (what the plan's edge
+ * carries: its clock entries, views and variable views, or a full clock),
+ * the size of the metadata, and the rejection of every class of malformed
+ * payload with its message. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -52,29 +53,27 @@ static void assert_same(const zgrt_program *p, const zri_msg *a, const zri_msg *
         cr_assert_eq(a->tag, b->tag);
         cr_assert_eq(a->value, b->value);
     }
+    (void)p;
     cr_assert_eq(a->has_meta, b->has_meta);
     if (!a->has_meta) {
         cr_assert_null(b->vc);
         return;
     }
-    for (int l = 0; l < p->nlifelines; l++) cr_assert_eq(a->vc[l], b->vc[l]);
-    if (!p->monitor) {
-        cr_assert_null(b->views);
-        cr_assert_null(b->varviews);
-        return;
-    }
-    for (int k = 0; k < p->nviews; k++) cr_assert_eq(a->views[k], b->views[k]);
-    for (int k = 0; k < p->nvarviews; k++)
+    cr_assert_eq(a->nvc, b->nvc);
+    cr_assert_eq(a->nviews, b->nviews);
+    cr_assert_eq(a->nvarviews, b->nvarviews);
+    for (int l = 0; l < a->nvc; l++) cr_assert_eq(a->vc[l], b->vc[l]);
+    for (int k = 0; k < a->nviews; k++) cr_assert_eq(a->views[k], b->views[k]);
+    for (int k = 0; k < a->nvarviews; k++)
         cr_assert(tv_eq(&a->varviews[k], &b->varviews[k]), "varview %d", k);
 }
 
+/* A user message Writer → User; meta: the edge's metadata (ZRI_META_*). */
 static zri_msg *user_msg(const zgrt_program *p, int nvals, int meta)
 {
-    zri_msg *m = zri_msg_new(p, nvals, meta);
+    zri_msg *m = zri_msg_new(p, nvals, 1, 0, meta);
     cr_assert_not_null(m);
     m->kind = ZRI_MSG_USER;
-    m->from = 1;
-    m->to = 0;
     m->chan = 1;
     m->seq = 42;
     return m;
@@ -82,7 +81,7 @@ static zri_msg *user_msg(const zgrt_program *p, int nvals, int meta)
 
 static void check_one(zgrt_value v)
 {
-    zri_msg *m = user_msg(&t_prog3, 1, 0);
+    zri_msg *m = user_msg(&t_prog3, 1, ZRI_META_NONE);
     m->vals[0] = v;
     zri_msg *d = round_trip(&t_prog3, m);
     assert_same(&t_prog3, m, d);
@@ -94,40 +93,56 @@ static void check_one(zgrt_value v)
 
 Test(frame, msg_new_layout)
 {
-    zri_msg *m = zri_msg_new(&t_prog3, 3, 1);
+    zri_msg *m = zri_msg_new(&t_prog3, 3, 1, 0, ZRI_META_EDGE);
     cr_assert_not_null(m);
     cr_assert_eq(m->nvals, 3);
-    cr_assert_eq(m->has_meta, 1);
+    cr_assert_eq(m->from, 1);
+    cr_assert_eq(m->to, 0);
+    cr_assert_eq(m->has_meta, ZRI_META_EDGE);
+    cr_assert_eq(m->nvc, E10_NVC);
+    cr_assert_eq(m->nviews, E10_NVIEWS);
+    cr_assert_eq(m->nvarviews, E10_NVARVIEWS);
     cr_assert_not_null(m->vals);
     cr_assert_not_null(m->vc);
     cr_assert_not_null(m->views);
     cr_assert_not_null(m->varviews);
     /* every array writable over its whole size, zeroed */
     for (int i = 0; i < 3; i++) cr_assert_eq(m->vals[i].tag, ZGRT_UNDEF);
-    for (int l = 0; l < 3; l++) m->vc[l] = l;
-    memset(m->views, 1, NVIEWS3);
-    for (int k = 0; k < NVARVIEWS3; k++) m->varviews[k] = tv_int(k);
-    /* room for exactly the slots */
-    cr_assert_eq((uint8_t *)m->vc - (uint8_t *)m->varviews, NVARVIEWS3 * sizeof(zgrt_value));
+    for (int l = 0; l < E10_NVC; l++) m->vc[l] = l;
+    memset(m->views, 1, E10_NVIEWS);
+    for (int k = 0; k < E10_NVARVIEWS; k++) m->varviews[k] = tv_int(k);
+    /* room for exactly the edge's entries */
+    cr_assert_eq((uint8_t *)m->vc - (uint8_t *)m->varviews, E10_NVARVIEWS * sizeof(zgrt_value));
     cr_assert_eq((uintptr_t)m->vals % 8, 0);
     cr_assert_eq((uintptr_t)m->vc % 8, 0);
     free(m);
 
-    m = zri_msg_new(&t_prog3_nomon, 0, 1);
+    /* a full clock: every lifeline's entry, then the edge's entries */
+    m = zri_msg_new(&t_prog3, 0, 1, 0, ZRI_META_FULL);
+    cr_assert_eq(m->has_meta, ZRI_META_FULL);
+    cr_assert_eq(m->nvc, 3);
+    cr_assert_eq(m->nviews, E10_NVIEWS);
+    free(m);
+    m = zri_msg_new(&t_prog3_nomon, 0, 1, 0, ZRI_META_FULL);
     cr_assert_not_null(m->vc);
-    cr_assert_null(m->views);
-    cr_assert_null(m->varviews);
+    cr_assert_eq(m->nvc, 3);
+    cr_assert_eq(m->nviews, 0);
+    cr_assert_eq(m->nvarviews, 0);
     free(m);
 
-    m = zri_msg_new(&t_prog3, 2, 0);
+    /* an edge that carries nothing, or no metadata asked for: none */
+    m = zri_msg_new(&t_prog3, 2, 1, 2, ZRI_META_EDGE);
+    cr_assert_eq(m->has_meta, ZRI_META_NONE);
+    cr_assert_null(m->vc);
+    free(m);
+    m = zri_msg_new(&t_prog3, 2, 1, 0, ZRI_META_NONE);
     cr_assert_eq(m->has_meta, 0);
     cr_assert_null(m->vc);
     cr_assert_null(m->views);
     free(m);
 
-    cr_assert_null(zri_msg_new(&t_prog3, -1, 0));
+    cr_assert_null(zri_msg_new(&t_prog3, -1, 1, 0, ZRI_META_NONE));
 }
-
 /* ---- round trips --------------------------------------------------------------------- */
 
 Test(frame, round_trip_int)
@@ -228,34 +243,41 @@ static zgrt_value value_for(int x, int k)
     }
 }
 
-static void fill_meta(const zgrt_program *p, zri_msg *m)
+/* The variable of carried variable view k of m's edge. */
+static int32_t edge_var(const zgrt_program *p, const zri_msg *m, int k)
 {
-    for (int l = 0; l < p->nlifelines; l++) m->vc[l] = l == 2 ? INT64_MAX : 3 * l + 1;
-    if (!p->monitor) return;
-    for (int k = 0; k < p->nviews; k++) m->views[k] = (k * 7) % 3 == 0;
-    for (int k = 0; k < p->nvarviews; k++) {
-        const zgrt_slot *s = &p->varviews[k];
-        /* Writer's slots and Mailbox.ok left undefined */
-        if (s->lifeline == 1 || k == VV_MAILBOX_OK) continue;
-        m->varviews[k] = value_for(s->index, k);
-    }
+    const zgrt_edge *e = zri_program_edge(p, m->from, m->to);
+    cr_assert_not_null(e);
+    return p->keeps[m->to].varviews[e->varviews[k].to].index;
 }
 
+static void fill_meta(const zgrt_program *p, zri_msg *m)
+{
+    for (int l = 0; l < m->nvc; l++) m->vc[l] = l == 1 ? INT64_MAX : 3 * l + 1;
+    for (int k = 0; k < m->nviews; k++) m->views[k] = (k * 7) % 3 == 0;
+    for (int k = 0; k < m->nvarviews; k++) {
+        /* the first and the last left undefined */
+        if (k == 0 || k == m->nvarviews - 1) continue;
+        m->varviews[k] = value_for(edge_var(p, m, k), k);
+    }
+}
 Test(frame, round_trip_meta)
 {
-    zri_msg *m = user_msg(&t_prog3, 2, 1);
-    m->vals[0] = tv_str(heap, "a");
-    m->vals[1] = tv_int(2);
-    fill_meta(&t_prog3, m);
-    zri_msg *d = round_trip(&t_prog3, m);
-    assert_same(&t_prog3, m, d);
-    free(m);
-    free(d);
+    for (int form = ZRI_META_EDGE; form <= ZRI_META_FULL; form++) {
+        zri_msg *m = user_msg(&t_prog3, 2, form);
+        m->vals[0] = tv_str(heap, "a");
+        m->vals[1] = tv_int(2);
+        fill_meta(&t_prog3, m);
+        zri_msg *d = round_trip(&t_prog3, m);
+        assert_same(&t_prog3, m, d);
+        free(m);
+        free(d);
+    }
 }
 
 Test(frame, round_trip_meta_without_monitor)
 {
-    zri_msg *m = user_msg(&t_prog3_nomon, 1, 1);
+    zri_msg *m = user_msg(&t_prog3_nomon, 1, ZRI_META_FULL);
     m->vals[0] = tv_bool(0);
     fill_meta(&t_prog3_nomon, m);
     zri_msg *d = round_trip(&t_prog3_nomon, m);
@@ -268,10 +290,8 @@ Test(frame, round_trip_control)
 {
     for (int meta = 0; meta < 2; meta++) {
         for (int value = 0; value < 2; value++) {
-            zri_msg *m = zri_msg_new(&t_prog3, 0, meta);
+            zri_msg *m = zri_msg_new(&t_prog3, 0, 2, 1, meta ? ZRI_META_EDGE : ZRI_META_NONE);
             m->kind = ZRI_MSG_CTL;
-            m->from = 2;
-            m->to = 1;
             m->chan = 0;
             m->seq = 9;
             m->tag = 2;
@@ -300,71 +320,48 @@ Test(frame, round_trip_bye)
 
 /* ---- the size of the metadata ----------------------------------------------------------------- */
 
-/* The metadata is the vector clock and the program's slots, not
- * nlifelines × nsubs bits and nlifelines × nvars values. */
-Test(frame, metadata_size_follows_the_slots)
+/* The metadata is what the edge carries: its clock entries, one bit per
+ * view and one value per variable view; a traced run's full clock instead
+ * of the entries. */
+Test(frame, metadata_size_follows_the_edge)
 {
-    static char names_buf[32][8];
-    static const char *names[32];
-    for (int l = 0; l < 32; l++) {
-        snprintf(names_buf[l], sizeof names_buf[l], "L%d", l);
-        names[l] = names_buf[l];
-    }
-    static const zgrt_var v[] = {{"a", {ZGRT_INT, -1}, 0, {0, {0}}},
-                                 {"b", {ZGRT_BOOL, -1}, 0, {0, {0}}}};
-    static const char *const ch[] = {"main"};
-    static const zgrt_slot views[] = {{0, 5}, {7, 1}, {31, 127}};
-    static const zgrt_slot varviews[] = {{3, 0}, {31, 1}};
-    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION,
-                      .nlifelines = 32,
-                      .lifelines = names,
-                      .workflow = "big",
-                      .nvars = 2,
-                      .vars = v,
-                      .nchans = 1,
-                      .chans = ch,
-                      .monitor = 1,
-                      .nsubs = 128,
-                      .nviews = 3,
-                      .views = views,
-                      .nvarviews = 2,
-                      .varviews = varviews};
-    zri_msg *m = zri_msg_new(&p, 0, 1);
-    cr_assert_not_null(m);
-    /* in memory: room for 2 variable-view values, 32 clock entries, 3 views */
-    cr_assert_eq((uint8_t *)m->vc - (uint8_t *)m->varviews, 2 * sizeof(zgrt_value));
-    cr_assert_eq((uint8_t *)m->views - (uint8_t *)m->vc, 32 * sizeof(int64_t));
-    m->kind = ZRI_MSG_USER;
-    m->from = 1, m->to = 0, m->chan = 0, m->seq = 1;
     uint8_t *buf;
     size_t len;
-    /* header 4 + from, to, chan, seq, nvals 5; vc 32 × 1; views 1; varviews 2 × 1 (undef) */
-    cr_assert_eq(zri_frame_encode(&p, m, &buf, &len), 0);
-    cr_expect_eq(len - 4, 9 + 32 + 1 + 2, "payload of %zu bytes", len - 4);
+    /* header 4 (with flags) + from, to, chan, seq, nvals 5 */
+    for (int form = ZRI_META_NONE; form <= ZRI_META_FULL; form++) {
+        zri_msg *m = user_msg(&t_prog3, 0, form);
+        m->chan = 0, m->seq = 1;
+        cr_assert_eq(zri_frame_encode(&t_prog3, m, &buf, &len), 0);
+        /* vc 2 (the edge's) or 3 (full) × 1; views 1; varviews 5 × 1 (undef) */
+        size_t want = form == ZRI_META_NONE   ? 9
+                      : form == ZRI_META_EDGE ? 9 + 2 + 1 + 5
+                                              : 9 + 3 + 1 + 5;
+        cr_expect_eq(len - 4, want, "form %d: payload of %zu bytes", form, len - 4);
+        free(buf);
+        if (form == ZRI_META_EDGE) {
+            for (int k = 0; k < E10_NVIEWS; k++) m->views[k] = 1;
+            m->varviews[VV_MAILBOX_COUNT] = tv_int(7); /* 1 + 8 bytes */
+            m->varviews[VV_MAILBOX_OK] = tv_bool(1);   /* 1 + 1 bytes */
+            m->vc[1] = 200;                            /* a two-byte varint */
+            cr_assert_eq(zri_frame_encode(&t_prog3, m, &buf, &len), 0);
+            cr_expect_eq(len - 4, 9 + 3 + 1 + 9 + 2 + 3, "payload of %zu bytes", len - 4);
+            free(buf);
+            zri_msg *d = round_trip(&t_prog3, m);
+            assert_same(&t_prog3, m, d);
+            free(d);
+        }
+        free(m);
+    }
+    /* an edge that carries nothing: no metadata unless the clock is full */
+    zri_msg *m = zri_msg_new(&t_prog3, 0, 0, 2, ZRI_META_FULL);
+    m->kind = ZRI_MSG_USER, m->chan = 0, m->seq = 1;
+    cr_assert_eq(zri_frame_encode(&t_prog3, m, &buf, &len), 0);
+    cr_expect_eq(len - 4, 9 + 3);
     free(buf);
-    for (int k = 0; k < 3; k++) m->views[k] = 1;
-    m->varviews[0] = tv_int(7);  /* L3.a: 1 + 8 bytes */
-    m->varviews[1] = tv_bool(1); /* L31.b: 1 + 1 bytes */
-    m->vc[31] = 200;             /* a two-byte varint */
-    cr_assert_eq(zri_frame_encode(&p, m, &buf, &len), 0);
-    cr_expect_eq(len - 4, 9 + 33 + 1 + 9 + 2, "payload of %zu bytes", len - 4);
-    free(buf);
-    zri_msg *d = round_trip(&p, m);
-    assert_same(&p, m, d);
-    free(d);
-    free(m);
-    /* without a monitor: the vector clock only */
-    p.monitor = 0;
-    m = zri_msg_new(&p, 0, 1);
-    cr_assert_null(m->views);
-    m->kind = ZRI_MSG_USER;
-    m->from = 1, m->to = 0, m->chan = 0, m->seq = 1;
-    cr_assert_eq(zri_frame_encode(&p, m, &buf, &len), 0);
-    cr_expect_eq(len - 4, 9 + 32);
-    free(buf);
+    m->has_meta = ZRI_META_EDGE; /* the edge carries no groups */
+    cr_assert_neq(zri_frame_encode(&t_prog3, m, &buf, &len), 0);
     free(m);
 }
-
 /* ---- the encoder refuses what the decoder would reject --------------------------------------- */
 
 static int encodes(const zgrt_program *p, const zri_msg *m)
@@ -381,7 +378,7 @@ static int encodes(const zgrt_program *p, const zri_msg *m)
 
 Test(frame, encoder_refuses_invalid)
 {
-    zri_msg *m = user_msg(&t_prog3, 1, 1);
+    zri_msg *m = user_msg(&t_prog3, 1, ZRI_META_EDGE);
     fill_meta(&t_prog3, m);
     m->vals[0] = tv_int(1);
     cr_assert(encodes(&t_prog3, m));
@@ -406,14 +403,13 @@ Test(frame, encoder_refuses_invalid)
     cr_assert_not(encodes(&t_prog3, m));
     m->vals[0] = tv_int(1);
 
-    /* variable-view slots are typed by their variable: slot 0 is User.count,
-     * slot 3 User.color, slot 9 Mailbox.data */
-    m->varviews[VV_USER + V_COUNT] = tv_str(heap, "not an int");
+    /* carried variable views are typed by their variable */
+    m->varviews[VV_MAILBOX_COUNT] = tv_str(heap, "not an int");
     cr_assert_not(encodes(&t_prog3, m));
-    m->varviews[VV_USER + V_COUNT] = tv_int(1);
-    m->varviews[VV_USER + V_COLOR] = tv_enum(E_MOOD, 0);
+    m->varviews[VV_MAILBOX_COUNT] = tv_int(1);
+    m->varviews[VV_WRITER_COLOR] = tv_enum(E_MOOD, 0);
     cr_assert_not(encodes(&t_prog3, m));
-    m->varviews[VV_USER + V_COLOR] = tv_enum(E_COLOR, 0);
+    m->varviews[VV_WRITER_COLOR] = tv_enum(E_COLOR, 0);
     m->varviews[VV_MAILBOX_DATA] = tv_int(3);
     cr_assert_not(encodes(&t_prog3, m));
     m->varviews[VV_MAILBOX_DATA] = tv_json(heap, "3");
@@ -424,6 +420,17 @@ Test(frame, encoder_refuses_invalid)
     m->vc[1] = -1;
     cr_assert_not(encodes(&t_prog3, m));
     m->vc[1] = 1;
+    cr_assert(encodes(&t_prog3, m));
+    /* counts that are not the edge's */
+    m->nviews = 3;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->nviews = E10_NVIEWS;
+    m->nvc = 3;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->nvc = E10_NVC;
+    m->has_meta = 3;
+    cr_assert_not(encodes(&t_prog3, m));
+    m->has_meta = ZRI_META_EDGE;
     cr_assert(encodes(&t_prog3, m));
 
     m->from = 3;
@@ -443,9 +450,9 @@ Test(frame, encoder_refuses_invalid)
     cr_assert_not(encodes(&t_prog3, m));
     free(m);
 
-    m = zri_msg_new(&t_prog3, 0, 0);
+    m = zri_msg_new(&t_prog3, 0, 0, 1, ZRI_META_NONE);
     m->kind = ZRI_MSG_CTL;
-    m->from = 0, m->to = 1, m->tag = 3;
+    m->tag = 3;
     cr_assert_not(encodes(&t_prog3, m));
     m->tag = 2, m->value = 2;
     cr_assert_not(encodes(&t_prog3, m));
@@ -507,12 +514,17 @@ Test(frame, rejects_header)
     tb_u8(&b, 1); /* the dense views of runtime ABI 1 */
     rejects(&t_prog3, &b, "frame truncated in the header");
     tb_u8(&b, 0);
-    rejects(&t_prog3, &b, "unsupported frame version 1 (expected 2)");
+    rejects(&t_prog3, &b, "unsupported frame version 1 (expected 3)");
     b.n = 0;
     tb_u8(&b, 0x5A);
-    tb_u8(&b, 3);
+    tb_u8(&b, 2); /* every slot of the program on every message: runtime ABI 2 */
+    tb_u8(&b, 0);
+    rejects(&t_prog3, &b, "unsupported frame version 2 (expected 3)");
+    b.n = 0;
+    tb_u8(&b, 0x5A);
+    tb_u8(&b, 4);
     tb_u8(&b, 2);
-    rejects(&t_prog3, &b, "unsupported frame version 3 (expected 2)");
+    rejects(&t_prog3, &b, "unsupported frame version 4 (expected 3)");
     /* a hello (socket.c's handshake has its own version) is never a message */
     b.n = 0;
     tb_u8(&b, 0x5A);
@@ -526,8 +538,8 @@ Test(frame, rejects_header)
     tb_header(&b, 3, 0);
     rejects(&t_prog3, &b, "unexpected hello frame");
     b.n = 0;
-    tb_header(&b, 0, 0x02);
-    rejects(&t_prog3, &b, "unknown flags 0x02");
+    tb_header(&b, 0, 0x04);
+    rejects(&t_prog3, &b, "unknown flags 0x04");
 }
 
 Test(frame, rejects_indices)
@@ -671,61 +683,55 @@ Test(frame, rejects_deep_json)
 
 Test(frame, rejects_meta)
 {
-    /* vector clock */
+    /* User -> Writer carries Mailbox's: vc[Mailbox], 2 views, Mailbox.count,
+     * Mailbox.data, Mailbox.ok */
     tbytes b = {.n = 0};
     user_head(&b, 1, 0);
+    tb_varint(&b, (uint64_t)INT64_MAX + 1);
+    rejects(&t_prog3, &b, "the vector clock entry of Mailbox is out of range");
+    /* a full clock: every lifeline's entry */
+    b.n = 0;
+    user_head(&b, 3, 0);
     tb_varint(&b, 1);
     tb_varint(&b, (uint64_t)INT64_MAX + 1);
     rejects(&t_prog3, &b, "the vector clock entry of Writer is out of range");
-
-    /* views: 6 slots in one byte, bits 6 and 7 must be zero */
+    /* flags: a full clock needs metadata; unknown bits */
     b.n = 0;
-    user_head(&b, 1, 0);
-    for (int l = 0; l < 3; l++) tb_varint(&b, 1);
-    tb_u8(&b, 0x7F);
-    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
-    b.n--;
-    tb_u8(&b, 0xBF);
-    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
-    b.n--;
-    tb_u8(&b, 0x3F);
-    rejects(&t_prog3, &b, "frame truncated in the type of value of User.count");
-
-    /* varviews: one value per slot, typed by the slot's variable */
+    user_head(&b, 2, 0);
+    rejects(&t_prog3, &b, "a full clock without metadata (flags 0x02)");
     b.n = 0;
-    user_head(&b, 1, 0);
-    for (int l = 0; l < 3; l++) tb_varint(&b, 1);
-    tb_u8(&b, 0x25);     /* slots 0, 2 and 5 */
-    tb_u8(&b, ZGRT_STR); /* User.count */
-    rejects(&t_prog3, &b, "value of User.count is a string, but the variable is declared int");
-    b.n -= 1;
-    tb_u8(&b, ZGRT_UNDEF); /* User.count */
-    tb_u8(&b, ZGRT_UNDEF); /* User.draft */
-    tb_u8(&b, ZGRT_UNDEF); /* User.data */
-    tb_u8(&b, ZGRT_ENUM);  /* User.color */
-    tb_varint(&b, E_MOOD);
+    user_head(&b, 5, 0);
+    rejects(&t_prog3, &b, "unknown flags 0x05");
+    /* an edge that carries nothing: only a full clock */
+    b.n = 0;
+    tb_header(&b, 0, 1);
+    tb_varint(&b, 1); /* Writer -> Mailbox */
+    tb_varint(&b, 2);
     tb_varint(&b, 0);
-    rejects(
-        &t_prog3, &b,
-        "value of User.color is a member of enum Mood, but the variable is declared enum Color");
-    b.n -= 3;
-    tb_u8(&b, ZGRT_ENUM);
-    tb_varint(&b, E_COLOR);
     tb_varint(&b, 1);
-    tb_u8(&b, ZGRT_FLOAT); /* User.score */
-    tb_u64be(&b, 0x7FF0000000000000ull);
-    rejects(&t_prog3, &b, "float value of User.score is not finite");
-    b.n -= 9;
-    tb_u8(&b, ZGRT_UNDEF); /* User.score */
-    tb_u8(&b, ZGRT_UNDEF); /* User.ok */
-    tb_u8(&b, ZGRT_INT);   /* Writer.draft */
-    tb_u64be(&b, 1);
-    rejects(&t_prog3, &b, "value of Writer.draft is a int, but the variable is declared string");
-    b.n -= 9;
-    tb_u8(&b, ZGRT_UNDEF); /* Writer.draft */
-    tb_u8(&b, ZGRT_UNDEF); /* Writer.color */
-    tb_u8(&b, ZGRT_UNDEF); /* Mailbox.count */
-    tb_u8(&b, ZGRT_BOOL);  /* Mailbox.data */
+    tb_varint(&b, 0);
+    rejects(&t_prog3, &b, "metadata from Writer to Mailbox, which the monitor plan does not send");
+
+    /* views: 2 in one byte, bits 2 to 7 must be zero */
+    b.n = 0;
+    user_head(&b, 1, 0);
+    tb_varint(&b, 1);
+    tb_u8(&b, 0x07);
+    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
+    b.n--;
+    tb_u8(&b, 0x81);
+    rejects(&t_prog3, &b, "unused bits of the monitor views are not zero");
+    b.n--;
+    tb_u8(&b, 0x02);
+    rejects(&t_prog3, &b, "frame truncated in the type of value of Mailbox.count");
+
+    /* varviews: one value per carried entry, typed by its variable */
+    tb_u8(&b, ZGRT_STR); /* Mailbox.count */
+    rejects(&t_prog3, &b, "value of Mailbox.count is a string, but the variable is declared int");
+    b.n -= 1;
+    tb_u8(&b, ZGRT_INT); /* Mailbox.count */
+    tb_u64be(&b, 5);
+    tb_u8(&b, ZGRT_BOOL); /* Mailbox.data */
     tb_u8(&b, 1);
     rejects(&t_prog3, &b, "value of Mailbox.data is a bool, but the variable is declared json");
     b.n -= 2;
@@ -733,24 +739,26 @@ Test(frame, rejects_meta)
     tb_varint(&b, 2);
     tb_raw(&b, "[]", 2);
     rejects(&t_prog3, &b, "frame truncated in the type of value of Mailbox.ok");
-    /* the last slot: accepted */
+    /* the last entry: accepted */
     tb_u8(&b, ZGRT_BOOL); /* Mailbox.ok */
     tb_u8(&b, 1);
     zri_msg *m;
     char err[256];
     cr_assert_eq(zri_frame_decode(&t_prog3, heap, b.d, b.n, &m, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(m->varviews[VV_USER + V_COLOR].u.i, ((int64_t)E_COLOR << 32) | 1);
-    cr_assert_eq(m->varviews[VV_USER + V_COUNT].tag, ZGRT_UNDEF);
-    cr_assert_eq(m->varviews[VV_MAILBOX_DATA].tag, ZGRT_JSON);
-    cr_assert_eq(m->varviews[VV_MAILBOX_OK].u.i, 1);
-    for (int k = 0; k < NVIEWS3; k++) cr_assert_eq(m->views[k], (0x25 >> k) & 1, "view %d", k);
+    cr_assert_eq(m->has_meta, ZRI_META_EDGE);
+    cr_assert_eq(m->nvc, 1);
+    cr_assert_eq(m->vc[0], 1);
+    cr_assert_eq(m->varviews[0].u.i, 5);
+    cr_assert_eq(m->varviews[1].tag, ZGRT_JSON);
+    cr_assert_eq(m->varviews[2].u.i, 1);
+    cr_assert_eq(m->views[0], 0);
+    cr_assert_eq(m->views[1], 1);
     free(m);
     tb_u8(&b, ZGRT_UNDEF);
     rejects(&t_prog3, &b, "1 trailing byte after the frame");
     tb_u8(&b, 0);
     rejects(&t_prog3, &b, "2 trailing bytes after the frame");
 }
-
 Test(frame, rejects_oversized_length)
 {
     uint8_t one = 0x5A;
@@ -795,7 +803,7 @@ static void check_prefixes(const zgrt_program *p, const zri_msg *m)
 
 Test(frame, rejects_every_truncation)
 {
-    zri_msg *m = user_msg(&t_prog3, 6, 1);
+    zri_msg *m = user_msg(&t_prog3, 6, ZRI_META_EDGE);
     m->vals[0] = tv_int(-7);
     m->vals[1] = tv_str(heap, "dr\xc3\xa4"
                               "ft");
@@ -807,9 +815,9 @@ Test(frame, rejects_every_truncation)
     check_prefixes(&t_prog3, m);
     free(m);
 
-    m = zri_msg_new(&t_prog3, 0, 1);
+    m = zri_msg_new(&t_prog3, 0, 0, 2, ZRI_META_FULL);
     m->kind = ZRI_MSG_CTL;
-    m->from = 0, m->to = 2, m->chan = 1, m->seq = 300, m->tag = 1, m->value = 1;
+    m->chan = 1, m->seq = 300, m->tag = 1, m->value = 1;
     fill_meta(&t_prog3, m);
     check_prefixes(&t_prog3, m);
     free(m);
@@ -825,7 +833,7 @@ Test(frame, rejects_every_truncation)
  * message or decodes to a message that encodes again. */
 Test(frame, survives_byte_flips)
 {
-    zri_msg *m = user_msg(&t_prog3, 4, 1);
+    zri_msg *m = user_msg(&t_prog3, 4, ZRI_META_EDGE);
     m->vals[0] = tv_str(heap, "hello");
     m->vals[1] = tv_json(heap, "[1,{\"a\":2}]");
     m->vals[2] = tv_enum(E_COLOR, 1);
@@ -855,23 +863,29 @@ Test(frame, survives_byte_flips)
     free(m);
 }
 
-/* A variable-view slot naming a variable the program does not have: the
+/* A kept variable view naming a variable the program does not have: the
  * codec refuses instead of reading past the variables. */
 Test(frame, malformed_slot_table_is_refused)
 {
-    static const zgrt_slot bad[] = {{0, V_COUNT}, {1, NVARS}};
+    static const zgrt_slot bad[] = {{1, V_DRAFT}, {1, NVARS}};
+    zgrt_keep keeps[2];
+    memcpy(keeps, t_prog2.keeps, sizeof keeps);
+    keeps[0].varviews = bad;
     zgrt_program p = t_prog2;
-    p.nvarviews = 2;
-    p.varviews = bad;
-    zri_msg *m = user_msg(&p, 0, 1);
-    m->from = 1, m->to = 0;
+    p.keeps = keeps;
+    zri_msg *m = user_msg(&p, 0, ZRI_META_EDGE);
     cr_assert_not(encodes(&p, m));
     tbytes b = {.n = 0};
-    user_head(&b, 1, 0);
-    for (int l = 0; l < 2; l++) tb_varint(&b, 1);
-    tb_u8(&b, 0);          /* 4 views */
-    tb_u8(&b, ZGRT_UNDEF); /* User.count */
+    tb_header(&b, 0, 1); /* Writer -> User on main, seq 1 */
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);      /* vc[Writer] */
+    tb_u8(&b, 0);          /* 2 views */
+    tb_u8(&b, ZGRT_UNDEF); /* Writer.draft */
     tb_u8(&b, ZGRT_UNDEF);
-    rejects(&p, &b, "variable-view slot 1 of the program is malformed");
+    rejects(&p, &b, "variable view 1 of the plan's edge is malformed");
     free(m);
 }

@@ -164,7 +164,7 @@ static void open_all(opener *o, const zgrt_program *p, const addrs *x)
 
 static zri_msg *make_msg(zri_heap *h, int from, int to, int64_t seq, int big)
 {
-    zri_msg *m = zri_msg_new(&t_prog3, 3, 0);
+    zri_msg *m = zri_msg_new(&t_prog3, 3, from, to, ZRI_META_NONE);
     m->kind = ZRI_MSG_USER;
     m->from = from;
     m->to = to;
@@ -313,11 +313,11 @@ Test(net, control_and_metadata)
     unix_addrs(&x, 2);
     opener o[2];
     open_all(o, &t_prog2, &x);
-    zri_msg *m = zri_msg_new(&t_prog2, 0, 1);
+    zri_msg *m = zri_msg_new(&t_prog2, 0, 1, 0, ZRI_META_EDGE);
     m->kind = ZRI_MSG_CTL;
-    m->from = 1, m->to = 0, m->chan = 1, m->seq = 5, m->tag = 2, m->value = 1;
-    m->vc[0] = 3, m->vc[1] = 8;
-    m->views[NVIEWS2 - 1] = 1; /* (Writer, 4) */
+    m->chan = 1, m->seq = 5, m->tag = 2, m->value = 1;
+    m->vc[0] = 8;                  /* vc[Writer], the edge's one clock entry */
+    m->views[E10_NVIEWS2 - 1] = 1; /* (Writer, 4) */
     m->varviews[VV_WRITER_DRAFT] = tv_str(o[1].heap, "seen");
     char err[256];
     cr_assert_eq(zri_net_send(o[1].net, m, err, sizeof err), 0, "%s", err);
@@ -328,11 +328,13 @@ Test(net, control_and_metadata)
     cr_assert_eq(r->kind, ZRI_MSG_CTL);
     cr_assert_eq(r->tag, 2);
     cr_assert_eq(r->value, 1);
-    cr_assert_eq(r->vc[1], 8);
-    cr_assert_eq(r->views[NVIEWS2 - 1], 1);
-    cr_assert_eq(r->views[NVIEWS2 - 2], 0);
+    cr_assert_eq(r->has_meta, ZRI_META_EDGE);
+    cr_assert_eq(r->nvc, 1);
+    cr_assert_eq(r->vc[0], 8);
+    cr_assert_eq(r->views[E10_NVIEWS2 - 1], 1);
+    cr_assert_eq(r->views[E10_NVIEWS2 - 2], 0);
     cr_assert_str_eq(r->varviews[VV_WRITER_DRAFT].u.s->data, "seen");
-    cr_assert_eq(r->varviews[VV_USER + V_DRAFT].tag, ZGRT_UNDEF);
+    cr_assert_eq(r->varviews[VV_WRITER_COLOR].tag, ZGRT_UNDEF);
     free(r);
     opener_finish(&o[1]);
     opener_finish(&o[0]);
@@ -375,7 +377,7 @@ Test(net, send_refuses_bad_messages)
     unix_addrs(&x, 2);
     opener o[2];
     open_all(o, &t_prog2, &x);
-    zri_msg *m = zri_msg_new(&t_prog2, 1, 0);
+    zri_msg *m = zri_msg_new(&t_prog2, 1, 0, 1, ZRI_META_NONE);
     m->kind = ZRI_MSG_USER;
     m->from = 0, m->to = 1, m->seq = 1;
     m->vals[0] = tv_float(NAN);

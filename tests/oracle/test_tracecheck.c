@@ -322,3 +322,142 @@ Test(tracecheck, per_lifeline_traces_concatenated)
     free(msg);
     zt_model_free(m);
 }
+
+/* ===================================================================== */
+/* CPL guards by Definition 3 over the source tree                        */
+/* ===================================================================== */
+
+/* B never writes x or f; A sees B's y = 1.  Atoms are comparisons,
+ * Boolean variables and literals: the connectives between them are
+ * formulas, and only an atom with an undefined term is false. */
+static const char atoms_workflow[] =
+    "lifeline A, B;\n"
+    "var x: int;\n"
+    "var f: bool;\n"
+    "var y: int = 0;\n"
+    "var r: bool = false;\n"
+    "guard issue = @B.x == 0 || y == 1;\n"
+    "workflow w() -> int {\n"
+    "    B: y = 1;\n"
+    "    B(y) -> A(y);\n"
+    "    if @B.x == 0 || y == 1 @ A { A: r = true; }\n"                       /* if#1 */
+    "    if !(@B.x == 0) @ A { A: r = true; }\n"                              /* if#2 */
+    "    if y == 1 && !(@B.x > 3) @ A { A: r = true; }\n"                     /* if#3 */
+    "    if (@B.x == 0 ? false : true) @ A { A: r = true; }\n"                /* if#4 */
+    "    if @B.x != 0 @ A { A: r = true; }\n"                                 /* if#5 */
+    "    if @B.f != true @ A { A: r = true; }\n"                              /* if#6 */
+    "    if issue && seen A && !(past (@B.x == 1)) @ A { A: r = true; }\n"    /* if#7 */
+    "    if historically (@B.x == 0 || y == 1) @ A { A: r = true; }\n"        /* if#8 */
+    "    if @B.x == 0 || once (y == 1) @ A { A: r = true; }\n"                /* if#9 */
+    "    if (@B.f == (@B.x > 0)) && @B(prev (y == 1)) @ A { A: r = true; }\n" /* if#10 */
+    "    return y @ A;\n"
+    "}\n";
+
+/* Definition 3 of each guard above at its choice event: `@B.x != 0` is a
+ * comparison, an atom with an undefined term; `@B.f != true` is `!=`
+ * between formulas, the atom @B.f being false. */
+static const bool atoms_want[] = {true, true, true, true, false, true, true, true, true, true};
+#define NATOMS ((int)(sizeof atoms_want / sizeof atoms_want[0]))
+
+/* The run for decisions dec[]: B writes y and sends it; A receives it,
+ * then decides each guard in turn, writing r after each true one. */
+static char *atoms_trace(const bool *dec)
+{
+    ZBuf b = {0};
+    const char *store = "{\"y\":0,\"r\":false}";
+    zu_buf_printf(&b, "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":%s}\n", store);
+    zu_buf_printf(&b, "{\"kind\":\"start\",\"lifeline\":\"B\",\"store\":%s}\n", store);
+    zu_buf_puts(&b, "{\"lifeline\":\"B\",\"index\":1,\"kind\":\"act\",\"action\":null,"
+                    "\"attempts\":1,\"writes\":{\"y\":1},\"vc\":{\"A\":0,\"B\":1}}\n");
+    zu_buf_puts(&b, "{\"lifeline\":\"B\",\"index\":2,\"kind\":\"send\",\"to\":\"A\",\"channel\":"
+                    "\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#1\",\"writes\":{},"
+                    "\"vc\":{\"A\":0,\"B\":2}}\n");
+    zu_buf_puts(&b, "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"recv\",\"from\":\"B\",\"channel\":"
+                    "\"main\",\"values\":[1],\"control\":null,\"msg\":\"B>A@main#1\",\"writes\":{"
+                    "\"y\":1},\"vc\":{\"A\":1,\"B\":2}}\n");
+    int i = 1;
+    for (int k = 0; k < NATOMS; k++) {
+        i++;
+        zu_buf_printf(
+            &b,
+            "{\"lifeline\":\"A\",\"index\":%d,\"kind\":\"choice\",\"construct\":\"if#%d\","
+            "\"value\":%s,\"writes\":{},\"vc\":{\"A\":%d,\"B\":2}}\n",
+            i, k + 1, dec[k] ? "true" : "false", i);
+        if (dec[k]) {
+            i++;
+            zu_buf_printf(&b,
+                          "{\"lifeline\":\"A\",\"index\":%d,\"kind\":\"act\",\"action\":null,"
+                          "\"attempts\":1,\"writes\":{\"r\":true},\"vc\":{\"A\":%d,\"B\":2}}\n",
+                          i, i);
+        }
+    }
+    zu_buf_puts(&b, "{\"kind\":\"end\",\"result\":1}\n");
+    return b.data;
+}
+
+static ZtModel *atoms_model(void)
+{
+    FILE *diag = fopen("/dev/null", "w");
+    ZtModel *m = zt_model_new("atoms.zg", atoms_workflow, strlen(atoms_workflow), NULL, diag);
+    fclose(diag);
+    cr_assert_not_null(m, "the workflow does not compile");
+    return m;
+}
+
+Test(tracecheck, cpl_atoms_by_definition_3)
+{
+    ZtModel *m = atoms_model();
+    char *trace = atoms_trace(atoms_want);
+    char *msg = NULL;
+    ZtStats st;
+    int rc = zt_check(m, "t.jsonl", trace, strlen(trace), &msg, &st);
+    cr_assert_eq(rc, 0, "%s", msg ? msg : "");
+    cr_assert_eq(st.cpl_checked, NATOMS);
+    cr_assert_eq(st.unverified, 0);
+    free(trace);
+    zt_model_free(m);
+}
+
+Test(tracecheck, cpl_atoms_each_decision_flipped)
+{
+    /* the decision the old atom grouping gave (false for every guard with
+     * a connective over an undefined atom), or any other flip, fails */
+    ZtModel *m = atoms_model();
+    for (int k = 0; k < NATOMS; k++) {
+        bool dec[NATOMS];
+        memcpy(dec, atoms_want, sizeof dec);
+        dec[k] = !dec[k];
+        char *trace = atoms_trace(dec);
+        char *msg = NULL;
+        int rc = zt_check(m, "t.jsonl", trace, strlen(trace), &msg, NULL);
+        cr_assert_eq(rc, 1, "if#%d flipped passed", k + 1);
+        char want[128];
+        snprintf(want, sizeof want, "CPL guard of if#%d `", k + 1);
+        cr_assert(strstr(msg, want), "message `%s` lacks `%s`", msg, want);
+        snprintf(want, sizeof want,
+                 "is %s by Definition 3 on the rebuilt chart, but the "
+                 "recorded decision is %s",
+                 atoms_want[k] ? "true" : "false", atoms_want[k] ? "false" : "true");
+        cr_assert(strstr(msg, want), "message `%s` lacks `%s`", msg, want);
+        free(msg);
+        free(trace);
+    }
+    zt_model_free(m);
+}
+
+Test(tracecheck, cpl_issue_example_message)
+{
+    bool dec[NATOMS];
+    memcpy(dec, atoms_want, sizeof dec);
+    dec[0] = false;
+    char *trace = atoms_trace(dec);
+    ZtModel *m = atoms_model();
+    char *msg = NULL;
+    cr_assert_eq(zt_check(m, "t.jsonl", trace, strlen(trace), &msg, NULL), 1);
+    cr_assert_str_eq(msg, "t.jsonl:6: lifeline A event 2: CPL guard of if#1 `@B.x == 0 || y == 1` "
+                          "is true by Definition 3 on the rebuilt chart, but the recorded decision "
+                          "is false");
+    free(msg);
+    free(trace);
+    zt_model_free(m);
+}

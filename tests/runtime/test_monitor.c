@@ -13,11 +13,21 @@
  *   4  @TestRunner.candidate == candidate   (Committer)
  *   5  3 && 4                  (Committer; the guard's root)
  *
- * The slot tables (zgrt_abi.h, zgrt_slot), sorted by (lifeline, index):
- *   views     0  (TestRunner, 2)
- *   varviews  0  (TestRunner, candidate)
- *             1  (TestRunner, status)     read by the relay test's body
- *             2  (Committer, candidate)   the Committer's own: its store
+ * The monitor plan (zgrt_abi.h: zgrt_keep, zgrt_edge) for the messages
+ * Orchestrator → TestRunner, Orchestrator → Committer, TestRunner →
+ * Committer, TestRunner → Relay and Relay → Committer, as compiler/plan.c
+ * makes it:
+ *   Orchestrator  keeps nothing (no TestRunner event reaches it)
+ *   TestRunner    evals 0 1 2; vc TestRunner
+ *   Committer     evals 3 4 5; vc TestRunner Committer;
+ *                 views 0 (TestRunner, 2);
+ *                 varviews 0 (TestRunner, candidate)
+ *                          1 (TestRunner, status)  read by the relay test
+ *   Relay         vc TestRunner Relay; the Committer's views and varviews,
+ *                 which it forwards
+ *   edges to the Committer and the Relay carry vc[TestRunner] and the
+ *   three entries (from TestRunner: val[2] and its store); the
+ *   Orchestrator's edges carry nothing.
  */
 #include <criterion/criterion.h>
 #include <semaphore.h>
@@ -54,11 +64,32 @@ static const zgrt_var VARS_C1[] = {
     {"tv", {ZGRT_ENUM, 0}, 1, {.tag = ZGRT_ENUM, .u.i = PENDING}}};
 static const zgrt_input INPUTS[] = {{V_CAND, ORCH}};
 
-enum { VS_TR_2, NV };                                 /* view slots */
-enum { VV_TR_CAND, VV_TR_STATUS, VV_COMM_CAND, NVV }; /* variable-view slots */
+enum { VS_TR_2, NV };                   /* the Committer's and Relay's view slots */
+enum { VV_TR_CAND, VV_TR_STATUS, NVV }; /* their variable-view slots */
 static const zgrt_slot VIEWS[] = {{TR, 2}};
-static const zgrt_slot VARVIEWS[] = {{TR, V_CAND}, {TR, V_STATUS}, {COMM, V_CAND}};
-#define SLOTS .nviews = NV, .views = VIEWS, .nvarviews = NVV, .varviews = VARVIEWS
+static const zgrt_slot VARVIEWS[] = {{TR, V_CAND}, {TR, V_STATUS}};
+static const int32_t TR_EVALS[] = {0, 1, 2}, COMM_EVALS[] = {3, 4, 5};
+static const int32_t TR_VC[] = {TR}, COMM_VC[] = {TR, COMM}, RELAY_VC[] = {TR, RELAY};
+static const zgrt_keep KEEPS[] = {
+    {0, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {3, 1, 0, 0, TR_EVALS, TR_VC, NULL, NULL},
+    {3, 2, NV, NVV, COMM_EVALS, COMM_VC, VIEWS, VARVIEWS},
+    {0, 2, NV, NVV, NULL, RELAY_VC, VIEWS, VARVIEWS},
+};
+/* TestRunner's group: vc[TestRunner] at 0 on every end, its entries */
+static const zgrt_group G_TR[] = {{TR, 0, 0, 1, 2}};
+static const zgrt_pair OWN_VIEWS[] = {{2, 0}};                        /* val[2] */
+static const zgrt_pair OWN_VARVIEWS[] = {{V_CAND, 0}, {V_STATUS, 1}}; /* the store */
+static const zgrt_pair FWD_VIEWS[] = {{0, 0}};
+static const zgrt_pair FWD_VARVIEWS[] = {{0, 0}, {1, 1}};
+static const zgrt_edge EDGES[] = {
+    {ORCH, TR, 0, 0, 0, 0, NULL, NULL, NULL},
+    {ORCH, COMM, 0, 0, 0, 0, NULL, NULL, NULL},
+    {TR, COMM, 1, 1, 2, 0, G_TR, OWN_VIEWS, OWN_VARVIEWS},
+    {TR, RELAY, 1, 1, 2, 0, G_TR, OWN_VIEWS, OWN_VARVIEWS},
+    {RELAY, COMM, 1, 1, 2, 0, G_TR, FWD_VIEWS, FWD_VARVIEWS},
+};
+#define SLOTS .keeps = KEEPS, .nedges = 5, .edges = EDGES
 
 static int is_status(const zgrt_value *v, int m)
 {
@@ -76,15 +107,15 @@ static void eval_tr(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old)
     val[2] = val[1] || (val[0] && zgrt_vc(ctx, TR) > 1 && old[2]);
 }
 
+/* the Committer's val[k] holds subformula 3 + k */
 static void eval_comm(zgrt_ctx *ctx, uint8_t *val, const uint8_t *old)
 {
     (void)old;
     eval_calls[COMM]++;
-    val[3] = zgrt_vc(ctx, TR) > 0 ? (uint8_t)zgrt_view(ctx, TR, VS_TR_2) : 0;
-    const zgrt_value *theirs = zgrt_varview(ctx, TR, VV_TR_CAND),
-                     *mine = zgrt_varview(ctx, COMM, VV_COMM_CAND);
-    val[4] = theirs && mine && zgrt_compare(theirs, mine) == 0;
-    val[5] = val[3] && val[4];
+    val[0] = zgrt_vc(ctx, TR) > 0 ? (uint8_t)zgrt_view(ctx, TR, VS_TR_2) : 0;
+    const zgrt_value *theirs = zgrt_varview(ctx, TR, VV_TR_CAND), *mine = &zgrt_store(ctx)[V_CAND];
+    val[1] = theirs && mine->tag != ZGRT_UNDEF && zgrt_compare(theirs, mine) == 0;
+    val[2] = val[0] && val[1];
 }
 
 static const zgrt_eval_fn EVALS[] = {NULL, eval_tr, eval_comm, NULL};
@@ -300,17 +331,16 @@ static void plain_orch(zgrt_ctx *ctx)
 static void plain_comm(zgrt_ctx *ctx)
 {
     recv1(ctx, ORCH, V_STATUS);
-    /* no views without the monitor (slot 0 is (Orchestrator, status)); the
-     * vector clock is still kept, and var(self, x) is the store (slot 1) */
+    /* no views without the monitor: nothing is kept, every slot is
+     * undefined; only a traced run keeps the (full) vector clock */
     int ok = zgrt_varview(ctx, ORCH, 0) == NULL && zgrt_view(ctx, ORCH, 0) == 0 &&
-             zgrt_varview(ctx, COMM, 1) != NULL;
+             zgrt_varview(ctx, COMM, 0) == NULL;
     assign1(ctx, V_D1, v_bool(ok));
     assign1(ctx, V_SEEN, v_int(zgrt_vc(ctx, ORCH) * 10 + zgrt_vc(ctx, COMM)));
 }
 
 static const zgrt_body_fn P_BODIES[] = {plain_orch, nothing, plain_comm, nothing};
 static const zgrt_result P_RES[] = {{V_D1, COMM}, {V_SEEN, COMM}};
-static const zgrt_slot P_VARVIEWS[] = {{ORCH, V_STATUS}, {COMM, V_STATUS}};
 
 static const zgrt_program prog_plain = {
     .abi_version = ZGRT_ABI_VERSION,
@@ -332,8 +362,6 @@ static const zgrt_program prog_plain = {
     .nresults = 2,
     .results = P_RES,
     .result_tuple = 1,
-    .nvarviews = 2,
-    .varviews = P_VARVIEWS,
 };
 
 Test(monitor, no_monitor_vector_clock_only, .timeout = 20)
@@ -350,11 +378,11 @@ Test(monitor, no_monitor_vector_clock_only, .timeout = 20)
 
 Test(monitor, no_trace_no_metadata, .timeout = 20)
 {
-    /* without a trace and without a monitor messages carry no clock; the
-     * local component still counts events */
+    /* without a trace and without a monitor lifelines keep no clock and
+     * messages carry none: every entry reads 0 */
     run_out r = run_prog(&prog_plain, (const char *const[]){"--seed", "0", NULL});
     cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect_str_eq(r.out, "[true, 2]\n");
+    cr_expect_str_eq(r.out, "[true, 0]\n");
     run_out_free(&r);
 }
 
@@ -382,6 +410,8 @@ static const zgrt_body_fn BUSY[] = {busy_branch, busy_branch};
 static void busy_main(zgrt_ctx *ctx) { zgrt_par(ctx, 2, BUSY, 0); }
 static const zgrt_body_fn BUSY_B[] = {busy_main};
 static const zgrt_eval_fn TRAP_EVALS[] = {eval_trapping};
+static const int32_t ONE_EVAL[] = {0}, VC_A[] = {0}, VC_B[] = {1};
+static const zgrt_keep SOLO_KEEP[] = {{1, 1, 0, 0, ONE_EVAL, VC_A, NULL, NULL}};
 
 static const zgrt_program prog_eval_trap = {
     .abi_version = ZGRT_ABI_VERSION,
@@ -401,6 +431,7 @@ static const zgrt_program prog_eval_trap = {
     .locs = LOCS,
     .monitor = 1,
     .nsubs = 1,
+    .keeps = SOLO_KEEP,
 };
 
 Test(monitor, trap_in_eval_releases_the_lifeline, .timeout = 20)
@@ -434,6 +465,9 @@ static void receiver(zgrt_ctx *ctx)
 static const char *const TWO[] = {"A", "B"};
 static const zgrt_body_fn SR_B[] = {sender, receiver};
 static const zgrt_eval_fn SR_EVALS[] = {NULL, eval_trap_on_recv};
+static const zgrt_keep SR_KEEPS[] = {{0, 0, 0, 0, NULL, NULL, NULL, NULL},
+                                     {1, 1, 0, 0, ONE_EVAL, VC_B, NULL, NULL}};
+static const zgrt_edge SR_EDGES[] = {{0, 1, 0, 0, 0, 0, NULL, NULL, NULL}};
 
 static const zgrt_program prog_eval_trap_recv = {
     .abi_version = ZGRT_ABI_VERSION,
@@ -455,6 +489,9 @@ static const zgrt_program prog_eval_trap_recv = {
     .locs = LOCS,
     .monitor = 1,
     .nsubs = 1,
+    .keeps = SR_KEEPS,
+    .nedges = 1,
+    .edges = SR_EDGES,
 };
 
 Test(monitor, trap_in_eval_of_a_receive, .timeout = 20)
@@ -483,18 +520,16 @@ static void s_comm(zgrt_ctx *ctx)
                      *cand = zgrt_varview(ctx, TR, VV_TR_CAND);
     int seen = is_status(st, PASSED) && cand && cand->tag == ZGRT_STR &&
                strcmp(cand->u.s->data, "c1") == 0 && zgrt_view(ctx, TR, VS_TR_2) == 1;
-    /* var(self, x) is the store; the Committer's candidate is undefined */
-    int self = zgrt_varview(ctx, COMM, VV_COMM_CAND) == NULL;
+    /* the lifeline's own variables are its store, not a slot */
     assign1(ctx, V_CAND, v_str(ctx, "mine"));
-    const zgrt_value *mine = zgrt_varview(ctx, COMM, VV_COMM_CAND);
-    self = self && mine == &zgrt_store(ctx)[V_CAND];
+    int self = zgrt_varview(ctx, COMM, VV_TR_CAND) == NULL && zgrt_view(ctx, COMM, 0) == 0;
     /* a slot that is not the lifeline's, or out of the table: 0 / NULL */
-    int wrong = zgrt_varview(ctx, TR, VV_COMM_CAND) == NULL &&
-                zgrt_varview(ctx, COMM, VV_TR_CAND) == NULL && zgrt_varview(ctx, TR, NVV) == NULL &&
-                zgrt_varview(ctx, TR, -1) == NULL && zgrt_varview(ctx, 4, 0) == NULL &&
-                zgrt_varview(ctx, -1, 0) == NULL && zgrt_view(ctx, COMM, VS_TR_2) == 0 &&
-                zgrt_view(ctx, TR, NV) == 0 && zgrt_view(ctx, TR, -1) == 0 &&
-                zgrt_view(ctx, 4, 0) == 0;
+    int wrong = zgrt_varview(ctx, ORCH, VV_TR_CAND) == NULL &&
+                zgrt_varview(ctx, RELAY, VV_TR_STATUS) == NULL &&
+                zgrt_varview(ctx, TR, NVV) == NULL && zgrt_varview(ctx, TR, -1) == NULL &&
+                zgrt_varview(ctx, 4, 0) == NULL && zgrt_varview(ctx, -1, 0) == NULL &&
+                zgrt_view(ctx, COMM, VS_TR_2) == 0 && zgrt_view(ctx, TR, NV) == 0 &&
+                zgrt_view(ctx, TR, -1) == 0 && zgrt_view(ctx, 4, 0) == 0;
     assign1(ctx, V_SEEN, v_int(before * 1000 + seen * 100 + self * 10 + wrong));
 }
 
@@ -534,45 +569,43 @@ Test(monitor, accessors_take_the_lifelines_slots, .timeout = 20)
     run_out_free(&r);
 }
 
-/* ---- message metadata: vector clock + slots, not nlifelines × nsubs -------------- */
+/* ---- message metadata: what the edge carries, not the program's slots -------------- */
 
-Test(monitor, message_metadata_follows_the_slot_counts)
+Test(monitor, message_metadata_follows_the_edge)
 {
-    /* 32 lifelines, 128 subformulas, 6 variables; 3 view and 2 variable-view slots */
-    static const char *names[32];
-    for (int l = 0; l < 32; l++) names[l] = "L";
-    static const zgrt_slot views[] = {{0, 5}, {7, 1}, {31, 127}};
-    static const zgrt_slot varviews[] = {{3, V_CAND}, {31, V_STATUS}};
-    zgrt_program p = {.abi_version = ZGRT_ABI_VERSION,
-                      .nlifelines = 32,
-                      .lifelines = names,
-                      .nvars = 6,
-                      .vars = VARS,
-                      .nsubs = 128,
-                      .monitor = 1,
-                      .nviews = 3,
-                      .views = views,
-                      .nvarviews = 2,
-                      .varviews = varviews};
-    size_t bare = zri_msg_block_size(&p, 2, 0), meta = zri_msg_block_size(&p, 2, 1);
-    /* in memory: 8 * nlifelines + nviews + 16 * nvarviews */
-    cr_expect_eq(meta - bare, 8 * 32 + 3 + 16 * 2, "metadata of %zu bytes", meta - bare);
-    cr_expect_lt(meta - bare, 300); /* dense views would take 32 * 128 + 32 * 6 * 16 more */
+    const zgrt_program *p = &prog_merge;
+    size_t bare = zri_msg_block_size(p, ORCH, TR, 2, 0);
+    /* the Orchestrator's edges carry nothing: no metadata at all */
+    cr_expect_eq(zri_msg_block_size(p, ORCH, COMM, 2, 0), bare);
+    /* TestRunner → Committer: vc[TestRunner], one view, two variable views */
+    cr_expect_eq(zri_msg_block_size(p, TR, COMM, 2, 0) - bare, 8 + 1 + 2 * 16);
     /* values do not change the metadata */
-    cr_expect_eq(zri_msg_block_size(&p, 7, 1) - zri_msg_block_size(&p, 7, 0), meta - bare);
-    /* without a monitor: the vector clock only */
-    p.monitor = 0;
-    cr_expect_eq(zri_msg_block_size(&p, 2, 1) - zri_msg_block_size(&p, 2, 0), 8 * 32);
-    /* the frame codec's messages have room for exactly the slots */
-    p.monitor = 1;
-    zri_msg *m = zri_msg_new(&p, 0, 1);
+    cr_expect_eq(zri_msg_block_size(p, TR, COMM, 7, 0) - zri_msg_block_size(p, ORCH, TR, 7, 0),
+                 8 + 1 + 2 * 16);
+    /* a traced run: the full clock instead of the groups' entries, on every edge */
+    cr_expect_eq(zri_msg_block_size(p, TR, COMM, 2, 1) - bare, 8 * 4 + 1 + 2 * 16);
+    cr_expect_eq(zri_msg_block_size(p, ORCH, TR, 2, 1) - bare, 8 * 4);
+    cr_expect_eq(zri_msg_block_size(p, COMM, ORCH, 2, 1) - bare, 8 * 4);
+    int32_t form, nvc, nv, nvv;
+    cr_expect_eq(zri_msg_meta(p, RELAY, COMM, 0, &form, &nvc, &nv, &nvv), 41);
+    cr_expect(form == ZRI_META_EDGE && nvc == 1 && nv == 1 && nvv == 2);
+    cr_expect_eq(zri_msg_meta(p, ORCH, COMM, 0, &form, &nvc, &nv, &nvv), 0);
+    cr_expect_eq(form, ZRI_META_NONE);
+    /* the frame codec's messages have room for exactly the edge's entries */
+    zri_msg *m = zri_msg_new(p, 0, TR, COMM, ZRI_META_EDGE);
     cr_assert_not_null(m);
+    cr_expect(m->has_meta == ZRI_META_EDGE && m->nvc == 1 && m->nviews == 1 && m->nvarviews == 2);
     cr_expect_eq((uint8_t *)m->vc - (uint8_t *)m->varviews, 2 * sizeof(zgrt_value));
-    cr_expect_eq((uint8_t *)m->views - (uint8_t *)m->vc, 32 * sizeof(int64_t));
+    free(m);
+    m = zri_msg_new(p, 0, ORCH, TR, ZRI_META_EDGE);
+    cr_expect_eq(m->has_meta, ZRI_META_NONE);
+    free(m);
+    m = zri_msg_new(p, 0, ORCH, TR, ZRI_META_FULL);
+    cr_expect(m->has_meta == ZRI_META_FULL && m->nvc == 4 && m->nviews == 0);
     free(m);
 }
 
-/* ---- a malformed slot table is a clear error ----------------------------------------- */
+/* ---- a malformed plan is a clear error ----------------------------------------------- */
 
 static int64_t malformed_runs;
 static void count_body(zgrt_ctx *ctx)
@@ -581,61 +614,109 @@ static void count_body(zgrt_ctx *ctx)
     __atomic_add_fetch(&malformed_runs, 1, __ATOMIC_RELAXED);
 }
 
-Test(monitor, malformed_slot_tables_are_rejected, .timeout = 20)
+Test(monitor, malformed_plans_are_rejected, .timeout = 20)
 {
     static const zgrt_body_fn bodies[] = {count_body, count_body, count_body, count_body};
     static const zgrt_slot dup[] = {{TR, 2}, {TR, 2}};
-    static const zgrt_slot unsorted_life[] = {{COMM, 1}, {TR, 2}};
-    static const zgrt_slot unsorted_index[] = {{TR, 3}, {TR, 2}};
-    static const zgrt_slot bad_life[] = {{TR, 2}, {4, 0}};
-    static const zgrt_slot neg_life[] = {{-1, 0}};
+    static const zgrt_slot own[] = {{COMM, 2}};
+    static const zgrt_slot no_clock[] = {{ORCH, 2}};
     static const zgrt_slot bad_sub[] = {{TR, 6}};
-    static const zgrt_slot bad_var[] = {{TR, V_CAND}, {COMM, 6}};
-    static const zgrt_slot neg_index[] = {{ORCH, -2}};
+    static const zgrt_slot bad_var[] = {{TR, V_CAND}, {TR, 6}};
+    static const int32_t unsorted_vc[] = {COMM, TR};
+    static const int32_t no_self[] = {TR};
+    static const int32_t bad_eval[] = {3, 9, 5};
+    static const zgrt_group bad_to_vc[] = {{TR, 0, 1, 1, 2}};
+    static const zgrt_group to_self[] = {{COMM, 0, 1, 1, 2}};
+    static const zgrt_group short_end[] = {{TR, 0, 0, 0, 2}};
+    static const zgrt_pair wrong_sub[] = {{1, 0}};
+    static const zgrt_pair wrong_var[] = {{V_STATUS, 0}, {V_STATUS, 1}};
+    enum { K, E };
     struct {
-        int32_t nviews;
-        const zgrt_slot *views;
-        int32_t nvarviews;
-        const zgrt_slot *varviews;
+        int what; /* K: replace the Committer's keep; E: replace edge TestRunner → Committer */
+        zgrt_keep keep;
+        zgrt_edge edge;
         const char *msg;
     } cases[] = {
-        {2, dup, 0, NULL,
-         "view slot 1 (lifeline 1, subformula 2): not sorted by (lifeline, index) without "
-         "duplicates (4 lifelines, 6 subformulas)"},
-        {2, unsorted_life, 0, NULL,
-         "view slot 1 (lifeline 1, subformula 2): not sorted by (lifeline, index) without "
-         "duplicates (4 lifelines, 6 subformulas)"},
-        {2, unsorted_index, 0, NULL,
-         "view slot 1 (lifeline 1, subformula 2): not sorted by (lifeline, index) without "
-         "duplicates (4 lifelines, 6 subformulas)"},
-        {2, bad_life, 0, NULL,
-         "view slot 1 (lifeline 4, subformula 0): lifeline out of range (4 lifelines, 6 "
-         "subformulas)"},
-        {1, neg_life, 0, NULL,
-         "view slot 0 (lifeline -1, subformula 0): lifeline out of range (4 lifelines, 6 "
-         "subformulas)"},
-        {1, bad_sub, 0, NULL,
-         "view slot 0 (lifeline 1, subformula 6): index out of range (4 lifelines, 6 "
-         "subformulas)"},
-        {0, NULL, 2, bad_var,
-         "variable-view slot 1 (lifeline 2, variable 6): index out of range (4 lifelines, 6 "
-         "variables)"},
-        {0, NULL, 1, neg_index,
-         "variable-view slot 0 (lifeline 0, variable -2): index out of range (4 lifelines, 6 "
-         "variables)"},
-        {-1, NULL, 0, NULL, "view slots: negative slot count (-1)"},
-        {0, NULL, -3, NULL, "variable-view slots: negative slot count (-3)"},
-        {1, NULL, 0, NULL, "view slots: missing slot table (1)"},
-        {0, NULL, 2, NULL, "variable-view slots: missing slot table (2)"},
+        {K,
+         {3, 2, 2, NVV, COMM_EVALS, COMM_VC, dup, VARVIEWS},
+         {0},
+         "lifeline 2: view slot 1 (lifeline 1, index 2): not sorted by (lifeline, index) "
+         "without duplicates"},
+        {K,
+         {3, 2, 1, NVV, COMM_EVALS, COMM_VC, own, VARVIEWS},
+         {0},
+         "lifeline 2: view slot 0 (lifeline 2, index 2): lifeline out of range"},
+        {K,
+         {3, 2, 1, NVV, COMM_EVALS, COMM_VC, no_clock, VARVIEWS},
+         {0},
+         "lifeline 2: view slot 0 (lifeline 0, index 2): no clock entry for its lifeline"},
+        {K,
+         {3, 2, 1, NVV, COMM_EVALS, COMM_VC, bad_sub, VARVIEWS},
+         {0},
+         "lifeline 2: view slot 0 (lifeline 1, index 6): index out of range"},
+        {K,
+         {3, 2, NV, 2, COMM_EVALS, COMM_VC, VIEWS, bad_var},
+         {0},
+         "lifeline 2: variable-view slot 1 (lifeline 1, index 6): index out of range"},
+        {K,
+         {3, 2, NV, NVV, COMM_EVALS, unsorted_vc, VIEWS, VARVIEWS},
+         {0},
+         "lifeline 2: clock entries"},
+        {K,
+         {3, 1, 0, 0, COMM_EVALS, no_self, NULL, NULL},
+         {0},
+         "lifeline 2 keeps no clock entry of its own"},
+        {K,
+         {3, 2, NV, NVV, bad_eval, COMM_VC, VIEWS, VARVIEWS},
+         {0},
+         "lifeline 2: evaluated subformulas"},
+        {K,
+         {-1, 2, NV, NVV, COMM_EVALS, COMM_VC, VIEWS, VARVIEWS},
+         {0},
+         "lifeline 2: evaluated subformulas"},
+        {E,
+         {0},
+         {TR, COMM, 1, 1, 2, 0, bad_to_vc, OWN_VIEWS, OWN_VARVIEWS},
+         "edge 1 -> 2: group 0 (lifeline 1)"},
+        {E,
+         {0},
+         {TR, COMM, 1, 1, 2, 0, to_self, OWN_VIEWS, OWN_VARVIEWS},
+         "edge 1 -> 2: group 0 (lifeline 2)"},
+        {E,
+         {0},
+         {TR, COMM, 1, 1, 2, 0, short_end, OWN_VIEWS, OWN_VARVIEWS},
+         "edge 1 -> 2: group 0 (lifeline 1)"},
+        {E, {0}, {TR, COMM, 1, 1, 2, 0, G_TR, wrong_sub, OWN_VARVIEWS}, "edge 1 -> 2: view 0"},
+        {E,
+         {0},
+         {TR, COMM, 1, 1, 2, 0, G_TR, OWN_VIEWS, wrong_var},
+         "edge 1 -> 2: variable view 0"},
+        {E, {0}, {TR, COMM, 1, 1, 2, 0, G_TR, FWD_VIEWS, OWN_VARVIEWS}, "edge 1 -> 2: view 0"},
+        {E,
+         {0},
+         {TR, COMM, 0, 1, 0, 0, NULL, OWN_VIEWS, NULL},
+         "edge 1 -> 2: entries without a group"},
+        {E, {0}, {TR, COMM, -1, 0, 0, 0, NULL, NULL, NULL}, "edge 2: counts"},
+        {E, {0}, {COMM, COMM, 0, 0, 0, 0, NULL, NULL, NULL}, "edge 2: lifelines 2 -> 2"},
+        {E,
+         {0},
+         {ORCH, TR, 0, 0, 0, 0, NULL, NULL, NULL},
+         "edge 2: not sorted by (from, to) without duplicates"},
     };
     malformed_runs = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         zgrt_program p = prog_merge;
+        zgrt_keep keeps[4];
+        zgrt_edge edges[5];
+        memcpy(keeps, KEEPS, sizeof keeps);
+        memcpy(edges, EDGES, sizeof edges);
+        if (cases[i].what == K)
+            keeps[COMM] = cases[i].keep;
+        else
+            edges[2] = cases[i].edge;
         p.bodies = bodies;
-        p.nviews = cases[i].nviews;
-        p.views = cases[i].views;
-        p.nvarviews = cases[i].nvarviews;
-        p.varviews = cases[i].varviews;
+        p.keeps = keeps;
+        p.edges = edges;
         run_out r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
         cr_expect_eq(r.status, 1, "case %zu", i);
         char want[512];
@@ -645,13 +726,26 @@ Test(monitor, malformed_slot_tables_are_rejected, .timeout = 20)
         cr_expect_str_eq(r.out, "");
         run_out_free(&r);
     }
+    /* a monitor needs its keep tables; edges need them too */
+    zgrt_program p = prog_merge;
+    p.bodies = bodies;
+    p.keeps = NULL;
+    run_out r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
+    cr_expect_str_eq(r.err, "zgc: error: internal error: malformed program descriptor: 5 edges\n");
+    run_out_free(&r);
+    p.nedges = 0;
+    r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
+    cr_expect_str_eq(
+        r.err, "zgc: error: internal error: malformed program descriptor: a monitor without keep "
+               "tables\n");
+    run_out_free(&r);
     /* rejected before any lifeline ran */
     cr_expect_eq(malformed_runs, 0);
     /* the same tables well-formed: the run goes ahead */
-    zgrt_program p = prog_merge;
+    p = prog_merge;
     p.bodies = bodies;
     p.nresults = 0;
-    run_out r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
+    r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect_eq(malformed_runs, 4);
     run_out_free(&r);

@@ -100,6 +100,99 @@ Test(values, json_text_of_values)
     zri_heap_free(h);
 }
 
+/* The text of floats as Python's repr() gives it (the table was made with
+ * CPython 3.11, whose repr is David Gay's shortest round trip): the
+ * layout around 1e-4 and 1e16, subnormals, the largest double, and powers
+ * of two (2^-1017, 2^-1007, …, 2^973) whose shortest text is not the
+ * nearest 16-digit one, plus random doubles. */
+Test(values, float_text_is_pythons_repr)
+{
+    static const struct {
+        uint64_t bits;
+        const char *text;
+    } cases[] = {
+        {0x3fb999999999999aull, "0.1"},
+        {0x3fd3333333333334ull, "0.30000000000000004"},
+        {0x3fd5555555555555ull, "0.3333333333333333"},
+        {0x3fe5555555555555ull, "0.6666666666666666"},
+        {0x4341c37937e08000ull, "1e+16"},
+        {0x430c6bf526340000ull, "1000000000000000.0"},
+        {0x4341c37937e07fffull, "9999999999999998.0"},
+        {0x3f1a36e2eb1c432dull, "0.0001"},
+        {0x3ee4f8b588e368f1ull, "1e-05"},
+        {0x3f23a92a30553261ull, "0.00015"},
+        {0x4059000000000000ull, "100.0"},
+        {0x3ff0000000000000ull, "1.0"},
+        {0xbff0000000000000ull, "-1.0"},
+        {0x0000000000000000ull, "0.0"},
+        {0x8000000000000000ull, "-0.0"},
+        {0x0000000000000001ull, "5e-324"},
+        {0x7fefffffffffffffull, "1.7976931348623157e+308"},
+        {0x0010000000000000ull, "2.2250738585072014e-308"},
+        {0x000fffffffffffffull, "2.225073858507201e-308"},
+        {0x419d6f3454800000ull, "123456789.125"},
+        {0x43b0000000000000ull, "1.152921504606847e+18"},
+        {0x4480f0cf064dd592ull, "1e+22"},
+        {0x44b52d02c7e14af6ull, "1e+23"},
+        {0x4340000000000000ull, "9007199254740992.0"},
+        {0x3fe0000000000000ull, "0.5"},
+        {0x444b1ae4d6e2ef50ull, "1e+21"},
+        {0xbe90c6f7a0b5ed8dull, "-2.5e-07"},
+        {0x43e56a95319d63e1ull, "1.2345678901234567e+19"},
+        {0x0060000000000000ull, "7.120236347223045e-307"},
+        {0x0100000000000000ull, "7.291122019556398e-304"},
+        {0x0420000000000000ull, "8.209073602596753e-289"},
+        {0x0660000000000000ull, "5.641232424577593e-278"},
+        {0x0d70000000000000ull, "5.858190679279809e-244"},
+        {0x0e80000000000000ull, "7.678447687145631e-239"},
+        {0x75e0000000000000ull, "6.150157786156811e+259"},
+        {0x77f0000000000000ull, "5.282945311356653e+269"},
+        {0x7cf0000000000000ull, "6.386688990511104e+293"},
+        {0xf2a74de452e6b438ull, "-1.989032661366619e+244"},
+        {0x6513270e269e0d37ull, "7.761117632285041e+178"},
+        {0x0c5c7fd0a6a3a450ull, "3.980498358697587e-249"},
+        {0xd23f0824128b2f33ull, "-1.5432835417340557e+88"},
+        {0x1818e811892f902bull, "1.3647584518757569e-192"},
+        {0x9531985d5d9dc9f8ull, "-1.3701135617873088e-206"},
+        {0xe8e25d940ed90475ull, "-1.7160537630466207e+197"},
+        {0x36f675cc81e74ef5ull, "6.294675241195386e-44"},
+        {0x1600a35a099950d8ull, "1.0613447212142254e-202"},
+        {0x6b0d549b6f03675aull, "4.708325160387546e+207"},
+        {0x3d9c172411e20b8full, "6.387016158513563e-12"},
+        {0x8d116ece1738f7d9ull, "-9.973130378568733e-246"},
+        {0x0f21ddb66cad4a26ull, "8.779753225680271e-236"},
+        {0x90c192cfd3ac94afull, "-5.795503248498993e-228"},
+        {0xf28c105d1fb17c23ull, "-5.988180159386011e+243"},
+        {0xa170b33839263059ull, "-1.306052388527796e-147"},
+        {0x953f48f1a09f76b5ull, "-2.436117699484841e-206"},
+        {0x0fd630f1f29d0da9ull, "2.233386999150174e-232"},
+        {0x95e60af593bd04cfull, "-3.51527970626667e-203"},
+        {0x0cb1e29c658cda14ull, "1.5987381841032883e-247"},
+        {0x410c4c7000000000ull, "231822.0"},
+        {0x40b6cd0f5c28f5c3ull, "5837.06"},
+        {0x3fd36f75d9a0f0a6ull, "0.303678"},
+        {0x3f58c86e186175bcull, "0.00151263"},
+        {0x4028b3f7ced91687ull, "12.3515"},
+        {0x40b6f2bae147ae14ull, "5874.73"},
+        {0x405b03f7ced91687ull, "108.062"},
+        {0x40e311199999999aull, "39048.8"},
+        {0x40ec0b6666666666ull, "57435.2"},
+        {0x41220f5000000000ull, "591784.0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        double d;
+        memcpy(&d, &cases[i].bits, sizeof d);
+        char buf[32];
+        zri_format_float(d, buf);
+        cr_expect_str_eq(buf, cases[i].text, "%016llx", (unsigned long long)cases[i].bits);
+    }
+    char buf[32];
+    zri_format_float(NAN, buf);
+    cr_expect_str_eq(buf, "nan");
+    zri_format_float(-INFINITY, buf);
+    cr_expect_str_eq(buf, "-inf");
+}
+
 Test(values, float_text_round_trips)
 {
     /* shortest text that reads back exactly, for a spread of doubles */
@@ -348,6 +441,28 @@ static void builtins_body(zgrt_ctx *ctx)
     zgrt_concat(ctx, &a, &b, &c);
     record(&c);                                             /* 30 */
     bi1(ctx, ZGRT_BI_INT, v_float(-9223372036854775808.0)); /* 31 */
+    /* beyond ASCII (language reference §5.3) */
+    zgrt_value u = v_str(ctx, "stra\xc3\x9f"
+                              "e \xef\xac\x81 \xce\x9f\xce\x94\xce\x9f\xce\xa3 "
+                              "\xc4\xb0 \xc4\xb1i"); /* straße ﬁ ΟΔΟΣ İ ıi */
+    bi1(ctx, ZGRT_BI_UPPER, u);                      /* 32 */
+    bi1(ctx, ZGRT_BI_LOWER, u);                      /* 33 */
+    /* no-break space, ideographic space, line separator, NEL around;
+     * zero width space and BOM are not White_Space */
+    bi1(ctx, ZGRT_BI_TRIM, v_str(ctx, "\xc2\xa0\xe3\x80\x80 a b\xe2\x80\xa8\xc2\x85")); /* 34 */
+    bi1(ctx, ZGRT_BI_TRIM,
+        v_str(ctx, "\xe2\x80\x8b"
+                   "a\xef\xbb\xbf"));                            /* 35 */
+    bi1(ctx, ZGRT_BI_INT, v_str(ctx, " 42\n"));                  /* 36 */
+    bi1(ctx, ZGRT_BI_INT, v_str(ctx, "\xe3\x80\x80-7\xc2\xa0")); /* 37 */
+    bi1(ctx, ZGRT_BI_FLOAT, v_str(ctx, "\t.5 "));                /* 38 */
+    bi1(ctx, ZGRT_BI_STR, v_float(1e16));                        /* 39 */
+    bi1(ctx, ZGRT_BI_STR, v_float(1e15));                        /* 40 */
+    bi1(ctx, ZGRT_BI_STR, jv(ctx, "[0.1, 1e16, -0.0]"));         /* 41 */
+    bi1(ctx, ZGRT_BI_LOWER, v_str(ctx, "\xce\xa3"));             /* 42: a lone Σ is not final */
+    bi1(ctx, ZGRT_BI_UPPER,
+        v_str(ctx, "a\xff"
+                   "b")); /* 43: not UTF-8: kept */
 }
 
 static const char *const SOLO[] = {"A"};
@@ -378,38 +493,53 @@ Test(builtins, results, .timeout = 20)
     ngot = 0;
     run_out r = run_prog(&p, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    static const char *const want[] = {"17",
-                                       "\"  h\xc3\xa9llo, world!\\t\\n\"",
-                                       "\"  H\xc3\xa9LLO, WORLD!\\t\\n\"",
-                                       "\"H\xc3\xa9llo, World!\"",
-                                       "true",
-                                       "false",
-                                       "true",
-                                       "true",
-                                       "true",
-                                       "false",
-                                       "\"-12\"",
-                                       "\"0.1\"",
-                                       "\"3.0\"",
-                                       "\"false\"",
-                                       "\"green\"",
-                                       "\"same\"",
-                                       "\"{\\\"a\\\":[1,\\\"x\\\"]}\"",
-                                       "-2",
-                                       "-42",
-                                       "5",
-                                       "7.0",
-                                       "25.0",
-                                       "3",
-                                       "null",
-                                       "null",
-                                       "\"ada\"",
-                                       "{\"p\":true}",
-                                       "\"{\\\"p\\\":true}\"",
-                                       "0",
-                                       "\"\"",
-                                       "\"ab\xc3\xa9\"",
-                                       "-9223372036854775808"};
+    static const char *const want[] = {
+        "17",
+        "\"  h\xc3\xa9llo, world!\\t\\n\"",
+        "\"  H\xc3\x89LLO, WORLD!\\t\\n\"",
+        "\"H\xc3\xa9llo, World!\"",
+        "true",
+        "false",
+        "true",
+        "true",
+        "true",
+        "false",
+        "\"-12\"",
+        "\"0.1\"",
+        "\"3.0\"",
+        "\"false\"",
+        "\"green\"",
+        "\"same\"",
+        "\"{\\\"a\\\":[1,\\\"x\\\"]}\"",
+        "-2",
+        "-42",
+        "5",
+        "7.0",
+        "25.0",
+        "3",
+        "null",
+        "null",
+        "\"ada\"",
+        "{\"p\":true}",
+        "\"{\\\"p\\\":true}\"",
+        "0",
+        "\"\"",
+        "\"ab\xc3\xa9\"",
+        "-9223372036854775808",
+        "\"STRASSE FI \xce\x9f\xce\x94\xce\x9f\xce\xa3 \xc4\xb0 II\"",
+        "\"stra\xc3\x9f"
+        "e \xef\xac\x81 \xce\xbf\xce\xb4\xce\xbf\xcf\x82 i\xcc\x87 \xc4\xb1i\"",
+        "\"a b\"",
+        "\"\xe2\x80\x8b"
+        "a\xef\xbb\xbf\"",
+        "42",
+        "-7",
+        "0.5",
+        "\"1e+16\"",
+        "\"1000000000000000.0\"",
+        "\"[0.1,1e+16,-0.0]\"",
+        "\"\xcf\x83\"",
+        "\"A\\ufffdB\""};
     cr_assert_eq(ngot, (int)(sizeof want / sizeof *want));
     for (int i = 0; i < ngot; i++) {
         cr_expect_str_eq(got[i], want[i], "case %d", i);
@@ -429,6 +559,13 @@ static void builtin_error_body(zgrt_ctx *ctx)
     case 2: bi1(ctx, ZGRT_BI_FLOAT, v_str(ctx, "one")); break;
     case 3: bi1(ctx, ZGRT_BI_INT, v_str(ctx, "99999999999999999999")); break;
     case 4: bi1(ctx, ZGRT_BI_INT, v_float(9223372036854775808.0)); break;
+    case 5: bi1(ctx, ZGRT_BI_INT, v_str(ctx, " 4 2 ")); break; /* white space inside */
+    case 6:
+        bi1(ctx, ZGRT_BI_INT,
+            v_str(ctx, "\xe2\x80\x8b"
+                       "42"));
+        break; /* U+200B */
+    case 7: bi1(ctx, ZGRT_BI_FLOAT, v_str(ctx, "\t\n")); break;
     default: zgrt_builtin(ctx, 99, 0, NULL, &out, 0); break;
     }
 }
@@ -442,10 +579,14 @@ Test(builtins, errors, .timeout = 20)
         "zgc: error: lifeline A: b.zg:3:7: int(\"99999999999999999999\"): out of the range of "
         "int\n",
         "zgc: error: lifeline A: b.zg:3:7: int(9.223372036854776e+18): out of the range of int\n",
+        "zgc: error: lifeline A: b.zg:3:7: int(\" 4 2 \"): not an integer\n",
+        "zgc: error: lifeline A: b.zg:3:7: int(\"\xe2\x80\x8b"
+        "42\"): not an integer\n",
+        "zgc: error: lifeline A: b.zg:3:7: float(\"\\t\\n\"): not a number\n",
         "zgc: error: lifeline A: b.zg:3:7: internal error: builtin 99 called with 0 arguments\n"};
     zgrt_body_fn bodies[] = {builtin_error_body};
     zgrt_program p = bprog(bodies);
-    for (error_case = 0; error_case < 6; error_case++) {
+    for (error_case = 0; error_case < 9; error_case++) {
         ngot = 0;
         run_out r = run_prog(&p, NULL);
         cr_expect_eq(r.status, 1);

@@ -50,22 +50,42 @@ typedef struct Case {
     }
 
 static Case cases[] = {
-    /* / truncates towards zero, % has the sign of the dividend */
-    INT("-7 / 2", OP_DIV, -7, 2, -3),
-    INT("-7 % 2", OP_MOD, -7, 2, -1),
-    INT("7 / -2", OP_DIV, 7, -2, -3),
-    INT("7 % -2", OP_MOD, 7, -2, 1),
+    /* / rounds down (towards negative infinity), % has the sign of the
+     * divisor, as in Python; a == (a / b) * b + a % b */
+    INT("-7 / 2", OP_DIV, -7, 2, -4),
+    INT("-7 % 2", OP_MOD, -7, 2, 1),
+    INT("7 / -2", OP_DIV, 7, -2, -4),
+    INT("7 % -2", OP_MOD, 7, -2, -1),
     INT("-7 / -2", OP_DIV, -7, -2, 3),
     INT("-7 % -2", OP_MOD, -7, -2, -1),
+    INT("7 / 2", OP_DIV, 7, 2, 3),
+    INT("7 % 2", OP_MOD, 7, 2, 1),
+    INT("-8 / 2", OP_DIV, -8, 2, -4),
+    INT("-8 % 2", OP_MOD, -8, 2, 0),
+    INT("-1 % 3", OP_MOD, -1, 3, 2),
+    INT("0 / -5", OP_DIV, 0, -5, 0),
     INT("MIN / 2", OP_DIV, INT64_MIN, 2, INT64_MIN / 2),
-    INT("MIN % 3", OP_MOD, INT64_MIN, 3, -2),
+    INT("MIN / 3", OP_DIV, INT64_MIN, 3, -3074457345618258603),
+    INT("MIN % 3", OP_MOD, INT64_MIN, 3, 1),
     INT("MIN / 1", OP_DIV, INT64_MIN, 1, INT64_MIN),
+    INT("MIN / MAX", OP_DIV, INT64_MIN, INT64_MAX, -2),
+    INT("MIN % MAX", OP_MOD, INT64_MIN, INT64_MAX, INT64_MAX - 1),
+    INT("MAX / -2", OP_DIV, INT64_MAX, -2, -4611686018427387904),
+    INT("MAX % -2", OP_MOD, INT64_MAX, -2, -1),
+    INT("MAX / -1", OP_DIV, INT64_MAX, -1, -INT64_MAX),
+    INT("MIN % MIN", OP_MOD, INT64_MIN, INT64_MIN, 0),
+    INT("5 % MIN", OP_MOD, 5, INT64_MIN, INT64_MIN + 5),
+    INT("-5 % MIN", OP_MOD, -5, INT64_MIN, -5),
+    INT("5 / MIN", OP_DIV, 5, INT64_MIN, -1),
+    /* x % -1 is 0 for every x: the remainder always fits */
+    INT("MIN % -1", OP_MOD, INT64_MIN, -1, 0),
+    INT("5 % -1", OP_MOD, 5, -1, 0),
     INT("-2^62 * 2", OP_MUL, -((int64_t)1 << 62), 2, INT64_MIN),
     INT("MAX - MAX", OP_SUB, INT64_MAX, INT64_MAX, 0),
     INT_ERR("5 / 0", OP_DIV, 5, 0, ZE_DIV_ZERO),
     INT_ERR("5 % 0", OP_MOD, 5, 0, ZE_DIV_ZERO),
     INT_ERR("MIN / -1", OP_DIV, INT64_MIN, -1, ZE_INT_OVERFLOW),
-    INT_ERR("MIN % -1", OP_MOD, INT64_MIN, -1, ZE_INT_OVERFLOW),
+    INT_ERR("MIN % 0", OP_MOD, INT64_MIN, 0, ZE_DIV_ZERO),
     INT_ERR("MAX + 1", OP_ADD, INT64_MAX, 1, ZE_INT_OVERFLOW),
     INT_ERR("MIN - 1", OP_SUB, INT64_MIN, 1, ZE_INT_OVERFLOW),
     INT_ERR("2^62 * 2", OP_MUL, (int64_t)1 << 62, 2, ZE_INT_OVERFLOW),
@@ -73,9 +93,20 @@ static Case cases[] = {
     INT_CMP("MIN < MAX", OP_LT, INT64_MIN, INT64_MAX, true),
     INT_CMP("3 >= 3", OP_GE, 3, 3, true),
     INT_CMP("3 != 3", OP_NE, 3, 3, false),
-    /* % is fmod; a zero divisor or a result that is not finite is an error */
-    FLT("-7.5 % 2.0", OP_MOD, -7.5, 2.0, -1.5),
-    FLT("7.5 % -2.0", OP_MOD, 7.5, -2.0, 1.5),
+    /* % has the sign of the divisor (Python's float %), a zero remainder
+     * the divisor's sign; a zero divisor or a result that is not finite is
+     * an error */
+    FLT("-7.5 % 2.0", OP_MOD, -7.5, 2.0, 0.5),
+    FLT("7.5 % -2.0", OP_MOD, 7.5, -2.0, -0.5),
+    FLT("-7.5 % -2.0", OP_MOD, -7.5, -2.0, -1.5),
+    FLT("7.5 % 2.0", OP_MOD, 7.5, 2.0, 1.5),
+    FLT("-4.0 % 2.0", OP_MOD, -4.0, 2.0, 0.0),
+    FLT("4.0 % -2.0", OP_MOD, 4.0, -2.0, -0.0),
+    FLT("-0.0 % 2.0", OP_MOD, -0.0, 2.0, 0.0),
+    FLT("0.0 % -2.0", OP_MOD, 0.0, -2.0, -0.0),
+    FLT("-1e-300 % 1.0", OP_MOD, -1e-300, 1.0, 1.0),
+    FLT("1e300 % -3.0", OP_MOD, 1e300, -3.0, -0.0),
+    FLT("5.5 % 2.5", OP_MOD, 5.5, 2.5, 0.5),
     FLT("0.1 + 0.2", OP_ADD, 0.1, 0.2, 0.30000000000000004),
     FLT("1.0 / 3.0", OP_DIV, 1.0, 3.0, 1.0 / 3.0),
     FLT_ERR("1.0 / 0.0", OP_DIV, 1.0, 0.0, ZE_DIV_ZERO),
@@ -111,6 +142,43 @@ ParameterizedTest(Case *c, eval, binary)
                       c->what, v.f, c->f);
         else
             cr_expect_eq(v.b, c->b, "%s", c->what);
+    }
+    zu_arena_free(a);
+}
+
+/* / and % against their definition in 128-bit arithmetic: q = ⌊a / b⌋,
+ * r = a - q * b, over random operands and the ends of the range. */
+Test(eval, floor_division_by_definition)
+{
+    ZArena *a = zu_arena_new();
+    static const int64_t ends[] = {INT64_MIN, INT64_MIN + 1, -3,       -2, -1, 1, 2,
+                                   3,         INT64_MAX - 1, INT64_MAX};
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 200000; i++) {
+        int64_t l, r;
+        if (i < 100) {
+            l = ends[i / 10];
+            r = ends[i % 10];
+        } else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            l = (int64_t)x >> (x % 61);
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            r = (int64_t)x >> (x % 63);
+        }
+        if (r == 0) continue;
+        __int128 q = (__int128)l / r, m = (__int128)l % r;
+        if (m != 0 && (m < 0) != (r < 0)) q -= 1;
+        __int128 rem = (__int128)l - q * r;
+        ZValue lv = {.k = TY_INT, .i = l}, rv = {.k = TY_INT, .i = r}, v;
+        ZEvalError err = ze_binary(a, OP_DIV, &lv, &rv, &v);
+        if (q > INT64_MAX)
+            cr_assert_eq(err, ZE_INT_OVERFLOW, "%lld / %lld", (long long)l, (long long)r);
+        else
+            cr_assert(err == ZE_OK && v.i == (int64_t)q, "%lld / %lld: %lld", (long long)l,
+                      (long long)r, (long long)v.i);
+        err = ze_binary(a, OP_MOD, &lv, &rv, &v);
+        cr_assert(err == ZE_OK && v.i == (int64_t)rem, "%lld %% %lld: %lld", (long long)l,
+                  (long long)r, (long long)v.i);
     }
     zu_arena_free(a);
 }
@@ -262,11 +330,11 @@ Test(eval, constants_and_literals)
     ZValue v;
     cr_assert(ze_eval(&ev, e, &v), "-K % 2 with K = 7");
     cr_expect_eq(v.k, TY_INT);
-    cr_expect_eq(v.i, -1);
+    cr_expect_eq(v.i, 1); /* the sign of the divisor */
     ZExpr *lit = ze_literal(a, &v, none, ti);
     cr_assert_not_null(lit);
     cr_expect_eq(lit->kind, E_INT);
-    cr_expect_eq(lit->lit.i, -1);
+    cr_expect_eq(lit->lit.i, 1);
     cr_expect_eq(lit->type, ti);
     ZEval unknown = {a, NULL, NULL, NULL};
     cr_expect_not(ze_eval(&unknown, e, &v), "a constant without a value");

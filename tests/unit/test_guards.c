@@ -81,20 +81,153 @@ Test(guards, unfold_derived_forms)
     expect_unfold("", "@B(once ok) || !(prev ok)", "@B(true since ok) || !(prev ok)");
 }
 
-Test(guards, atoms_are_maximal)
+/* Atoms are predicates (CPL paper, Definition 2): `!`, `&&`, `||`, `==`/`!=`
+ * between bools and `?:` with a bool result are connectives everywhere,
+ * with or without a temporal operator inside. */
+Test(guards, atoms_are_predicates)
 {
     expect_unfold("", "x > 1 && y < 2 && once ok", "x > 1 && y < 2 && true since ok");
     TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
                                      "  if @B.x == x && y < 2 && once ok @ A { A: x = 1; }\n}\n");
     const ZGuardInfo *g = guard_at(c, 0);
-    /* ((@B.x == x && y < 2) && once ok): the left conjunction is one atom */
+    /* ((@B.x == x && y < 2) && once ok): the left conjunction is a
+     * conjunction of two atoms, not one atom */
     cr_assert_eq(g->root->kind, F_AND);
-    cr_expect_eq(g->root->a->kind, F_ATOM);
+    cr_assert_eq(g->root->a->kind, F_AND);
     cr_expect_eq(g->root->b->kind, F_SINCE);
-    char *t = formula_text(c, g->root->a);
-    cr_expect_str_eq(t, "@B.x == x && y < 2");
+    cr_assert_eq(g->root->a->a->kind, F_ATOM);
+    cr_assert_eq(g->root->a->b->kind, F_ATOM);
+    char *t = formula_text(c, g->root->a->a);
+    cr_expect_str_eq(t, "@B.x == x");
+    free(t);
+    t = formula_text(c, g->root->a->b);
+    cr_expect_str_eq(t, "y < 2");
     free(t);
     t_free(c);
+}
+
+/* The issue's guard: `@B.x == 0 || y == 1` is a disjunction of two atoms,
+ * and adding `once` to the second disjunct shares the first atom. */
+Test(guards, disjunction_of_comparisons)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if @B.x == 0 || y == 1 @ A { A: x = 1; }\n"
+                                     "  if @B.x == 0 || once (y == 1) @ A { A: x = 2; }\n}\n");
+    const ZGuardInfo *g1 = guard_at(c, 0), *g2 = guard_at(c, 1);
+    cr_assert_eq(g1->root->kind, F_OR);
+    cr_assert_eq(g1->root->a->kind, F_ATOM);
+    cr_assert_eq(g1->root->b->kind, F_ATOM);
+    char *t = formula_text(c, g1->root->a);
+    cr_expect_str_eq(t, "@B.x == 0");
+    free(t);
+    t = formula_text(c, g1->root->b);
+    cr_expect_str_eq(t, "y == 1");
+    free(t);
+    /* @B.x == 0, y == 1, or, true, since, or */
+    cr_expect_eq(c->comp.guards->subs.len, 6);
+    cr_assert_eq(g2->root->kind, F_OR);
+    cr_expect_eq(g2->root->a, g1->root->a);
+    cr_assert_eq(g2->root->b->kind, F_SINCE);
+    cr_expect_eq(g2->root->b->b, g1->root->b);
+    t_free(c);
+}
+
+Test(guards, negation_of_an_atom)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if !(@B.x == 0) @ A { A: x = 1; }\n}\n");
+    const ZGuardInfo *g = guard_at(c, 0);
+    cr_assert_eq(g->root->kind, F_NOT);
+    cr_assert_eq(g->root->a->kind, F_ATOM);
+    cr_expect_eq(g->root->a->atom->kind, E_BINARY);
+    cr_expect_eq(g->root->a->atom->op, OP_EQ);
+    cr_expect_eq(c->comp.guards->subs.len, 2);
+    char *t = formula_text(c, g->root);
+    cr_expect_str_eq(t, "!(@B.x == 0)");
+    free(t);
+    t_free(c);
+    expect_unfold("", "y == 1 && !(@B.x > 3)", "y == 1 && !(@B.x > 3)");
+    expect_unfold("", "@B.x != 0", "@B.x != 0");
+}
+
+Test(guards, bool_connectives_over_atoms)
+{
+    /* c ? a : b over bool: (c && a) || (!c && b) */
+    expect_unfold("", "ok ? @B.x > 0 : y == 1", "ok && @B.x > 0 || !ok && y == 1");
+    expect_unfold("", "(@B.x == 0) ? false : true", "@B.x == 0 && !true || !(@B.x == 0) && true");
+    /* == and != between bools: (a && b) || (!a && !b), (a && !b) || (!a && b) */
+    expect_unfold("", "(@B.x > 0) == ok", "@B.x > 0 && ok || !(@B.x > 0) && !ok");
+    expect_unfold("", "(@B.x > 0) != ok", "@B.x > 0 && !ok || !(@B.x > 0) && ok");
+    /* between other values they are comparisons: one atom each */
+    expect_unfold("", "@B.x == y", "@B.x == y");
+    expect_unfold("", "(ok ? x : y) == @B.x", "(ok ? x : y) == @B.x");
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if ok ? @B.x > 0 : y == 1 @ A { A: x = 1; }\n"
+                                     "  if (ok ? x : y) == @B.x @ A { A: x = 2; }\n}\n");
+    /* ok, @B.x > 0, and, !ok, y == 1, and, or; then the comparison */
+    cr_expect_eq(c->comp.guards->subs.len, 8);
+    cr_expect_eq(guard_at(c, 1)->root->kind, F_ATOM);
+    t_free(c);
+}
+
+Test(guards, false_is_not_true)
+{
+    TComp *c =
+        compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS "  if false || @B.ok @ A { A: x = 1; }\n"
+                              "  if !true || @B.ok @ A { A: x = 2; }\n}\n");
+    const ZGuardInfo *g1 = guard_at(c, 0), *g2 = guard_at(c, 1);
+    cr_expect_eq(g1->root, g2->root, "`false` and `!true` are one subformula");
+    cr_assert_eq(g1->root->kind, F_OR);
+    cr_assert_eq(g1->root->a->kind, F_NOT);
+    cr_expect_eq(g1->root->a->a->kind, F_TRUE);
+    /* true, !true, @B.ok, or */
+    cr_expect_eq(c->comp.guards->subs.len, 4);
+    t_free(c);
+}
+
+Test(guards, builtin_call_is_an_atom)
+{
+    TComp *c = compile_ok(RING_DECLS "var s: str = \"\";\n"
+                                     "workflow w() {\n" RING_MSGS
+                                     "  if contains(@B.s, \"a\") || !ok @ A { A: x = 1; }\n}\n");
+    const ZGuardInfo *g = guard_at(c, 0);
+    cr_assert_eq(g->root->kind, F_OR);
+    cr_assert_eq(g->root->a->kind, F_ATOM);
+    cr_expect_eq(g->root->a->atom->kind, E_CALL);
+    cr_expect_eq(g->root->a->atom->builtin, BI_CONTAINS);
+    cr_assert_eq(g->root->b->kind, F_NOT);
+    cr_expect_eq(g->root->b->a->kind, F_ATOM);
+    char *t = formula_text(c, g->root);
+    cr_expect_str_eq(t, "contains(@B.s, \"a\") || !ok");
+    free(t);
+    const ZVec *vars = &c->comp.guards->vars;
+    cr_assert_eq(vars->len, 1);
+    cr_expect_str_eq(ZU_VEC_AT(*vars, 0), "s");
+    t_free(c);
+}
+
+Test(guards, bool_variables_are_atoms)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if @B.ok && !ok @ A { A: x = 1; }\n}\n");
+    const ZGuardInfo *g = guard_at(c, 0);
+    cr_assert_eq(g->root->kind, F_AND);
+    cr_assert_eq(g->root->a->kind, F_ATOM);
+    cr_expect_eq(g->root->a->atom->kind, E_AT_VAR);
+    cr_assert_eq(g->root->b->kind, F_NOT);
+    cr_assert_eq(g->root->b->a->kind, F_ATOM);
+    cr_expect_eq(g->root->b->a->atom->kind, E_NAME);
+    /* @B.ok, ok, !ok, and */
+    cr_expect_eq(c->comp.guards->subs.len, 4);
+    const ZVec *vars = &c->comp.guards->vars;
+    cr_assert_eq(vars->len, 1);
+    cr_expect_str_eq(ZU_VEC_AT(*vars, 0), "ok");
+    /* A reads B's ok through a variable view */
+    const ZLifelineMonitor *a = monitor(c, 0);
+    cr_assert_eq(a->var_views.len, 1);
+    cr_expect_eq(((const ZViewEntry *)ZU_VEC_AT(a->var_views, 0))->life, 1);
+    t_free(c);
+    expect_unfold("", "@B.ok == false", "@B.ok && !true || !@B.ok && !(!true)");
 }
 
 Test(guards, named_guards_are_inlined)
@@ -103,6 +236,21 @@ Test(guards, named_guards_are_inlined)
     expect_unfold("guard small = x < 3;\n", "small && once ok", "x < 3 && true since ok");
     expect_unfold("guard small = x < 3;\nguard both = small && seen C;\n", "@B(both)",
                   "@B(x < 3 && @C(true))");
+    /* a plain named guard's connectives are connectives too */
+    expect_unfold("guard calm = x < 3 && !ok;\n", "calm || @B.x > 0", "x < 3 && !ok || @B.x > 0");
+    TComp *c = compile_ok(RING_DECLS "guard calm = x < 3 && !ok;\n"
+                                     "workflow w() {\n" RING_MSGS
+                                     "  if calm || @B.x > 0 @ A { A: x = 1; }\n"
+                                     "  if str(calm) == \"true\" && @B.ok @ A { A: x = 2; }\n}\n");
+    const ZGuardInfo *g1 = guard_at(c, 0), *g2 = guard_at(c, 1);
+    cr_assert_eq(g1->root->kind, F_OR);
+    cr_expect_eq(g1->root->a->kind, F_AND);
+    /* inside a call the guard is a value: inlined into the atom */
+    cr_assert_eq(g2->root->a->kind, F_ATOM);
+    char *t = formula_text(c, g2->root->a);
+    cr_expect_str_eq(t, "str(x < 3 && !ok) == \"true\"");
+    free(t);
+    t_free(c);
 }
 
 Test(guards, var_only_guard_is_one_atom)
@@ -244,44 +392,49 @@ Test(guards, merge_example_text)
         " && @Security(status != critical since status == cleared)\n"
         "  unfolded: @TestRunner.candidate == candidate && @Security.candidate == candidate"
         " && @TestRunner(status != failed since status == passed)"
-        " && @Security(status != critical since status == cleared)  [φ10]\n"
+        " && @Security(status != critical since status == cleared)  [φ12]\n"
         "  kind: cpl\n"
         "\n"
-        "sub(Φ): 11\n"
-        "  φ0    atom   status != failed\n"
-        "  φ1    atom   status == passed\n"
-        "  φ2    since  φ0 since φ1\n"
-        "  φ3    at     @TestRunner(φ2)\n"
-        "  φ4    atom   @TestRunner.candidate == candidate && @Security.candidate == candidate\n"
-        "  φ5    and    φ4 && φ3\n"
-        "  φ6    atom   status != critical\n"
-        "  φ7    atom   status == cleared\n"
-        "  φ8    since  φ6 since φ7\n"
-        "  φ9    at     @Security(φ8)\n"
-        "  φ10   and    φ5 && φ9\n"
+        "sub(Φ): 13\n"
+        "  φ0    atom   @TestRunner.candidate == candidate\n"
+        "  φ1    atom   @Security.candidate == candidate\n"
+        "  φ2    and    φ0 && φ1\n"
+        "  φ3    atom   status != failed\n"
+        "  φ4    atom   status == passed\n"
+        "  φ5    since  φ3 since φ4\n"
+        "  φ6    at     @TestRunner(φ5)\n"
+        "  φ7    and    φ2 && φ6\n"
+        "  φ8    atom   status != critical\n"
+        "  φ9    atom   status == cleared\n"
+        "  φ10   since  φ8 since φ9\n"
+        "  φ11   at     @Security(φ10)\n"
+        "  φ12   and    φ7 && φ11\n"
         "\n"
         "Vars(Φ): candidate\n"
         "  terms: @TestRunner.candidate @Security.candidate\n"
         "\n"
-        "lifeline Orchestrator: no monitor\n"
+        "lifeline Orchestrator: no monitor (state 0 B; traced: vc 4 × 8 B = 32 B)\n"
         "\n"
         "lifeline TestRunner: monitor\n"
-        "  evaluates: φ0 φ1 φ2\n"
-        "  bool views: view(TestRunner, φ2)\n"
+        "  evaluates: φ3 φ4 φ5\n"
+        "  bool views: view(TestRunner, φ5)\n"
         "  var views: var(TestRunner, candidate)\n"
-        "  state: vc 4 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 50 B\n"
+        "  state: vc 1 × 8 B + values 3 B + old 3 B + views 0 B + vars 0 × 16 B = 14 B; traced: "
+        "vc 4 × 8 B, 38 B\n"
         "\n"
         "lifeline Security: monitor\n"
-        "  evaluates: φ6 φ7 φ8\n"
-        "  bool views: view(Security, φ8)\n"
+        "  evaluates: φ8 φ9 φ10\n"
+        "  bool views: view(Security, φ10)\n"
         "  var views: var(Security, candidate)\n"
-        "  state: vc 4 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 50 B\n"
+        "  state: vc 1 × 8 B + values 3 B + old 3 B + views 0 B + vars 0 × 16 B = 14 B; traced: "
+        "vc 4 × 8 B, 38 B\n"
         "\n"
         "lifeline Committer: monitor\n"
-        "  evaluates: φ3 φ4 φ5 φ9 φ10\n"
-        "  bool views: view(TestRunner, φ2) view(Security, φ8)\n"
+        "  evaluates: φ0 φ1 φ2 φ6 φ7 φ11 φ12\n"
+        "  bool views: view(TestRunner, φ5) view(Security, φ10)\n"
         "  var views: var(TestRunner, candidate) var(Security, candidate)\n"
-        "  state: vc 4 × 8 B + values 1 B + old 1 B + views 1 B + vars 2 × 16 B = 67 B\n";
+        "  state: vc 3 × 8 B + values 7 B + old 7 B + views 2 B + vars 2 × 16 B = 72 B; traced: "
+        "vc 4 × 8 B, 80 B\n";
     cr_expect_str_eq(got, want, "--- got ---\n%s--- want ---\n%s", got, want);
     free(got);
     t_free(c);
@@ -303,7 +456,11 @@ Test(guards, merge_example_tables)
     const ZFormula *s0 = ZU_VEC_AT(c->comp.guards->subs, v0->sub);
     cr_expect_eq(s0->kind, F_SINCE);
     cr_expect_eq(cm->var_views.len, 2);
-    cr_expect_eq(cm->state_bytes, 4 * 8 + 1 + 1 + 1 + 2 * 16);
+    /* what the runtime allocates: the clock entries of TestRunner, Security
+     * and itself, a byte per evaluated subformula twice, the two remote
+     * views and variable views */
+    cr_expect_eq(cm->state_bytes, 3 * 8 + 7 + 7 + 2 + 2 * 16);
+    cr_expect_eq(cm->traced_state_bytes, 4 * 8 + 7 + 7 + 2 + 2 * 16);
     /* the reviewers evaluate their own since formulas and nothing else */
     const ZLifelineMonitor *tm = monitor(c, TEST);
     cr_assert_eq(tm->evaluates.len, 3);
@@ -339,12 +496,27 @@ Test(guards, plain_guards_need_no_monitor)
                           "\n"
                           "Vars(Φ): none\n"
                           "\n"
-                          "lifeline A: no monitor\n"
+                          "lifeline A: no monitor (state 0 B; traced: vc 3 × 8 B = 24 B)\n"
                           "\n"
-                          "lifeline B: no monitor\n"
+                          "lifeline B: no monitor (state 0 B; traced: vc 3 × 8 B = 24 B)\n"
                           "\n"
-                          "lifeline C: no monitor\n");
+                          "lifeline C: no monitor (state 0 B; traced: vc 3 × 8 B = 24 B)\n");
     free(got);
+    t_free(c);
+}
+
+/* Plain guards are not unfolded, whatever connectives they use. */
+Test(guards, plain_guards_are_not_unfolded)
+{
+    TComp *c = compile_ok(RING_DECLS "workflow w() {\n" RING_MSGS
+                                     "  if (ok ? x > 1 : y < 2) == !ok @ A { A: x = 1; }\n"
+                                     "  if false || x != y @ B { B: y = 1; }\n"
+                                     "}\n");
+    for (int i = 0; i < 2; i++) {
+        cr_expect(!guard_at(c, i)->cpl);
+        cr_expect_null(guard_at(c, i)->root);
+    }
+    cr_expect_eq(c->comp.guards->subs.len, 0);
     t_free(c);
 }
 
@@ -391,23 +563,26 @@ Test(guards, forwarders_carry_views)
         "  evaluates: φ3 φ4 φ5 φ6 φ7 φ8 φ9\n"
         "  bool views: view(Src, φ2)\n"
         "  var views: var(Src, x)\n"
-        "  state: vc 5 × 8 B + values 1 B + old 1 B + views 1 B + vars 1 × 16 B = 59 B\n"
+        "  state: vc 2 × 8 B + values 7 B + old 7 B + views 1 B + vars 1 × 16 B = 47 B; traced: "
+        "vc 5 × 8 B, 71 B\n"
         "\n"
         "lifeline Mid: monitor\n"
         "  evaluates: none\n"
         "  bool views: view(Src, φ2)\n"
         "  var views: var(Src, x)\n"
-        "  state: vc 5 × 8 B + values 0 B + old 0 B + views 1 B + vars 1 × 16 B = 57 B\n"
+        "  state: vc 2 × 8 B + values 0 B + old 0 B + views 1 B + vars 1 × 16 B = 33 B; traced: "
+        "vc 5 × 8 B, 57 B\n"
         "\n"
         "lifeline Src: monitor\n"
         "  evaluates: φ0 φ1 φ2\n"
         "  bool views: view(Src, φ2)\n"
         "  var views: var(Src, x)\n"
-        "  state: vc 5 × 8 B + values 1 B + old 1 B + views 0 B + vars 1 × 16 B = 58 B\n"
+        "  state: vc 1 × 8 B + values 3 B + old 3 B + views 0 B + vars 0 × 16 B = 14 B; traced: "
+        "vc 5 × 8 B, 46 B\n"
         "\n"
-        "lifeline Far: no monitor\n"
+        "lifeline Far: no monitor (state 0 B; traced: vc 5 × 8 B = 40 B)\n"
         "\n"
-        "lifeline Idle: no monitor\n",
+        "lifeline Idle: no monitor (state 0 B; traced: vc 5 × 8 B = 40 B)\n",
         "%s", got);
     free(got);
     t_free(c);
