@@ -150,6 +150,19 @@ void av_free(Argv *a)
     *a = (Argv){0};
 }
 
+void run_options(const Argv *base, int schedule, Argv *out)
+{
+    for (int i = 0; i < base->n; i++) av_add(out, base->v[i]);
+    av_add(out, "--timeout");
+    av_add(out, "30");
+    if (schedule > 0) {
+        char *s = fmt("%d", schedule);
+        av_add(out, "--schedule");
+        av_add(out, s);
+        free(s);
+    }
+}
+
 /* Starts argv with stdout and stderr to files and env (NAME=VALUE or
  * NULL) set; returns the pid. */
 static pid_t start(const Argv *a, const char *out, const char *err, const char *env)
@@ -722,15 +735,7 @@ int main(int argc, char **argv)
             }
             /* round r > 0: another interleaving (--schedule r) */
             Argv args = {0};
-            for (int i = 0; i < c->args.n; i++) av_add(&args, c->args.v[i]);
-            av_add(&args, "--timeout");
-            av_add(&args, "30");
-            if (round) {
-                char *sch = fmt("%d", round);
-                av_add(&args, "--schedule");
-                av_add(&args, sch);
-                free(sch);
-            }
+            run_options(&c->args, round, &args);
             char *why = NULL;
             json_decref(c->orig);
             c->orig = record(c, c->exe, &c->cfiles, &args, NULL, "original", &why);

@@ -75,6 +75,9 @@ char *slurp(const char *path, size_t *len);
 uint64_t rnd(void);
 void av_add(Argv *a, const char *s);
 void av_free(Argv *a);
+/* The run options of a recording: base, then --timeout 30 (a hung run is
+ * an error, not a hung test) and, for schedule > 0, --schedule. */
+void run_options(const Argv *base, int schedule, Argv *out);
 const ZDecl *find_action(const Case *c, const char *name);
 /* zgc build SRC CFILES -o DIR (shared by the cases of one workflow); the
  * directory. */

@@ -474,15 +474,7 @@ bool replays(Case *c, const json_t *mut, char **why)
     int tries = c->comp.prog->n_pars ? REPLAY_SCHEDULES : 0;
     for (int s = 0; s <= tries && !ok; s++) {
         Argv a = {0};
-        for (int i = 0; i < args.n; i++) av_add(&a, args.v[i]);
-        av_add(&a, "--timeout");
-        av_add(&a, "30");
-        if (s) {
-            char *seed = fmt("%d", s);
-            av_add(&a, "--schedule");
-            av_add(&a, seed);
-            free(seed);
-        }
+        run_options(&args, s, &a);
         char *w = NULL;
         json_t *t = record(c, c->replay_exe, &cfiles, &a, env, "replay", &w);
         av_free(&a);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "trace_edit.h"
 
 /* examples/increment.zg */
 static const char increment[] = "lifeline A, B;\n"
@@ -152,41 +153,6 @@ static ZtModel *model_of(const char *src)
     fclose(diag);
     cr_assert_not_null(m, "the workflow does not compile");
     return m;
-}
-
-/* Replaces every occurrence of `from` by `to` in a copy of text (at least one). */
-static char *subst_all(const char *text, const char *from, const char *to)
-{
-    cr_assert_not_null(strstr(text, from), "no `%s` in the trace", from);
-    size_t f = strlen(from), t = strlen(to), n = 0;
-    for (const char *p = text; (p = strstr(p, from)); p += f) n++;
-    char *r = malloc(strlen(text) + n * t + 1), *o = r;
-    for (const char *p = text;;) {
-        const char *q = strstr(p, from);
-        if (!q) {
-            strcpy(o, p);
-            break;
-        }
-        memcpy(o, p, (size_t)(q - p));
-        o += q - p;
-        memcpy(o, to, t);
-        o += t;
-        p = q + f;
-    }
-    return r;
-}
-
-/* Replaces the first occurrence only. */
-static char *subst(const char *text, const char *from, const char *to)
-{
-    const char *p = strstr(text, from);
-    cr_assert_not_null(p, "no `%s` in the trace", from);
-    size_t n = strlen(text), a = (size_t)(p - text), f = strlen(from), t = strlen(to);
-    char *r = malloc(n - f + t + 1);
-    memcpy(r, text, a);
-    memcpy(r + a, to, t);
-    memcpy(r + a + t, p + f, n - a - f + 1);
-    return r;
 }
 
 static int check(const char *src, const char *trace, char **msg, ZtStats *st)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "trace_edit.h"
 
 /* B decides with a CPL guard (prev) and, when it holds, sends back. */
 static const char workflow[] = "lifeline A, B;\n"
@@ -59,35 +60,6 @@ static ZtModel *model(void)
     fclose(diag);
     cr_assert_not_null(m, "the workflow does not compile");
     return m;
-}
-
-/* Replaces the first occurrence of `from` by `to` in a copy of text. */
-static char *subst(const char *text, const char *from, const char *to)
-{
-    const char *p = strstr(text, from);
-    cr_assert_not_null(p, "no `%s` in the trace", from);
-    size_t n = strlen(text), a = (size_t)(p - text), f = strlen(from), t = strlen(to);
-    char *r = malloc(n - f + t + 1);
-    memcpy(r, text, a);
-    memcpy(r + a, to, t);
-    memcpy(r + a + t, p + f, n - a - f + 1);
-    return r;
-}
-
-/* Removes the line containing `needle`. */
-static char *drop_line(const char *text, const char *needle)
-{
-    const char *p = strstr(text, needle);
-    cr_assert_not_null(p);
-    const char *b = p, *e = p;
-    while (b > text && b[-1] != '\n') b--;
-    while (*e && *e != '\n') e++;
-    if (*e) e++;
-    size_t n = strlen(text);
-    char *r = malloc(n + 1);
-    memcpy(r, text, (size_t)(b - text));
-    memcpy(r + (b - text), e, n - (size_t)(e - text) + 1);
-    return r;
 }
 
 static void expect_fail(const char *trace, const char *want1, const char *want2)
