@@ -110,16 +110,17 @@ void zt_check_messages(Check *c)
                         zt_jtext(c, s->values));
             c->st.messages++;
         }
-    if (!c->ended_error)
-        for (int k = 0; k < c->nchans; k++) {
-            Chan *ch = &c->chans[k];
-            if (ch->nrecvs < ch->nsends) {
-                Ev *s = &c->ev[ch->sends[ch->nrecvs]];
+    /* a receiver whose run ended normally took every message sent to it */
+    for (int k = 0; k < c->nchans; k++) {
+        Chan *ch = &c->chans[k];
+        if (ch->nrecvs < ch->nsends) {
+            Ev *s = &c->ev[ch->sends[ch->nrecvs]];
+            if (!c->life_error[s->peer])
                 zt_fail(c, s->line,
-                        "%s: message \"%s\" is never received in a run that ended normally",
-                        zt_ev_where(c, s), s->msg);
-            }
+                        "%s: message \"%s\" is never received, but %s's run ended normally",
+                        zt_ev_where(c, s), s->msg, m->lnames[s->peer]);
         }
+    }
 }
 
 /* ===================================================================== */

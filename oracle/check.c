@@ -1,8 +1,10 @@
 /* check.c — one check of a trace: the sections of zt.h in order, each
  * reporting the first disagreement it finds, then the last check, the
- * result on the end line against the returned variables' values. */
+ * results on the end lines against the workflow's result types and the
+ * returned variables' values. */
 #include "zt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,67 +12,103 @@
 /* The result                                                             */
 /* ===================================================================== */
 
+/* The final value of return item k: the returned variable on its
+ * lifeline after that lifeline's last event; a disagreement when it has
+ * no value (the checker makes every returned variable defined on every
+ * path, §3.2). */
+static json_t *returned(Check *c, int k, int line)
+{
+    const ZtModel *m = c->m;
+    const ZReturnItem *it = ZU_VEC_AT(m->wf->ret->items, k);
+    int l = it->at.index;
+    if (l < 0 || l >= m->nl || !it->value->decl) ZU_ICE("return item %d unresolved", k);
+    json_t *v = zt_store_at(c, l, c->nbyl[l], it->value->decl->index);
+    if (!v)
+        zt_fail(c, line,
+                "the workflow returns %s @ %s, which has no value on %s at the end of the run",
+                it->value->decl->name, m->lnames[l], m->lnames[l]);
+    return v;
+}
+
+/* Component k of the result (got) has the result type and the returned
+ * variable's value. */
+static void check_component(Check *c, int k, json_t *got, int line, const char *what)
+{
+    const ZtModel *m = c->m;
+    const ZParam *r = ZU_VEC_AT(m->wf->results, k);
+    zt_want_type(c, line, got, r->type, what);
+    json_t *v = returned(c, k, line);
+    if (!json_equal(v, got)) {
+        const ZReturnItem *it = ZU_VEC_AT(m->wf->ret->items, k);
+        zt_fail(c, line, "%s is %s, but the returned variable %s holds %s on %s", what,
+                zt_jtext(c, got), it->value->decl->name, zt_jtext(c, v), m->lnames[it->at.index]);
+    }
+}
+
+/* The end lines' results (docs/runtime.md): one process prints null for
+ * no result, the value for one, an array for a tuple; a per-lifeline
+ * process prints the object {"<k>": value} of the components k returned
+ * at its lifeline, every one of them.  An end line with an error has no
+ * result to check (the run stopped). */
 static void check_result(Check *c)
 {
     const ZtModel *m = c->m;
-    if (c->ended_error) return;
     const ZStmt *ret = m->wf->ret;
     int n = ret ? ret->items.len : 0;
-    json_t *want = NULL;
-    if (c->nends == 1) {
-        if (n == 0) {
-            want = json_null();
-        } else if (!ret->tuple_ret && n == 1) {
-            const ZReturnItem *it = ZU_VEC_AT(ret->items, 0);
-            int l = it->at.index;
-            json_t *v = l >= 0 && l < m->nl && it->value->decl
-                            ? zt_store_at(c, l, c->nbyl[l], it->value->decl->index)
-                            : NULL;
-            want = v ? json_incref(v) : json_null();
-        } else {
-            want = json_array();
-            for (int k = 0; k < n; k++) {
-                const ZReturnItem *it = ZU_VEC_AT(ret->items, k);
-                int l = it->at.index;
-                json_t *v = l >= 0 && l < m->nl && it->value->decl
-                                ? zt_store_at(c, l, c->nbyl[l], it->value->decl->index)
-                                : NULL;
-                json_array_append_new(want, v ? json_incref(v) : json_null());
-            }
-        }
-        json_t *got = c->end_results[0];
-        bool eq = json_equal(want, got);
-        /* floats print as 1.0; an integral float may read back as an integer */
-        const char *wt = zt_jtext(c, want);
-        json_decref(want);
-        if (!eq)
-            zt_fail(c, c->end_lines[0], "the result is %s, but the returned variables hold %s",
-                    zt_jtext(c, got), wt);
-        return;
-    }
-    /* per-lifeline traces put together: {"<component>": value} each */
+    if (n != m->wf->results.len) ZU_ICE("the return statement has %d items", n);
     for (int k = 0; k < c->nends; k++) {
-        json_t *o = c->end_results[k];
-        if (!json_is_object(o))
-            zt_fail(c, c->end_lines[k],
-                    "a per-lifeline end line must hold an object of result components");
+        json_t *got = c->end_results[k];
+        int line = c->end_lines[k], life = c->end_life[k];
+        if (!got) continue;
+        if (life < 0) {
+            if (n == 0) {
+                if (!json_is_null(got))
+                    zt_fail(c, line, "the result is %s, but the workflow returns nothing (null)",
+                            zt_jtext(c, got));
+            } else if (!ret->tuple_ret && n == 1) {
+                check_component(c, 0, got, line, "the result");
+            } else {
+                if (!json_is_array(got) || (int)json_array_size(got) != n)
+                    zt_fail(c, line, "the result is %s, but the workflow returns an array of %d",
+                            zt_jtext(c, got), n);
+                for (int i = 0; i < n; i++)
+                    check_component(c, i, json_array_get(got, (size_t)i), line,
+                                    zu_fmt(c->a, "result component %d", i));
+            }
+            continue;
+        }
+        /* a per-lifeline trace: its components, all of them */
+        if (!json_is_object(got))
+            zt_fail(c, line,
+                    "lifeline %s: a per-lifeline end line must hold an object of result "
+                    "components, not %s",
+                    m->lnames[life], zt_jtext(c, got));
         const char *key;
         json_t *val;
-        json_object_foreach(o, key, val)
+        json_object_foreach(got, key, val)
         {
             char *endp;
             long comp = strtol(key, &endp, 10);
-            if (*endp || comp < 0 || comp >= (n ? n : 1))
-                zt_fail(c, c->end_lines[k], "unknown result component \"%s\"", key);
-            if (!n) continue;
+            char canon[32];
+            snprintf(canon, sizeof canon, "%ld", comp);
+            if (*endp || comp < 0 || comp >= n || strcmp(canon, key))
+                zt_fail(c, line, "lifeline %s: unknown result component \"%s\"", m->lnames[life],
+                        key);
             const ZReturnItem *it = ZU_VEC_AT(ret->items, (int)comp);
-            int l = it->at.index;
-            json_t *v = l >= 0 && l < m->nl && it->value->decl
-                            ? zt_store_at(c, l, c->nbyl[l], it->value->decl->index)
-                            : NULL;
-            if (!v || !json_equal(v, val))
-                zt_fail(c, c->end_lines[k], "result component %ld is %s, but %s holds %s", comp,
-                        zt_jtext(c, val), l >= 0 && l < m->nl ? m->lnames[l] : "?", zt_jtext(c, v));
+            if (it->at.index != life)
+                zt_fail(c, line, "lifeline %s: result component %ld is returned at %s, not at %s",
+                        m->lnames[life], comp, m->lnames[it->at.index], m->lnames[life]);
+            check_component(
+                c, (int)comp, val, line,
+                zu_fmt(c->a, "lifeline %s: result component %ld", m->lnames[life], comp));
+        }
+        for (int i = 0; i < n; i++) {
+            const ZReturnItem *it = ZU_VEC_AT(ret->items, i);
+            char num[16];
+            snprintf(num, sizeof num, "%d", i);
+            if (it->at.index == life && !json_object_get(got, num))
+                zt_fail(c, line, "lifeline %s: the end line lacks result component %d (%s @ %s)",
+                        m->lnames[life], i, it->value->decl->name, m->lnames[life]);
         }
     }
 }
@@ -96,11 +134,14 @@ int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t 
     if (setjmp(c->fail_jb) == 0) {
         zt_read_trace(c, text, len);
         c->st.events = c->nev;
+        zt_check_types(c);
+        zt_check_starts(c);
         zt_check_messages(c);
         zt_check_causal(c);
         zt_build_stores(c);
         zt_collect_decisions(c);
         zt_replay_all(c);
+        zt_check_attempts(c);
         zt_check_guards(c);
         check_result(c);
     } else {
@@ -128,8 +169,11 @@ int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t 
     free(c->capbyl);
     free(c->start);
     free(c->start_line);
+    free(c->li);
+    free(c->retries);
     free(c->end_results);
     free(c->end_lines);
+    free(c->end_life);
     for (int k = 0; k < c->nchans; k++) free(c->chans[k].sends);
     free(c->chans);
     free(c->htab);

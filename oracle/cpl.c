@@ -271,6 +271,19 @@ static uint8_t or3(uint8_t a, uint8_t b)
 }
 static uint8_t not3(uint8_t a) { return a == 2 ? 2 : (uint8_t)!a; }
 
+/* The source text of a guard or atom, for messages. */
+static const char *expr_text(Check *c, const ZExpr *e)
+{
+    ZBuf b = {0};
+    za_print_expr(&b, e);
+    const char *t = zu_fmt(c->a, "%s", b.data ? b.data : "?");
+    zu_buf_free(&b);
+    return t;
+}
+
+/* An atom at l's i-th event: false with an undefined term; a run-time
+ * error in it is a disagreement, since the monitor evaluates the atom at
+ * that event and the run stops there (the event is never written). */
 static uint8_t atom_at(Check *c, const ZExpr *atom, int l, int i)
 {
     Env env = {.c = c, .life = l, .index = i};
@@ -278,6 +291,14 @@ static uint8_t atom_at(Check *c, const ZExpr *atom, int l, int i)
     env.undef = false;
     Val v = zt_eval(&env, atom);
     if (env.undef) return 0;
+    if (v.k == V_ERROR) {
+        const Ev *e = &c->ev[c->byl[l][i - 1]];
+        const char *text = expr_text(c, atom);
+        zt_fail(c, e->line,
+                "%s: the guard atom `%s` fails here (%s): the monitor evaluates it after this "
+                "event, so the run would have stopped with this error",
+                zt_ev_where(c, e), text, v.s ? v.s : "a run-time error");
+    }
     if (v.k != V_BOOL) return 2;
     return v.i ? 1 : 0;
 }
@@ -411,10 +432,6 @@ void zt_check_guards(Check *c)
             if (cn < 0) continue;
             const ZExpr *src = m->constructs[cn]->expr;
             if (root[cn] < 0) root[cn] = node_of(&k, src, 0);
-            ZBuf gb = {0};
-            za_print_expr(&gb, src);
-            const char *gtext = zu_fmt(c->a, "%s", gb.data ? gb.data : "?");
-            zu_buf_free(&gb);
             if (k.n[root[cn]].cpl) {
                 uint8_t v = val(&k, root[cn], l, i);
                 if (v == 2) {
@@ -425,13 +442,24 @@ void zt_check_guards(Check *c)
                     zt_fail(c, e->line,
                             "%s: CPL guard of %s `%s` is %s by Definition 3 on the rebuilt chart, "
                             "but the recorded decision is %s",
-                            zt_ev_where(c, e), e->construct, gtext, v ? "true" : "false",
-                            e->value ? "true" : "false");
+                            zt_ev_where(c, e), e->construct, expr_text(c, src),
+                            v ? "true" : "false", e->value ? "true" : "false");
                 c->st.cpl_checked++;
             } else {
                 /* plain: the store before the choice */
                 Env env = {.c = c, .life = l, .index = i - 1};
                 Val v = zt_eval(&env, src);
+                if (v.k == V_ERROR)
+                    zt_fail(c, e->line,
+                            "%s: the guard of %s `%s` fails on the store (%s): the run would have "
+                            "stopped with this error instead of deciding",
+                            zt_ev_where(c, e), e->construct, expr_text(c, src),
+                            v.s ? v.s : "a run-time error");
+                if (v.k == V_UNDEF)
+                    zt_fail(c, e->line,
+                            "%s: the guard of %s `%s` reads a variable that has no value here, "
+                            "which no run does",
+                            zt_ev_where(c, e), e->construct, expr_text(c, src));
                 if (v.k != V_BOOL) {
                     c->st.unverified++;
                     continue;
@@ -440,9 +468,44 @@ void zt_check_guards(Check *c)
                     zt_fail(
                         c, e->line,
                         "%s: guard of %s `%s` is %s on the store, but the recorded decision is %s",
-                        zt_ev_where(c, e), e->construct, gtext, v.i ? "true" : "false",
+                        zt_ev_where(c, e), e->construct, expr_text(c, src), v.i ? "true" : "false",
                         e->value ? "true" : "false");
                 c->st.plain_checked++;
             }
         }
+    /* the owner's monitor evaluates every atom of its CPL guards at each
+     * of its events, whether or not the choice comes (a run-time error in
+     * one stops the run there): the atoms of the owner's own scope, at
+     * every event of the owner */
+    for (int cn = 1; cn <= m->nconstructs; cn++) {
+        const ZStmt *st = m->constructs[cn];
+        if (!st || !st->expr) continue;
+        int owner = st->life.index;
+        if (owner < 0 || owner >= m->nl) continue;
+        if (root[cn] < 0) root[cn] = node_of(&k, st->expr, 0);
+        if (!k.n[root[cn]].cpl) continue;
+        /* in the arena: val() may leave through zt_fail */
+        bool *seen = zu_alloc(c->a, sizeof *seen * (size_t)k.len);
+        int *stack = zu_alloc(c->a, sizeof *stack * (size_t)k.len);
+        int *atoms = zu_alloc(c->a, sizeof *atoms * (size_t)k.len);
+        int natoms = 0, sp = 0;
+        stack[sp++] = root[cn];
+        seen[root[cn]] = true;
+        while (sp) {
+            Node x = k.n[stack[--sp]];
+            if (x.kind == N_ATOM) {
+                atoms[natoms++] = stack[sp];
+                continue;
+            }
+            if (x.kind == N_AT && x.life != owner) continue; /* another lifeline's scope */
+            int ops[3] = {x.a, x.b, x.c};
+            for (int o = 0; o < 3; o++)
+                if (ops[o] >= 0 && !seen[ops[o]]) {
+                    seen[ops[o]] = true;
+                    stack[sp++] = ops[o];
+                }
+        }
+        for (int i = 1; i <= c->nbyl[owner]; i++)
+            for (int a = 0; a < natoms; a++) val(&k, atoms[a], owner, i);
+    }
 }

@@ -4,8 +4,15 @@
  * same code run twice.  Values are read from the stores rebuilt along
  * the trace (chart.c); a term @B.x reads B's store after the last event
  * of B that causally precedes the current one (the computed vector
- * clock).  What this evaluator cannot compute is V_UNKNOWN, and leaves
- * the value unverified instead of failing.
+ * clock).  What this evaluator cannot compute is V_UNKNOWN with the
+ * reason, and leaves the value unverified instead of failing: the result
+ * of an `extern pure` action called inside a pure action's body, an
+ * expression nested beyond ZT_MAX_DEPTH, a string beyond what ICU maps
+ * (over 512 MB).  A run-time error (overflow, division by zero, a failed
+ * conversion) is V_ERROR with its cause: the run would have stopped
+ * there, so a trace that goes on is a disagreement (replay.c, cpl.c).
+ * Pure actions with a tuple result give one value per output
+ * (zt_eval_results).
  *
  * The rules are those of the language reference §5.2 and §5.3, written
  * again here: / and % round towards negative infinity (% has the
@@ -19,8 +26,8 @@
  * locale: the default full case mappings with Final_Sigma; the
  * White_Space property): an implementation of the Unicode rules that
  * shares neither code nor tables with the runtime's (unicode.c, generated
- * from the Unicode Character Database).  Strings that are not UTF-8
- * leave those three unknown. */
+ * from the Unicode Character Database).  (jansson holds valid UTF-8
+ * only, so every string of a trace is UTF-8.) */
 #include "zt.h"
 
 #include <inttypes.h>
@@ -31,30 +38,35 @@
 #include <unicode/uchar.h>
 #include <unicode/ustring.h>
 
+/* An operand of a type the checked program cannot give it: not reached
+ * for a typed trace (types.c), and left unknown rather than guessed. */
+static Val mistyped(void) { return vunknown("an operand of an unexpected type"); }
+static Val overflow(void) { return verr("integer overflow"); }
+
 static Val from_json(Check *c, json_t *j, const ZType *t)
 {
     if (!j) return vmk(V_UNDEF);
-    if (!t) return vmk(V_UNKNOWN);
+    if (!t) return mistyped();
     Val v = {0};
     switch (t->kind) {
     case TY_INT:
-        if (!json_is_integer(j)) return vmk(V_UNKNOWN);
+        if (!json_is_integer(j)) return mistyped();
         v.k = V_INT, v.i = json_integer_value(j);
         return v;
     case TY_FLOAT:
-        if (!json_is_number(j)) return vmk(V_UNKNOWN);
+        if (!json_is_number(j)) return mistyped();
         v.k = V_FLOAT, v.f = json_number_value(j);
         return v;
     case TY_BOOL:
-        if (!json_is_boolean(j)) return vmk(V_UNKNOWN);
+        if (!json_is_boolean(j)) return mistyped();
         v.k = V_BOOL, v.i = json_is_true(j);
         return v;
     case TY_STR:
-        if (!json_is_string(j)) return vmk(V_UNKNOWN);
+        if (!json_is_string(j)) return mistyped();
         v.k = V_STR, v.s = json_string_value(j), v.n = json_string_length(j);
         return v;
     case TY_ENUM: {
-        if (!json_is_string(j) || !t->enum_decl) return vmk(V_UNKNOWN);
+        if (!json_is_string(j) || !t->enum_decl) return mistyped();
         const ZDecl *en = t->enum_decl;
         for (int k = 0; k < en->members.len; k++) {
             const ZParam *p = ZU_VEC_AT(en->members, k);
@@ -63,10 +75,10 @@ static Val from_json(Check *c, json_t *j, const ZType *t)
                 return v;
             }
         }
-        return vmk(V_UNKNOWN);
+        return mistyped();
     }
     case TY_JSON: v.k = V_JSON, v.j = j; return v;
-    default: return vmk(V_UNKNOWN);
+    default: return mistyped();
     }
     (void)c;
 }
@@ -122,9 +134,9 @@ static int cmp_vals(const Val *a, const Val *b, bool *ok)
  * infinity), the remainder a - b * quotient, which has b's sign. */
 static Val int_div(ZOp op, int64_t a, int64_t b)
 {
-    if (b == 0) return vmk(V_ERROR);
+    if (b == 0) return verr("division by zero");
     if (b == -1) /* the one divisor whose C quotient can overflow */
-        return op == OP_MOD ? vint(0) : a == INT64_MIN ? vmk(V_ERROR) : vint(-a);
+        return op == OP_MOD ? vint(0) : a == INT64_MIN ? verr("integer overflow") : vint(-a);
     int64_t q = a / b, r = a - q * b; /* C: truncated */
     if (r != 0 && (r > 0) != (b > 0)) {
         q -= 1;
@@ -146,12 +158,12 @@ static Val binary(Env *env, const ZExpr *e)
     if (e->op == OP_AND || e->op == OP_OR) {
         Val a = zt_eval(env, e->a);
         if (is_bad(&a)) return a;
-        if (a.k != V_BOOL) return vmk(V_UNKNOWN);
+        if (a.k != V_BOOL) return mistyped();
         if (e->op == OP_AND && !a.i) return vbool(false);
         if (e->op == OP_OR && a.i) return vbool(true);
         Val b = zt_eval(env, e->b);
         if (is_bad(&b)) return b;
-        if (b.k != V_BOOL) return vmk(V_UNKNOWN);
+        if (b.k != V_BOOL) return mistyped();
         return vbool(b.i != 0);
     }
     Val a = zt_eval(env, e->a);
@@ -167,9 +179,9 @@ static Val binary(Env *env, const ZExpr *e)
     case OP_MOD:
         if (a.k == V_INT && b.k == V_INT) {
             switch (e->op) {
-            case OP_ADD: return __builtin_add_overflow(a.i, b.i, &r) ? vmk(V_ERROR) : vint(r);
-            case OP_SUB: return __builtin_sub_overflow(a.i, b.i, &r) ? vmk(V_ERROR) : vint(r);
-            case OP_MUL: return __builtin_mul_overflow(a.i, b.i, &r) ? vmk(V_ERROR) : vint(r);
+            case OP_ADD: return __builtin_add_overflow(a.i, b.i, &r) ? overflow() : vint(r);
+            case OP_SUB: return __builtin_sub_overflow(a.i, b.i, &r) ? overflow() : vint(r);
+            case OP_MUL: return __builtin_mul_overflow(a.i, b.i, &r) ? overflow() : vint(r);
             default: return int_div(e->op, a.i, b.i);
             }
         }
@@ -179,7 +191,7 @@ static Val binary(Env *env, const ZExpr *e)
             case OP_SUB: return vfloat(a.f - b.f);
             case OP_MUL: return vfloat(a.f * b.f);
             default:
-                if (b.f == 0.0) return vmk(V_ERROR);
+                if (b.f == 0.0) return verr("division by zero");
                 return vfloat(e->op == OP_DIV ? a.f / b.f : float_rem(a.f, b.f));
             }
         }
@@ -190,7 +202,7 @@ static Val binary(Env *env, const ZExpr *e)
             Val v = {.k = V_STR, .s = s, .n = a.n + b.n};
             return v;
         }
-        return vmk(V_UNKNOWN);
+        return mistyped();
     case OP_EQ:
     case OP_NE:
     case OP_LT:
@@ -202,12 +214,12 @@ static Val binary(Env *env, const ZExpr *e)
         if (!ok) {
             /* a NaN compares unequal to everything */
             if ((a.k == V_FLOAT || b.k == V_FLOAT) && a.k == b.k) return vbool(e->op == OP_NE);
-            return vmk(V_UNKNOWN);
+            return mistyped();
         }
         if (k == 2) {
             if (e->op == OP_EQ) return vbool(false);
             if (e->op == OP_NE) return vbool(true);
-            return vmk(V_UNKNOWN);
+            return mistyped();
         }
         switch (e->op) {
         case OP_EQ: return vbool(k == 0);
@@ -218,7 +230,7 @@ static Val binary(Env *env, const ZExpr *e)
         default: return vbool(k >= 0);
         }
     }
-    default: return vmk(V_UNKNOWN);
+    default: return mistyped();
     }
 }
 
@@ -459,11 +471,11 @@ static bool ws_bounds(const char *s, size_t n, size_t *b, size_t *e)
 /* upper() or lower(): ICU's full case mapping in the root locale. */
 static Val icu_case(ZArena *ar, const Val *a, bool up)
 {
-    if (a->n > INT32_MAX / 4) return vmk(V_UNKNOWN);
+    if (a->n > INT32_MAX / 4) return vunknown("a string too long for ICU's case mapping");
     UErrorCode err = U_ZERO_ERROR;
     int32_t n16 = 0, cap = 3 * (int32_t)a->n + 1, m = 0, n8 = 0;
     UChar *src = zu_xmalloc(sizeof *src * (a->n + 1)), *dst = zu_xmalloc(sizeof *dst * cap);
-    Val r = vmk(V_UNKNOWN);
+    Val r = vunknown("a string ICU cannot map");
     u_strFromUTF8(src, (int32_t)a->n + 1, &n16, a->s, (int32_t)a->n, &err);
     if (U_SUCCESS(err))
         m = up ? u_strToUpper(dst, cap, src, n16, "", &err)
@@ -482,21 +494,74 @@ static Val icu_case(ZArena *ar, const Val *a, bool up)
     return r;
 }
 
-static Val call(Env *env, const ZExpr *e)
+static Val too_deep(void) { return vunknown("an expression nested beyond the evaluator's limit"); }
+
+/* The arguments of the call e (in the check's arena); NULL with *bad the
+ * first argument that is not a value. */
+static Val *call_args(Env *env, const ZExpr *e, Val *bad)
 {
     int n = e->args.len;
-    Val args[8];
-    if (n > 8) return vmk(V_UNKNOWN);
+    Val *args = zu_alloc(env->c->a, sizeof *args * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
         args[i] = zt_eval(env, ZU_VEC_AT(e->args, i));
-        if (is_bad(&args[i])) return args[i];
+        if (is_bad(&args[i])) {
+            *bad = args[i];
+            return NULL;
+        }
     }
+    return args;
+}
+
+/* body (a pure action's expression, or one component of its tuple) with
+ * the action's parameters bound to args. */
+static Val pure_body(Env *env, const ZExpr *body, const Val *args, int n)
+{
+    if (env->depth > ZT_MAX_DEPTH) return too_deep();
+    Env sub = *env;
+    sub.params = args;
+    sub.nparams = n;
+    sub.depth = env->depth + 1;
+    Val v = zt_eval(&sub, body);
+    env->undef |= sub.undef;
+    return v;
+}
+
+/* The value of calling an action that is not pure: not computable. */
+static Val not_pure(Env *env, const ZDecl *d)
+{
+    return vunknown(
+        zu_fmt(env->c->a, "the result of %s action `%s`", za_action_kind_name(d->action), d->name));
+}
+
+bool zt_eval_results(Env *env, const ZExpr *e, Val *out, int n)
+{
+    const ZDecl *d = e && e->kind == E_CALL ? e->decl : NULL;
+    if (!d || d->kind != D_ACTION || d->action != ACT_PURE || !d->expr || d->results.len != n)
+        return false;
+    if (n > 1 && (d->expr->kind != E_TUPLE || d->expr->args.len != n)) return false;
+    Val bad;
+    Val *args = call_args(env, e, &bad);
+    for (int k = 0; k < n; k++) {
+        if (!args)
+            out[k] = bad;
+        else
+            out[k] =
+                pure_body(env, n == 1 ? d->expr : ZU_VEC_AT(d->expr->args, k), args, e->args.len);
+    }
+    return true;
+}
+
+static Val call(Env *env, const ZExpr *e)
+{
+    Val bad;
+    Val *args = call_args(env, e, &bad);
+    if (!args) return bad;
     ZArena *ar = env->c->a;
     if (e->builtin != BI_NONE) {
         const Val *a = &args[0];
         switch (e->builtin) {
         case BI_LEN: {
-            if (a->k != V_STR) return vmk(V_UNKNOWN);
+            if (a->k != V_STR) return mistyped();
             int64_t cnt = 0;
             for (size_t i = 0; i < a->n; i++)
                 if (((unsigned char)a->s[i] & 0xC0) != 0x80) cnt++;
@@ -504,17 +569,17 @@ static Val call(Env *env, const ZExpr *e)
         }
         case BI_LOWER:
         case BI_UPPER:
-            if (a->k != V_STR) return vmk(V_UNKNOWN);
+            if (a->k != V_STR) return mistyped();
             return icu_case(ar, a, e->builtin == BI_UPPER);
         case BI_TRIM: {
             size_t b, en;
-            if (a->k != V_STR || !ws_bounds(a->s, a->n, &b, &en)) return vmk(V_UNKNOWN);
+            if (a->k != V_STR || !ws_bounds(a->s, a->n, &b, &en)) return mistyped();
             return (Val){.k = V_STR, .s = a->s + b, .n = en - b};
         }
         case BI_CONTAINS:
         case BI_STARTS_WITH:
         case BI_ENDS_WITH: {
-            if (a->k != V_STR || args[1].k != V_STR) return vmk(V_UNKNOWN);
+            if (a->k != V_STR || args[1].k != V_STR) return mistyped();
             const Val *p = &args[1];
             if (p->n > a->n) return vbool(false);
             if (e->builtin == BI_STARTS_WITH) return vbool(memcmp(a->s, p->s, p->n) == 0);
@@ -533,7 +598,7 @@ static Val call(Env *env, const ZExpr *e)
             }
             case V_FLOAT: {
                 const char *t = float_text(ar, a->f);
-                if (!t) return vmk(V_UNKNOWN);
+                if (!t) return mistyped();
                 return (Val){.k = V_STR, .s = t, .n = strlen(t)};
             }
             case V_BOOL: return (Val){.k = V_STR, .s = a->i ? "true" : "false", .n = a->i ? 4 : 5};
@@ -542,38 +607,40 @@ static Val call(Env *env, const ZExpr *e)
                     const ZParam *p = ZU_VEC_AT(a->en->members, (int)a->i);
                     return (Val){.k = V_STR, .s = p->name, .n = strlen(p->name)};
                 }
-                return vmk(V_UNKNOWN);
+                return mistyped();
             case V_JSON: return json_text_val(ar, a->j);
-            default: return vmk(V_UNKNOWN);
+            default: return mistyped();
             }
         case BI_INT:
             if (a->k == V_INT) return *a;
             if (a->k == V_FLOAT) { /* truncated towards zero */
                 if (!(a->f >= -9223372036854775808.0 && a->f < 9223372036854775808.0))
-                    return vmk(V_ERROR);
+                    return verr("int() of a float beyond the range of int");
                 return vint((int64_t)a->f);
             }
             if (a->k == V_STR) {
                 size_t b, en;
                 int64_t v;
-                if (!ws_bounds(a->s, a->n, &b, &en)) return vmk(V_UNKNOWN);
-                if (!parse_int_text(a->s + b, en - b, &v)) return vmk(V_ERROR);
+                if (!ws_bounds(a->s, a->n, &b, &en)) return mistyped();
+                if (!parse_int_text(a->s + b, en - b, &v))
+                    return verr("int() of text that is not an integer");
                 return vint(v);
             }
-            return vmk(V_UNKNOWN);
+            return mistyped();
         case BI_FLOAT:
             if (a->k == V_FLOAT) return *a;
             if (a->k == V_INT) return vfloat((double)a->i);
             if (a->k == V_STR) {
                 size_t b, en;
                 double v;
-                if (!ws_bounds(a->s, a->n, &b, &en)) return vmk(V_UNKNOWN);
-                if (!parse_float_text(a->s + b, en - b, &v)) return vmk(V_ERROR);
+                if (!ws_bounds(a->s, a->n, &b, &en)) return mistyped();
+                if (!parse_float_text(a->s + b, en - b, &v))
+                    return verr("float() of text that is not a finite number");
                 return vfloat(v);
             }
-            return vmk(V_UNKNOWN);
+            return mistyped();
         case BI_JSON_GET: {
-            if (a->k != V_JSON || args[1].k != V_STR) return vmk(V_UNKNOWN);
+            if (a->k != V_JSON || args[1].k != V_STR) return mistyped();
             const Val *key = &args[1];
             json_t *m = NULL;
             /* a key with a NUL byte names no member */
@@ -587,32 +654,26 @@ static Val call(Env *env, const ZExpr *e)
             return (Val){.k = V_JSON, .j = m}; /* NULL: null */
         }
         case BI_JSON_STR:
-            if (a->k != V_JSON) return vmk(V_UNKNOWN);
+            if (a->k != V_JSON) return mistyped();
             if (a->j && json_is_string(a->j))
                 return (Val){
                     .k = V_STR, .s = json_string_value(a->j), .n = json_string_length(a->j)};
             return json_text_val(ar, a->j);
-        default: return vmk(V_UNKNOWN);
+        default: return mistyped();
         }
     }
     const ZDecl *d = e->decl;
-    if (d && d->kind == D_ACTION && d->action == ACT_PURE && d->expr && d->results.len == 1) {
-        if (env->depth > ZT_MAX_DEPTH) return vmk(V_UNKNOWN);
-        Env sub = *env;
-        sub.params = args;
-        sub.depth = env->depth + 1;
-        Val v = zt_eval(&sub, d->expr);
-        env->undef |= sub.undef;
-        return v;
-    }
-    return vmk(V_UNKNOWN);
+    if (d && d->kind == D_ACTION && d->action == ACT_PURE && d->expr && d->results.len == 1)
+        return pure_body(env, d->expr, args, e->args.len);
+    if (d && d->kind == D_ACTION && d->action != ACT_PURE) return not_pure(env, d);
+    return mistyped();
 }
 
 static Val term(Env *env, int life, const ZDecl *var)
 {
     Check *c = env->c;
     if (!var || var->kind != D_VAR || var->index < 0 || var->index >= c->m->nvars)
-        return vmk(V_UNKNOWN);
+        return mistyped();
     int l = env->life, i = env->index;
     if (life >= 0 && life != env->life) {
         if (life >= c->m->nl || i <= 0) {
@@ -635,8 +696,8 @@ static Val term(Env *env, int life, const ZDecl *var)
 
 Val zt_eval(Env *env, const ZExpr *e)
 {
-    if (!e) return vmk(V_UNKNOWN);
-    if (env->depth > ZT_MAX_DEPTH) return vmk(V_UNKNOWN);
+    if (!e) return mistyped();
+    if (env->depth > ZT_MAX_DEPTH) return too_deep();
     env->depth++;
     Val r;
     switch (e->kind) {
@@ -648,8 +709,8 @@ Val zt_eval(Env *env, const ZExpr *e)
     case E_NAME:
         switch (e->name_kind) {
         case NAME_VAR: r = term(env, -1, e->decl); break;
-        case NAME_CONST: r = e->decl ? zt_eval(env, e->decl->expr) : vmk(V_UNKNOWN); break;
-        case NAME_GUARD: r = e->decl ? zt_eval(env, e->decl->expr) : vmk(V_UNKNOWN); break;
+        case NAME_CONST: r = e->decl ? zt_eval(env, e->decl->expr) : mistyped(); break;
+        case NAME_GUARD: r = e->decl ? zt_eval(env, e->decl->expr) : mistyped(); break;
         case NAME_MEMBER:
             r = (Val){.k = V_ENUM,
                       .i = e->member,
@@ -658,10 +719,10 @@ Val zt_eval(Env *env, const ZExpr *e)
                                                                : NULL};
             break;
         case NAME_PARAM:
-            r = env->params && e->member >= 0 && e->member < 8 ? env->params[e->member]
-                                                               : vmk(V_UNKNOWN);
+            r = env->params && e->member >= 0 && e->member < env->nparams ? env->params[e->member]
+                                                                          : mistyped();
             break;
-        default: r = vmk(V_UNKNOWN); break;
+        default: r = mistyped(); break;
         }
         break;
     case E_AT_VAR: r = term(env, e->life, e->decl); break;
@@ -672,11 +733,11 @@ Val zt_eval(Env *env, const ZExpr *e)
         else if (e->op == OP_NOT && a.k == V_BOOL)
             r = vbool(!a.i);
         else if (e->op == OP_NEG && a.k == V_INT)
-            r = a.i == INT64_MIN ? vmk(V_ERROR) : vint(-a.i);
+            r = a.i == INT64_MIN ? overflow() : vint(-a.i);
         else if (e->op == OP_NEG && a.k == V_FLOAT)
             r = vfloat(-a.f);
         else
-            r = vmk(V_UNKNOWN);
+            r = mistyped();
         break;
     }
     case E_BINARY: r = binary(env, e); break;
@@ -685,13 +746,13 @@ Val zt_eval(Env *env, const ZExpr *e)
         if (is_bad(&cnd))
             r = cnd;
         else if (cnd.k != V_BOOL)
-            r = vmk(V_UNKNOWN);
+            r = mistyped();
         else
             r = zt_eval(env, cnd.i ? e->a : e->b);
         break;
     }
     case E_CALL: r = call(env, e); break;
-    default: r = vmk(V_UNKNOWN); break; /* tuples, CPL operators */
+    default: r = mistyped(); break; /* tuples, CPL operators */
     }
     env->depth--;
     return r;

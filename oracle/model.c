@@ -107,3 +107,12 @@ int zt_construct_index(const ZtModel *m, const char *tag)
         if (m->tags[k] && !strcmp(m->tags[k], tag)) cn = k;
     return cn;
 }
+
+const ZDecl *zt_action(const ZtModel *m, const char *name)
+{
+    for (int i = 0; i < m->prog->decls.len; i++) {
+        const ZDecl *d = ZU_VEC_AT(m->prog->decls, i);
+        if (d->kind == D_ACTION && !strcmp(d->name, name)) return d;
+    }
+    return NULL;
+}

@@ -3,30 +3,86 @@
  *
  * Given a workflow and a JSON Lines trace written by the runtime
  * (--trace), zt_check rebuilds the message sequence chart from the trace
- * alone and checks:
+ * alone and checks, in this order (the first disagreement is the answer):
  *
- *   1. form: every line is a JSON object; events name known lifelines, are
- *      numbered 1, 2, … per lifeline and carry the fields of their kind;
- *   2. messages: each receive matches one send (message id, channel,
+ *   1. form: every line is a JSON object of one of the kinds the runtime
+ *      writes (start, send, recv, act, choice, retry, end) with exactly
+ *      the keys of its kind, each of its JSON type; events name known
+ *      lifelines and variables and are numbered 1, 2, … per lifeline;
+ *      the lines stand where the runtime writes them: one process's trace
+ *      begins with one start line per lifeline in declaration order and
+ *      ends with its end line; per-lifeline traces put together (one end
+ *      line per lifeline) are one segment per lifeline, its start line,
+ *      its own lines, its end line;
+ *   2. types: every value of a start store and of a write has its
+ *      variable's declared type as the runtime writes it (an int a JSON
+ *      integer, a float a JSON real, an enum one of its members' names;
+ *      types.c), and so do message values (the statement's types) and
+ *      results (the workflow's);
+ *   3. start stores: exactly the declared initial values — every default
+ *      on every lifeline, each input on its owner (any value of its type:
+ *      the run's --arg), nothing else (start.c);
+ *   4. messages: each receive matches one send (message id, channel,
  *      control tag, equal values), FIFO per (sender, receiver, channel);
- *      a finished run leaves no message unreceived;
- *   3. the causal order (local successors and messages) is acyclic, and
+ *      a receiver whose run ended normally took every message sent to it;
+ *   5. the causal order (local successors and messages) is acyclic, and
  *      every "vc" equals the per-lifeline counts of causally preceding
  *      events computed by reachability;
- *   4. erasure equivalence: each lifeline's events are exactly those the
+ *   6. erasure equivalence: each lifeline's events are exactly those the
  *      global workflow produces for the owners' recorded decisions
  *      (parallel branches in any interleaving, coregion receives in any
- *      order), the control messages being where projection puts them;
- *      stores are rebuilt along the events and every sent value, received
- *      binding, self message, local computation and pure action result is
- *      recomputed;
- *   5. guards: at every choice event the guard is evaluated — CPL guards by
+ *      order), the control messages being where projection puts them, a
+ *      lifeline whose run ended normally having no event missing; stores
+ *      are rebuilt along the events and every sent value, received
+ *      binding, self message, local computation and pure action result
+ *      (tuples too) is recomputed; a computation that fails (overflow,
+ *      division by zero, a failed conversion) or reads an undefined
+ *      variable where the trace goes on is a disagreement, the run would
+ *      have stopped there;
+ *   7. attempts: an act event of an llm action has as many attempts as
+ *      its call has retry lines (numbered 1, 2, …, after the event before
+ *      it on its thread) plus one, within the action's declared retries;
+ *      every other act event has 1; a lifeline whose run ended normally
+ *      leaves no retried call without its act event (attempts.c);
+ *   8. guards: at every choice event the guard is evaluated — CPL guards by
  *      Definition 3 of the CPL paper over the guard's source syntax tree on
  *      the rebuilt chart, plain guards on the store — and must equal the
- *      recorded decision;
- *   6. the result on the end line equals the returned variables' values.
+ *      recorded decision; an atom or a plain guard that fails where the
+ *      runtime evaluates it (the atoms of an owner's CPL guards at each of
+ *      its events) is a disagreement;
+ *   9. the results on the end lines have the workflow's result types and
+ *      equal the returned variables' values (per-lifeline end lines: every
+ *      component returned at that lifeline, no other).
  *
- * Lines of any other kind ("retry", "note", …) are ignored.
+ * Unverified: values no checker can recompute from the workflow, whose
+ * types are checked all the same and which are then used as recorded:
+ *   - the outputs of llm actions (the model's answers);
+ *   - the outputs of human actions (an `ack` with a bool output excepted:
+ *     always true, checked);
+ *   - the results of `extern pure` and `effect` actions (C code);
+ *   - a value computed from the result of an `extern pure` action called
+ *     inside a pure action's body;
+ *   - beyond the evaluator's limits: an expression nested deeper than
+ *     ZT_MAX_DEPTH (2000) levels, counting the bodies of the pure actions
+ *     it calls (the parser allows 1000 in one expression), upper() or
+ *     lower() of a string over 512 MB.
+ * The summary counts them ("unverified"); a guard whose value depends on
+ * none of them is always checked.  Workflow inputs are not unverified but
+ * free: any value of their type is a run's.
+ *
+ * Deliberately unchecked, because no workflow determines them:
+ *   - the order of the lines of different lifelines (the runtime writes
+ *     events as they happen, `zgc run --processes` merges lifeline after
+ *     lifeline; the chart comes from indexes and message ids);
+ *   - a retry line's "error" (the model server's or model's message) and
+ *     "delay" (a float of at least 0.0: the backoff or the server's
+ *     Retry-After, times --backoff-scale);
+ *   - an end line's "error" text (any run-time error, a --timeout, a
+ *     cancellation: the events before it are checked as a run that
+ *     stopped there);
+ *   - an atom inside @B(…) or `past` that fails at an event of B whose
+ *     value Definition 3 never needs (which of B's events the runtime's
+ *     monitor evaluates depends on the monitor plan, not read here).
  *
  * What it shares.  Nothing with the runtime or the backend.  From the
  * compiler it uses the front of the pipeline only (compiler/pipeline.c
@@ -36,9 +92,12 @@
  * the parser wrote it: named guards are looked through by the oracle
  * itself, through each name's resolved declaration; the checker's types
  * tell `==` between formulas from `==` between values, and its constant
- * folding, compiler/eval.c, gives the values of `const`s); and from
- * compiler/ast.c the construct tags ("if#3") and the printer of guard
- * texts in messages.  It does not run projection, the guards pass or the
+ * folding, compiler/eval.c, gives the values of `const`s, of variable
+ * defaults and of the `retries` property, which it folds into
+ * literals); and from compiler/ast.c the construct tags ("if#3"), an
+ * action's properties (za_prop: `retries`, a human action's `kind`), and
+ * the names of types and action kinds and the printer of guard texts in
+ * messages.  It does not run projection, the guards pass or the
  * monitor plan: no unfolded formula, sub(Φ), Vars(Φ) or monitor table
  * reaches it, so a mistake in unfolding a guard or in planning the
  * monitor shows as a disagreement here.  The oracle's own, written apart

@@ -23,6 +23,8 @@
  * also checks where projection places the broadcasts. */
 #include "zt.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +56,9 @@ typedef struct Cur {
     int qlen, qcap, qhead;
     int parent;   /* index of the parent cursor, -1 for the root */
     int children; /* children still running */
+    int last;     /* the index of the last event matched on it (after a
+                     region: the last of its branches'; a branch starts at
+                     its parent's) */
     bool done;
 } Cur;
 
@@ -132,11 +137,13 @@ static void fr_push(Cur *k, Frame f)
 
 static int new_cursor(Replay *r, const char *ns, int parent)
 {
+    int last = parent >= 0 ? r->cur[parent].last : 0;
     r->cur = zt_grow(r->cur, &r->capcur, r->ncur + 1, sizeof *r->cur);
     Cur *k = &r->cur[r->ncur];
     memset(k, 0, sizeof *k);
     k->ns = ns;
     k->parent = parent;
+    k->last = last;
     return r->ncur++;
 }
 
@@ -292,7 +299,11 @@ static void fill(Replay *r, int ki)
         if (k->done || k->children > 0 || k->qhead < k->qlen) return;
         if (k->nfr == 0) {
             k->done = true;
-            if (k->parent >= 0 && --r->cur[k->parent].children == 0) fill(r, k->parent);
+            if (k->parent >= 0) {
+                Cur *p = &r->cur[k->parent];
+                if (k->last > p->last) p->last = k->last; /* the join */
+                if (--p->children == 0) fill(r, k->parent);
+            }
             return;
         }
         Frame *f = &k->fr[k->nfr - 1];
@@ -439,25 +450,62 @@ static const char *ev_text(Check *c, const Ev *e)
     }
 }
 
-/* Compares a computed value with the recorded one. */
-static void check_value(Check *c, const Ev *e, const Val *v, json_t *got, const char *what)
+/* Compares a computed value with the recorded one.  A run-time error or
+ * an undefined variable where the run went on is a disagreement (the run
+ * would have stopped there; the checker's definedness rule, §4.3, lets
+ * no statement read an undefined variable); what eval.c cannot compute
+ * is left unverified, its type having been checked. */
+static void check_value(Check *c, const Ev *e, const Val *v, json_t *got, const char *fmt, ...)
+    ZG_PRINTF(5, 6);
+static void check_value(Check *c, const Ev *e, const Val *v, json_t *got, const char *fmt, ...)
 {
-    if (v->k == V_UNKNOWN || v->k == V_UNDEF || v->k == V_ERROR) {
+    json_t *want = v->k == V_UNKNOWN || v->k == V_UNDEF || v->k == V_ERROR ? NULL : zt_to_json(v);
+    if (want && got && json_equal(want, got)) {
+        json_decref(want);
+        c->st.values++;
+        return;
+    }
+    if (v->k == V_UNKNOWN) {
         c->st.unverified++;
         return;
     }
-    json_t *want = zt_to_json(v);
-    if (!want) {
-        c->st.unverified++;
-        return;
-    }
-    bool eq = got && json_equal(want, got);
+    /* a disagreement: only now the words */
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (v->k == V_ERROR)
+        zt_fail(c, e->line,
+                "%s: computing %s fails (%s): the run would have stopped with this error before "
+                "the event",
+                zt_ev_where(c, e), what, v->s ? v->s : "a run-time error");
+    if (v->k == V_UNDEF)
+        zt_fail(c, e->line,
+                "%s: %s reads a variable that has no value here, which no run does (every "
+                "variable a statement reads is defined on every path)",
+                zt_ev_where(c, e), what);
+    if (!want) ZU_ICE("a computed value without JSON");
     const char *wt = zt_jtext(c, want);
     json_decref(want);
-    if (!eq)
-        zt_fail(c, e->line, "%s: %s is %s, expected %s", zt_ev_where(c, e), what, zt_jtext(c, got),
-                wt);
-    c->st.values++;
+    zt_fail(c, e->line, "%s: %s is %s, expected %s", zt_ev_where(c, e), what, zt_jtext(c, got), wt);
+}
+
+/* The human kinds' names (vocab/vocab.h), by HK_. */
+#define HK_ENUM(id, name) HK_##id,
+enum { ZV_HUMAN_KINDS(HK_ENUM) HK__COUNT };
+#undef HK_ENUM
+#define HK_NAME(id, name) name,
+static const char *const human_kinds[] = {ZV_HUMAN_KINDS(HK_NAME)};
+#undef HK_NAME
+
+/* A human action of kind `ack`. */
+static bool is_ack(const ZDecl *act)
+{
+    if (act->action != ACT_HUMAN) return false;
+    const ZProp *k = za_prop(act, PROP_KIND);
+    return k && k->value && k->value->kind == E_NAME && k->value->name &&
+           !strcmp(k->value->name, human_kinds[HK_ACK]);
 }
 
 static void check_no_writes(Check *c, const Ev *e)
@@ -481,7 +529,7 @@ static void check_event_values(Replay *r, const Exp *x, const Ev *e)
                 zt_fail(c, e->line, "%s: control message with %d values, expected one",
                         zt_ev_where(c, e), (int)json_array_size(e->values));
             check_value(c, e, &d, json_array_get(e->values, 0),
-                        zu_fmt(c->a, "the decision carried by control %s", e->ctl));
+                        "the decision carried by control %s", e->ctl);
             return;
         }
         int n = x->kind == X_SEND ? s->args.len : s->params.len;
@@ -491,10 +539,13 @@ static void check_event_values(Replay *r, const Exp *x, const Ev *e)
         if (x->kind == X_SEND) {
             check_no_writes(c, e);
             for (int i = 0; i < n; i++) {
+                const ZExpr *arg = ZU_VEC_AT(s->args, i);
+                json_t *got = json_array_get(e->values, (size_t)i);
+                zt_want_type(c, e->line, got, arg->type, "lifeline %s event %d: sent value %d",
+                             c->m->lnames[e->life], e->index, i + 1);
                 env.undef = false;
-                Val v = zt_eval(&env, ZU_VEC_AT(s->args, i));
-                check_value(c, e, &v, json_array_get(e->values, (size_t)i),
-                            zu_fmt(c->a, "sent value %d", i + 1));
+                Val v = zt_eval(&env, arg);
+                check_value(c, e, &v, got, "sent value %d", i + 1);
             }
         } else {
             const char *names[64];
@@ -510,9 +561,11 @@ static void check_event_values(Replay *r, const Exp *x, const Ev *e)
                                 zt_ev_where(c, e), p->name, zt_jtext(c, w), zt_jtext(c, got));
                     c->st.values++;
                 } else {
+                    zt_want_type(c, e->line, got, p->type,
+                                 "lifeline %s event %d: received value %d (a constant binding)",
+                                 c->m->lnames[e->life], e->index, i + 1);
                     Val v = zt_eval(&env, p);
-                    check_value(c, e, &v, got,
-                                zu_fmt(c->a, "received value %d (a constant binding)", i + 1));
+                    check_value(c, e, &v, got, "received value %d (a constant binding)", i + 1);
                 }
             }
             if (!writes_exactly(e, names, nn))
@@ -532,25 +585,42 @@ static void check_event_values(Replay *r, const Exp *x, const Ev *e)
             if (p->kind != E_NAME) continue;
             Val v = zt_eval(&env, ZU_VEC_AT(s->args, i));
             check_value(c, e, &v, json_object_get(e->writes, p->name),
-                        zu_fmt(c->a, "self message: the new value of %s", p->name));
+                        "self message: the new value of %s", p->name);
         }
         return;
     }
     if (s->kind != S_ASSIGN || !s->expr || s->targets.len == 0) return;
     const ZExpr *rhs = s->expr;
     const ZDecl *act = s->is_action && rhs->kind == E_CALL ? rhs->decl : NULL;
-    if (act && act->kind == D_ACTION && act->action != ACT_PURE)
-        return; /* llm, human, extern: not recomputable */
-    if (act && act->kind == D_ACTION && act->results.len != 1) {
-        c->st.unverified++;
+    if (act && act->kind == D_ACTION && act->action != ACT_PURE) {
+        if (is_ack(act) && act->results.len == 1) {
+            /* an acknowledgement with a bool output is always true */
+            const ZTarget *t = ZU_VEC_AT(s->targets, 0);
+            Val yes = vbool(true);
+            if (t->var)
+                check_value(c, e, &yes, json_object_get(e->writes, t->var->name),
+                            "the acknowledgement %s", t->var->name);
+            return;
+        }
+        /* llm, human, extern pure, effect: their results are the model's,
+         * the person's or C code's; their types were checked (types.c) */
+        c->st.unverified += (long)json_object_size(e->writes);
         return;
     }
-    const ZTarget *t = ZU_VEC_AT(s->targets, 0);
-    if (!t->var) return;
-    Val v = zt_eval(&env, rhs);
-    if (v.k == V_INT && t->var->type && t->var->type->kind == TY_FLOAT) v = vfloat((double)v.i);
-    check_value(c, e, &v, json_object_get(e->writes, t->var->name),
-                zu_fmt(c->a, "the new value of %s", t->var->name));
+    int n = act && act->kind == D_ACTION ? act->results.len : 1;
+    Val *vals = zu_alloc(c->a, sizeof *vals * (size_t)(n ? n : 1));
+    if (act && act->kind == D_ACTION) {
+        if (!zt_eval_results(&env, rhs, vals, n))
+            ZU_ICE("pure action %s is not one the oracle evaluates", act->name);
+    } else {
+        vals[0] = zt_eval(&env, rhs);
+    }
+    for (int i = 0; i < s->targets.len && i < n; i++) {
+        const ZTarget *t = ZU_VEC_AT(s->targets, i);
+        if (!t->var) continue;
+        check_value(c, e, &vals[i], json_object_get(e->writes, t->var->name), "the new value of %s",
+                    t->var->name);
+    }
 }
 
 static void replay_lifeline(Check *c, int L)
@@ -616,6 +686,8 @@ static void replay_lifeline(Check *c, int L)
                         ev_text(c, e), want);
             }
             Cur *cu = &r.cur[hit];
+            e->pred = cu->last;
+            cu->last = e->index;
             Exp x = cu->q[hq];
             cu->q[hq].used = true;
             while (cu->qhead < cu->qlen && cu->q[cu->qhead].used) cu->qhead++;
@@ -627,7 +699,7 @@ static void replay_lifeline(Check *c, int L)
             fill(&r, hit);
         }
         /* a finished run: every cursor is done */
-        if (!c->ended_error) {
+        if (!c->life_error[L]) {
             for (int k = 0; k < r.ncur; k++) fill(&r, k);
             for (int k = 0; k < r.ncur; k++) {
                 Cur *cu = &r.cur[k];

@@ -1,10 +1,22 @@
 /* trace.c — reading a run's trace: JSON Lines (docs/runtime.md, "Trace
- * format"), parsed with jansson, one object a line.  Events must name
- * known lifelines and variables, be numbered 1, 2, … per lifeline and
- * carry the fields of their kind; every lifeline has a start line and the
- * run an end line.  Lines of any other kind ("retry", "note", …) are
- * ignored.  The limits of zt.h bound what a hostile trace can make the
- * checker allocate.
+ * format"), parsed with jansson, one object a line, each of one of the
+ * kinds runtime/trace.c writes — start, the four events, retry, end —
+ * with exactly the keys of its kind, each of the JSON type it has there.
+ * Events name known lifelines and variables and are numbered 1, 2, … per
+ * lifeline.  Where the lines stand:
+ *
+ *   - one process (one end line): the start lines first, one per
+ *     lifeline in declaration order, then events and retry lines, then
+ *     the end line, last;
+ *   - per-lifeline traces put together (one end line per lifeline): one
+ *     segment per lifeline, its start line, its own events and retry
+ *     lines, its end line.
+ *
+ * The order of the lines of different lifelines is not checked: the
+ * runtime writes them in the order the events happen, and `zgc run
+ * --processes` merges the per-lifeline traces lifeline after lifeline;
+ * the chart comes from the indexes and message ids alone.  The limits of
+ * zt.h bound what a hostile trace can make the checker allocate.
  *
  * A disagreement is reported once, as "TRACE:LINE: …", by zt_fail, which
  * leaves the check: the functions here name what disagrees. */
@@ -73,6 +85,25 @@ const char *zt_ev_where(Check *c, const Ev *e)
     return zu_fmt(c->a, "lifeline %s event %d", c->m->lnames[e->life], e->index);
 }
 
+/* A line's keys are exactly want[0..n) (every one present, no other);
+ * `kind` names the line in messages: a "KIND" line. */
+static void exact_keys(Check *c, json_t *o, int line, const char *kind, const char *const *want,
+                       int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!json_object_get(o, want[i]))
+            zt_fail(c, line, "a \"%s\" line lacks \"%s\"", kind, want[i]);
+    if ((int)json_object_size(o) == n) return;
+    const char *key;
+    json_t *val;
+    json_object_foreach(o, key, val)
+    {
+        bool known = false;
+        for (int i = 0; i < n && !known; i++) known = !strcmp(key, want[i]);
+        if (!known) zt_fail(c, line, "a \"%s\" line has an unknown field \"%s\"", kind, key);
+    }
+}
+
 static const char *get_str(Check *c, json_t *o, const char *key, int line, bool nullable)
 {
     json_t *v = json_object_get(o, key);
@@ -91,14 +122,36 @@ static int get_life(Check *c, json_t *o, const char *key, int line)
     return l;
 }
 
+/* A positive integer field. */
+static int64_t get_count(Check *c, json_t *o, const char *key, int line)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 1)
+        zt_fail(c, line, "\"%s\" must be a positive integer, not %s", key, zt_jtext(c, v));
+    return json_integer_value(v);
+}
+
 static void add_line(Check *c, json_t *j)
 {
     c->lines = zt_grow(c->lines, &c->caplines, c->nlines + 1, sizeof *c->lines);
     c->lines[c->nlines++] = j;
 }
 
+/* The keys of each event kind (K_ order), after the common ones. */
+static const char *const event_keys[K__COUNT][5] = {
+    {"to", "channel", "values", "control", "msg"},
+    {"from", "channel", "values", "control", "msg"},
+    {"action", "attempts"},
+    {"construct", "value"},
+};
+static const int event_nkeys[K__COUNT] = {5, 5, 2, 2};
+
 static void read_event(Check *c, json_t *o, int k, int line)
 {
+    const char *keys[10] = {"lifeline", "index", "kind", "writes", "vc"};
+    int nk = 5;
+    for (int i = 0; i < event_nkeys[k]; i++) keys[nk++] = event_keys[k][i];
+    exact_keys(c, o, line, zt_kind_names[k], keys, nk);
     if (c->nev >= ZT_MAX_EVENTS) zt_fail(c, line, "too many events (more than %ld)", ZT_MAX_EVENTS);
     if (c->nev >= c->capev) {
         long n = c->capev ? c->capev * 2 : 256;
@@ -134,6 +187,7 @@ static void read_event(Check *c, json_t *o, int k, int line)
         if (!json_is_array(e->values)) zt_fail(c, line, "\"values\" must be an array");
     } else if (k == K_ACT) {
         e->action = get_str(c, o, "action", line, true);
+        e->attempts = get_count(c, o, "attempts", line);
     } else {
         e->construct = get_str(c, o, "construct", line, false);
         json_t *v = json_object_get(o, "value");
@@ -156,6 +210,135 @@ static void read_event(Check *c, json_t *o, int k, int line)
     c->nev++;
 }
 
+static void read_start(Check *c, json_t *o, int line)
+{
+    static const char *const keys[] = {"kind", "lifeline", "store"};
+    exact_keys(c, o, line, ZV_TRACE_START, keys, 3);
+    int l = get_life(c, o, "lifeline", line);
+    if (c->start[l]) zt_fail(c, line, "a second start line for lifeline %s", c->m->lnames[l]);
+    json_t *st = json_object_get(o, "store");
+    if (!json_is_object(st)) zt_fail(c, line, "start line lacks a \"store\" object");
+    const char *key;
+    json_t *val;
+    json_object_foreach(st, key, val)
+    {
+        if (zt_var_index(c->m, key) < 0)
+            zt_fail(c, line, "start store names an unknown variable \"%s\"", key);
+    }
+    c->start[l] = st;
+    c->start_line[l] = line;
+}
+
+static void read_retry(Check *c, json_t *o, int line)
+{
+    static const char *const keys[] = {"lifeline", "kind", "action", "attempt", "error", "delay"};
+    exact_keys(c, o, line, ZV_TRACE_RETRY, keys, 6);
+    c->retries = zt_grow(c->retries, &c->capretries, c->nretries + 1, sizeof *c->retries);
+    Retry *r = &c->retries[c->nretries];
+    r->line = line;
+    r->life = get_life(c, o, "lifeline", line);
+    r->action = get_str(c, o, "action", line, false);
+    r->attempt = get_count(c, o, "attempt", line);
+    if (!json_is_string(json_object_get(o, "error")))
+        zt_fail(c, line, "\"error\" must be a string");
+    /* the runtime writes the wait as a float: 0.0 for mock and scripted
+     * models, else the backoff or Retry-After times --backoff-scale */
+    json_t *d = json_object_get(o, "delay");
+    if (!json_is_real(d) || !(json_real_value(d) >= 0))
+        zt_fail(c, line, "\"delay\" must be a float of at least 0.0, not %s", zt_jtext(c, d));
+    r->after = c->nbyl[r->life];
+    c->nretries++;
+}
+
+static void read_end(Check *c, json_t *o, int line)
+{
+    json_t *err = json_object_get(o, "error");
+    static const char *const kr[] = {"kind", "result"}, *const ke[] = {"kind", "error"};
+    if (err && json_object_get(o, "result"))
+        zt_fail(c, line, "an end line has a \"result\" or an \"error\", not both");
+    if (!err && !json_object_get(o, "result"))
+        zt_fail(c, line, "end line lacks \"result\" or \"error\"");
+    exact_keys(c, o, line, ZV_TRACE_END, err ? ke : kr, 2);
+    if (err && !json_is_string(err)) zt_fail(c, line, "\"error\" must be a string");
+    int cap1 = c->capends, cap2 = c->capends, cap3 = c->capends;
+    c->end_results = zt_grow(c->end_results, &cap1, c->nends + 1, sizeof(json_t *));
+    c->end_lines = zt_grow(c->end_lines, &cap2, c->nends + 1, sizeof(int));
+    c->end_life = zt_grow(c->end_life, &cap3, c->nends + 1, sizeof(int));
+    c->capends = cap1;
+    c->end_results[c->nends] = err ? NULL : json_object_get(o, "result");
+    c->end_lines[c->nends] = line;
+    c->end_life[c->nends] = -1;
+    c->nends++;
+}
+
+/* Where the lines stand (the header's rules); fills the ends' lifelines
+ * and life_end / life_error. */
+static void check_places(Check *c, int nlines)
+{
+    const ZtModel *m = c->m;
+    const LineInfo *li = c->li;
+    int n = c->nli, nl = m->nl;
+    if (c->nends == 0) zt_fail(c, nlines + 1, "the trace has no end line (the run did not finish)");
+    if (li[n - 1].what != L_END)
+        for (int i = n - 1; i >= 0; i--)
+            if (li[i].what == L_END)
+                zt_fail(c, li[i + 1].line,
+                        "a line after the end line (the end line is the last of a trace)");
+    if (c->nends == 1) {
+        for (int l = 0; l < nl; l++)
+            if (!c->start[l]) zt_fail(c, 0, "no start line for lifeline %s", m->lnames[l]);
+        /* one process: the start lines first, in declaration order */
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (li[i].what == L_START && (k >= nl || li[i].life != k))
+                zt_fail(c, li[i].line,
+                        "the start line of lifeline %s is not in its place: a trace begins with "
+                        "one start line per lifeline, in declaration order",
+                        m->lnames[li[i].life]);
+            if (li[i].what != L_START && k < nl)
+                zt_fail(c, li[i].line,
+                        "no start line for lifeline %s before the events (a trace begins with "
+                        "one start line per lifeline, in declaration order)",
+                        m->lnames[k]);
+            if (li[i].what == L_START) k++;
+        }
+        for (int l = 0; l < nl; l++) c->life_end[l] = 0;
+        c->end_life[0] = -1;
+    } else {
+        /* per-lifeline traces put together: segments */
+        const char *why = zu_fmt(c->a,
+                                 "(a trace with %d end lines is per-lifeline traces put together: "
+                                 "each its start line, its lifeline's lines, its end line)",
+                                 c->nends);
+        int seg = 0, life = -1;
+        for (int i = 0; i < n; i++) {
+            if (life < 0) {
+                if (li[i].what != L_START)
+                    zt_fail(c, li[i].line, "a per-lifeline trace must begin with its start line %s",
+                            why);
+                life = li[i].life;
+                continue;
+            }
+            if (li[i].what == L_END) {
+                c->end_life[seg] = life;
+                c->life_end[life] = seg++;
+                life = -1;
+                continue;
+            }
+            if (li[i].what == L_START)
+                zt_fail(c, li[i].line,
+                        "a start line of lifeline %s inside the trace of lifeline %s %s",
+                        m->lnames[li[i].life], m->lnames[life], why);
+            if (li[i].life != life)
+                zt_fail(c, li[i].line, "a line of lifeline %s inside the trace of lifeline %s %s",
+                        m->lnames[li[i].life], m->lnames[life], why);
+        }
+    }
+    for (int l = 0; l < nl; l++)
+        if (!c->start[l]) zt_fail(c, 0, "no start line for lifeline %s", m->lnames[l]);
+    for (int l = 0; l < nl; l++) c->life_error[l] = c->end_results[c->life_end[l]] == NULL;
+}
+
 void zt_read_trace(Check *c, const char *text, size_t len)
 {
     size_t pos = 0;
@@ -170,52 +353,41 @@ void zt_read_trace(Check *c, const char *text, size_t len)
         while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r')) e--;
         if (b == e) continue;
         json_error_t jerr;
-        json_t *o = json_loadb(text + b, e - b, JSON_REJECT_DUPLICATES, &jerr);
+        /* strings may hold NUL: a json input's or a model's "\u0000" */
+        json_t *o = json_loadb(text + b, e - b, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         if (!o) zt_fail(c, line, "not JSON: %s", jerr.text);
         add_line(c, o);
         if (!json_is_object(o)) zt_fail(c, line, "not a JSON object");
         json_t *kind = json_object_get(o, "kind");
         if (!json_is_string(kind)) zt_fail(c, line, "line lacks a string \"kind\"");
         const char *k = json_string_value(kind);
+        LineInfo info = {L_START, -1, line};
         if (!strcmp(k, ZV_TRACE_START)) {
-            int l = get_life(c, o, "lifeline", line);
-            if (c->start[l])
-                zt_fail(c, line, "a second start line for lifeline %s", c->m->lnames[l]);
-            if (c->nbyl[l])
-                zt_fail(c, line, "the start line of lifeline %s comes after its events",
-                        c->m->lnames[l]);
-            json_t *st = json_object_get(o, "store");
-            if (!json_is_object(st)) zt_fail(c, line, "start line lacks a \"store\" object");
-            const char *key;
-            json_t *val;
-            json_object_foreach(st, key, val)
-            {
-                if (zt_var_index(c->m, key) < 0)
-                    zt_fail(c, line, "start store names an unknown variable \"%s\"", key);
-            }
-            c->start[l] = st;
-            c->start_line[l] = line;
+            read_start(c, o, line);
+            info.life = zt_life_index(c->m, json_string_value(json_object_get(o, "lifeline")));
         } else if (!strcmp(k, ZV_TRACE_END)) {
-            int cap1 = c->capends, cap2 = c->capends;
-            c->end_results = zt_grow(c->end_results, &cap1, c->nends + 1, sizeof(json_t *));
-            c->end_lines = zt_grow(c->end_lines, &cap2, c->nends + 1, sizeof(int));
-            c->capends = cap1;
-            json_t *err = json_object_get(o, "error");
-            json_t *res = json_object_get(o, "result");
-            if (err)
-                c->ended_error = true;
-            else if (!res)
-                zt_fail(c, line, "end line lacks \"result\" or \"error\"");
-            c->end_results[c->nends] = err ? NULL : res;
-            c->end_lines[c->nends] = line;
-            c->nends++;
+            read_end(c, o, line);
+            info.what = L_END;
+        } else if (!strcmp(k, ZV_TRACE_RETRY)) {
+            read_retry(c, o, line);
+            info.what = L_RETRY;
+            info.life = c->retries[c->nretries - 1].life;
         } else {
             int ek = event_kind(k);
-            if (ek >= 0) read_event(c, o, ek, line);
-            /* any other kind (retries, notes) is not an event */
+            if (ek < 0)
+                zt_fail(c, line,
+                        "unknown line kind \"%s\" (the runtime writes start, %s, %s, %s, %s, "
+                        "retry and end lines)",
+                        k, zt_kind_names[K_SEND], zt_kind_names[K_RECV], zt_kind_names[K_ACT],
+                        zt_kind_names[K_CHOICE]);
+            read_event(c, o, ek, line);
+            info.what = L_EVENT;
+            info.life = c->ev[c->nev - 1].life;
         }
+        c->li = zt_grow(c->li, &c->capli, c->nli + 1, sizeof *c->li);
+        c->li[c->nli++] = info;
     }
-    if (c->nends == 0) zt_fail(c, line + 1, "the trace has no end line (the run did not finish)");
-    for (int l = 0; l < c->m->nl; l++)
-        if (!c->start[l]) zt_fail(c, 0, "no start line for lifeline %s", c->m->lnames[l]);
+    c->life_end = zu_alloc(c->a, sizeof(int) * (size_t)(c->m->nl + 1));
+    c->life_error = zu_alloc(c->a, sizeof(bool) * (size_t)(c->m->nl + 1));
+    check_places(c, line);
 }

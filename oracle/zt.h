@@ -10,8 +10,13 @@
  *             constructs (with their guards' source trees) and their
  *             tags (ZtModel)
  *   trace.c   the trace: JSON Lines read with jansson within the limits
- *             below, events numbered per lifeline, start and end lines;
- *             zt_fail and the other ways of naming what disagrees
+ *             below, every line of the form its kind has (exactly its
+ *             keys), events numbered per lifeline, start, retry and end
+ *             lines in the places the runtime writes them; zt_fail and
+ *             the other ways of naming what disagrees
+ *   types.c   every value whose type a declaration gives has it: start
+ *             stores, writes, results (message values: replay.c)
+ *   start.c   the start stores against the declared initial values
  *   chart.c   the message sequence chart rebuilt from the trace alone:
  *             messages matched by id (FIFO per channel), the causal
  *             order (acyclic) and its vector clocks, the stores after
@@ -19,6 +24,8 @@
  *   eval.c    the oracle's own expression evaluator over those stores
  *   replay.c  erasure: the global workflow replayed per lifeline against
  *             its events, the values sent, received and computed
+ *   attempts.c  the act events' attempts against the retry lines and the
+ *             actions' declared retries
  *   cpl.c     guards at choice events: CPL guards by Definition 3 over
  *             their source trees on the rebuilt chart, plain guards on
  *             the store
@@ -41,8 +48,11 @@
 
 /* Limits that keep a hostile trace from exhausting memory. */
 #define ZT_MAX_EVENTS 4000000L
-#define ZT_MAX_CELLS 60000000L    /* events × variables, events × lifelines */
-#define ZT_MAX_DEPTH 200          /* expression evaluation depth */
+#define ZT_MAX_CELLS 60000000L /* events × variables, events × lifelines */
+/* expression evaluation depth: the parser allows 1000 levels
+ * (ZP_MAX_EXPR_DEPTH), and pure actions nest (about 300 bytes of stack a
+ * level: 2000 levels fit in 1 MB) */
+#define ZT_MAX_DEPTH 2000
 #define ZT_MAX_FORMULA_DEPTH 2000 /* guard formula nesting, named guards looked through */
 
 /* ===================================================================== */
@@ -67,6 +77,8 @@ int zt_life_index(const ZtModel *m, const char *name);
 int zt_var_index(const ZtModel *m, const char *name);
 /* The number of the construct tagged `tag` ("if#3"); -1 when none is. */
 int zt_construct_index(const ZtModel *m, const char *tag);
+/* The action named `name`, or NULL. */
+const ZDecl *zt_action(const ZtModel *m, const char *name);
 
 /* ===================================================================== */
 /* trace.c — the trace                                                    */
@@ -85,13 +97,25 @@ typedef struct Ev {
     json_t *values;        /* array */
     const char *msg;       /* message id */
     const char *action;    /* act: name or NULL */
+    int64_t attempts;      /* act */
     const char *construct; /* choice */
     int value;             /* choice */
     json_t *writes;        /* object */
     json_t *vc;            /* object */
     int match;             /* the matched event (send <-> recv), or -1 */
+    int pred;              /* the index of the event before it on its thread (its
+                              branch, forks and joins included; 0: none) (replay.c) */
     int64_t *cvc;          /* computed vector clock */
 } Ev;
+
+/* A retry line (trace.c): a failed attempt of an llm call that is
+ * retried; not an event. */
+typedef struct Retry {
+    int life, line;
+    const char *action;
+    int64_t attempt;
+    int after; /* events of its lifeline before it, in line order */
+} Retry;
 
 /* A channel of the chart (chart.c): the sends from A to B on one
  * namespace, and how many of them were received. */
@@ -100,6 +124,12 @@ typedef struct Chan {
     int *sends; /* event ids in order */
     int nsends, capsends, nrecvs;
 } Chan;
+
+/* What a line is (trace.c: where the lines stand). */
+enum { L_START, L_EVENT, L_RETRY, L_END };
+typedef struct LineInfo {
+    int what, life, line; /* life: -1 for an end line */
+} LineInfo;
 
 /* One check of one trace.  Each group of fields is built by the section
  * named beside it and only read after. */
@@ -114,6 +144,8 @@ typedef struct Check {
     /* lines (trace.c) */
     json_t **lines;
     int nlines, caplines;
+    LineInfo *li; /* the non-blank lines */
+    int nli, capli;
     /* events (trace.c; Ev.match and Ev.cvc: chart.c) */
     Ev *ev;
     long nev, capev;
@@ -121,11 +153,18 @@ typedef struct Check {
     int *nbyl, *capbyl;
     json_t **start; /* per lifeline: start store object (or NULL) */
     int *start_line;
+    Retry *retries; /* in line order */
+    int nretries, capretries;
+    /* End lines: one for a trace of one process (every lifeline), or one
+     * per lifeline for per-lifeline traces put together, each closing its
+     * lifeline's segment. */
     int nends, capends;
-    bool ended_error; /* some end line reports an error */
-    json_t **end_results;
+    json_t **end_results; /* NULL: the end line reports an error */
     int *end_lines;
-    int64_t *vcs; /* computed vector clocks, nev × nl (chart.c) */
+    int *end_life;    /* per end line: its segment's lifeline, -1 for all */
+    int *life_end;    /* per lifeline: its end line (index into the ends) */
+    bool *life_error; /* per lifeline: its run ended with an error */
+    int64_t *vcs;     /* computed vector clocks, nev × nl (chart.c) */
     /* channels (chart.c) */
     Chan *chans;
     int nchans, capchans;
@@ -138,7 +177,8 @@ typedef struct Check {
     int *ndec, *capdec;
 } Check;
 
-/* Reads the trace's lines into c: events, start and end lines. */
+/* Reads the trace's lines into c: events, start, retry and end lines,
+ * each of its kind's form, in the places the runtime writes them. */
 void zt_read_trace(Check *c, const char *text, size_t len);
 
 /* Records the first disagreement ("TRACE:LINE: …"; line 0: no line) and
@@ -151,6 +191,31 @@ void *zt_grow(void *p, int *cap, int need, size_t elem);
 const char *zt_jtext(Check *c, const json_t *j);
 /* "lifeline L event i" */
 const char *zt_ev_where(Check *c, const Ev *e);
+
+/* ===================================================================== */
+/* types.c — declared types                                               */
+/* ===================================================================== */
+
+/* True when j is a value of type t as the runtime writes it: int a JSON
+ * integer, float a JSON real, bool, str a string, an enum one of its
+ * members' names, json anything, null (the literal's type) null. */
+bool zt_has_type(const json_t *j, const ZType *t);
+/* Fails at the line unless j has type t: "WHAT is J, not a value of type
+ * T", WHAT formatted from fmt only then (the check's hot path formats
+ * nothing). */
+void zt_want_type(Check *c, int line, const json_t *j, const ZType *t, const char *fmt, ...)
+    ZG_PRINTF(5, 6);
+/* Every value of a start store, a write and a result has its declared type. */
+void zt_check_types(Check *c);
+
+/* ===================================================================== */
+/* start.c — start stores                                                 */
+/* ===================================================================== */
+
+/* Each start store holds exactly the declared initial values: every
+ * default, the inputs of its lifeline (any value of their type: they are
+ * the run's --arg), nothing else. */
+void zt_check_starts(Check *c);
 
 /* ===================================================================== */
 /* chart.c — messages, causal order, vector clocks, stores                */
@@ -181,7 +246,7 @@ typedef struct Val {
     VKind k;
     int64_t i; /* int, bool, enum member */
     double f;
-    const char *s; /* str */
+    const char *s; /* str; V_ERROR, V_UNKNOWN: why */
     size_t n;
     const ZDecl *en; /* enum */
     json_t *j;       /* json (borrowed or owned by the check's pool) */
@@ -191,22 +256,32 @@ typedef struct Env {
     Check *c;
     int life, index;   /* valuation: the store of life after its index-th event */
     const Val *params; /* pure action body */
+    int nparams;
     int depth;
     bool undef; /* a term was undefined */
 } Env;
 
 static inline Val vmk(VKind k) { return (Val){.k = k}; }
+/* A run-time error (the run stops there) and what it is. */
+static inline Val verr(const char *why) { return (Val){.k = V_ERROR, .s = why}; }
+/* What this evaluator cannot compute, and why. */
+static inline Val vunknown(const char *why) { return (Val){.k = V_UNKNOWN, .s = why}; }
 static inline Val vint(int64_t i) { return (Val){.k = V_INT, .i = i}; }
 static inline Val vbool(bool b) { return (Val){.k = V_BOOL, .i = b}; }
 static inline Val vfloat(double f)
 {
-    if (!isfinite(f)) return vmk(V_ERROR);
+    if (!isfinite(f)) return verr("a float result that is not finite");
     return (Val){.k = V_FLOAT, .f = f};
 }
 
 /* The value of e in env; V_UNKNOWN for what this evaluator cannot
- * compute, V_UNDEF for an undefined term, V_ERROR for a run-time error. */
+ * compute (the result of an `extern pure` action called in a pure body,
+ * or beyond ZT_MAX_DEPTH), V_UNDEF for an undefined term, V_ERROR for a
+ * run-time error. */
 Val zt_eval(Env *env, const ZExpr *e);
+/* The n results of the call e of a pure action (a tuple body gives one
+ * value per output) into out[0..n); false when e is not such a call. */
+bool zt_eval_results(Env *env, const ZExpr *e, Val *out, int n);
 /* True when every term of the atom (variables, @B.x, looking through
  * named guards and constants) is defined in env. */
 bool zt_terms_defined(Env *env, const ZExpr *e, int depth);
@@ -223,6 +298,15 @@ void zt_collect_decisions(Check *c);
 /* Replays every lifeline; of their disagreements, reports the one on the
  * earliest trace line. */
 void zt_replay_all(Check *c);
+
+/* ===================================================================== */
+/* attempts.c — attempts and retry lines                                  */
+/* ===================================================================== */
+
+/* Every act event's "attempts" is 1 but for an llm action, whose failed
+ * and retried attempts each have a retry line before it (so attempts is
+ * their number plus one), within the action's declared retries. */
+void zt_check_attempts(Check *c);
 
 /* ===================================================================== */
 /* cpl.c — guards                                                         */

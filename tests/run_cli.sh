@@ -123,10 +123,10 @@ expect 1 'trace check failed: .*cut.jsonl:1: not JSON' -- "$zgc" trace check "$h
 awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; print "" }' > "$tmp/deep.jsonl"
 expect 1 'trace check failed: .*deep.jsonl:1: not JSON: maximum parsing depth' -- "$zgc" trace check "$hello" "$tmp/deep.jsonl"
 # beyond the limits: 60,001 events × 1,000 variables of stores
-awk 'BEGIN { print "lifeline A;"; for (i = 0; i < 1000; i++) printf "var v%d: int = 0;\n", i; print "workflow w() { A: v0 = 1; }" }' > "$tmp/vars.zg"
+awk 'BEGIN { print "lifeline A;"; for (i = 0; i < 1000; i++) printf "var v%d: int;\n", i; print "workflow w() { A: v0 = 1; }" }' > "$tmp/vars.zg"
 events() { # N: a start line, N acts of A, an end line
   awk -v n="$1" 'BEGIN { print "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{}}"
-    for (i = 1; i <= n; i++) printf "{\"lifeline\":\"A\",\"index\":%d,\"kind\":\"act\",\"action\":null,\"writes\":{},\"vc\":{\"A\":%d}}\n", i, i
+    for (i = 1; i <= n; i++) printf "{\"lifeline\":\"A\",\"index\":%d,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{},\"vc\":{\"A\":%d}}\n", i, i
     print "{\"kind\":\"end\",\"result\":null}" }'
 }
 events 60001 > "$tmp/big.jsonl"

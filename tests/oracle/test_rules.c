@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "trace_edit.h"
 
 static const char workflow[] =
     "lifeline A;\n"
@@ -66,13 +67,7 @@ static ZtModel *model(void)
 /* good with the first `from` replaced by `to` must fail with want. */
 static void expect_fail(const char *from, const char *to, const char *want)
 {
-    const char *p = strstr(good, from);
-    cr_assert_not_null(p, "no `%s` in the trace", from);
-    size_t n = strlen(good), a = (size_t)(p - good), f = strlen(from), t = strlen(to);
-    char *text = malloc(n - f + t + 1);
-    memcpy(text, good, a);
-    memcpy(text + a, to, t);
-    memcpy(text + a + t, p + f, n - a - f + 1);
+    char *text = subst(good, from, to);
     ZtModel *m = model();
     char *msg = NULL;
     int rc = zt_check(m, "t.jsonl", text, strlen(text), &msg, NULL);

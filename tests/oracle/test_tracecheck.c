@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "trace_edit.h"
 
 /* B decides with a CPL guard (prev) and, when it holds, sends back. */
 static const char workflow[] = "lifeline A, B;\n"
@@ -22,7 +23,7 @@ static const char workflow[] = "lifeline A, B;\n"
                                "    return x @ A;\n"
                                "}\n";
 
-/* The trace the runtime writes for it (plus a note line, ignored). */
+/* The trace the runtime writes for it. */
 static const char good[] =
     "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
     "{\"kind\":\"start\",\"lifeline\":\"B\",\"store\":{\"x\":0,\"y\":0,\"ok\":false}}\n"
@@ -41,7 +42,6 @@ static const char good[] =
     "\"B\":3}}\n"
     "{\"lifeline\":\"B\",\"index\":4,\"kind\":\"act\",\"action\":null,\"attempts\":1,\"writes\":{"
     "\"ok\":true},\"vc\":{\"A\":2,\"B\":4}}\n"
-    "{\"kind\":\"retry\",\"lifeline\":\"B\",\"note\":\"ignored\"}\n"
     "{\"lifeline\":\"B\",\"index\":5,\"kind\":\"send\",\"to\":\"A\",\"channel\":\"main\","
     "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{},\"vc\":{\"A\":2,\"B\":5}}"
     "\n"
@@ -60,35 +60,6 @@ static ZtModel *model(void)
     fclose(diag);
     cr_assert_not_null(m, "the workflow does not compile");
     return m;
-}
-
-/* Replaces the first occurrence of `from` by `to` in a copy of text. */
-static char *subst(const char *text, const char *from, const char *to)
-{
-    const char *p = strstr(text, from);
-    cr_assert_not_null(p, "no `%s` in the trace", from);
-    size_t n = strlen(text), a = (size_t)(p - text), f = strlen(from), t = strlen(to);
-    char *r = malloc(n - f + t + 1);
-    memcpy(r, text, a);
-    memcpy(r + a, to, t);
-    memcpy(r + a + t, p + f, n - a - f + 1);
-    return r;
-}
-
-/* Removes the line containing `needle`. */
-static char *drop_line(const char *text, const char *needle)
-{
-    const char *p = strstr(text, needle);
-    cr_assert_not_null(p);
-    const char *b = p, *e = p;
-    while (b > text && b[-1] != '\n') b--;
-    while (*e && *e != '\n') e++;
-    if (*e) e++;
-    size_t n = strlen(text);
-    char *r = malloc(n + 1);
-    memcpy(r, text, (size_t)(b - text));
-    memcpy(r + (b - text), e, n - (size_t)(e - text) + 1);
-    return r;
 }
 
 static void expect_fail(const char *trace, const char *want1, const char *want2)
@@ -127,7 +98,7 @@ Test(tracecheck, changed_value)
     char *b =
         subst(a, "\"values\":[1],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":1}",
               "\"values\":[2],\"control\":null,\"msg\":\"B>A@main#2\",\"writes\":{\"x\":2}");
-    expect_fail(b, "t.jsonl:10: lifeline B event 5: sent value 1 is 2, expected 1", NULL);
+    expect_fail(b, "t.jsonl:9: lifeline B event 5: sent value 1 is 2, expected 1", NULL);
     free(a);
     free(b);
 }
@@ -198,7 +169,7 @@ Test(tracecheck, reordered_channel)
                     "\"msg\":\"B>A@main#1\",\"writes\":{\"x\":1}");
     char *c = subst(b, "\"msg\":\"B>A@main#@\"", "\"msg\":\"B>A@main#2\"");
     expect_fail(c,
-                "t.jsonl:11: lifeline A event 3: FIFO: receives \"B>A@main#2\", expected the "
+                "t.jsonl:10: lifeline A event 3: FIFO: receives \"B>A@main#2\", expected the "
                 "channel's next message \"B>A@main#1\"",
                 NULL);
     free(a);
@@ -263,7 +234,7 @@ Test(tracecheck, control_message_of_the_wrong_tag)
 Test(tracecheck, wrong_result)
 {
     char *a = subst(good, "{\"kind\":\"end\",\"result\":1}", "{\"kind\":\"end\",\"result\":2}");
-    expect_fail(a, "t.jsonl:13: the result is 2, but the returned variables hold 1", NULL);
+    expect_fail(a, "t.jsonl:12: the result is 2, but the returned variable x holds 1 on A", NULL);
     free(a);
 }
 
