@@ -12,12 +12,13 @@
  * they fail.
  *
  * Code hash.  Every descriptor carries the SHA-256 of the program's code
- * (zgrt_program.code_hash), so that executables of two programs with the
- * same declarations can be told apart.  It covers, in this order, the
- * bitcode of every lifeline module before optimisation (so it does not
- * depend on -O) and without its source file name, the bitcode of the
- * canonical descriptor (all lifelines, without the source path and the
- * hash: descriptor.c), and the bytes of each C file given (not the
+ * (zgrt_program.code_hash), which per-lifeline executables compare when
+ * they connect (runtime/net/hello.c): a lifeline built from another
+ * program with the same declarations is refused.  It covers, in this
+ * order, the bitcode of every lifeline module before optimisation (so it
+ * does not depend on -O) and without its source file name, the bitcode of
+ * the canonical descriptor (all lifelines, without the source path and
+ * the hash: descriptor.c), and the bytes of each C file given (not the
  * headers they include), each preceded by its length.  The modules are
  * generated the same way for the same source, so every build of one
  * program by one zgc has the same hash.

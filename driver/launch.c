@@ -2,12 +2,16 @@
  * per lifeline (`--processes`), and forwards its result and exit status.
  *
  * In process mode every lifeline's executable listens on a Unix socket in
- * the build directory and is told where its peers listen; each writes the
- * result components it holds to a file (`--result-file`) and, with
- * `--trace FILE`, its own events to FILE.<Lifeline>.  The launcher waits for
- * all of them, stops the others when one fails, and assembles the result
- * (and the trace: the start lines, then every lifeline's events, then the
- * end line) exactly as the all-in-one executable prints it. */
+ * the build directory (private: mode 0700) and is told where its peers
+ * listen and where the run's secret is: DIR/run.key, 32 random bytes
+ * (getrandom) written for this run only, mode 0600 (`--secret-file`), with
+ * which the lifelines authenticate one another (runtime/net/hello.c).
+ * Each writes the result components it holds to a file (`--result-file`)
+ * and, with `--trace FILE`, its own events to FILE.<Lifeline>.  The
+ * launcher waits for all of them, stops the others when one fails, and
+ * assembles the result (and the trace: the start lines, then every
+ * lifeline's events, then the end line) exactly as the all-in-one
+ * executable prints it. */
 #define _GNU_SOURCE
 #include "launch.h"
 #include "zgc.h"
@@ -17,7 +21,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -209,6 +215,40 @@ static int merge_traces(const ZxProcessRun *r, const char *result)
     return 0;
 }
 
+/* DIR/run.key: the run's secret, 32 random bytes only this user can
+ * read.  Returns 0, or 1 after printing why. */
+static int write_secret(const char *path)
+{
+    uint8_t key[32];
+    size_t got = 0;
+    while (got < sizeof key) {
+        ssize_t k = getrandom(key + got, sizeof key - got, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            fprintf(stderr, "zgc: error: no random bytes for the run's secret: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+        got += (size_t)k;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int ok = fd >= 0;
+    for (size_t off = 0; ok && off < sizeof key;) {
+        ssize_t k = write(fd, key + off, sizeof key - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) ok = 0;
+        off += k > 0 ? (size_t)k : 0;
+    }
+    int e = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) ok = 0, e = errno;
+    explicit_bzero(key, sizeof key);
+    if (!ok) {
+        fprintf(stderr, "zgc: error: cannot write the run's secret %s: %s\n", path, strerror(e));
+        return 1;
+    }
+    return 0;
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
@@ -253,13 +293,16 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     pid_t *pids = zu_xcalloc((size_t)n, sizeof *pids);
     char **socks = zu_xcalloc((size_t)n, sizeof *socks);
     char **results = zu_xcalloc((size_t)n, sizeof *results);
+    char *key;
+    if (asprintf(&key, "%s/run.key", r->dir) < 0) zu_oom();
     for (int i = 0; i < n; i++) {
         if (asprintf(&socks[i], "unix:%s/%s.sock", r->dir, r->lifelines[i]) < 0 ||
             asprintf(&results[i], "%s/%s.result", r->dir, r->lifelines[i]) < 0)
             zu_oom();
         unlink(results[i]);
     }
-    int status = 0;
+    unlink(key);
+    int status = write_secret(key);
     int started = 0;
     /* names are bounded (ZV_LIFELINE_NAME_MAX), but $TMPDIR is not */
     size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
@@ -272,8 +315,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             status = 1;
         }
     for (int i = 0; i < n && status == 0; i++) {
-        /* exe --listen ADDR --peer M=ADDR … --result-file F [--trace T.L] run options */
-        int nextra = 4 + 2 * (n - 1) + (r->trace ? 2 : 0);
+        /* exe run options --listen ADDR --peer M=ADDR … --secret-file K --result-file F
+         * [--trace T] */
+        int nextra = 6 + 2 * (n - 1) + (r->trace ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
@@ -285,6 +329,8 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             extra[k++] = "--peer";
             extra[k++] = owned[o++];
         }
+        extra[k++] = "--secret-file";
+        extra[k++] = key;
         extra[k++] = "--result-file";
         extra[k++] = results[i];
         if (r->trace) {
@@ -378,6 +424,8 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         free(socks[i]);
         free(results[i]);
     }
+    unlink(key);
+    free(key);
     free(socks);
     free(results);
     free(pids);

@@ -7,8 +7,8 @@
  *   3. make the run (core.c) and store the defaults and the inputs;
  *   4. --trace FILE (per-lifeline executables: FILE.<Lifeline>): open the
  *      trace, write its start lines and attach it as the run's observer;
- *   5. per-lifeline mode: open the socket transport (net/) and connect the
- *      run to it;
+ *   5. per-lifeline mode: read the run's secret (--secret-file), open the
+ *      socket transport (net/) and connect the run to it;
  *   6. give the run the agent side (agent/) as its action runner;
  *   7. run; close the transport (BYE after a normal end, an abort after
  *      an error, so that the peers stop too);
@@ -27,6 +27,7 @@
 #include "rt.h"
 
 #define NET_CONNECT_TIMEOUT_S 30.0
+#define SECRET_HINT "head -c 32 /dev/urandom > run.key && chmod 600 run.key"
 
 static const char *lname(const zgrt_program *p, int32_t l) { return p->lifelines[l]; }
 
@@ -62,6 +63,14 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
                     lname(prog, body));
             bad = 1;
         }
+        if (!o->secret_file) {
+            fprintf(stderr,
+                    "zgc: error: this executable runs lifeline %s only and needs --secret-file "
+                    "FILE, the run's secret, the same file for every lifeline (make one with: "
+                    "%s)\n",
+                    lname(prog, body), SECRET_HINT);
+            bad = 1;
+        }
         for (int32_t l = 0; l < nl; l++)
             if (l != body && !peer_addrs[l]) {
                 fprintf(stderr, "zgc: error: missing --peer %s=ADDR (the address of lifeline %s)\n",
@@ -74,11 +83,19 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
             bad = 1;
         }
         if (bad) return 2;
-    } else if (o->listen || o->npeers) {
-        fprintf(stderr, "zgc: error: --listen and --peer apply to per-lifeline executables only\n");
+    } else if (o->listen || o->npeers || o->secret_file) {
+        fprintf(stderr, "zgc: error: --listen, --peer and --secret-file apply to per-lifeline "
+                        "executables only\n");
         return 2;
     }
     return 0;
+}
+
+/* A connection to this lifeline that was not one of its peers. */
+static void net_note(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "zgc: note: %s\n", msg);
 }
 
 static int write_result(const zri_options *o, const char *json)
@@ -115,6 +132,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_trace *trace = NULL;
     zri_heap *net_heap = NULL;
     zri_net *net = NULL;
+    zri_secret *secret = NULL;
     if (status != 0) goto done;
 
     R = zri_run_new(prog, &opts, self);
@@ -139,12 +157,20 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     }
 
     if (self >= 0) {
+        secret = zri_xmalloc(sizeof *secret);
+        if (zri_secret_load(opts.secret_file, secret, err, sizeof err) < 0) {
+            fprintf(stderr, "zgc: error: %s\n", err);
+            status = 1;
+            goto done;
+        }
         /* the values of decoded messages live in their own heap until the
          * end, like those of the lifelines */
         net_heap = zri_heap_new();
-        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost, R};
-        double ct = opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S;
-        net = zri_net_open(prog, self, opts.listen, peer_addrs, net_heap, &cb, ct, err, sizeof err);
+        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost, zri_run_ended, net_note, R};
+        zri_net_config nc = {opts.listen, peer_addrs, secret,
+                             opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
+                             opts.heartbeat};
+        net = zri_net_open(prog, self, &nc, net_heap, &cb, err, sizeof err);
         if (net) {
             zri_transport t = zri_net_transport(net);
             zri_run_connect(R, &t);
@@ -184,6 +210,10 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_actions_shutdown();
 
 done:
+    if (secret) {
+        explicit_bzero(secret, sizeof *secret);
+        free(secret);
+    }
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);

@@ -224,8 +224,16 @@ typedef struct zri_options {
     const char *listen;   /* --listen ADDR (per-lifeline executables) */
     int npeers;
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */
+    const char *secret_file;               /* --secret-file FILE */
+    double heartbeat;                      /* --heartbeat SECONDS: silence limit (0: off) */
     const char *result_file;               /* --result-file FILE (used by zgc run --processes) */
 } zri_options;
+
+/* The silence limit of per-lifeline processes without --heartbeat, in
+ * seconds: a few times what a loaded machine may keep a process from
+ * running, and short enough that a stopped peer is reported while the
+ * user still waits (net/socket.c sends heartbeats at a fifth of it). */
+#define ZRI_HEARTBEAT_DEFAULT 5.0
 
 /* Parses argv (after the program name).  Returns 0, 1 after printing the
  * help (--help: exit 0), or -1 after printing a usage error (exit 2). */
@@ -473,6 +481,10 @@ ZRI_HIDDEN void zri_run_set_actions(zri_run *R, zri_action_fn run_action);
  * peer failed (a malformed or unexpected frame, a lost connection). */
 ZRI_HIDDEN void zri_run_deliver(void *run, zri_msg *m);
 ZRI_HIDDEN void zri_run_lost(void *run, const char *msg);
+/* ended: lifeline l said goodbye (its last message came before): a
+ * receive from it that finds its queue empty now fails at once instead
+ * of waiting forever. */
+ZRI_HIDDEN void zri_run_ended(void *run, int32_t lifeline);
 /* Records an error on the run (the first one wins) and cancels it;
  * lifeline < 0: none named. */
 ZRI_HIDDEN void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...) ZRI_PRINTF(3, 4);

@@ -221,8 +221,9 @@ typedef struct zgrt_program {
     const zgrt_edge *edges; /* nedges */
     /* ZGRT_CODE_HASH_BYTES bytes: the compiler's SHA-256 of the program's
      * generated code (every lifeline's module and the descriptor,
-     * backend/link.c), the same in every executable of one build.  NULL:
-     * all zeros (a descriptor made by hand). */
+     * backend/link.c), the same in every executable of one build; part of
+     * the identity lifelines compare when they connect (runtime/net/
+     * hello.c).  NULL: all zeros (a descriptor made by hand). */
     const uint8_t *code_hash;
 } zgrt_program;
 

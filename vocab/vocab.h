@@ -134,12 +134,19 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                              \
       "perturb delivery and scheduling with seeded random\n"                               \
       "delays, so that other interleavings occur (testing)")                               \
+    X(HEARTBEAT, "--heartbeat", "SECONDS", ZV_RUN,                                         \
+      "per-lifeline processes: a peer that sends nothing\n"                                \
+      "for SECONDS is lost (default 5; 0: never)")                                         \
     X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                  \
-      "per-lifeline executables: listen on ADDR\n"                                         \
-      "(unix:PATH or tcp:HOST:PORT)")                                                      \
+      "per-lifeline executables: listen on ADDR (unix:PATH,\n"                             \
+      "tcp:HOST:PORT; tcp:PORT is 127.0.0.1:PORT,\n"                                       \
+      "tcp:*:PORT every interface)")                                                       \
     X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                 \
       "per-lifeline executables: address of lifeline NAME,\n"                              \
       "once for every other lifeline")                                                     \
+    X(SECRET_FILE, "--secret-file", "FILE", ZV_EXE,                                        \
+      "per-lifeline executables: the run's secret, the same\n"                             \
+      "file for every lifeline (16 to 4096 bytes, mode 600)")                              \
     X(RESULT_FILE, "--result-file", "FILE", ZV_EXE, "write the result to FILE instead of stdout")
 
 #define ZV_OPT_ENUM(id, name, meta, scope, help) ZV_OPT_##id,
