@@ -206,8 +206,9 @@ typedef struct zri_run {
     zri_action_fn run_action;
     volatile int cancel;
     pthread_mutex_t err_mu;
-    char *error; /* the first error: "lifeline L: file:l:c: cause" */
-    int *ended;  /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
+    char *error;      /* the first error: "lifeline L: file:l:c: cause" */
+    int64_t error_ns; /* when it occurred (CLOCK_MONOTONIC) */
+    int *ended;       /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
     /* deadlock detection (in-process mode) */
     int deadlock_check;
     int active, blocked; /* atomics */
@@ -352,6 +353,9 @@ static void run_verror(run *R, int32_t lifeline, int32_t loc, const char *fmt, v
     zri_buf_puts(&b, cause);
     pthread_mutex_lock(&R->err_mu);
     if (!R->error) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        R->error_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
         R->error = zri_buf_take(&b);
     }
     pthread_mutex_unlock(&R->err_mu);
@@ -1346,6 +1350,8 @@ void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...)
 }
 
 const char *zri_run_error(zri_run *R) { return R->error; }
+
+int64_t zri_run_error_time(zri_run *R) { return R->error ? R->error_ns : 0; }
 
 static void input_desc(const zgrt_program *p, int32_t i, char *out, size_t n)
 {

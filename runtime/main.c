@@ -10,14 +10,18 @@
  *   5. per-lifeline mode: read the run's secret (--secret-file), open the
  *      socket transport (net/) and connect the run to it;
  *   6. give the run the agent side (agent/) as its action runner;
- *   7. run; close the transport (BYE after a normal end, an abort after
- *      an error, so that the peers stop too);
- *   8. the trace's end line, then the error on stderr or the result on
- *      stdout (or --result-file).
+ *   7. run; report an error (on stderr, or --error-file) before the
+ *      transport closes: once it is closed the peers fail too, and the
+ *      first error, the one with the cause, must already be out; then
+ *      close the transport (BYE after a normal end, an abort after an
+ *      error, so that the peers stop too);
+ *   8. the trace's end line, then the result on stdout (or
+ *      --result-file).
  *
  * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +93,28 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
         return 2;
     }
     return 0;
+}
+
+/* The run's error: on stderr, or with --error-file as one JSON line
+ * {"time_ns": T, "error": "…"} (T: when it occurred, zri_run_error_time),
+ * from which `zgc run --processes` prints the first error of the run. */
+static void report_error(const zri_options *o, const char *error, int64_t time_ns)
+{
+    if (o->error_file) {
+        zri_buf b = {0};
+        zri_buf_printf(&b, "{\"time_ns\": %" PRId64 ", \"error\": ", time_ns);
+        zri_buf_json_string(&b, error, strlen(error));
+        zri_buf_puts(&b, "}\n");
+        FILE *f = fopen(o->error_file, "w");
+        int ok = f && fwrite(b.data, 1, b.len, f) == b.len;
+        if (f && fclose(f) != 0) ok = 0;
+        zri_buf_free(&b);
+        if (ok) return;
+        fprintf(stderr, "zgc: error: cannot write the error to %s: %s\n", o->error_file,
+                strerror(errno));
+    }
+    fprintf(stderr, "zgc: error: %s\n", error);
+    fflush(stderr);
 }
 
 /* A connection to this lifeline that was not one of its peers. */
@@ -182,6 +208,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 
     zri_run_exec(R);
     const char *error = zri_run_error(R);
+    if (error) report_error(&opts, error, zri_run_error_time(R));
     if (net) {
         if (error)
             zri_net_abort(net); /* the peers must stop too */
@@ -201,7 +228,6 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         trace = NULL;
     }
     if (error) {
-        fprintf(stderr, "zgc: error: %s\n", error);
         status = 1;
     } else if (status == 0) {
         status = write_result(&opts, json);

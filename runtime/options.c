@@ -2,8 +2,8 @@
  *
  * The options, their metavariables and their help texts are the run
  * options of the vocabulary (vocab/vocab.h: ZV_RUN_OPTIONS; scope ZV_RUN
- * for every executable, ZV_EXE for --listen, --peer, --secret-file and
- * --result-file of the per-lifeline executables); this file checks their values and prints
+ * for every executable, ZV_EXE for --listen, --peer, --secret-file,
+ * --result-file and --error-file of the per-lifeline executables); this file checks their values and prints
  * the usage.  Values: --seed and --schedule take a non-negative integer
  * (--schedule 0: off), --timeout and --llm-timeout a positive number of
  * seconds, --heartbeat a non-negative number of seconds (default 5; 0:
@@ -255,6 +255,9 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         } else if (id == ZV_OPT_RESULT_FILE) {
             if (!*val) bad = usage_error(p, "--result-file expects a file name");
             o->result_file = val;
+        } else if (id == ZV_OPT_ERROR_FILE) {
+            if (!*val) bad = usage_error(p, "--error-file expects a file name");
+            o->error_file = val;
         }
         if (bad) {
             zri_options_free(o);

@@ -227,6 +227,7 @@ typedef struct zri_options {
     const char *secret_file;               /* --secret-file FILE */
     double heartbeat;                      /* --heartbeat SECONDS: silence limit (0: off) */
     const char *result_file;               /* --result-file FILE (used by zgc run --processes) */
+    const char *error_file;                /* --error-file FILE (used by zgc run --processes) */
 } zri_options;
 
 /* The silence limit of per-lifeline processes without --heartbeat, in
@@ -497,6 +498,10 @@ ZRI_HIDDEN void zri_run_exec(zri_run *R);
  * tuple, null without results; per-lifeline mode: {"<index>": value} of
  * this lifeline's results. */
 ZRI_HIDDEN const char *zri_run_error(zri_run *R);
+/* When the run's error occurred: CLOCK_MONOTONIC in nanoseconds (one
+ * clock for every process of the machine, so the launcher can order the
+ * errors of the lifelines), or 0 without error. */
+ZRI_HIDDEN int64_t zri_run_error_time(zri_run *R);
 ZRI_HIDDEN char *zri_run_result_json(zri_run *R);
 ZRI_HIDDEN void zri_run_free(zri_run *R);
 

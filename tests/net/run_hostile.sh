@@ -16,6 +16,9 @@
 #              duplicated frame, one flipped bit in a control decision, a
 #              relay that stops passing frames on
 #   busy       an action longer than the limit does not trip it
+#   root cause 40 runs of zgc run --processes with programs whose lifeline
+#              B fails at run time while A waits: stderr holds one error,
+#              B's, with its source location
 #
 # usage: tests/net/run_hostile.sh ZGC FAKEPEER
 set -uo pipefail
@@ -252,6 +255,28 @@ wait_for "$pa" 15; sa=$?
 wait_for "$pb" 15; sb=$?
 if [ "$sa" != 0 ] || [ "$sb" != 0 ] || [ "$(cat "$tmp/A.out")" != '{"0": 1}' ]; then
   fail "busy: a 3 s action with --heartbeat 1 ($sa, $sb):"; cat "$tmp/A.err" "$tmp/B.err"
+else pass; fi
+
+# ---- the root cause wins ------------------------------------------------------------------
+
+reset
+declare -A want=(
+  [rc_overflow]="zgc: error: lifeline B: $progs/rc_overflow.zg:7:12: integer overflow in \`+\`"
+  [rc_divzero]="zgc: error: lifeline B: $progs/rc_divzero.zg:7:12: division by zero"
+  [rc_binding]="zgc: error: lifeline B: $progs/rc_binding.zg:7:5: constant binding mismatch: expected 5, got 3"
+)
+bad=0
+for i in $(seq 1 40); do
+  case $((i % 3)) in 0) p=rc_overflow ;; 1) p=rc_divzero ;; 2) p=rc_binding ;; esac
+  "$zgc" run --processes "$progs/$p.zg" > "$tmp/rc.out" 2> "$tmp/rc.err"
+  st=$?
+  if [ "$st" != 1 ] || [ "$(cat "$tmp/rc.err")" != "${want[$p]}" ]; then
+    bad=$((bad + 1))
+    [ "$bad" -le 3 ] && { echo "run $i ($p): exit $st, stderr:"; cat "$tmp/rc.err"; }
+  fi
+done
+if [ "$bad" != 0 ]; then
+  fail "root cause: $bad of 40 runs did not print exactly the failing lifeline's error"
 else pass; fi
 
 echo "hostile: $passes passed, $fails failed"
