@@ -47,16 +47,18 @@
  *   - During a run, an error of a lifeline (a malformed message, a failed
  *     action, a trap of generated code, a lost peer) is recorded on the
  *     run: the first one wins, the run is cancelled and every lifeline
- *     thread unwinds (core.c); zgrt_main prints that one message.  A
- *     broken descriptor or broken generated code gives "internal error:
- *     …" the same way.
+ *     thread unwinds (core.c); zgrt_main reports that one message (on
+ *     stderr, or with its time in --error-file), before it closes the
+ *     transport.  A broken descriptor or broken generated code gives
+ *     "internal error: …" the same way.
  *   - Printing is for the edge of the process: zgrt_main and the setup it
  *     runs (zri_program_check, zri_options_parse, the mode,
  *     zri_run_setup) print "zgc: error: …" on stderr and return the exit
  *     status (0 success, 1 run-time error,
  *     2 bad usage); the core also prints progress notes of actions ("zgc:
  *     note: …") and, as a last resort, the error of a run whose threads
- *     do not come back after a cancellation (then it exits at once).
+ *     do not come back after a cancellation (then it exits at once);
+ *     main.c prints the transport's notes of dropped stray connections.
  *
  * Per-process state: a run's state belongs to the run zgrt_main creates,
  * so a process may call zgrt_main more than once (one run at a time).

@@ -114,7 +114,7 @@
 
 /* Connections waiting for their handshake.  A real peer needs one for a
  * few milliseconds; 64 leave room for every lifeline of a large run
- * connecting at once plus strays, and 64 * sizeof(pending) (13 KB each)
+ * connecting at once plus strays, and 64 * sizeof(pending) (14 KB each)
  * stays small. */
 #define PENDING_MAX 64
 /* A real peer's handshake takes two round trips (under a millisecond on
