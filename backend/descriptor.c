@@ -8,6 +8,13 @@
  * parse modes and human kinds are coded from the vocabulary
  * (vocab/vocab.h) into the runtime's numbers (ZGRT_ACT_*, ZGRT_PARSE_*,
  * ZGRT_HUMAN_*).  `main` calls zgrt_main with the descriptor.
+ *
+ * Code hash.  zgrt_program.code_hash points to g->code_hash (link.c
+ * computes it over the lifeline modules and the canonical descriptor
+ * below), or is NULL before that (`zgc emit-llvm`, tests).  The canonical
+ * descriptor is the all-in-one descriptor without the source path (the
+ * same program built from another directory is the same program) and
+ * without the hash itself.
  */
 #include <string.h>
 
@@ -257,6 +264,19 @@ static LLVMValueRef edge_table(ZbMod *md)
     return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_EDGE), vals, pl->nedges, "edges");
 }
 
+/* zg.code_hash, ZGRT_CODE_HASH_BYTES bytes, or a null pointer. */
+static LLVMValueRef code_hash(ZbMod *md, const uint8_t *hash)
+{
+    if (!hash) return cnull(md->g);
+    LLVMValueRef init = LLVMConstStringInContext(md->g->lc, (const char *)hash,
+                                                 ZGRT_CODE_HASH_BYTES, 1 /* no NUL */);
+    LLVMValueRef gv = LLVMAddGlobal(md->m, LLVMTypeOf(init), "zg.code_hash");
+    LLVMSetInitializer(gv, init);
+    LLVMSetGlobalConstant(gv, 1);
+    LLVMSetLinkage(gv, LLVMPrivateLinkage);
+    return as_ptr(md, gv);
+}
+
 static LLVMValueRef fn_ref(ZbMod *md, const char *name, LLVMTypeRef ty)
 {
     LLVMValueRef fn = LLVMGetNamedFunction(md->m, name);
@@ -264,7 +284,7 @@ static LLVMValueRef fn_ref(ZbMod *md, const char *name, LLVMTypeRef ty)
     return as_ptr(md, fn);
 }
 
-void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
+static void gen_descriptor(ZbGen *g, LLVMModuleRef m, int only, bool canonical)
 {
     ZbMod md;
     zb_mod_init(&md, g, m);
@@ -384,7 +404,9 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
     LLVMValueRef f[] = {
         ci32(g, ZGRT_ABI_VERSION),
         ci32(g, nl),
-        zb_cstr(&md, p->src && p->src->path ? p->src->path : "?"),
+        zb_cstr(&md, canonical                ? ""
+                     : p->src && p->src->path ? p->src->path
+                                              : "?"),
         zb_cstr(&md, wf->name),
         lifelines_v,
         bodies_v,
@@ -411,6 +433,7 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         ci32(g, plan->nedges),
         keep_table(&md),
         edge_table(&md),
+        code_hash(&md, canonical ? NULL : g->code_hash),
     };
     LLVMValueRef init = cstruct(g, ZB_TY_PROGRAM, f, sizeof f / sizeof f[0]);
     LLVMValueRef prog = LLVMAddGlobal(m, zb_desc_type(g->lc, ZB_TY_PROGRAM), "zg.program");
@@ -428,3 +451,7 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
     LLVMBuildRet(mf.b, rc);
     zb_fn_end(&mf);
 }
+
+void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only) { gen_descriptor(g, m, only, false); }
+
+void zb_gen_descriptor_canonical(ZbGen *g, LLVMModuleRef m) { gen_descriptor(g, m, -1, true); }

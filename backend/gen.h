@@ -111,6 +111,9 @@ typedef struct ZbGen {
     const ZDecl **enums;
     int nenums;
     bool failed;
+    /* zgrt_program.code_hash of the descriptors (ZGRT_CODE_HASH_BYTES
+     * bytes, link.c), or NULL */
+    const uint8_t *code_hash;
     /* types */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_dbl, t_ptr, t_val;
 } ZbGen;
@@ -270,8 +273,11 @@ void zb_gen_eval(ZbGen *g, ZbMod *md, int life);
 
 /* Adds the zgrt_program descriptor and `main` to m: with the bodies and
  * evaluation functions of every lifeline (only < 0) or of lifeline `only`
- * (NULL elsewhere). */
+ * (NULL elsewhere), and g->code_hash. */
 void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only);
+/* The descriptor the code hash covers (link.c): every lifeline, no
+ * source path, no code hash. */
+void zb_gen_descriptor_canonical(ZbGen *g, LLVMModuleRef m);
 
 /* ---- emit.c ------------------------------------------------------------- */
 

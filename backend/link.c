@@ -7,8 +7,21 @@
  *   <wf>.prog.<L>.o    descriptor + main of lifeline L's executable
  *   <wf>.user<k>.o     the user's C files, compiled once each
  * and links out_dir/<wf> (every body) and out_dir/<wf>.<L> (L's body) with
- * the system C compiler, libzgrt, jansson, pthreads and libm.  Commands run
- * through fork/execvp (no shell); their output is shown when they fail.
+ * the system C compiler, libzgrt, jansson, libcrypto, pthreads and libm.
+ * Commands run through fork/execvp (no shell); their output is shown when
+ * they fail.
+ *
+ * Code hash.  Every descriptor carries the SHA-256 of the program's code
+ * (zgrt_program.code_hash), which per-lifeline executables compare when
+ * they connect (runtime/net/hello.c): a lifeline built from another
+ * program with the same declarations is refused.  It covers, in this
+ * order, the bitcode of every lifeline module before optimisation (so it
+ * does not depend on -O) and without its source file name, the bitcode of
+ * the canonical descriptor (all lifelines, without the source path and
+ * the hash: descriptor.c), and the bytes of each C file given (not the
+ * headers they include), each preceded by its length.  The modules are
+ * generated the same way for the same source, so every build of one
+ * program by one zgc has the same hash.
  *
  * Extern functions: the descriptor refers to zg_<action> weakly, so a
  * program whose C files do not define one still links, and the runtime
@@ -29,6 +42,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <llvm-c/BitWriter.h>
+#include <openssl/evp.h>
+
 #include "gen.h"
 
 #ifndef ZGC_RUNTIME_LIB
@@ -39,6 +55,9 @@
 #endif
 #ifndef ZGC_JANSSON_LIBS
 #define ZGC_JANSSON_LIBS "-ljansson"
+#endif
+#ifndef ZGC_CRYPTO_LIBS
+#define ZGC_CRYPTO_LIBS "-lcrypto"
 #endif
 #ifndef ZGC_RUNTIME_LDFLAGS
 #define ZGC_RUNTIME_LDFLAGS ""
@@ -181,7 +200,37 @@ typedef struct Build {
     const char *objdir;
     ZVec made; /* files to remove at the end (char*) */
     const char *cc;
+    EVP_MD_CTX *hash; /* the code hash being computed */
+    uint8_t code_hash[ZGRT_CODE_HASH_BYTES];
 } Build;
+
+/* ------------------------------------------------------------------ */
+/* the code hash                                                       */
+/* ------------------------------------------------------------------ */
+
+static void hash_part(Build *b, const void *d, size_t n)
+{
+    uint8_t len[8];
+    for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
+    if (EVP_DigestUpdate(b->hash, len, 8) != 1 || (n && EVP_DigestUpdate(b->hash, d, n) != 1))
+        zu_oom(); /* libcrypto fails only without memory */
+}
+
+/* The module's bitcode, without its source file name (the path of the
+ * .zg file: the same program built from another directory is the same
+ * program). */
+static void hash_module(Build *b, LLVMModuleRef m)
+{
+    size_t n = 0;
+    const char *src = LLVMGetSourceFileName(m, &n);
+    char *saved = zu_strndup(b->a, src ? src : "", n);
+    LLVMSetSourceFileName(m, "", 0);
+    LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(m);
+    LLVMSetSourceFileName(m, saved, n);
+    if (!mb) zu_oom();
+    hash_part(b, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+    LLVMDisposeMemoryBuffer(mb);
+}
 
 static bool emit_module(Build *b, LLVMModuleRef m, const char *path)
 {
@@ -244,6 +293,8 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
     const char *jl = ZGC_JANSSON_LIBS;
     if (!*jl) jl = "-ljansson";
     argv_split(&cmd, jl, "|");
+    const char *cl = ZGC_CRYPTO_LIBS;
+    argv_split(&cmd, *cl ? cl : "-lcrypto", "|");
     argv_split(&cmd, ZGC_RUNTIME_LDFLAGS, "| ");
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
@@ -321,11 +372,34 @@ static int build(Build *b)
             LLVMDisposeModule(m);
             return 1;
         }
+        hash_module(b, m);
         body_objs[L] = zu_fmt(b->a, "%s/%s.body.%s.o", b->objdir, wfn, ld->name);
         if (!emit_module(b, m, body_objs[L])) return 1;
     }
-    const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
+    /* the rest of the code hash: the canonical descriptor, the C files */
     LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
+    zb_target_prepare(b->tm, m);
+    zb_gen_descriptor_canonical(b->gen, m);
+    hash_module(b, m);
+    LLVMDisposeModule(m);
+    for (int i = 0; i < o->n_c_files; i++) {
+        size_t len;
+        const char *why;
+        char *text = zu_read_file(o->c_files[i], &len, &why);
+        if (!text) {
+            zd_error(b->d, no_span, "cannot read the C file `%s`: %s", o->c_files[i], why);
+            return 1;
+        }
+        hash_part(b, text, len);
+        free(text);
+    }
+    unsigned hlen = 0;
+    if (EVP_DigestFinal_ex(b->hash, b->code_hash, &hlen) != 1 || hlen != ZGRT_CODE_HASH_BYTES)
+        zu_oom();
+    b->gen->code_hash = b->code_hash;
+
+    const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
+    m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
     zb_target_prepare(b->tm, m);
     zb_gen_descriptor(b->gen, m, -1);
     if (!emit_module(b, m, prog_obj)) return 1;
@@ -397,7 +471,11 @@ int zb_build(ZCompilation *c, const ZBuildOptions *o)
     b.lc = LLVMContextCreate();
     zb_install_diagnostics(b.lc);
     b.gen = zb_gen_new(b.lc, c);
+    b.hash = EVP_MD_CTX_new();
+    if (!b.hash || EVP_DigestInit_ex(b.hash, EVP_sha256(), NULL) != 1) zu_oom();
+    hash_part(&b, "zgc code hash 1", 15);
     int rc = build(&b);
+    EVP_MD_CTX_free(b.hash);
     for (int i = 0; i < b.made.len; i++) unlink(ZU_VEC_AT(b.made, i));
     if (!o->keep_objects && b.objdir) rmdir(b.objdir);
     zb_target_free(b.tm);

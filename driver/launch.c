@@ -2,12 +2,25 @@
  * per lifeline (`--processes`), and forwards its result and exit status.
  *
  * In process mode every lifeline's executable listens on a Unix socket in
- * the build directory and is told where its peers listen; each writes the
- * result components it holds to a file (`--result-file`) and, with
- * `--trace FILE`, its own events to FILE.<Lifeline>.  The launcher waits for
- * all of them, stops the others when one fails, and assembles the result
- * (and the trace: the start lines, then every lifeline's events, then the
- * end line) exactly as the all-in-one executable prints it. */
+ * the build directory (private: mode 0700) and is told where its peers
+ * listen and where the run's secret is: DIR/run.key, 32 random bytes
+ * (getrandom) written for this run only, mode 0600 (`--secret-file`), with
+ * which the lifelines authenticate one another (runtime/net/hello.c).
+ * Each writes the result components it holds to a file (`--result-file`),
+ * an error to another (`--error-file`, with the time it occurred) and,
+ * with `--trace FILE`, its own events to FILE.<Lifeline>.  The launcher
+ * waits for all of them, stops the others when one fails, and assembles
+ * the result (and the trace: the start lines, then every lifeline's
+ * events, then the end line) exactly as the all-in-one executable prints
+ * it.
+ *
+ * The first error wins.  When one lifeline fails, its peers fail too
+ * (they lose its connection, or are stopped), and each has an error to
+ * tell.  A lifeline writes its error before it closes its connections, so
+ * the error with the cause occurred before every error it caused; the
+ * launcher prints the one that occurred first (CLOCK_MONOTONIC, the same
+ * clock for every process of the machine), whatever order the lifelines
+ * ended in. */
 #define _GNU_SOURCE
 #include "launch.h"
 #include "zgc.h"
@@ -17,7 +30,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -209,6 +225,84 @@ static int merge_traces(const ZxProcessRun *r, const char *result)
     return 0;
 }
 
+/* DIR/run.key: the run's secret, 32 random bytes only this user can
+ * read.  Returns 0, or 1 after printing why. */
+static int write_secret(const char *path)
+{
+    uint8_t key[32];
+    size_t got = 0;
+    while (got < sizeof key) {
+        ssize_t k = getrandom(key + got, sizeof key - got, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            fprintf(stderr, "zgc: error: no random bytes for the run's secret: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+        got += (size_t)k;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int ok = fd >= 0;
+    for (size_t off = 0; ok && off < sizeof key;) {
+        ssize_t k = write(fd, key + off, sizeof key - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) ok = 0;
+        off += k > 0 ? (size_t)k : 0;
+    }
+    int e = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) ok = 0, e = errno;
+    explicit_bzero(key, sizeof key);
+    if (!ok) {
+        fprintf(stderr, "zgc: error: cannot write the run's secret %s: %s\n", path, strerror(e));
+        return 1;
+    }
+    return 0;
+}
+
+/* A lifeline's --error-file: {"time_ns": T, "error": "…"}.  Returns the
+ * message (malloc'd) and its time, or NULL when there is none. */
+static char *read_error(const char *path, int64_t *time_ns)
+{
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    if (!j) return NULL;
+    json_t *t = json_object_get(j, "time_ns"), *m = json_object_get(j, "error");
+    char *msg = NULL;
+    if (json_is_integer(t) && json_is_string(m)) {
+        *time_ns = json_integer_value(t);
+        msg = strdup(json_string_value(m));
+        if (!msg) zu_oom();
+    }
+    json_decref(j);
+    return msg;
+}
+
+/* After a failed run: the first error of the run by the time it occurred;
+ * first: the lifeline that ended first with a failure; codes: exit
+ * statuses. */
+static void report_failure(const ZxProcessRun *r, char **errfiles, const int *codes, int first)
+{
+    /* a lifeline killed by a signal zgc did not send may tell the cause */
+    if (first >= 0 && codes[first] >= 128)
+        fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[first],
+                codes[first] - 128);
+    char *best = NULL;
+    int64_t best_t = 0;
+    for (int i = 0; i < r->nlifelines; i++) {
+        int64_t t = 0;
+        char *msg = read_error(errfiles[i], &t);
+        if (!msg) continue;
+        if (!best || t < best_t) {
+            free(best);
+            best = msg, best_t = t;
+        } else {
+            free(msg);
+        }
+    }
+    if (best) fprintf(stderr, "zgc: error: %s\n", best);
+    free(best);
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
@@ -251,15 +345,22 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
 {
     int n = r->nlifelines;
     pid_t *pids = zu_xcalloc((size_t)n, sizeof *pids);
+    int *codes = zu_xcalloc((size_t)n, sizeof *codes);
     char **socks = zu_xcalloc((size_t)n, sizeof *socks);
     char **results = zu_xcalloc((size_t)n, sizeof *results);
+    char **errfiles = zu_xcalloc((size_t)n, sizeof *errfiles);
+    char *key;
+    if (asprintf(&key, "%s/run.key", r->dir) < 0) zu_oom();
     for (int i = 0; i < n; i++) {
         if (asprintf(&socks[i], "unix:%s/%s.sock", r->dir, r->lifelines[i]) < 0 ||
-            asprintf(&results[i], "%s/%s.result", r->dir, r->lifelines[i]) < 0)
+            asprintf(&results[i], "%s/%s.result", r->dir, r->lifelines[i]) < 0 ||
+            asprintf(&errfiles[i], "%s/%s.error", r->dir, r->lifelines[i]) < 0)
             zu_oom();
         unlink(results[i]);
+        unlink(errfiles[i]);
     }
-    int status = 0;
+    unlink(key);
+    int status = write_secret(key);
     int started = 0;
     /* names are bounded (ZV_LIFELINE_NAME_MAX), but $TMPDIR is not */
     size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
@@ -272,8 +373,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             status = 1;
         }
     for (int i = 0; i < n && status == 0; i++) {
-        /* exe --listen ADDR --peer M=ADDR … --result-file F [--trace T.L] run options */
-        int nextra = 4 + 2 * (n - 1) + (r->trace ? 2 : 0);
+        /* exe run options --listen ADDR --peer M=ADDR … --secret-file K --result-file F
+         * --error-file E [--trace T] */
+        int nextra = 8 + 2 * (n - 1) + (r->trace ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
@@ -285,8 +387,12 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             extra[k++] = "--peer";
             extra[k++] = owned[o++];
         }
+        extra[k++] = "--secret-file";
+        extra[k++] = key;
         extra[k++] = "--result-file";
         extra[k++] = results[i];
+        extra[k++] = "--error-file";
+        extra[k++] = errfiles[i];
         if (r->trace) {
             extra[k++] = "--trace";
             extra[k++] = (char *)r->trace;
@@ -311,7 +417,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         started++;
     }
     /* wait; when one fails, stop the others */
-    int left = started;
+    int left = started, first = -1;
     bool stopping = status != 0;
     if (stopping)
         for (int i = 0; i < started; i++) kill(pids[i], SIGTERM);
@@ -330,19 +436,17 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         pids[idx] = 0;
         left--;
         int code = exit_status(st);
-        if (code != 0 && status == 0) {
-            status = code == 2 ? 2 : 1;
-            /* a signal zgc forwarded needs no news about each lifeline */
-            if (code >= 128 && !got_signal)
-                fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[idx],
-                        code - 128);
-        }
+        codes[idx] = code;
+        if (code != 0 && status == 0) status = code == 2 ? 2 : 1;
         if (code != 0 && !stopping) {
+            first = idx;
             stopping = true;
             for (int i = 0; i < started; i++)
                 if (pids[i] > 0) kill(pids[i], SIGTERM);
         }
     }
+    /* a signal zgc forwarded needs no news about each lifeline */
+    if (status != 0 && started > 0 && !got_signal) report_failure(r, errfiles, codes, first);
     if (status == 0) {
         /* assemble the result: the components' JSON texts are copied as the
          * lifelines wrote them (no reformatting, so numbers print exactly as
@@ -375,11 +479,17 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     }
     for (int i = 0; i < n; i++) {
         unlink(results[i]);
+        unlink(errfiles[i]);
         free(socks[i]);
         free(results[i]);
+        free(errfiles[i]);
     }
+    unlink(key);
+    free(key);
     free(socks);
     free(results);
+    free(errfiles);
+    free(codes);
     free(pids);
     return status;
 }

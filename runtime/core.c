@@ -206,7 +206,9 @@ typedef struct zri_run {
     zri_action_fn run_action;
     volatile int cancel;
     pthread_mutex_t err_mu;
-    char *error; /* the first error: "lifeline L: file:l:c: cause" */
+    char *error;      /* the first error: "lifeline L: file:l:c: cause" */
+    int64_t error_ns; /* when it occurred (CLOCK_MONOTONIC) */
+    int *ended;       /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
     /* deadlock detection (in-process mode) */
     int deadlock_check;
     int active, blocked; /* atomics */
@@ -351,6 +353,9 @@ static void run_verror(run *R, int32_t lifeline, int32_t loc, const char *fmt, v
     zri_buf_puts(&b, cause);
     pthread_mutex_lock(&R->err_mu);
     if (!R->error) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        R->error_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
         R->error = zri_buf_take(&b);
     }
     pthread_mutex_unlock(&R->err_mu);
@@ -633,10 +638,30 @@ static void net_flush(zgrt_ctx *ctx, int32_t loc)
     if (R->net.flush(R->net.impl, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
 }
 
-/* Blocks until one of the queues (peers[k] → self, chan), k not in
- * done_mask, has a message; returns k.  Unwinds when the run is cancelled. */
-static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers,
+/* Per-lifeline mode: the position k of a peer, not in done_mask, that has
+ * ended (its BYE came) and left nothing on the queue (peers[k] → self,
+ * chan), or -1.  ended is read before the queue: the transport links a
+ * lifeline's last message before it marks the lifeline ended, so an
+ * empty queue after that stays empty, and the receive can never be
+ * served. */
+static int32_t ended_peer(run *R, inbox *in, int32_t chan, int32_t n, const int32_t *peers,
                           int64_t done_mask)
+{
+    if (!R->ended) return -1;
+    for (int32_t k = 0; k < n; k++) {
+        if ((done_mask >> k) & 1) continue;
+        if (!__atomic_load_n(&R->ended[peers[k]], __ATOMIC_ACQUIRE)) continue;
+        if (!queue_peek(&in->q[(size_t)peers[k] * (size_t)R->prog->nchans + (size_t)chan]))
+            return k;
+    }
+    return -1;
+}
+
+/* Blocks until one of the queues (peers[k] → self, chan), k not in
+ * done_mask, has a message; returns k.  Unwinds when the run is cancelled;
+ * fails (at loc) when a peer it waits for has ended. */
+static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *peers,
+                          int64_t done_mask, int32_t loc)
 {
     run *R = ctx->run;
     inbox *in = &ctx->life->in;
@@ -673,6 +698,7 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     /* sleep */
     waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask};
     int deadlock = 0;
+    int32_t gone = -1;
     pthread_mutex_lock(&in->mu);
     w.next = in->waiters;
     in->waiters = &w;
@@ -680,6 +706,7 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     for (;;) {
         k = pick_head(R, in, chan, n, peers, done_mask);
         if (k >= 0 || cancelled(R)) break;
+        if ((gone = ended_peer(R, in, chan, n, peers, done_mask)) >= 0) break;
         if (R->deadlock_check && !w.counted) {
             /* counted only after the check above found nothing: a sender
              * that links a message from now on sees this waiter */
@@ -704,6 +731,11 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
         __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
     }
     pthread_mutex_unlock(&in->mu);
+    if (k < 0 && gone >= 0 && !cancelled(R))
+        ctx_fail(ctx, loc,
+                 "waits for a message from %s on %s, but lifeline %s has ended: it said goodbye "
+                 "without sending it",
+                 lname(R, peers[gone]), cname(R, chan), lname(R, peers[gone]));
     if (k < 0) unwind(ctx);
     /* adapt the budget to how long this wait lasted */
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -718,11 +750,11 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
 /* Takes the next message of (peer → self, chan), waiting for it.  The
  * message stays the queue's head until the next one is taken: read it,
  * never free it. */
-static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_seq)
+static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_seq, int32_t loc)
 {
     run *R = ctx->run;
     inbox *in = &ctx->life->in;
-    wait_heads(ctx, chan, 1, &peer, 0);
+    wait_heads(ctx, chan, 1, &peer, 0, loc);
     queue *q = &in->q[(size_t)peer * (size_t)R->prog->nchans + (size_t)chan];
     zri_msg *m = queue_peek(q);
     zri_msg *old = q->head;
@@ -908,7 +940,7 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
     const zgrt_program *p = R->prog;
     int32_t self = ctx->life->index;
     int64_t expect;
-    zri_msg *m = take(ctx, peer, chan, &expect);
+    zri_msg *m = take(ctx, peer, chan, &expect, loc);
     check_seq(ctx, m, expect, peer, chan, loc);
     if (m->kind != ZRI_MSG_USER || m->nvals != n) {
         char got[160];
@@ -966,7 +998,7 @@ int32_t zgrt_recv_ctl(zgrt_ctx *ctx, int32_t owner, int32_t chan, int32_t tag, i
     run *R = ctx->run;
     int32_t self = ctx->life->index;
     int64_t expect;
-    zri_msg *m = take(ctx, owner, chan, &expect);
+    zri_msg *m = take(ctx, owner, chan, &expect, loc);
     check_seq(ctx, m, expect, owner, chan, loc);
     if (m->kind != ZRI_MSG_CTL || m->tag != tag || (m->value != 0 && m->value != 1)) {
         char got[160];
@@ -1001,7 +1033,7 @@ int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *pee
     int64_t all = n == 64 ? -1 : (int64_t)((UINT64_C(1) << n) - 1);
     if ((done_mask & all) == all) ctx_fail(ctx, loc, "internal error: waiting for no sender");
     for (int32_t k = 0; k < n; k++) check_peer(ctx, peers[k], chan, loc);
-    return wait_heads(ctx, chan, n, peers, done_mask);
+    return wait_heads(ctx, chan, n, peers, done_mask, loc);
 }
 
 void zgrt_choice(zgrt_ctx *ctx, int32_t tag, int32_t value, int32_t loc)
@@ -1272,6 +1304,7 @@ zri_run *zri_run_new(const zgrt_program *p, const zri_options *o, int32_t self)
     zri_plan_init(&R->plan, p, o && o->trace);
     R->lives = zri_xcalloc((size_t)R->nl, sizeof(life));
     for (int32_t l = 0; l < R->nl; l++) life_init(R, &R->lives[l], l);
+    if (self >= 0) R->ended = zri_xcalloc((size_t)R->nl, sizeof *R->ended);
     return R;
 }
 
@@ -1280,6 +1313,7 @@ void zri_run_free(zri_run *R)
     for (int32_t l = 0; l < R->nl; l++)
         if (R->lives[l].run) life_free(R, &R->lives[l]);
     free(R->lives);
+    free(R->ended);
     zri_plan_free(&R->plan);
     free(R->error);
     pthread_cond_destroy(&R->done_cv);
@@ -1316,6 +1350,8 @@ void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...)
 }
 
 const char *zri_run_error(zri_run *R) { return R->error; }
+
+int64_t zri_run_error_time(zri_run *R) { return R->error ? R->error_ns : 0; }
 
 static void input_desc(const zgrt_program *p, int32_t i, char *out, size_t n)
 {
@@ -1476,6 +1512,18 @@ void zri_run_lost(void *user, const char *msg)
 {
     run *R = user;
     run_error(R, -1, -1, "%s", msg ? msg : "connection failed");
+}
+
+void zri_run_ended(void *user, int32_t lifeline)
+{
+    run *R = user;
+    if (!R->ended || lifeline < 0 || lifeline >= R->nl || R->self < 0) return;
+    __atomic_store_n(&R->ended[lifeline], 1, __ATOMIC_RELEASE);
+    /* a receive of this lifeline may be asleep waiting for it */
+    inbox *in = &R->lives[R->self].in;
+    pthread_mutex_lock(&in->mu);
+    pthread_cond_broadcast(&in->cv);
+    pthread_mutex_unlock(&in->mu);
 }
 
 static void timespec_add(struct timespec *t, double s)

@@ -7,17 +7,21 @@
  *   3. make the run (core.c) and store the defaults and the inputs;
  *   4. --trace FILE (per-lifeline executables: FILE.<Lifeline>): open the
  *      trace, write its start lines and attach it as the run's observer;
- *   5. per-lifeline mode: open the socket transport (net/) and connect the
- *      run to it;
+ *   5. per-lifeline mode: read the run's secret (--secret-file), open the
+ *      socket transport (net/) and connect the run to it;
  *   6. give the run the agent side (agent/) as its action runner;
- *   7. run; close the transport (BYE after a normal end, an abort after
- *      an error, so that the peers stop too);
- *   8. the trace's end line, then the error on stderr or the result on
- *      stdout (or --result-file).
+ *   7. run; report an error (on stderr, or --error-file) before the
+ *      transport closes: once it is closed the peers fail too, and the
+ *      first error, the one with the cause, must already be out; then
+ *      close the transport (BYE after a normal end, an abort after an
+ *      error, so that the peers stop too);
+ *   8. the trace's end line, then the result on stdout (or
+ *      --result-file).
  *
  * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@
 #include "rt.h"
 
 #define NET_CONNECT_TIMEOUT_S 30.0
+#define SECRET_HINT "head -c 32 /dev/urandom > run.key && chmod 600 run.key"
 
 static const char *lname(const zgrt_program *p, int32_t l) { return p->lifelines[l]; }
 
@@ -62,6 +67,14 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
                     lname(prog, body));
             bad = 1;
         }
+        if (!o->secret_file) {
+            fprintf(stderr,
+                    "zgc: error: this executable runs lifeline %s only and needs --secret-file "
+                    "FILE, the run's secret, the same file for every lifeline (make one with: "
+                    "%s)\n",
+                    lname(prog, body), SECRET_HINT);
+            bad = 1;
+        }
         for (int32_t l = 0; l < nl; l++)
             if (l != body && !peer_addrs[l]) {
                 fprintf(stderr, "zgc: error: missing --peer %s=ADDR (the address of lifeline %s)\n",
@@ -74,11 +87,41 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
             bad = 1;
         }
         if (bad) return 2;
-    } else if (o->listen || o->npeers) {
-        fprintf(stderr, "zgc: error: --listen and --peer apply to per-lifeline executables only\n");
+    } else if (o->listen || o->npeers || o->secret_file) {
+        fprintf(stderr, "zgc: error: --listen, --peer and --secret-file apply to per-lifeline "
+                        "executables only\n");
         return 2;
     }
     return 0;
+}
+
+/* The run's error: on stderr, or with --error-file as one JSON line
+ * {"time_ns": T, "error": "…"} (T: when it occurred, zri_run_error_time),
+ * from which `zgc run --processes` prints the first error of the run. */
+static void report_error(const zri_options *o, const char *error, int64_t time_ns)
+{
+    if (o->error_file) {
+        zri_buf b = {0};
+        zri_buf_printf(&b, "{\"time_ns\": %" PRId64 ", \"error\": ", time_ns);
+        zri_buf_json_string(&b, error, strlen(error));
+        zri_buf_puts(&b, "}\n");
+        FILE *f = fopen(o->error_file, "w");
+        int ok = f && fwrite(b.data, 1, b.len, f) == b.len;
+        if (f && fclose(f) != 0) ok = 0;
+        zri_buf_free(&b);
+        if (ok) return;
+        fprintf(stderr, "zgc: error: cannot write the error to %s: %s\n", o->error_file,
+                strerror(errno));
+    }
+    fprintf(stderr, "zgc: error: %s\n", error);
+    fflush(stderr);
+}
+
+/* A connection to this lifeline that was not one of its peers. */
+static void net_note(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "zgc: note: %s\n", msg);
 }
 
 static int write_result(const zri_options *o, const char *json)
@@ -115,6 +158,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_trace *trace = NULL;
     zri_heap *net_heap = NULL;
     zri_net *net = NULL;
+    zri_secret *secret = NULL;
     if (status != 0) goto done;
 
     R = zri_run_new(prog, &opts, self);
@@ -139,12 +183,20 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     }
 
     if (self >= 0) {
+        secret = zri_xmalloc(sizeof *secret);
+        if (zri_secret_load(opts.secret_file, secret, err, sizeof err) < 0) {
+            fprintf(stderr, "zgc: error: %s\n", err);
+            status = 1;
+            goto done;
+        }
         /* the values of decoded messages live in their own heap until the
          * end, like those of the lifelines */
         net_heap = zri_heap_new();
-        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost, R};
-        double ct = opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S;
-        net = zri_net_open(prog, self, opts.listen, peer_addrs, net_heap, &cb, ct, err, sizeof err);
+        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost, zri_run_ended, net_note, R};
+        zri_net_config nc = {opts.listen, peer_addrs, secret,
+                             opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
+                             opts.heartbeat};
+        net = zri_net_open(prog, self, &nc, net_heap, &cb, err, sizeof err);
         if (net) {
             zri_transport t = zri_net_transport(net);
             zri_run_connect(R, &t);
@@ -156,6 +208,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 
     zri_run_exec(R);
     const char *error = zri_run_error(R);
+    if (error) report_error(&opts, error, zri_run_error_time(R));
     if (net) {
         if (error)
             zri_net_abort(net); /* the peers must stop too */
@@ -175,7 +228,6 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         trace = NULL;
     }
     if (error) {
-        fprintf(stderr, "zgc: error: %s\n", error);
         status = 1;
     } else if (status == 0) {
         status = write_result(&opts, json);
@@ -184,6 +236,10 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_actions_shutdown();
 
 done:
+    if (secret) {
+        explicit_bzero(secret, sizeof *secret);
+        free(secret);
+    }
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);

@@ -2,12 +2,13 @@
  *
  * The options, their metavariables and their help texts are the run
  * options of the vocabulary (vocab/vocab.h: ZV_RUN_OPTIONS; scope ZV_RUN
- * for every executable, ZV_EXE for --listen, --peer and --result-file of
- * the per-lifeline executables); this file checks their values and prints
+ * for every executable, ZV_EXE for --listen, --peer, --secret-file,
+ * --result-file and --error-file of the per-lifeline executables); this file checks their values and prints
  * the usage.  Values: --seed and --schedule take a non-negative integer
  * (--schedule 0: off), --timeout and --llm-timeout a positive number of
- * seconds, --backoff-scale a non-negative factor; --arg, --llm-for and
- * --peer may be repeated.  `-h` and `--help` print the usage on stdout.
+ * seconds, --heartbeat a non-negative number of seconds (default 5; 0:
+ * off; at most 10^6), --backoff-scale a non-negative factor; --arg,
+ * --llm-for and --peer may be repeated.  `-h` and `--help` print the usage on stdout.
  *
  * Every option accepts both `--opt value` and `--opt=value`.  Parsing only
  * checks the options' own syntax and names (lifelines, actions); which
@@ -139,6 +140,7 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
     memset(o, 0, sizeof *o);
     o->llm = "mock";
     o->backoff_scale = 1.0;
+    o->heartbeat = ZRI_HEARTBEAT_DEFAULT;
     const zv_option_info *table = zv_option_table();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -239,9 +241,23 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
                               zri_xstrndup(val, (size_t)(end - val)), end + 1);
                 }
             }
+        } else if (id == ZV_OPT_HEARTBEAT) {
+            double t;
+            if (zri_parse_float(val, strlen(val), &t) < 0 || !(t >= 0) || t > 1e6)
+                bad = usage_error(
+                    p, "--heartbeat expects a non-negative number of seconds (0: off), got '%s'",
+                    val);
+            else
+                o->heartbeat = t;
+        } else if (id == ZV_OPT_SECRET_FILE) {
+            if (!*val) bad = usage_error(p, "--secret-file expects a file name");
+            o->secret_file = val;
         } else if (id == ZV_OPT_RESULT_FILE) {
             if (!*val) bad = usage_error(p, "--result-file expects a file name");
             o->result_file = val;
+        } else if (id == ZV_OPT_ERROR_FILE) {
+            if (!*val) bad = usage_error(p, "--error-file expects a file name");
+            o->error_file = val;
         }
         if (bad) {
             zri_options_free(o);

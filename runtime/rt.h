@@ -47,16 +47,18 @@
  *   - During a run, an error of a lifeline (a malformed message, a failed
  *     action, a trap of generated code, a lost peer) is recorded on the
  *     run: the first one wins, the run is cancelled and every lifeline
- *     thread unwinds (core.c); zgrt_main prints that one message.  A
- *     broken descriptor or broken generated code gives "internal error:
- *     …" the same way.
+ *     thread unwinds (core.c); zgrt_main reports that one message (on
+ *     stderr, or with its time in --error-file), before it closes the
+ *     transport.  A broken descriptor or broken generated code gives
+ *     "internal error: …" the same way.
  *   - Printing is for the edge of the process: zgrt_main and the setup it
  *     runs (zri_program_check, zri_options_parse, the mode,
  *     zri_run_setup) print "zgc: error: …" on stderr and return the exit
  *     status (0 success, 1 run-time error,
  *     2 bad usage); the core also prints progress notes of actions ("zgc:
  *     note: …") and, as a last resort, the error of a run whose threads
- *     do not come back after a cancellation (then it exits at once).
+ *     do not come back after a cancellation (then it exits at once);
+ *     main.c prints the transport's notes of dropped stray connections.
  *
  * Per-process state: a run's state belongs to the run zgrt_main creates,
  * so a process may call zgrt_main more than once (one run at a time).
@@ -224,8 +226,17 @@ typedef struct zri_options {
     const char *listen;   /* --listen ADDR (per-lifeline executables) */
     int npeers;
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */
+    const char *secret_file;               /* --secret-file FILE */
+    double heartbeat;                      /* --heartbeat SECONDS: silence limit (0: off) */
     const char *result_file;               /* --result-file FILE (used by zgc run --processes) */
+    const char *error_file;                /* --error-file FILE (used by zgc run --processes) */
 } zri_options;
+
+/* The silence limit of per-lifeline processes without --heartbeat, in
+ * seconds: a few times what a loaded machine may keep a process from
+ * running, and short enough that a stopped peer is reported while the
+ * user still waits (net/socket.c sends heartbeats at a fifth of it). */
+#define ZRI_HEARTBEAT_DEFAULT 5.0
 
 /* Parses argv (after the program name).  Returns 0, 1 after printing the
  * help (--help: exit 0), or -1 after printing a usage error (exit 2). */
@@ -473,6 +484,10 @@ ZRI_HIDDEN void zri_run_set_actions(zri_run *R, zri_action_fn run_action);
  * peer failed (a malformed or unexpected frame, a lost connection). */
 ZRI_HIDDEN void zri_run_deliver(void *run, zri_msg *m);
 ZRI_HIDDEN void zri_run_lost(void *run, const char *msg);
+/* ended: lifeline l said goodbye (its last message came before): a
+ * receive from it that finds its queue empty now fails at once instead
+ * of waiting forever. */
+ZRI_HIDDEN void zri_run_ended(void *run, int32_t lifeline);
 /* Records an error on the run (the first one wins) and cancels it;
  * lifeline < 0: none named. */
 ZRI_HIDDEN void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...) ZRI_PRINTF(3, 4);
@@ -485,6 +500,10 @@ ZRI_HIDDEN void zri_run_exec(zri_run *R);
  * tuple, null without results; per-lifeline mode: {"<index>": value} of
  * this lifeline's results. */
 ZRI_HIDDEN const char *zri_run_error(zri_run *R);
+/* When the run's error occurred: CLOCK_MONOTONIC in nanoseconds (one
+ * clock for every process of the machine, so the launcher can order the
+ * errors of the lifelines), or 0 without error. */
+ZRI_HIDDEN int64_t zri_run_error_time(zri_run *R);
 ZRI_HIDDEN char *zri_run_result_json(zri_run *R);
 ZRI_HIDDEN void zri_run_free(zri_run *R);
 

@@ -32,7 +32,10 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 3
+#define ZGRT_ABI_VERSION 4
+
+/* The size of zgrt_program.code_hash: a SHA-256. */
+#define ZGRT_CODE_HASH_BYTES 32
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
@@ -216,6 +219,12 @@ typedef struct zgrt_program {
     /* the monitor plan (zgrt_keep, zgrt_edge above) */
     const zgrt_keep *keeps; /* per lifeline */
     const zgrt_edge *edges; /* nedges */
+    /* ZGRT_CODE_HASH_BYTES bytes: the compiler's SHA-256 of the program's
+     * generated code (every lifeline's module and the descriptor,
+     * backend/link.c), the same in every executable of one build; part of
+     * the identity lifelines compare when they connect (runtime/net/
+     * hello.c).  NULL: all zeros (a descriptor made by hand). */
+    const uint8_t *code_hash;
 } zgrt_program;
 
 /* The executable's entry point: parses the run options (see docs/runtime.md),

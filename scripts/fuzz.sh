@@ -26,5 +26,6 @@ run() {
 run fuzz_frontend tests/fuzz/corpus/frontend examples tests/fail tests/golden
 run fuzz_anomalies tests/fuzz/corpus/anomalies
 run fuzz_frame tests/fuzz/corpus/frame
+run fuzz_hello tests/fuzz/corpus/hello
 run fuzz_trace tests/fuzz/corpus/trace
 echo "fuzz: 0 failing inputs"

@@ -12,6 +12,7 @@ pkgs=(
   libcriterion-dev  # unit test framework
   libjansson-dev    # JSON reading/writing (traces, histories)
   libcurl4-openssl-dev  # HTTP client for OpenAI-compatible model servers
+  libssl-dev        # libcrypto: authenticated connections between lifelines, code hashes
   libicu-dev        # Unicode case mapping of the trace oracle (oracle/eval.c)
   clang-format      # the house style (.clang-format), checked by scripts/format.sh
   git

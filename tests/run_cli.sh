@@ -63,6 +63,17 @@ expect 0 '"\[write_reply:draft\]"' -- "$tmp/out/hello" --arg topic=hi
 expect 0 'topic +str, owned by User' -- "$tmp/out/hello" --help
 expect 2 'missing input topic' -- "$tmp/out/hello"
 expect 2 'unknown option `--frob`' -- "$zgc" run --frob "$hello"
+# per-lifeline executables: the run's secret is required, and must be private
+w=("$tmp/out/hello.Writer" --listen "unix:$tmp/w.sock" --peer "User=unix:$tmp/u.sock")
+expect 2 'needs --secret-file FILE, the run.s secret.*head -c 32 /dev/urandom > run.key && chmod 600 run.key' -- "${w[@]}"
+head -c 32 /dev/urandom > "$tmp/key" && chmod 644 "$tmp/key"
+expect 1 "the secret file .*key may be read or written by others \\(mode 0644\\): make it private to its owner \\(chmod 600" -- "${w[@]}" --secret-file "$tmp/key"
+head -c 15 /dev/urandom > "$tmp/short" && chmod 600 "$tmp/short"
+expect 1 'the secret file .*short holds 15 bytes, at least 16 are needed' -- "${w[@]}" --secret-file "$tmp/short"
+expect 1 'the secret file /dev/null is not a regular file' -- "${w[@]}" --secret-file /dev/null
+expect 1 'cannot read the secret file .*nokey' -- "${w[@]}" --secret-file "$tmp/nokey"
+expect 2 '--secret-file apply to per-lifeline executables only' -- "$tmp/out/hello" --arg topic=hi --secret-file "$tmp/short"
+expect 2 '--heartbeat expects a non-negative number of seconds' -- "$tmp/out/hello" --arg topic=hi --heartbeat=-1
 expect 2 'needs a value' -- "$zgc" run "$hello" --arg
 expect 1 'cannot read' -- "$zgc" run "$tmp/nope.zg"
 

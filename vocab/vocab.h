@@ -112,35 +112,45 @@
  * per-lifeline executables only (`zgc run --processes` sets them).  Help
  * texts may span lines ("\n"); the printer indents them. */
 enum { ZV_RUN = 1, ZV_EXE = 2 };
-#define ZV_RUN_OPTIONS(X)                                                                  \
-    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                  \
-      "a workflow input (str: literally, json: JSON text,\n"                               \
-      "enum: a member name, others: their literal syntax)")                                \
-    X(LLM, "--llm", "SPEC", ZV_RUN,                                                        \
-      "model for every llm action: mock (default),\n"                                      \
-      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                \
-    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                              \
-      "model for the llm actions of lifeline L;\n"                                         \
-      "L.ACTION=SPEC for one llm action of lifeline L")                                    \
-    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                   \
-    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                           \
-      "answers for human actions (instead of the terminal)")                               \
-    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")     \
-    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS") \
-    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                     \
-      "time limit of one model call (default 120)")                                        \
-    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                       \
-      "multiply the delays between model retries by X")                                    \
-    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                              \
-      "perturb delivery and scheduling with seeded random\n"                               \
-      "delays, so that other interleavings occur (testing)")                               \
-    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                  \
-      "per-lifeline executables: listen on ADDR\n"                                         \
-      "(unix:PATH or tcp:HOST:PORT)")                                                      \
-    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                 \
-      "per-lifeline executables: address of lifeline NAME,\n"                              \
-      "once for every other lifeline")                                                     \
-    X(RESULT_FILE, "--result-file", "FILE", ZV_EXE, "write the result to FILE instead of stdout")
+#define ZV_RUN_OPTIONS(X)                                                                         \
+    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                         \
+      "a workflow input (str: literally, json: JSON text,\n"                                      \
+      "enum: a member name, others: their literal syntax)")                                       \
+    X(LLM, "--llm", "SPEC", ZV_RUN,                                                               \
+      "model for every llm action: mock (default),\n"                                             \
+      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                       \
+    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                                     \
+      "model for the llm actions of lifeline L;\n"                                                \
+      "L.ACTION=SPEC for one llm action of lifeline L")                                           \
+    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                          \
+    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                                  \
+      "answers for human actions (instead of the terminal)")                                      \
+    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")            \
+    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS")        \
+    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                            \
+      "time limit of one model call (default 120)")                                               \
+    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                              \
+      "multiply the delays between model retries by X")                                           \
+    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                                     \
+      "perturb delivery and scheduling with seeded random\n"                                      \
+      "delays, so that other interleavings occur (testing)")                                      \
+    X(HEARTBEAT, "--heartbeat", "SECONDS", ZV_RUN,                                                \
+      "per-lifeline processes: a peer that sends nothing\n"                                       \
+      "for SECONDS is lost (default 5; 0: never)")                                                \
+    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                         \
+      "per-lifeline executables: listen on ADDR (unix:PATH,\n"                                    \
+      "tcp:HOST:PORT; tcp:PORT is 127.0.0.1:PORT,\n"                                              \
+      "tcp:*:PORT every interface)")                                                              \
+    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                        \
+      "per-lifeline executables: address of lifeline NAME,\n"                                     \
+      "once for every other lifeline")                                                            \
+    X(SECRET_FILE, "--secret-file", "FILE", ZV_EXE,                                               \
+      "per-lifeline executables: the run's secret, the same\n"                                    \
+      "file for every lifeline (16 to 4096 bytes, mode 600)")                                     \
+    X(RESULT_FILE, "--result-file", "FILE", ZV_EXE, "write the result to FILE instead of stdout") \
+    X(ERROR_FILE, "--error-file", "FILE", ZV_EXE,                                                 \
+      "write the run's error and when it occurred to FILE\n"                                      \
+      "instead of stderr (JSON)")
 
 #define ZV_OPT_ENUM(id, name, meta, scope, help) ZV_OPT_##id,
 typedef enum { ZV_RUN_OPTIONS(ZV_OPT_ENUM) ZV_OPT__COUNT } zv_option;

@@ -9,9 +9,10 @@
  *   payload  = magic version kind body
  *   magic    = 0x5A ('Z')
  *   version  = 0x03 (1 and 2: the dense views of runtime ABIs 1 and 2,
- *              every slot of the program on every message, refused); a
- *              hello carries the handshake's own version (socket.c)
- *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 hello
+ *              every slot of the program on every message, refused); the
+ *              handshake's frames carry its own version (hello.c)
+ *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 to 6 the
+ *              handshake (hello.c), 7 heartbeat (socket.c: no body)
  *
  *   body of a user message (kind 0):
  *       flags from to chan seq nvals value{nvals} [meta]
@@ -19,9 +20,12 @@
  *       flags from to chan seq tag decision [meta]
  *   body of a BYE (kind 2), a lifeline's last frame on a connection:
  *       from to
- *   body of a hello (kind 3): the connection handshake, encoded and
- *       checked by socket.c (its layout is described there); never accepted
- *       by zri_frame_decode.
+ *   kinds 3 to 6, the connection handshake, are encoded and checked by
+ *       hello.c (their layout is described there), and a heartbeat
+ *       (kind 7) by socket.c; zri_frame_decode accepts none of them.
+ *
+ *   On a connection, after the handshake, every payload is followed by
+ *   its tag (auth.c), and the length counts both (socket.c).
  *
  *   flags    = u8: bit 0 set when meta follows, bit 1 set when its clock
  *              is the full vector clock (a traced run; only with bit 0);
@@ -83,9 +87,8 @@
 
 #include "net.h"
 
-#define FRAME_MAGIC 0x5Au
-#define FRAME_VERSION 3u
-#define FRAME_KIND_HELLO 3u
+#define FRAME_MAGIC ZRI_FRAME_MAGIC
+#define FRAME_VERSION ZRI_FRAME_VERSION
 #define FRAME_HAS_META 0x01u
 #define FRAME_FULL_CLOCK 0x02u
 /* Largest value count in one message (a send lists its values in the
@@ -658,8 +661,10 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
         return rfail(&r, "bad magic byte 0x%02x (not a zgc frame)", (unsigned)magic);
     if (r_u8(&r, &version, "the header") < 0) return -1;
     if (r_u8(&r, &kind, "the header") < 0) return -1;
-    /* a hello has the version of socket.c's handshake */
-    if (kind == FRAME_KIND_HELLO) return rfail(&r, "unexpected hello frame");
+    /* the handshake's frames have their own version (hello.c) */
+    if (kind >= ZRI_KIND_HELLO && kind <= ZRI_KIND_ACCEPT)
+        return rfail(&r, "unexpected handshake frame (kind %u)", (unsigned)kind);
+    if (kind == ZRI_KIND_BEAT) return rfail(&r, "unexpected heartbeat");
     if (version != FRAME_VERSION)
         return rfail(&r, "unsupported frame version %u (expected %u)", (unsigned)version,
                      FRAME_VERSION);

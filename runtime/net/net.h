@@ -1,13 +1,19 @@
-/* net.h — messages between processes (runtime/net/): the frame codec and
- * the socket transport of per-lifeline executables.  Prefix zri_, hidden;
- * builds on the runtime's core header (rt.h: values, messages, the
- * transport interface) and nothing else of it.  zgrt_main (main.c) opens
- * the transport, gives the run its zri_transport and the run's
- * zri_run_deliver / zri_run_lost as the callbacks.
+/* net.h — messages between processes (runtime/net/): the frame codec, the
+ * handshake and the socket transport of per-lifeline executables.  Prefix
+ * zri_, hidden; builds on the runtime's core header (rt.h: values,
+ * messages, the transport interface) and nothing else of it.  zgrt_main
+ * (main.c) reads the run's secret, opens the transport, gives the run its
+ * zri_transport and the run's zri_run_deliver / zri_run_lost /
+ * zri_run_ended as the callbacks.
  *
+ *   auth.c    the cryptography, on OpenSSL's libcrypto: the secret file,
+ *             random nonces, SHA-256, HMAC-SHA256, frame tags
  *   frame.c   message frames: a length-prefixed, validated binary codec
- *   socket.c  Unix-domain and TCP stream sockets between the processes,
- *             the connection handshake, buffered sends
+ *   hello.c   the connection handshake: program identity, membership of
+ *             the run (HMAC challenge and response), the frame key
+ *   socket.c  Unix-domain and TCP stream sockets between the processes:
+ *             connections, stray connections, tagged frames, heartbeats,
+ *             buffered sends
  *
  * Errors follow rt.h: 0 or -1 (NULL) with a message in err.
  */
@@ -18,6 +24,46 @@
 #include <stdint.h>
 
 #include "rt.h"
+
+/* ===================================================================== */
+/* auth.c                                                                 */
+/* ===================================================================== */
+
+/* The run's secret: the bytes of the --secret-file (see auth.c). */
+#define ZRI_SECRET_MIN 16
+#define ZRI_SECRET_MAX 4096
+typedef struct zri_secret {
+    uint8_t key[ZRI_SECRET_MAX];
+    size_t len;
+} zri_secret;
+
+#define ZRI_HASH_BYTES 32 /* SHA-256, HMAC-SHA256 */
+#define ZRI_TAG_BYTES 16  /* the tag after every frame's payload */
+
+typedef struct zri_bytes {
+    const void *d;
+    size_t n;
+} zri_bytes;
+
+/* Reads the secret file: a regular file of ZRI_SECRET_MIN to
+ * ZRI_SECRET_MAX bytes without permissions for group or others. */
+ZRI_HIDDEN int zri_secret_load(const char *path, zri_secret *s, char *err, size_t errlen);
+ZRI_HIDDEN int zri_random(uint8_t *out, size_t n, char *err, size_t errlen);
+/* SHA-256 / HMAC-SHA256 of the concatenated parts; -1 when libcrypto
+ * fails (for lack of memory). */
+ZRI_HIDDEN int zri_sha256(const zri_bytes *parts, int nparts, uint8_t out[ZRI_HASH_BYTES]);
+ZRI_HIDDEN int zri_hmac(const uint8_t *key, size_t klen, const zri_bytes *parts, int nparts,
+                        uint8_t out[ZRI_HASH_BYTES]);
+/* 1 when the n bytes are equal (constant time). */
+ZRI_HIDDEN int zri_equal(const uint8_t *a, const uint8_t *b, size_t n);
+/* The tags of one connection's frames, keyed with the connection's key;
+ * one thread at a time. */
+typedef struct zri_mac zri_mac;
+ZRI_HIDDEN zri_mac *zri_mac_new(const uint8_t key[ZRI_HASH_BYTES], char *err, size_t errlen);
+/* The tag of frame number seq with this payload; -1 when libcrypto fails. */
+ZRI_HIDDEN int zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
+                           uint8_t tag[ZRI_TAG_BYTES]);
+ZRI_HIDDEN void zri_mac_free(zri_mac *m);
 
 /* ===================================================================== */
 /* frame.c                                                                */
@@ -43,6 +89,74 @@ ZRI_HIDDEN int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t
 ZRI_HIDDEN int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
                                 size_t len, zri_msg **out, char *err, size_t errlen);
 #define ZRI_FRAME_MAX (64u << 20) /* largest accepted payload */
+#define ZRI_FRAME_MAGIC 0x5Au
+#define ZRI_FRAME_VERSION 3u
+/* Payload kinds that zri_frame_decode does not take: the handshake's
+ * (hello.c) and the heartbeat (socket.c: magic, version, kind, nothing
+ * else). */
+enum { ZRI_KIND_HELLO = 3, ZRI_KIND_ANSWER = 4, ZRI_KIND_PROOF = 5, ZRI_KIND_ACCEPT = 6 };
+enum { ZRI_KIND_BEAT = 7 };
+
+/* ===================================================================== */
+/* hello.c — the handshake                                                */
+/* ===================================================================== */
+
+#define ZRI_NONCE_BYTES 32
+#define ZRI_HELLO_MAX 4096      /* largest handshake payload */
+#define ZRI_HELLO_NAME_MAX 1024 /* longest name or reason in a handshake */
+#define ZRI_ID_TEXT 13          /* a program identity in messages: 12 hex digits */
+
+/* The program identity the lifelines compare (hello.c). */
+ZRI_HIDDEN void zri_program_id(const zgrt_program *p, uint8_t id[ZRI_HASH_BYTES]);
+ZRI_HIDDEN void zri_id_text(const uint8_t id[ZRI_HASH_BYTES], char out[ZRI_ID_TEXT]);
+
+/* One connection's handshake, on either side. */
+typedef struct zri_hs {
+    const zgrt_program *p;
+    const zri_secret *secret;
+    int self;
+    uint32_t heartbeat_ms; /* this lifeline's --heartbeat */
+    uint8_t id[ZRI_HASH_BYTES];
+    uint8_t nonce[ZRI_NONCE_BYTES];
+    uint8_t hello[ZRI_HELLO_MAX], answer[ZRI_HELLO_MAX], proof[64];
+    size_t hello_len, answer_len, proof_len;
+    /* once the handshake got that far: the other lifeline, its
+     * --heartbeat, and the key of the frames (after ACCEPT) */
+    int peer;
+    uint32_t peer_heartbeat_ms;
+    uint8_t key[ZRI_HASH_BYTES];
+    char refusal[ZRI_HELLO_NAME_MAX + 1]; /* the accepting side refused: why */
+} zri_hs;
+
+/* id: zri_program_id of p; draws the nonce. */
+ZRI_HIDDEN int zri_hs_init(zri_hs *h, const zgrt_program *p, int self, const zri_secret *secret,
+                           uint32_t heartbeat_ms, const uint8_t id[ZRI_HASH_BYTES], char *err,
+                           size_t errlen);
+/* The connecting side.  zri_hs_hello writes the HELLO frame (length
+ * included; ZRI_HELLO_MAX + 4 bytes) to lifeline `to` and returns its
+ * size; zri_hs_answer checks the ANSWER payload and writes the PROOF
+ * frame (0); zri_hs_accepted checks the ACCEPT payload and derives the
+ * key.  -1: a mismatch that fails this lifeline, with the message (naming
+ * addr) in err; zri_hs_answer returns 1 for an authentic refusal: the
+ * message in err, and a PROOF in frame to send before failing. */
+ZRI_HIDDEN size_t zri_hs_hello(zri_hs *h, int to, uint8_t *frame);
+ZRI_HIDDEN int zri_hs_answer(zri_hs *h, const uint8_t *d, size_t n, const char *addr,
+                             uint8_t *frame, size_t *flen, char *err, size_t errlen);
+ZRI_HIDDEN int zri_hs_accepted(zri_hs *h, const uint8_t *d, size_t n, const char *addr, char *err,
+                               size_t errlen);
+/* The accepting side.  zri_hs_on_hello checks a HELLO payload: returns
+ * ZRI_HS_ANSWER (frame: the ANSWER to send; then wait for the PROOF),
+ * ZRI_HS_REFUSE (frame: a refusal to send, then wait for the PROOF; why:
+ * the reason) or ZRI_HS_DROP (drop without an answer; why).
+ * zri_hs_on_proof checks the PROOF payload: 0 (frame: the ACCEPT to send;
+ * h->peer and h->key are set), ZRI_HS_DROP (a stray: drop it; why) or,
+ * after a refusal, ZRI_HS_REFUSE (the refused peer holds the secret: a
+ * lifeline of this run that does not match, an error; why: the reason). */
+enum { ZRI_HS_DROP = -1, ZRI_HS_ANSWER = 0, ZRI_HS_REFUSE = 1 };
+ZRI_HIDDEN int zri_hs_on_hello(zri_hs *h, const uint8_t *d, size_t n, uint8_t *frame, size_t *flen,
+                               char *why, size_t whylen);
+ZRI_HIDDEN int zri_hs_on_proof(zri_hs *h, const uint8_t *d, size_t n, uint8_t *frame, size_t *flen,
+                               char *why, size_t whylen);
 
 /* ===================================================================== */
 /* socket.c — transport between per-lifeline processes                    */
@@ -52,22 +166,37 @@ typedef struct zri_net zri_net;
 typedef struct zri_net_callbacks {
     /* a decoded message addressed to this lifeline (ownership passes) */
     void (*deliver)(void *user, zri_msg *m);
-    /* a peer failed: malformed or unexpected frame, lost connection */
+    /* a peer failed: malformed, forged or unexpected frame, lost
+     * connection, silence beyond the heartbeat limit */
     void (*fail)(void *user, const char *msg);
+    /* lifeline l ended normally (its BYE came after its last message) */
+    void (*ended)(void *user, int l);
+    /* a connection that is not a lifeline of this run was dropped (one
+     * line, no newline); may be NULL */
+    void (*note)(void *user, const char *msg);
     void *user;
 } zri_net_callbacks;
 
-/* ADDR: unix:PATH or tcp:HOST:PORT.  Listens on listen_addr and connects
- * to peer_addrs[l] for every other lifeline l (retrying until it answers
- * or timeout_s passes; <= 0: 60 s).  Returns NULL with a message in err.
- * The callbacks run on the transport's own thread (the only one that
- * allocates in h), never before zri_net_open returns nor once
- * zri_net_close has begun.  zri_net_close says BYE to every peer: call it
- * only when the lifeline ended normally (a process that just exits
- * makes its peers report the lost connection). */
-ZRI_HIDDEN zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
-                                 const char *const *peer_addrs, zri_heap *h,
-                                 const zri_net_callbacks *cb, double timeout_s, char *err,
+typedef struct zri_net_config {
+    const char *listen;            /* ADDR: unix:PATH, tcp:HOST:PORT, tcp:PORT, tcp:*:PORT */
+    const char *const *peer_addrs; /* [l]: lifeline l's ADDR (not self's) */
+    const zri_secret *secret;      /* the run's secret (required) */
+    double timeout_s;              /* for connecting (<= 0: 60 s) */
+    double heartbeat_s;            /* silence limit (0: none; socket.c) */
+} zri_net_config;
+
+/* Listens on c->listen and connects to every other lifeline (retrying
+ * until it answers or timeout_s passes), each connection authenticated
+ * both ways.  Returns NULL with a message in err.  The callbacks run on
+ * the transport's own thread (the only one that allocates in h), from the
+ * moment a peer's connection is adopted — possibly before zri_net_open
+ * returns (a peer already running sends early; its messages wait in the
+ * run's queues) — and never once zri_net_close has begun.  zri_net_close
+ * says BYE to every peer: call it only when the lifeline ended normally
+ * (a process that just exits makes its peers report the lost
+ * connection). */
+ZRI_HIDDEN zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c,
+                                 zri_heap *h, const zri_net_callbacks *cb, char *err,
                                  size_t errlen);
 /* zri_net_send buffers the frame; zri_net_flush writes every buffered
  * frame (call it before the lifeline may wait).  Both return 0, or -1

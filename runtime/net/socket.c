@@ -1,5 +1,6 @@
-/* socket.c — the transport between per-lifeline processes: Unix-domain or TCP
- * stream sockets carrying frames (frame.c).
+/* socket.c — the transport between per-lifeline processes: Unix-domain or
+ * TCP stream sockets carrying frames (frame.c), each connection
+ * authenticated (hello.c) and every frame tagged (auth.c).
  *
  * Connections.  Every lifeline listens on its own address and opens one
  * connection to every other lifeline; it sends on the connections it
@@ -7,52 +8,81 @@
  * So between two lifelines there are two connections, one per direction,
  * and the frames of one direction arrive in the order they were sent.
  *
- * Handshake.  The first frame on a connection, in both directions, is a
- * hello (frame kind 3):
+ * Addresses.  unix:PATH, or tcp:HOST:PORT (tcp:[IPv6]:PORT).  tcp:PORT
+ * and tcp::PORT mean 127.0.0.1: a lifeline listens on the loopback
+ * interface unless told otherwise, and only tcp:*:PORT (every interface)
+ * or an explicit address (tcp:0.0.0.0:PORT, tcp:10.0.0.5:PORT) opens it to
+ * the network.  `*` is for --listen only.
  *
- *   magic version 3 id nlifelines from to status workflow lifeline reason
+ * Handshake (hello.c).  The connecting side sends HELLO, the accepting
+ * side answers, the connecting side proves that it holds the run's secret,
+ * the accepting side accepts; only then is the connection the peer's.
+ * zri_net_open returns once every outgoing connection was accepted and
+ * every peer's incoming connection was adopted.  A mismatch found by the
+ * connecting side (another program, a peer without the secret, a
+ * refusal) fails zri_net_open with a message naming the address; a
+ * connection closed during the handshake is tried again until the
+ * deadline (the other side may have dropped it as a stray, below).
  *
- *   id         8 bytes big-endian: a hash of everything that shapes frames
- *              (workflow, lifelines, variables and their types, enums,
- *              channels, tags, monitor size and view slots), so that two different
- *              programs, or two builds of one, never talk
- *   nlifelines, from, to   varints: the sender's lifeline count and index,
- *              and the index of the lifeline it believes it talks to
- *   status     u8: 0 ok, 1 refused (the reason says why)
- *   workflow, lifeline, reason   varint length + bytes (at most 1024 each):
- *              the sender's workflow and lifeline names, for messages
+ * Stray connections.  During setup, a connection that is not (yet) a
+ * lifeline of this run — an HTTP request, garbage, an idle connection, a
+ * peer without the secret, a replayed handshake, another program — is
+ * dropped, with one note (cb->note) saying why, and the run goes on
+ * waiting for its peers.  At most PENDING_MAX connections wait for their
+ * handshake at once; one more drops the oldest of them that has not sent
+ * a well-formed HELLO (or else the oldest); each is dropped after
+ * PENDING_TIMEOUT_S.  At most NOTES_MAX notes are printed.  Two
+ * authenticated connections for the same lifeline are an error (two
+ * processes run it with the secret).  Once every peer is in, the
+ * listening socket is closed.
  *
- * The connecting side sends its hello; the accepting side checks it,
- * answers with its own hello (refused, with the reason, when the check
- * failed) and the connecting side checks that answer.  Either side that
- * finds a mismatch makes zri_net_open fail with a message naming the
- * address or lifeline.  zri_net_open returns once every outgoing and every
- * incoming connection has been checked.
+ * Frames after the handshake.  Each payload is followed by its tag
+ * (auth.c: HMAC-SHA256 with the connection's key over the frame's number
+ * on the connection and the payload, truncated to ZRI_TAG_BYTES), and the
+ * u32 length counts both.  A frame whose tag does not check — modified,
+ * or a frame before it dropped, duplicated or reordered — fails the peer.
  *
- * Threads.  One thread per zri_net polls the listening socket and the
- * connections: during zri_net_open it accepts connections and answers
- * hellos; after it returns it reads frames from the incoming connections
- * (non-blocking, partial reads buffered), decodes them (it is the only
- * thread of this module using the heap) and calls cb->deliver; a
- * malformed or unexpected frame, or a connection that ends without BYE,
- * calls cb->fail once for that peer, and that peer is not read any more.
- * No callback runs before zri_net_open returns or after zri_net_close
- * starts.
+ * Heartbeats.  --heartbeat SECONDS (zri_net_config.heartbeat_s, default
+ * 5 s, 0: off) is the silence limit: every lifeline sends a heartbeat
+ * frame (kind 7, tagged like the others) on each outgoing connection
+ * every SECONDS/BEATS_PER_LIMIT, from this module's thread, whatever its
+ * lifeline is doing (a long model call, a human answer); a peer from
+ * which nothing at all has arrived for the limit is lost: "lifeline B
+ * (ADDR) has sent nothing for 5 s …".  Both sides announce their limit in
+ * the handshake, and a connection uses the larger one (off when either is
+ * off, so that one lifeline under a debugger is enough to say so).  A
+ * write that makes no progress for the limit fails the same way (a peer
+ * that no longer reads).  Detection therefore comes between the limit and
+ * the limit plus one poll round after the peer fell silent; a dropped
+ * frame shows at the next heartbeat at the latest (its successor's tag
+ * fails).
  *
- * Sending.  zri_net_send encodes the frame on the caller's thread into the
- * peer's output buffer (one lock per peer); zri_net_flush writes the
- * buffers out, one system call per peer for everything sent since the last
- * flush.  The runtime flushes before a lifeline can wait (a receive that
- * finds nothing, an action, a parallel region) and zri_net_close before its
- * BYE, so frames never sit in a buffer while their sender is blocked; a
- * buffer that grows past OUT_FLUSH bytes is written at once.  Consecutive
- * messages to one peer (a decision and the message after it) thus leave in
- * one write and wake the peer once.
+ * Threads.  One thread per zri_net polls the listening socket, the
+ * pending connections and the peers: during zri_net_open it accepts
+ * connections and runs their handshakes; from a peer's adoption on (a
+ * peer may be running while this lifeline still waits for another) it
+ * reads frames from its incoming connection (non-blocking, partial reads
+ * buffered), checks their tags, decodes them (it is the only thread of
+ * this module using the heap) and calls cb->deliver; a malformed, forged
+ * or unexpected frame, a connection that ends without BYE or a silent
+ * peer calls cb->fail once for that peer, and that peer is not read any
+ * more.  It also sends the heartbeats (taking a peer's send lock only
+ * when it is free: a sender holding it keeps the connection busy
+ * anyway).  No callback runs after zri_net_close starts.
+ *
+ * Sending.  zri_net_send encodes and tags the frame on the caller's thread
+ * into the peer's output buffer (one lock per peer); zri_net_flush writes
+ * the buffers out, one system call per peer for everything sent since the
+ * last flush.  The runtime flushes before a lifeline can wait (a receive
+ * that finds nothing, an action, a parallel region) and zri_net_close
+ * before its BYE, so frames never sit in a buffer while their sender is
+ * blocked; a buffer that grows past OUT_FLUSH bytes is written at once.
  *
  * BYE.  zri_net_close sends a BYE frame to every peer before closing: the
  * peer then knows the lifeline ended normally, reads every frame sent
  * before (stream sockets keep written data readable after the writer
- * closes) and ignores the end of the connection.
+ * closes), tells the run (cb->ended: a receive from that lifeline can
+ * never be served now) and stops expecting heartbeats from it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -60,6 +90,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -81,16 +112,24 @@
 #define MSG_NOSIGNAL 0 /* SO_NOSIGPIPE is set instead */
 #endif
 
-#define HELLO_MAGIC 0x5Au
-#define HELLO_VERSION 1u
-#define HELLO_KIND 3u
-#define HELLO_MAX 4096      /* largest hello payload */
-#define HELLO_NAME_MAX 1024 /* longest name or reason in a hello */
-#define PENDING_MAX 64      /* accepted connections still owing their hello */
+/* Connections waiting for their handshake.  A real peer needs one for a
+ * few milliseconds; 64 leave room for every lifeline of a large run
+ * connecting at once plus strays, and 64 * sizeof(pending) (14 KB each)
+ * stays small. */
+#define PENDING_MAX 64
+/* A real peer's handshake takes two round trips (under a millisecond on
+ * one machine); 5 s leaves room for a loaded machine and bounds how long
+ * an idle stray holds a slot. */
+#define PENDING_TIMEOUT_S 5.0
+#define NOTES_MAX 20 /* notes of dropped connections, then one more saying so */
 #define DEFAULT_TIMEOUT 60.0
 #define OUT_FLUSH (64u << 10) /* output buffer size that is written at once */
 #define BYE_TIMEOUT 5.0       /* zri_net_close gives up on peers that do not read */
 #define READ_CHUNK 65536
+/* Heartbeats per silence limit: with 5, a peer may miss four in a row
+ * (a descheduled process, a slow link) before it is declared lost. */
+#define BEATS_PER_LIMIT 5
+#define WIRE_MAX ((size_t)ZRI_FRAME_MAX + ZRI_TAG_BYTES) /* largest length field */
 
 /* ===================================================================== */
 /* small helpers                                                          */
@@ -143,11 +182,11 @@ static void sock_opts(int fd, int tcp)
     if (tcp) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-/* Writes all of b; deadline 0: no limit.  -1 with errno on failure. */
+/* Writes all of b before deadline (0: no limit).  -1 with errno. */
 static int write_all(int fd, const uint8_t *b, size_t n, double deadline)
 {
     while (n) {
-        ssize_t k = send(fd, b, n, MSG_NOSIGNAL | (deadline > 0 ? MSG_DONTWAIT : 0));
+        ssize_t k = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k > 0) {
             b += k;
             n -= (size_t)k;
@@ -170,13 +209,15 @@ static int write_all(int fd, const uint8_t *b, size_t n, double deadline)
     return 0;
 }
 
-/* A name received from a peer, made printable for messages. */
-static void printable(char *dst, size_t dstlen, const uint8_t *s, size_t n)
+static uint32_t be32(const uint8_t *d)
 {
-    size_t j = 0;
-    for (size_t i = 0; i < n && j + 1 < dstlen; i++)
-        dst[j++] = (s[i] < 0x20 || s[i] == 0x7F) ? '?' : (char)s[i];
-    if (dstlen) dst[j] = 0;
+    return (uint32_t)d[0] << 24 | (uint32_t)d[1] << 16 | (uint32_t)d[2] << 8 | d[3];
+}
+
+static void put_be32(uint8_t *d, uint32_t v)
+{
+    d[0] = (uint8_t)(v >> 24), d[1] = (uint8_t)(v >> 16), d[2] = (uint8_t)(v >> 8);
+    d[3] = (uint8_t)v;
 }
 
 /* ===================================================================== */
@@ -185,12 +226,33 @@ static void printable(char *dst, size_t dstlen, const uint8_t *s, size_t n)
 
 typedef struct zaddr {
     int is_unix;
+    int any; /* tcp:*:PORT: every interface */
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char host[256];
     char port[8];
 } zaddr;
 
-static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
+static int parse_port(const char *s, const char *port, zaddr *a, char *err, size_t errlen)
+{
+    size_t pn = strlen(port);
+    long pv = 0;
+    for (size_t i = 0; i < pn; i++) {
+        if (port[i] < '0' || port[i] > '9' || pv > 65535) {
+            pv = -1;
+            break;
+        }
+        pv = pv * 10 + (port[i] - '0');
+    }
+    if (!pn || pv < 1 || pv > 65535) {
+        zri_err(err, errlen, "bad address '%s': the port must be a number from 1 to 65535", s);
+        return -1;
+    }
+    snprintf(a->port, sizeof a->port, "%ld", pv);
+    return 0;
+}
+
+/* listening: the address of --listen (which may be tcp:*:PORT). */
+static int parse_addr(const char *s, int listening, zaddr *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     if (!s) {
@@ -215,9 +277,9 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
     }
     if (!strncmp(s, "tcp:", 4)) {
         const char *hp = s + 4, *colon = strrchr(hp, ':');
-        if (!colon) {
-            zri_err(err, errlen, "bad address '%s': expected tcp:HOST:PORT", s);
-            return -1;
+        if (!colon) { /* tcp:PORT */
+            strcpy(a->host, "127.0.0.1");
+            return parse_port(s, hp, a, err, errlen);
         }
         const char *h = hp;
         size_t hn = (size_t)(colon - hp);
@@ -228,28 +290,29 @@ static int parse_addr(const char *s, zaddr *a, char *err, size_t errlen)
                     s);
             return -1;
         }
-        if (!hn || hn >= sizeof a->host) {
-            zri_err(err, errlen, "bad address '%s': %s host", s, hn ? "too long a" : "empty");
+        if (hn >= sizeof a->host) {
+            zri_err(err, errlen, "bad address '%s': too long a host", s);
             return -1;
         }
-        const char *port = colon + 1;
-        size_t pn = strlen(port);
-        long pv = 0;
-        for (size_t i = 0; i < pn; i++) {
-            if (port[i] < '0' || port[i] > '9' || pv > 65535) {
-                pv = -1;
-                break;
+        if (hn == 0 && colon == hp) { /* tcp::PORT */
+            strcpy(a->host, "127.0.0.1");
+        } else if (hn == 0) {
+            zri_err(err, errlen, "bad address '%s': empty host", s);
+            return -1;
+        } else if (hn == 1 && h[0] == '*') {
+            if (!listening) {
+                zri_err(err, errlen,
+                        "bad address '%s': '*' (every interface) is for --listen; a peer's "
+                        "address names its host",
+                        s);
+                return -1;
             }
-            pv = pv * 10 + (port[i] - '0');
+            a->any = 1;
+        } else {
+            memcpy(a->host, h, hn);
+            a->host[hn] = 0;
         }
-        if (!pn || pv < 1 || pv > 65535) {
-            zri_err(err, errlen, "bad address '%s': the port must be a number from 1 to 65535", s);
-            return -1;
-        }
-        memcpy(a->host, h, hn);
-        a->host[hn] = 0;
-        snprintf(a->port, sizeof a->port, "%ld", pv);
-        return 0;
+        return parse_port(s, colon + 1, a, err, errlen);
     }
     zri_err(err, errlen, "bad address '%s': expected unix:PATH or tcp:HOST:PORT", s);
     return -1;
@@ -263,199 +326,12 @@ static int resolve(const zaddr *a, int passive, struct addrinfo **res, const cha
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
-    int rc = getaddrinfo(a->host, a->port, &hints, res);
+    int rc = getaddrinfo(a->any ? NULL : a->host, a->port, &hints, res);
     if (rc) {
         zri_err(err, errlen, "cannot resolve the host of %s: %s", text, gai_strerror(rc));
         return -1;
     }
     return 0;
-}
-
-/* ===================================================================== */
-/* program identity and hello frames                                      */
-/* ===================================================================== */
-
-static void fnv(uint64_t *h, const void *d, size_t n)
-{
-    const uint8_t *b = d;
-    for (size_t i = 0; i < n; i++) {
-        *h ^= b[i];
-        *h *= 0x100000001b3ULL;
-    }
-}
-
-static void fnv_str(uint64_t *h, const char *s)
-{
-    s = s ? s : "";
-    fnv(h, s, strlen(s) + 1);
-}
-
-static void fnv_i32(uint64_t *h, int32_t v) { fnv(h, &v, sizeof v); }
-
-static uint64_t program_id(const zgrt_program *p)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    fnv_i32(&h, p->abi_version);
-    fnv_str(&h, p->workflow);
-    fnv_i32(&h, p->nlifelines);
-    for (int32_t i = 0; i < p->nlifelines; i++) fnv_str(&h, p->lifelines[i]);
-    fnv_i32(&h, p->nvars);
-    for (int32_t i = 0; i < p->nvars; i++) {
-        fnv_str(&h, p->vars[i].name);
-        fnv_i32(&h, p->vars[i].type.tag);
-        fnv_i32(&h, p->vars[i].type.enum_id);
-    }
-    fnv_i32(&h, p->nenums);
-    for (int32_t i = 0; i < p->nenums; i++) {
-        fnv_str(&h, p->enums[i].name);
-        fnv_i32(&h, p->enums[i].nmembers);
-        for (int32_t k = 0; k < p->enums[i].nmembers; k++) fnv_str(&h, p->enums[i].members[k]);
-    }
-    fnv_i32(&h, p->nchans);
-    for (int32_t i = 0; i < p->nchans; i++) fnv_str(&h, p->chans[i]);
-    fnv_i32(&h, p->ntags);
-    for (int32_t i = 0; i < p->ntags; i++) fnv_str(&h, p->tags[i]);
-    fnv_i32(&h, p->monitor);
-    fnv_i32(&h, p->nsubs);
-    /* the monitor plan shapes the metadata of every frame */
-    for (int32_t l = 0; l < p->nlifelines && p->keeps; l++) {
-        const zgrt_keep *k = &p->keeps[l];
-        fnv_i32(&h, k->nevals);
-        fnv_i32(&h, k->nvc);
-        for (int32_t i = 0; i < k->nvc; i++) fnv_i32(&h, k->vc[i]);
-        fnv_i32(&h, k->nviews);
-        for (int32_t i = 0; i < k->nviews; i++) {
-            fnv_i32(&h, k->views[i].lifeline);
-            fnv_i32(&h, k->views[i].index);
-        }
-        fnv_i32(&h, k->nvarviews);
-        for (int32_t i = 0; i < k->nvarviews; i++) {
-            fnv_i32(&h, k->varviews[i].lifeline);
-            fnv_i32(&h, k->varviews[i].index);
-        }
-    }
-    fnv_i32(&h, p->nedges);
-    for (int32_t i = 0; i < p->nedges && p->edges; i++) {
-        const zgrt_edge *e = &p->edges[i];
-        fnv_i32(&h, e->from);
-        fnv_i32(&h, e->to);
-        fnv_i32(&h, e->ngroups);
-        for (int32_t k = 0; k < e->ngroups; k++) fnv(&h, &e->groups[k], sizeof e->groups[k]);
-        fnv_i32(&h, e->nviews);
-        for (int32_t k = 0; k < e->nviews; k++) fnv(&h, &e->views[k], sizeof e->views[k]);
-        fnv_i32(&h, e->nvarviews);
-        for (int32_t k = 0; k < e->nvarviews; k++) fnv(&h, &e->varviews[k], sizeof e->varviews[k]);
-    }
-    return h;
-}
-
-typedef struct hello {
-    uint64_t id;
-    uint64_t nlifelines, from, to;
-    int status;
-    char workflow[HELLO_NAME_MAX + 1], lifeline[HELLO_NAME_MAX + 1], reason[HELLO_NAME_MAX + 1];
-} hello;
-
-static size_t put_varint(uint8_t *d, uint64_t v)
-{
-    size_t n = 0;
-    do {
-        uint8_t b = v & 0x7F;
-        v >>= 7;
-        d[n++] = b | (v ? 0x80 : 0);
-    } while (v);
-    return n;
-}
-
-static size_t put_name(uint8_t *d, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n > HELLO_NAME_MAX) n = HELLO_NAME_MAX;
-    size_t k = put_varint(d, n);
-    if (n) memcpy(d + k, s, n);
-    return k + n;
-}
-
-/* A whole hello frame (length included) in buf (HELLO_MAX + 4 bytes). */
-static size_t hello_encode(const zgrt_program *p, int self, int to, int status, const char *reason,
-                           uint8_t *buf)
-{
-    uint8_t *d = buf + 4;
-    size_t n = 0;
-    d[n++] = HELLO_MAGIC;
-    d[n++] = HELLO_VERSION;
-    d[n++] = HELLO_KIND;
-    uint64_t id = program_id(p);
-    for (int i = 0; i < 8; i++) d[n++] = (uint8_t)(id >> (56 - 8 * i));
-    n += put_varint(d + n, (uint64_t)p->nlifelines);
-    n += put_varint(d + n, (uint64_t)self);
-    n += put_varint(d + n, (uint64_t)to);
-    d[n++] = (uint8_t)status;
-    n += put_name(d + n, p->workflow);
-    n += put_name(d + n, p->lifelines[self]);
-    n += put_name(d + n, reason);
-    buf[0] = (uint8_t)(n >> 24);
-    buf[1] = (uint8_t)(n >> 16);
-    buf[2] = (uint8_t)(n >> 8);
-    buf[3] = (uint8_t)n;
-    return n + 4;
-}
-
-static int get_varint(const uint8_t *d, size_t n, size_t *pos, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 10; i++) {
-        if (*pos >= n) return -1;
-        uint8_t b = d[(*pos)++];
-        if (i == 9 && b > 1) return -1;
-        v |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (!(b & 0x80)) {
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static int get_name(const uint8_t *d, size_t n, size_t *pos, char *out)
-{
-    uint64_t len;
-    if (get_varint(d, n, pos, &len) < 0 || len > HELLO_NAME_MAX || len > n - *pos) return -1;
-    printable(out, HELLO_NAME_MAX + 1, d + *pos, (size_t)len);
-    *pos += (size_t)len;
-    return 0;
-}
-
-/* Decodes a hello payload; -1 with the reason in err. */
-static int hello_decode(const uint8_t *d, size_t n, hello *hl, char *err, size_t errlen)
-{
-    size_t pos = 3;
-    memset(hl, 0, sizeof *hl);
-    if (n < 3 || d[0] != HELLO_MAGIC) {
-        zri_err(err, errlen, "bad magic");
-        return -1;
-    }
-    if (d[1] != HELLO_VERSION) {
-        zri_err(err, errlen, "frame version %u, expected %u", (unsigned)d[1], HELLO_VERSION);
-        return -1;
-    }
-    if (d[2] != HELLO_KIND) {
-        zri_err(err, errlen, "first frame is not a hello (kind %u)", (unsigned)d[2]);
-        return -1;
-    }
-    if (n - pos < 8) goto bad;
-    for (int i = 0; i < 8; i++) hl->id = (hl->id << 8) | d[pos++];
-    if (get_varint(d, n, &pos, &hl->nlifelines) < 0 || get_varint(d, n, &pos, &hl->from) < 0 ||
-        get_varint(d, n, &pos, &hl->to) < 0 || pos >= n)
-        goto bad;
-    hl->status = d[pos++];
-    if (hl->status > 1 || get_name(d, n, &pos, hl->workflow) < 0 ||
-        get_name(d, n, &pos, hl->lifeline) < 0 || get_name(d, n, &pos, hl->reason) < 0 || pos != n)
-        goto bad;
-    return 0;
-bad:
-    zri_err(err, errlen, "malformed hello");
-    return -1;
 }
 
 /* ===================================================================== */
@@ -489,8 +365,7 @@ static int rx_feed(rx *r, const uint8_t *d, size_t n, size_t max, frame_fn fn, v
             memcpy(r->hdr + r->hdr_got, d, k);
             r->hdr_got += k, d += k, n -= k;
             if (r->hdr_got < 4) break;
-            uint32_t len = (uint32_t)r->hdr[0] << 24 | (uint32_t)r->hdr[1] << 16 |
-                           (uint32_t)r->hdr[2] << 8 | r->hdr[3];
+            uint32_t len = be32(r->hdr);
             if (len == 0 || len > max) {
                 *badlen = len;
                 return -2;
@@ -534,20 +409,39 @@ enum { PHASE_SETUP, PHASE_RUNNING, PHASE_CLOSING };
 
 typedef struct peer {
     const char *addr; /* as given */
-    int out_fd;       /* we send here */
-    int out_broken;   /* a send failed: later sends fail at once */
-    char out_err[256];
+    /* the outgoing connection, under send_mu */
     pthread_mutex_t send_mu;
-    uint8_t *obuf; /* frames not yet written (under send_mu) */
+    int out_fd;
+    zri_mac *out_mac;
+    uint64_t out_seq; /* number of the next frame */
+    double out_limit; /* a write without progress for this long fails (0: never) */
+    int out_broken;   /* a send failed: later sends fail at once */
+    char out_err[320];
+    uint8_t *obuf; /* frames not yet written */
     size_t olen, ocap;
-    int in_fd; /* we read here (reader thread) */
+    /* the incoming connection, on the reader thread */
+    int in_fd;
+    zri_mac *in_mac;
+    uint64_t in_seq; /* number of the next frame expected */
+    double in_limit; /* silence limit (0: none) */
+    double last_rx;  /* when bytes last came */
+    double beat_at;  /* when the next heartbeat is due (0: not yet connected) */
     rx in;
-    int done; /* BYE seen or failed: not read any more */
+    int done;  /* BYE seen or failed: not read any more */
+    int ended; /* atomic: BYE seen: no heartbeats to it either */
+    int lost;  /* atomic: failed: a blocked write to it gives up */
 } peer;
+
+enum { PEND_HELLO, PEND_PROOF };
 
 typedef struct pending {
     int fd;
-    rx in;
+    int state;
+    double since;
+    uint8_t hdr[4];
+    size_t hdr_got, need, got;
+    uint8_t buf[ZRI_HELLO_MAX];
+    zri_hs hs;
 } pending;
 
 struct zri_net {
@@ -555,6 +449,9 @@ struct zri_net {
     int self;
     zri_heap *h;
     zri_net_callbacks cb;
+    const zri_secret *secret;
+    uint8_t id[ZRI_HASH_BYTES];
+    uint32_t hb_ms; /* --heartbeat in milliseconds (0: off) */
     char *listen_text;
     zaddr listen;
     int listen_fd;
@@ -565,16 +462,17 @@ struct zri_net {
     pthread_t thread;
     int thread_started;
     peer *peers;
-    pending pend[PENDING_MAX];
+    pending *pend[PENDING_MAX];
     int npend;
+    int nnotes;
     uint8_t *chunk; /* reader thread's read buffer */
     int dirty;      /* atomic: some output buffer may hold frames */
 
-    pthread_mutex_t mu; /* phase, nin, setup_err; signals cv */
+    pthread_mutex_t mu; /* phase, nin, setup_err, peers' in_fd; signals cv */
     pthread_cond_t cv;
     int phase;
-    int nin;             /* incoming connections checked */
-    char setup_err[512]; /* first error found by the reader thread during setup */
+    int nin;                                  /* incoming connections adopted */
+    char setup_err[ZRI_HELLO_NAME_MAX + 400]; /* first error of the reader thread in setup */
 };
 
 static void wake_thread(zri_net *n)
@@ -591,6 +489,41 @@ static void setup_error(zri_net *n, const char *msg)
     pthread_mutex_unlock(&n->mu);
 }
 
+static int setup_failed(zri_net *n, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&n->mu);
+    int bad = n->setup_err[0] != 0;
+    if (bad) zri_err(err, errlen, "%s", n->setup_err);
+    pthread_mutex_unlock(&n->mu);
+    return bad;
+}
+
+/* One line about a dropped connection (reader thread). */
+static void note(zri_net *n, const char *fmt, ...) ZRI_PRINTF(2, 3);
+static void note(zri_net *n, const char *fmt, ...)
+{
+    if (!n->cb.note || n->nnotes > NOTES_MAX) return;
+    char msg[900], line[1000];
+    if (n->nnotes++ == NOTES_MAX) {
+        snprintf(msg, sizeof msg, "more connections to %s were dropped (not reported one by one)",
+                 n->listen_text);
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+    }
+    snprintf(line, sizeof line, "lifeline %s: %s", n->p->lifelines[n->self], msg);
+    n->cb.note(n->cb.user, line);
+}
+
+/* The silence limit between this lifeline and one that announced peer_ms. */
+static double pair_limit(const zri_net *n, uint32_t peer_ms)
+{
+    if (!n->hb_ms || !peer_ms) return 0;
+    return (n->hb_ms > peer_ms ? n->hb_ms : peer_ms) / 1000.0;
+}
+
 static void unlink_ours(zri_net *n)
 {
     struct stat st;
@@ -599,6 +532,128 @@ static void unlink_ours(zri_net *n)
     if (lstat(n->listen.path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == n->path_dev &&
         st.st_ino == n->path_ino)
         unlink(n->listen.path);
+}
+
+/* ---- sending --------------------------------------------------------------- */
+
+/* Appends one frame — payload (plen bytes) and its tag — to peer l's
+ * output (its send_mu held).  -1 when it cannot be tagged (out_broken). */
+static int out_append(zri_net *n, int l, const uint8_t *payload, size_t plen)
+{
+    peer *pe = &n->peers[l];
+    size_t need = 4 + plen + ZRI_TAG_BYTES;
+    if (pe->olen + need > pe->ocap) {
+        size_t cap = pe->ocap ? pe->ocap : 4096;
+        while (cap < pe->olen + need) cap *= 2;
+        pe->obuf = zri_xrealloc(pe->obuf, cap);
+        pe->ocap = cap;
+    }
+    uint8_t *d = pe->obuf + pe->olen;
+    put_be32(d, (uint32_t)(plen + ZRI_TAG_BYTES));
+    memcpy(d + 4, payload, plen);
+    if (zri_mac_tag(pe->out_mac, pe->out_seq, d + 4, plen, d + 4 + plen) < 0) {
+        snprintf(pe->out_err, sizeof pe->out_err,
+                 "cannot tag a frame to lifeline %s: libcrypto failed", n->p->lifelines[l]);
+        pe->out_broken = 1;
+        return -1;
+    }
+    pe->out_seq++;
+    pe->olen += need;
+    return 0;
+}
+
+/* Writes peer l's output buffer (its send_mu held).  block: wait until
+ * all is written (giving up at deadline when > 0, when the reader thread
+ * lost the peer, or after out_limit without progress); else write what
+ * the socket takes now and keep the rest.  -1 when the connection is
+ * broken (the reason in out_err). */
+static int flush_peer(zri_net *n, int l, int block, double deadline)
+{
+    peer *pe = &n->peers[l];
+    const char *name = n->p->lifelines[l];
+    if (pe->out_broken) return -1;
+    size_t off = 0;
+    double progress = 0;
+    while (off < pe->olen) {
+        ssize_t k = send(pe->out_fd, pe->obuf + off, pe->olen - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k > 0) {
+            off += (size_t)k;
+            progress = 0;
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!block) break;
+            double t = now_s();
+            if (progress == 0) progress = t;
+            if (__atomic_load_n(&pe->lost, __ATOMIC_ACQUIRE)) {
+                snprintf(pe->out_err, sizeof pe->out_err, "lost lifeline %s (%s)", name, pe->addr);
+            } else if (deadline > 0 && t >= deadline) {
+                snprintf(pe->out_err, sizeof pe->out_err,
+                         "lifeline %s (%s) did not read what this lifeline sent", name, pe->addr);
+            } else if (pe->out_limit > 0 && t - progress > pe->out_limit) {
+                snprintf(pe->out_err, sizeof pe->out_err,
+                         "lifeline %s (%s) has read nothing for %g s: its process is stopped, "
+                         "hung or cut off",
+                         name, pe->addr, pe->out_limit);
+            } else {
+                struct pollfd pf = {pe->out_fd, POLLOUT, 0};
+                if (poll(&pf, 1, 100) < 0 && errno != EINTR) {
+                    snprintf(pe->out_err, sizeof pe->out_err, "poll: %s", strerror(errno));
+                } else {
+                    continue;
+                }
+            }
+        } else {
+            snprintf(pe->out_err, sizeof pe->out_err, "lost the connection to lifeline %s (%s): %s",
+                     name, pe->addr, k == 0 ? strerror(EPIPE) : strerror(errno));
+        }
+        pe->out_broken = 1;
+        __atomic_store_n(&pe->lost, 1, __ATOMIC_RELEASE);
+        break;
+    }
+    if (off) {
+        memmove(pe->obuf, pe->obuf + off, pe->olen - off);
+        pe->olen -= off;
+    }
+    if (pe->out_broken) {
+        pe->olen = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Heartbeats due now (reader thread); returns when the next one is due
+ * (0: none planned). */
+static double beat_all(zri_net *n, double now)
+{
+    if (!n->hb_ms) return 0;
+    double interval = n->hb_ms / 1000.0 / BEATS_PER_LIMIT, next = 0;
+    static const uint8_t beat[3] = {ZRI_FRAME_MAGIC, ZRI_FRAME_VERSION, ZRI_KIND_BEAT};
+    for (int l = 0; l < n->p->nlifelines; l++) {
+        peer *pe = &n->peers[l];
+        if (l == n->self || __atomic_load_n(&pe->ended, __ATOMIC_ACQUIRE)) continue;
+        if (now >= pe->beat_at) {
+            if (pthread_mutex_trylock(&pe->send_mu) == 0) {
+                if (pe->out_fd >= 0 && !pe->out_broken) {
+                    /* the first look at a new connection only plans */
+                    if (pe->beat_at > 0 && out_append(n, l, beat, sizeof beat) == 0)
+                        flush_peer(n, l, 0, 0);
+                    pe->beat_at = now + interval;
+                } else if (pe->out_fd < 0) {
+                    pe->beat_at = 0; /* not connected yet: look again */
+                } else {
+                    pe->beat_at = now + 1e9; /* broken: no more */
+                }
+                pthread_mutex_unlock(&pe->send_mu);
+            } else {
+                pe->beat_at = now + interval / 8; /* a sender is busy: soon again */
+            }
+        }
+        double at = pe->beat_at > 0 ? pe->beat_at : now + 0.05;
+        if (next == 0 || at < next) next = at;
+    }
+    return next;
 }
 
 /* ---- listening ---------------------------------------------------------- */
@@ -637,7 +692,7 @@ static int listen_unix(zri_net *n, char *err, size_t errlen)
         return -1;
     }
     set_cloexec(fd);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, PENDING_MAX) < 0) {
         zri_err(err, errlen, "cannot listen on %s: %s", n->listen_text, strerror(errno));
         close(fd);
         return -1;
@@ -665,7 +720,7 @@ static int listen_tcp(zri_net *n, char *err, size_t errlen)
         int one = 1;
         set_cloexec(fd);
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 64) == 0) break;
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, PENDING_MAX) == 0) break;
         e = errno;
         close(fd);
         fd = -1;
@@ -679,25 +734,46 @@ static int listen_tcp(zri_net *n, char *err, size_t errlen)
     return 0;
 }
 
-/* ---- the reader thread ---------------------------------------------------- */
+/* ---- the reader thread: peers --------------------------------------------- */
 
 typedef struct in_ctx {
     zri_net *n;
     int l;    /* peer lifeline */
     int stop; /* 1: BYE seen; 2: failed, msg says why */
-    char msg[600];
+    char msg[700];
 } in_ctx;
 
-/* One frame from established peer l. */
+/* One frame (payload and tag) from established peer l. */
 static int on_frame(void *user, const uint8_t *d, size_t len)
 {
     in_ctx *c = user;
     zri_net *n = c->n;
     const zgrt_program *p = n->p;
+    peer *pe = &n->peers[c->l];
     const char *who = p->lifelines[c->l];
+    if (len < 3 + ZRI_TAG_BYTES) {
+        snprintf(c->msg, sizeof c->msg, "malformed frame from %s: %zu bytes, too short", who, len);
+        return c->stop = 2;
+    }
+    size_t plen = len - ZRI_TAG_BYTES;
+    uint8_t tag[ZRI_TAG_BYTES];
+    if (zri_mac_tag(pe->in_mac, pe->in_seq, d, plen, tag) < 0) {
+        snprintf(c->msg, sizeof c->msg, "cannot check a frame from %s: libcrypto failed", who);
+        return c->stop = 2;
+    }
+    if (!zri_equal(tag, d + plen, ZRI_TAG_BYTES)) {
+        snprintf(c->msg, sizeof c->msg,
+                 "frame %llu from lifeline %s (%s) failed its integrity check: it was modified, "
+                 "or frames were dropped, duplicated or reordered on the way",
+                 (unsigned long long)pe->in_seq, who, pe->addr);
+        return c->stop = 2;
+    }
+    pe->in_seq++;
+    if (plen == 3 && d[0] == ZRI_FRAME_MAGIC && d[1] == ZRI_FRAME_VERSION && d[2] == ZRI_KIND_BEAT)
+        return 0;
     char err[400];
     zri_msg *m;
-    if (zri_frame_decode(p, n->h, d, len, &m, err, sizeof err) < 0) {
+    if (zri_frame_decode(p, n->h, d, plen, &m, err, sizeof err) < 0) {
         snprintf(c->msg, sizeof c->msg, "malformed frame from %s: %s", who, err);
         return c->stop = 2;
     }
@@ -729,13 +805,21 @@ static void peer_done(zri_net *n, int l, const char *failure)
 {
     peer *pe = &n->peers[l];
     close(pe->in_fd);
+    pthread_mutex_lock(&n->mu);
     pe->in_fd = -1;
+    pthread_mutex_unlock(&n->mu);
     pe->done = 1;
     rx_free(&pe->in);
-    if (failure && n->cb.fail) n->cb.fail(n->cb.user, failure);
+    if (failure) {
+        __atomic_store_n(&pe->lost, 1, __ATOMIC_RELEASE);
+        if (n->cb.fail) n->cb.fail(n->cb.user, failure);
+    } else {
+        __atomic_store_n(&pe->ended, 1, __ATOMIC_RELEASE);
+        if (n->cb.ended) n->cb.ended(n->cb.user, l);
+    }
 }
 
-static void read_peer(zri_net *n, int l)
+static void read_peer(zri_net *n, int l, double now)
 {
     peer *pe = &n->peers[l];
     in_ctx c = {n, l, 0, ""};
@@ -756,13 +840,14 @@ static void read_peer(zri_net *n, int l)
                      pe->addr, strerror(errno));
             break;
         }
+        pe->last_rx = now;
         uint32_t badlen = 0;
-        int rc = rx_feed(&pe->in, n->chunk, (size_t)k, ZRI_FRAME_MAX, on_frame, &c, &badlen);
+        int rc = rx_feed(&pe->in, n->chunk, (size_t)k, WIRE_MAX, on_frame, &c, &badlen);
         if (rc == -2) {
             if (badlen)
                 snprintf(c.msg, sizeof c.msg,
                          "malformed frame from %s: frame length %u exceeds the limit of %u bytes",
-                         who, (unsigned)badlen, (unsigned)ZRI_FRAME_MAX);
+                         who, (unsigned)badlen, (unsigned)WIRE_MAX);
             else
                 snprintf(c.msg, sizeof c.msg, "malformed frame from %s: frame length 0", who);
             break;
@@ -776,118 +861,182 @@ static void read_peer(zri_net *n, int l)
     if (c.msg[0]) peer_done(n, l, c.msg);
 }
 
-static void drop_pending(zri_net *n, int i)
+/* A peer that has sent nothing for its limit (not read in this round). */
+static void check_silence(zri_net *n, int l, double now)
 {
-    close(n->pend[i].fd);
-    rx_free(&n->pend[i].in);
+    peer *pe = &n->peers[l];
+    if (pe->in_limit <= 0 || now - pe->last_rx <= pe->in_limit) return;
+    char msg[600], part[160] = "";
+    if (pe->in.hdr_got == 4)
+        snprintf(part, sizeof part, ", in the middle of a frame (%zu of %zu bytes received)",
+                 pe->in.got, pe->in.need);
+    else if (pe->in.hdr_got > 0)
+        snprintf(part, sizeof part, ", in the middle of a frame's length");
+    snprintf(msg, sizeof msg,
+             "lifeline %s (%s) has sent nothing for %g s%s: its process is stopped, hung or cut "
+             "off",
+             n->p->lifelines[l], pe->addr, pe->in_limit, part);
+    peer_done(n, l, msg);
+}
+
+/* ---- the reader thread: connections waiting for their handshake -------- */
+
+static void drop_pending(zri_net *n, int i, const char *why)
+{
+    pending *pd = n->pend[i];
+    if (why) note(n, "dropped a connection to %s: %s", n->listen_text, why);
+    close(pd->fd);
+    free(pd);
     n->pend[i] = n->pend[--n->npend];
 }
 
-typedef struct hello_ctx {
-    zri_net *n;
-    int fd;
-    int result; /* 0 waiting, 1 accepted, -1 refused */
-} hello_ctx;
-
-/* A connecting peer's hello: check it, answer, record the outcome. */
-static int on_hello(void *user, const uint8_t *d, size_t len)
+/* Sends a handshake frame without waiting (it is small, and the socket
+ * new); -1 when it does not go out whole. */
+static int send_now(int fd, const uint8_t *d, size_t len)
 {
-    hello_ctx *c = user;
-    zri_net *n = c->n;
-    const zgrt_program *p = n->p;
-    const char *me = p->lifelines[n->self];
-    hello hl;
-    char why[300], reason[1024];
-    reason[0] = 0;
-    if (hello_decode(d, len, &hl, why, sizeof why) < 0) {
-        snprintf(reason, sizeof reason,
-                 "an incoming connection on %s is not from a zgc lifeline (%s)", n->listen_text,
-                 why);
-    } else if (strcmp(hl.workflow, p->workflow ? p->workflow : "")) {
-        snprintf(reason, sizeof reason,
-                 "lifeline %.200s of workflow %.200s connected to %s, which is lifeline %s of "
-                 "workflow %s",
-                 hl.lifeline, hl.workflow, n->listen_text, me, p->workflow);
-    } else if (hl.id != program_id(p) || hl.nlifelines != (uint64_t)p->nlifelines ||
-               hl.from >= (uint64_t)p->nlifelines || strcmp(hl.lifeline, p->lifelines[hl.from])) {
-        snprintf(reason, sizeof reason,
-                 "lifeline %.200s connected to %s with a different build of workflow %s "
-                 "(program identity mismatch)",
-                 hl.lifeline, n->listen_text, p->workflow);
-    } else if (hl.from == (uint64_t)n->self) {
-        snprintf(reason, sizeof reason, "a connection to %s claims to come from lifeline %s itself",
-                 n->listen_text, me);
-    } else if (hl.to != (uint64_t)n->self) {
-        snprintf(reason, sizeof reason,
-                 "lifeline %.200s connected to %s expecting lifeline %s, but this is lifeline %s",
-                 hl.lifeline, n->listen_text,
-                 hl.to < (uint64_t)p->nlifelines ? p->lifelines[hl.to] : "?", me);
-    } else if (hl.status != 0) {
-        snprintf(reason, sizeof reason, "lifeline %.200s sent a refusal as its hello", hl.lifeline);
-    } else if (n->peers[hl.from].in_fd >= 0) {
-        snprintf(reason, sizeof reason, "two connections to %s claim to be lifeline %.200s",
-                 n->listen_text, hl.lifeline);
-    }
-    uint8_t out[HELLO_MAX + 4];
-    int to = hl.from < (uint64_t)p->nlifelines ? (int)hl.from : 0;
-    size_t k = hello_encode(p, n->self, to, reason[0] ? 1 : 0, reason, out);
-    /* record a mismatch before answering: once answered, the other side
-     * may close and make this side's own connect fail first */
-    if (reason[0]) setup_error(n, reason);
-    int wrote = write_all(c->fd, out, k, now_s() + 2.0);
-    if (reason[0]) {
-        c->result = -1;
-    } else if (wrote < 0) {
-        c->result = -1; /* the peer went away; it will report it */
-    } else {
-        c->result = 1;
-        pthread_mutex_lock(&n->mu);
-        n->peers[hl.from].in_fd = c->fd;
-        n->nin++;
-        pthread_cond_broadcast(&n->cv);
-        pthread_mutex_unlock(&n->mu);
-    }
-    return 1;
+    ssize_t k;
+    do k = send(fd, d, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (k < 0 && errno == EINTR);
+    return k == (ssize_t)len ? 0 : -1;
 }
 
-static void read_pending(zri_net *n, int i)
+/* A whole handshake payload from pending connection i: 0 while it is
+ * still pending, -1 once it is gone (dropped, or adopted as its peer's). */
+static int pending_payload(zri_net *n, int i, double now)
 {
-    pending *pd = &n->pend[i];
+    pending *pd = n->pend[i];
+    uint8_t out[ZRI_HELLO_MAX + 4];
+    size_t olen = 0;
+    char why[ZRI_HELLO_NAME_MAX + 200];
+    if (pd->state == PEND_HELLO) {
+        int rc = zri_hs_on_hello(&pd->hs, pd->buf, pd->need, out, &olen, why, sizeof why);
+        if (rc == ZRI_HS_DROP) {
+            drop_pending(n, i, why);
+            return -1;
+        }
+        if (send_now(pd->fd, out, olen) < 0) {
+            drop_pending(n, i, rc == ZRI_HS_REFUSE ? why : "it went away during the handshake");
+            return -1;
+        }
+        /* after a refusal too: a proof tells a lifeline of this run */
+        pd->state = PEND_PROOF;
+        return 0;
+    }
+    int rc = zri_hs_on_proof(&pd->hs, pd->buf, pd->need, out, &olen, why, sizeof why);
+    if (rc == ZRI_HS_REFUSE) {
+        setup_error(n, why);
+        drop_pending(n, i, NULL);
+        return -1;
+    }
+    if (rc != 0) {
+        drop_pending(n, i, why);
+        return -1;
+    }
+    int l = pd->hs.peer;
+    peer *pe = &n->peers[l];
+    pthread_mutex_lock(&n->mu);
+    int twice = pe->in_fd >= 0;
+    pthread_mutex_unlock(&n->mu);
+    if (twice) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "two processes connected to %s as lifeline %s, both with this run's secret",
+                 n->listen_text, n->p->lifelines[l]);
+        setup_error(n, msg);
+        drop_pending(n, i, NULL);
+        return -1;
+    }
+    char err[300];
+    zri_mac *mac = zri_mac_new(pd->hs.key, err, sizeof err);
+    if (!mac) {
+        setup_error(n, err);
+        drop_pending(n, i, NULL);
+        return -1;
+    }
+    if (send_now(pd->fd, out, olen) < 0) {
+        zri_mac_free(mac);
+        drop_pending(n, i, "it went away during the handshake");
+        return -1;
+    }
+    pe->in_mac = mac;
+    pe->in_limit = pair_limit(n, pd->hs.peer_heartbeat_ms);
+    pe->last_rx = now;
+    pthread_mutex_lock(&n->mu);
+    pe->in_fd = pd->fd;
+    n->nin++;
+    pthread_cond_broadcast(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+    free(pd);
+    n->pend[i] = n->pend[--n->npend];
+    return -1;
+}
+
+/* Reads pending connection i: only the bytes of its current frame, so
+ * that nothing after the handshake is taken from the stream. */
+static void read_pending(zri_net *n, int i, double now)
+{
     for (;;) {
-        ssize_t k = recv(pd->fd, n->chunk, READ_CHUNK, 0);
+        pending *pd = n->pend[i];
+        uint8_t *dst;
+        size_t want;
+        if (pd->hdr_got < 4)
+            dst = pd->hdr + pd->hdr_got, want = 4 - pd->hdr_got;
+        else
+            dst = pd->buf + pd->got, want = pd->need - pd->got;
+        ssize_t k = recv(pd->fd, dst, want, 0);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-        if (k <= 0) { /* gone before its hello: nothing to check */
-            drop_pending(n, i);
+        if (k <= 0) {
+            drop_pending(n, i,
+                         pd->hs.refusal[0] ? pd->hs.refusal
+                         : pd->state == PEND_HELLO && pd->hdr_got == 0
+                             ? "it closed without a handshake"
+                             : "it closed during the handshake");
             return;
         }
-        hello_ctx c = {n, pd->fd, 0};
-        uint32_t badlen = 0;
-        int rc = rx_feed(&pd->in, n->chunk, (size_t)k, HELLO_MAX, on_hello, &c, &badlen);
-        if (rc == -2) {
-            char msg[300];
-            snprintf(msg, sizeof msg,
-                     "an incoming connection on %s is not from a zgc lifeline (bad hello)",
-                     n->listen_text);
-            setup_error(n, msg);
-            drop_pending(n, i);
-            return;
+        if (pd->hdr_got < 4) {
+            pd->hdr_got += (size_t)k;
+            if (pd->hdr_got < 4) continue;
+            uint32_t len = be32(pd->hdr);
+            if (len == 0 || len > ZRI_HELLO_MAX) {
+                char why[120];
+                if (memcmp(pd->hdr, "GET ", 4) == 0 || memcmp(pd->hdr, "POST", 4) == 0 ||
+                    memcmp(pd->hdr, "HEAD", 4) == 0)
+                    snprintf(why, sizeof why, "not a zgc lifeline (an HTTP request)");
+                else
+                    snprintf(why, sizeof why, "not a zgc lifeline (a handshake frame of %u bytes)",
+                             (unsigned)len);
+                drop_pending(n, i, why);
+                return;
+            }
+            pd->need = len, pd->got = 0;
+            continue;
         }
-        if (c.result == 1) { /* the connection now belongs to its peer */
-            rx_free(&pd->in);
-            n->pend[i] = n->pend[--n->npend];
-            return;
-        }
-        if (c.result < 0) {
-            drop_pending(n, i);
-            return;
-        }
-        /* bytes after the hello are ignored until the run starts: the
-         * connecting side sends nothing before it gets our answer */
+        pd->got += (size_t)k;
+        if (pd->got < pd->need) continue;
+        pd->hdr_got = 0;
+        if (pending_payload(n, i, now) < 0) return;
     }
 }
 
-static void accept_all(zri_net *n)
+/* Drops pending connection i to make room: the oldest one that has not
+ * sent a well-formed HELLO, else the oldest. */
+static void evict(zri_net *n)
+{
+    int victim = -1;
+    for (int pass = 0; pass < 2 && victim < 0; pass++)
+        for (int i = 0; i < n->npend; i++) {
+            if (pass == 0 && n->pend[i]->state != PEND_HELLO) continue;
+            if (victim < 0 || n->pend[i]->since < n->pend[victim]->since) victim = i;
+        }
+    char why[160];
+    snprintf(why, sizeof why,
+             "%d connections were waiting for their handshake; the oldest gave way to a new one",
+             PENDING_MAX);
+    drop_pending(n, victim, why);
+}
+
+static void accept_all(zri_net *n, double now)
 {
     for (;;) {
         int fd = accept(n->listen_fd, NULL, NULL);
@@ -897,15 +1046,23 @@ static void accept_all(zri_net *n)
         }
         sock_opts(fd, !n->listen.is_unix);
         set_nonblock(fd, 1);
-        if (n->npend == PENDING_MAX) {
+        char err[300];
+        pending *pd = zri_xcalloc(1, sizeof *pd);
+        if (zri_hs_init(&pd->hs, n->p, n->self, n->secret, n->hb_ms, n->id, err, sizeof err) < 0) {
+            note(n, "dropped a connection to %s: %s", n->listen_text, err);
             close(fd);
+            free(pd);
             continue;
         }
-        pending *pd = &n->pend[n->npend++];
-        memset(pd, 0, sizeof *pd);
+        if (n->npend == PENDING_MAX) evict(n);
         pd->fd = fd;
+        pd->since = now;
+        pd->state = PEND_HELLO;
+        n->pend[n->npend++] = pd;
     }
 }
+
+/* ---- the reader thread ------------------------------------------------------- */
 
 static void *reader_main(void *arg)
 {
@@ -913,36 +1070,69 @@ static void *reader_main(void *arg)
     int nl = n->p->nlifelines;
     struct pollfd *pf = zri_xcalloc((size_t)nl + PENDING_MAX + 2, sizeof *pf);
     int *who = zri_xcalloc((size_t)nl + PENDING_MAX + 2, sizeof *who); /* peer, or -1-pending */
+    uint8_t *seen = zri_xcalloc((size_t)nl, 1);
+    int running = 0;
     for (;;) {
         pthread_mutex_lock(&n->mu);
         int phase = n->phase;
         pthread_mutex_unlock(&n->mu);
         if (phase == PHASE_CLOSING) break;
-        if (phase == PHASE_RUNNING && n->listen_fd >= 0) { /* no more connections */
+        double now = now_s();
+        if (phase == PHASE_RUNNING && !running) { /* every peer is in */
+            running = 1;
             close(n->listen_fd);
             n->listen_fd = -1;
-            while (n->npend) drop_pending(n, n->npend - 1);
+            while (n->npend) {
+                pending *pd = n->pend[n->npend - 1];
+                drop_pending(n, n->npend - 1,
+                             pd->hs.refusal[0] ? pd->hs.refusal
+                                               : "the run began before it completed the handshake");
+            }
             unlink_ours(n);
         }
 
+        /* what is due: heartbeats, silent peers, expired handshakes */
+        double due = beat_all(n, now);
+        for (int l = 0; l < nl; l++) {
+            peer *pe = &n->peers[l];
+            if (pe->in_fd < 0 || pe->done || pe->in_limit <= 0) continue;
+            double at = pe->last_rx + pe->in_limit;
+            if (due == 0 || at < due) due = at;
+        }
+        for (int i = n->npend - 1; i >= 0; i--) {
+            if (now - n->pend[i]->since > PENDING_TIMEOUT_S) {
+                char why[120];
+                snprintf(why, sizeof why, "it did not complete the handshake within %g s",
+                         PENDING_TIMEOUT_S);
+                drop_pending(n, i, n->pend[i]->hs.refusal[0] ? n->pend[i]->hs.refusal : why);
+                continue;
+            }
+            double at = n->pend[i]->since + PENDING_TIMEOUT_S;
+            if (due == 0 || at < due) due = at;
+        }
+
+        /* the wake-up pipe, the listening socket and the pending
+         * connections while setting up, and every adopted peer (read from
+         * its adoption on: a peer that is running already must not find
+         * this lifeline silent or stop it with a full buffer) */
         int k = 0;
         pf[k] = (struct pollfd){n->wake[0], POLLIN, 0};
         who[k++] = INT32_MIN;
-        if (phase == PHASE_SETUP) {
+        if (!running) {
             pf[k] = (struct pollfd){n->listen_fd, POLLIN, 0};
             who[k++] = INT32_MAX;
             for (int i = 0; i < n->npend; i++) {
-                pf[k] = (struct pollfd){n->pend[i].fd, POLLIN, 0};
+                pf[k] = (struct pollfd){n->pend[i]->fd, POLLIN, 0};
                 who[k++] = -1 - i;
             }
-        } else {
-            for (int l = 0; l < nl; l++) {
-                if (n->peers[l].in_fd < 0 || n->peers[l].done) continue;
-                pf[k] = (struct pollfd){n->peers[l].in_fd, POLLIN, 0};
-                who[k++] = l;
-            }
         }
-        if (poll(pf, (nfds_t)k, -1) < 0) {
+        for (int l = 0; l < nl; l++) {
+            if (n->peers[l].in_fd < 0 || n->peers[l].done) continue;
+            pf[k] = (struct pollfd){n->peers[l].in_fd, POLLIN, 0};
+            who[k++] = l;
+        }
+        int ms = due > 0 ? ms_left(due) : -1;
+        if (poll(pf, (nfds_t)k, ms) < 0) {
             if (errno == EINTR) continue;
             sleep_s(0.01);
             continue;
@@ -952,20 +1142,29 @@ static void *reader_main(void *arg)
             while (read(n->wake[0], buf, sizeof buf) > 0) {}
             continue; /* look at the phase again */
         }
-        /* pending connections from the end, so that removals do not shift
-         * the ones still to visit */
+        now = now_s();
+        memset(seen, 0, (size_t)nl);
+        /* from the end: the peers, then the pending connections (so that
+         * removals do not shift the ones still to visit), then new ones */
         for (int i = k - 1; i >= 1; i--) {
             if (!pf[i].revents) continue;
-            if (who[i] == INT32_MAX)
-                accept_all(n);
-            else if (who[i] < 0)
-                read_pending(n, -1 - who[i]);
-            else
-                read_peer(n, who[i]);
+            if (who[i] == INT32_MAX) {
+                accept_all(n, now);
+            } else if (who[i] < 0) {
+                read_pending(n, -1 - who[i], now);
+            } else {
+                seen[who[i]] = 1;
+                read_peer(n, who[i], now);
+            }
         }
+        /* silence: only peers with nothing to read in this round (what
+         * waited while this thread was busy counts as heard) */
+        for (int l = 0; l < nl; l++)
+            if (!seen[l] && n->peers[l].in_fd >= 0 && !n->peers[l].done) check_silence(n, l, now);
     }
     free(pf);
     free(who);
+    free(seen);
     return NULL;
 }
 
@@ -1009,17 +1208,9 @@ static int try_connect(const struct sockaddr *sa, socklen_t salen, int family, d
     return 0;
 }
 
-static int setup_failed(zri_net *n, char *err, size_t errlen)
-{
-    pthread_mutex_lock(&n->mu);
-    int bad = n->setup_err[0] != 0;
-    if (bad) zri_err(err, errlen, "%s", n->setup_err);
-    pthread_mutex_unlock(&n->mu);
-    return bad;
-}
-
-/* Reads exactly n bytes from fd (non-blocking) before deadline; gives up
- * early when the reader thread found a setup error. */
+/* Reads exactly len bytes from fd before deadline.  0; 1 when the peer
+ * closed the connection (worth another try); -1 with a message in err
+ * (time is up, or the reader thread found a setup error). */
 static int read_exact(zri_net *n, int fd, uint8_t *d, size_t len, const char *addr, double deadline,
                       char *err, size_t errlen)
 {
@@ -1037,50 +1228,87 @@ static int read_exact(zri_net *n, int fd, uint8_t *d, size_t len, const char *ad
             return -1;
         }
         if (pr <= 0) continue;
-        ssize_t k = recv(fd, d, len, 0);
+        ssize_t k = recv(fd, d, len, MSG_DONTWAIT);
         if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-        if (k <= 0) {
-            int e = errno;
-            if (setup_failed(n, err, errlen)) return -1; /* the first cause */
-            errno = e;
-            zri_err(err, errlen, "the peer at %s closed the connection during the handshake%s%s",
-                    addr, k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
-            return -1;
-        }
+        if (k <= 0) return 1;
         d += k;
         len -= (size_t)k;
     }
     return 0;
 }
 
-/* Reads the accepting side's hello answer (and nothing after it). */
-static int read_answer(zri_net *n, int fd, const char *addr, double deadline, hello *hl, char *err,
-                       size_t errlen)
+/* One handshake frame: its payload in d (ZRI_HELLO_MAX bytes), as
+ * read_exact. */
+static int read_hs_frame(zri_net *n, int fd, uint8_t *d, size_t *len, const char *addr,
+                         double deadline, char *err, size_t errlen)
 {
-    uint8_t hdr[4], d[HELLO_MAX];
-    if (read_exact(n, fd, hdr, 4, addr, deadline, err, errlen) < 0) return -1;
-    uint32_t len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-    if (len == 0 || len > HELLO_MAX) {
-        zri_err(err, errlen, "the peer at %s is not a zgc lifeline (bad hello)", addr);
+    uint8_t hdr[4];
+    int rc = read_exact(n, fd, hdr, 4, addr, deadline, err, errlen);
+    if (rc) return rc;
+    uint32_t k = be32(hdr);
+    if (k == 0 || k > ZRI_HELLO_MAX) {
+        zri_err(err, errlen, "the peer at %s is not a zgc lifeline (a handshake frame of %u bytes)",
+                addr, (unsigned)k);
         return -1;
     }
-    if (read_exact(n, fd, d, len, addr, deadline, err, errlen) < 0) return -1;
-    char why[300];
-    if (hello_decode(d, len, hl, why, sizeof why) < 0) {
-        zri_err(err, errlen, "the peer at %s is not a zgc lifeline (%s)", addr, why);
-        return -1;
+    *len = k;
+    return read_exact(n, fd, d, k, addr, deadline, err, errlen);
+}
+
+/* The connecting side's handshake with lifeline l on fd: 0 (the
+ * connection is l's), 1 (closed by the other side: try again), -1 (err). */
+static int handshake(zri_net *n, int l, int fd, double deadline, char *err, size_t errlen)
+{
+    peer *pe = &n->peers[l];
+    zri_hs *hs = zri_xmalloc(sizeof *hs);
+    uint8_t *out = zri_xmalloc(ZRI_HELLO_MAX + 4), *in = zri_xmalloc(ZRI_HELLO_MAX);
+    size_t k, len = 0;
+    int rc = -1;
+    if (zri_hs_init(hs, n->p, n->self, n->secret, n->hb_ms, n->id, err, errlen) < 0) goto out;
+    k = zri_hs_hello(hs, l, out);
+    if (write_all(fd, out, k, deadline) < 0) goto lost;
+    if ((rc = read_hs_frame(n, fd, in, &len, pe->addr, deadline, err, errlen)) != 0) goto out;
+    rc = zri_hs_answer(hs, in, len, pe->addr, out, &k, err, errlen);
+    if (rc > 0) { /* refused: the proof tells the other side, then fail */
+        write_all(fd, out, k, deadline);
+        rc = -1;
     }
-    return 0;
+    if (rc < 0) goto out;
+    rc = -1;
+    if (write_all(fd, out, k, deadline) < 0) goto lost;
+    if ((rc = read_hs_frame(n, fd, in, &len, pe->addr, deadline, err, errlen)) != 0) goto out;
+    rc = -1;
+    if (zri_hs_accepted(hs, in, len, pe->addr, err, errlen) < 0) goto out;
+    zri_mac *mac = zri_mac_new(hs->key, err, errlen);
+    if (!mac) goto out;
+    pthread_mutex_lock(&pe->send_mu);
+    pe->out_fd = fd;
+    pe->out_mac = mac;
+    pe->out_limit = pair_limit(n, hs->peer_heartbeat_ms);
+    pthread_mutex_unlock(&pe->send_mu);
+    rc = 0;
+    goto out;
+lost:
+    if (errno == EPIPE || errno == ECONNRESET) {
+        rc = 1;
+    } else if (!setup_failed(n, err, errlen)) {
+        zri_err(err, errlen, "lost the connection to lifeline %s at %s during the handshake: %s",
+                n->p->lifelines[l], pe->addr, strerror(errno));
+    }
+out:
+    free(hs);
+    free(out);
+    free(in);
+    return rc;
 }
 
 static int connect_peer(zri_net *n, int l, double deadline, double timeout, char *err,
                         size_t errlen)
 {
-    const zgrt_program *p = n->p;
     peer *pe = &n->peers[l];
-    const char *name = p->lifelines[l];
+    const char *name = n->p->lifelines[l];
     zaddr a;
-    if (parse_addr(pe->addr, &a, err, errlen) < 0) return -1;
+    if (parse_addr(pe->addr, 0, &a, err, errlen) < 0) return -1;
 
     struct addrinfo *res = NULL;
     struct sockaddr_un sun;
@@ -1092,14 +1320,15 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
         return -1;
     }
 
-    int fd = -1, last = 0;
+    char why[200] = "";
     double pause = 0.005;
+    int rc = -1;
     for (;;) {
-        if (setup_failed(n, err, errlen)) goto fail;
+        if (setup_failed(n, err, errlen)) break;
+        int fd = -1, last = 0;
         if (a.is_unix) {
-            if (try_connect((struct sockaddr *)&sun, sizeof sun, AF_UNIX, deadline, &fd) == 0)
-                break;
-            last = errno;
+            if (try_connect((struct sockaddr *)&sun, sizeof sun, AF_UNIX, deadline, &fd) < 0)
+                last = errno, fd = -1;
         } else {
             for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
                 if (try_connect(ai->ai_addr, ai->ai_addrlen, ai->ai_family, deadline, &fd) == 0)
@@ -1107,58 +1336,30 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
                 last = errno;
                 fd = -1;
             }
-            if (fd >= 0) break;
+        }
+        if (fd >= 0) {
+            int hr = handshake(n, l, fd, deadline, err, errlen);
+            if (hr == 0) {
+                rc = 0;
+                break;
+            }
+            close(fd);
+            if (hr < 0) break;
+            snprintf(why, sizeof why, "it closed the connection during the handshake");
+        } else {
+            snprintf(why, sizeof why, "%s", strerror(last));
         }
         if (now_s() >= deadline) {
             zri_err(err, errlen, "could not connect to lifeline %s at %s within %g s: %s", name,
-                    pe->addr, timeout, strerror(last));
-            goto fail;
+                    pe->addr, timeout, why);
+            break;
         }
         double left = deadline - now_s();
         sleep_s(pause < left ? pause : left);
         if (pause < 0.1) pause *= 2;
     }
     if (res) freeaddrinfo(res);
-    res = NULL;
-
-    uint8_t out[HELLO_MAX + 4];
-    size_t k = hello_encode(p, n->self, l, 0, "", out);
-    if (write_all(fd, out, k, deadline) < 0) {
-        int e = errno;
-        if (setup_failed(n, err, errlen)) goto fail;
-        errno = e;
-        zri_err(err, errlen, "lost the connection to lifeline %s at %s during the handshake: %s",
-                name, pe->addr, strerror(errno));
-        goto fail;
-    }
-    hello hl;
-    if (read_answer(n, fd, pe->addr, deadline, &hl, err, errlen) < 0) goto fail;
-    if (strcmp(hl.workflow, p->workflow ? p->workflow : "") || strcmp(hl.lifeline, name)) {
-        zri_err(err, errlen,
-                "peer at %s is lifeline %.200s of workflow %.200s, expected lifeline %s of "
-                "workflow %s",
-                pe->addr, hl.lifeline, hl.workflow, name, p->workflow);
-        goto fail;
-    }
-    if (hl.id != program_id(p) || hl.nlifelines != (uint64_t)p->nlifelines ||
-        hl.from != (uint64_t)l) {
-        zri_err(err, errlen,
-                "peer at %s runs a different build of workflow %s (program identity mismatch)",
-                pe->addr, p->workflow);
-        goto fail;
-    }
-    if (hl.status != 0) {
-        zri_err(err, errlen, "lifeline %s at %s refused the connection: %.700s", name, pe->addr,
-                hl.reason);
-        goto fail;
-    }
-    set_nonblock(fd, 0);
-    pe->out_fd = fd;
-    return 0;
-fail:
-    if (res) freeaddrinfo(res);
-    if (fd >= 0) close(fd);
-    return -1;
+    return rc;
 }
 
 /* ---- open, send, close ------------------------------------------------------ */
@@ -1174,12 +1375,14 @@ static void net_free(zri_net *n)
     }
     if (n->listen_fd >= 0) close(n->listen_fd);
     unlink_ours(n);
-    while (n->npend) drop_pending(n, n->npend - 1);
+    while (n->npend) drop_pending(n, n->npend - 1, NULL);
     if (n->peers) {
         for (int l = 0; l < n->p->nlifelines; l++) {
             peer *pe = &n->peers[l];
             if (pe->out_fd >= 0) close(pe->out_fd);
             if (pe->in_fd >= 0) close(pe->in_fd);
+            zri_mac_free(pe->out_mac);
+            zri_mac_free(pe->in_mac);
             rx_free(&pe->in);
             free(pe->obuf);
             pthread_mutex_destroy(&pe->send_mu);
@@ -1195,27 +1398,34 @@ static void net_free(zri_net *n)
     free(n);
 }
 
-zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
-                      const char *const *peer_addrs, zri_heap *h, const zri_net_callbacks *cb,
-                      double timeout_s, char *err, size_t errlen)
+zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, zri_heap *h,
+                      const zri_net_callbacks *cb, char *err, size_t errlen)
 {
     if (err && errlen) err[0] = 0;
     if (self < 0 || self >= p->nlifelines) {
         zri_err(err, errlen, "lifeline index %d out of range", self);
         return NULL;
     }
+    if (!c->secret || c->secret->len < ZRI_SECRET_MIN) {
+        zri_err(err, errlen, "no secret for the connections between the lifelines");
+        return NULL;
+    }
+    if (!(c->heartbeat_s >= 0 && c->heartbeat_s <= 1e6)) {
+        zri_err(err, errlen, "heartbeat limit %g s out of range", c->heartbeat_s);
+        return NULL;
+    }
     zaddr la;
-    if (parse_addr(listen_addr, &la, err, errlen) < 0) return NULL;
+    if (parse_addr(c->listen, 1, &la, err, errlen) < 0) return NULL;
     for (int l = 0; l < p->nlifelines; l++) {
         if (l == self) continue;
         zaddr pa;
-        if (!peer_addrs || !peer_addrs[l]) {
+        if (!c->peer_addrs || !c->peer_addrs[l]) {
             zri_err(err, errlen, "no address for lifeline %s", p->lifelines[l]);
             return NULL;
         }
-        if (parse_addr(peer_addrs[l], &pa, err, errlen) < 0) return NULL;
+        if (parse_addr(c->peer_addrs[l], 0, &pa, err, errlen) < 0) return NULL;
     }
-    double timeout = timeout_s > 0 ? timeout_s : DEFAULT_TIMEOUT;
+    double timeout = c->timeout_s > 0 ? c->timeout_s : DEFAULT_TIMEOUT;
     double deadline = now_s() + timeout;
 
     zri_net *n = zri_xcalloc(1, sizeof *n);
@@ -1223,6 +1433,10 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     n->self = self;
     n->h = h;
     if (cb) n->cb = *cb;
+    n->secret = c->secret;
+    zri_program_id(p, n->id);
+    n->hb_ms = (uint32_t)llround(c->heartbeat_s * 1000);
+    if (c->heartbeat_s > 0 && n->hb_ms == 0) n->hb_ms = 1;
     n->listen = la;
     n->listen_fd = -1;
     n->wake[0] = n->wake[1] = -1;
@@ -1235,11 +1449,11 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     n->peers = zri_xcalloc((size_t)p->nlifelines, sizeof *n->peers);
     for (int l = 0; l < p->nlifelines; l++) {
         peer *pe = &n->peers[l];
-        pe->addr = l == self ? listen_addr : peer_addrs[l];
+        pe->addr = l == self ? c->listen : c->peer_addrs[l];
         pe->out_fd = pe->in_fd = -1;
         pthread_mutex_init(&pe->send_mu, NULL);
     }
-    n->listen_text = zri_xstrndup(listen_addr, strlen(listen_addr));
+    n->listen_text = zri_xstrndup(c->listen, strlen(c->listen));
     n->chunk = zri_xmalloc(READ_CHUNK);
     if (pipe(n->wake) < 0) {
         zri_err(err, errlen, "pipe: %s", strerror(errno));
@@ -1302,7 +1516,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
         }
         if (used >= sizeof missing) used = sizeof missing - 1;
         zri_err(err, errlen, "timed out after %g s waiting for lifeline%s %s to connect to %s",
-                timeout, strchr(missing, ',') ? "s" : "", missing, listen_addr);
+                timeout, strchr(missing, ',') ? "s" : "", missing, c->listen);
     }
     pthread_mutex_unlock(&n->mu);
     if (!ok) {
@@ -1311,23 +1525,6 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const char *listen_addr,
     }
     wake_thread(n);
     return n;
-}
-
-/* Writes peer l's output buffer (its send_mu held); deadline as for
- * write_all.  -1 when the connection is broken (the reason in out_err). */
-static int flush_peer(zri_net *n, int l, double deadline)
-{
-    peer *pe = &n->peers[l];
-    if (pe->out_broken) return -1;
-    if (!pe->olen) return 0;
-    int rc = write_all(pe->out_fd, pe->obuf, pe->olen, deadline);
-    pe->olen = 0;
-    if (rc < 0) {
-        snprintf(pe->out_err, sizeof pe->out_err, "lost the connection to lifeline %s (%s): %s",
-                 n->p->lifelines[l], pe->addr, strerror(errno));
-        pe->out_broken = 1;
-    }
-    return rc;
 }
 
 int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
@@ -1350,21 +1547,12 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     }
     int rc = 0;
     pthread_mutex_lock(&pe->send_mu);
-    if (pe->out_broken) {
+    if (pe->out_broken || out_append(n, m->to, buf + 4, len - 4) < 0) {
         rc = -1;
+    } else if (pe->olen >= OUT_FLUSH) {
+        rc = flush_peer(n, m->to, 1, 0);
     } else {
-        if (pe->olen + len > pe->ocap) {
-            size_t cap = pe->ocap ? pe->ocap : 4096;
-            while (cap < pe->olen + len) cap *= 2;
-            pe->obuf = zri_xrealloc(pe->obuf, cap);
-            pe->ocap = cap;
-        }
-        memcpy(pe->obuf + pe->olen, buf, len);
-        pe->olen += len;
-        if (pe->olen >= OUT_FLUSH)
-            rc = flush_peer(n, m->to, 0);
-        else
-            __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
     }
     if (rc < 0) zri_err(err, errlen, "%s", pe->out_err);
     pthread_mutex_unlock(&pe->send_mu);
@@ -1381,7 +1569,7 @@ int zri_net_flush(zri_net *n, char *err, size_t errlen)
         peer *pe = &n->peers[l];
         if (l == n->self) continue;
         pthread_mutex_lock(&pe->send_mu);
-        if (pe->olen && flush_peer(n, l, 0) < 0 && rc == 0) {
+        if (pe->olen && flush_peer(n, l, 1, 0) < 0 && rc == 0) {
             zri_err(err, errlen, "%s", pe->out_err);
             rc = -1;
         }
@@ -1431,17 +1619,19 @@ static void net_close(zri_net *n, int bye_ok)
         peer *pe = &n->peers[l];
         if (pe->out_fd < 0) continue;
         pthread_mutex_lock(&pe->send_mu);
-        zri_msg bye;
-        memset(&bye, 0, sizeof bye);
-        bye.kind = ZRI_MSG_BYE;
-        bye.from = n->self;
-        bye.to = l;
-        uint8_t *buf;
-        size_t len;
-        if (bye_ok) flush_peer(n, l, deadline > now_s() ? deadline : now_s() + 0.01);
-        if (bye_ok && !pe->out_broken && zri_frame_encode(p, &bye, &buf, &len) == 0) {
-            write_all(pe->out_fd, buf, len, deadline > now_s() ? deadline : now_s() + 0.01);
-            free(buf);
+        if (bye_ok && !pe->out_broken) {
+            zri_msg bye;
+            memset(&bye, 0, sizeof bye);
+            bye.kind = ZRI_MSG_BYE;
+            bye.from = n->self;
+            bye.to = l;
+            uint8_t *buf;
+            size_t len;
+            if (zri_frame_encode(p, &bye, &buf, &len) == 0) {
+                out_append(n, l, buf + 4, len - 4);
+                free(buf);
+            }
+            flush_peer(n, l, 1, deadline > now_s() ? deadline : now_s() + 0.01);
         }
         shutdown(pe->out_fd, SHUT_WR);
         close(pe->out_fd);

@@ -315,6 +315,7 @@ enum {
     PF_NEDGES,
     PF_KEEPS,
     PF_EDGES,
+    PF_CODE_HASH,
     PF__COUNT
 };
 
@@ -1061,7 +1062,7 @@ static const Layout layouts[] = {
      "zgrt_program",
      sizeof(zgrt_program),
      _Alignof(zgrt_program),
-     29,
+     30,
      {OFF(zgrt_program, abi_version), OFF(zgrt_program, nlifelines),
       OFF(zgrt_program, source),      OFF(zgrt_program, workflow),
       OFF(zgrt_program, lifelines),   OFF(zgrt_program, bodies),
@@ -1076,7 +1077,7 @@ static const Layout layouts[] = {
       OFF(zgrt_program, results),     OFF(zgrt_program, result_tuple),
       OFF(zgrt_program, monitor),     OFF(zgrt_program, nsubs),
       OFF(zgrt_program, nedges),      OFF(zgrt_program, keeps),
-      OFF(zgrt_program, edges)}},
+      OFF(zgrt_program, edges),       OFF(zgrt_program, code_hash)}},
 };
 
 Test(backend, descriptor_types_have_the_c_layout)
@@ -1534,3 +1535,60 @@ Test(generated, in_range_arithmetic_does_not_trap, .timeout = 120)
     ran_free(&r);
 }
 #endif
+
+/* ------------------------------------------------------------------ */
+/* the code hash                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The descriptor's code_hash: null until link.c has computed the hash,
+ * then a 32-byte constant; the canonical descriptor it is computed over
+ * has neither the hash nor the source path. */
+Test(backend, descriptor_carries_the_code_hash)
+{
+    TComp *c = compile_ok("lifeline A, B;\nvar n: int = 0;\npure inc(t: int) -> int = t + 1;\n"
+                          "workflow w() -> int {\n    A(n) -> B(n);\n    B: n = inc(n);\n"
+                          "    return n @ B;\n}\n",
+                          "hash.zg");
+    LLVMContextRef lc = LLVMContextCreate();
+    ZbGen *g = zb_gen_new(lc, &c->comp);
+    for (int L = 0; L < 2; L++) {
+        LLVMModuleRef m = zb_gen_module(g, "life");
+        cr_assert(zb_gen_lifeline(g, m, L));
+        LLVMDisposeModule(m);
+    }
+    enum { PF_SOURCE = 2 };
+    LLVMModuleRef m = zb_gen_module(g, "prog");
+    zb_gen_descriptor(g, m, -1);
+    LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
+    cr_assert(LLVMIsNull(agg_elem(init, PF_CODE_HASH)), "a code hash before there is one");
+    LLVMDisposeModule(m);
+
+    uint8_t hash[ZGRT_CODE_HASH_BYTES];
+    for (int i = 0; i < ZGRT_CODE_HASH_BYTES; i++) hash[i] = (uint8_t)(0xA0 + i);
+    g->code_hash = hash;
+    for (int only = -1; only < 2; only++) {
+        m = zb_gen_module(g, "prog");
+        zb_gen_descriptor(g, m, only);
+        verify_module(m);
+        init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
+        LLVMValueRef h = pointee(agg_elem(init, PF_CODE_HASH));
+        cr_assert_not_null(h, "descriptor %d has no code hash", only);
+        size_t n = 0;
+        const char *bytes = LLVMGetAsString(h, &n);
+        cr_assert_eq(n, ZGRT_CODE_HASH_BYTES);
+        cr_assert_eq(memcmp(bytes, hash, n), 0, "descriptor %d: another code hash", only);
+        LLVMDisposeModule(m);
+    }
+
+    m = zb_gen_module(g, "prog");
+    zb_gen_descriptor_canonical(g, m);
+    verify_module(m);
+    init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
+    cr_assert(LLVMIsNull(agg_elem(init, PF_CODE_HASH)), "the canonical descriptor has a hash");
+    size_t n = 0;
+    LLVMGetAsString(pointee(agg_elem(init, PF_SOURCE)), &n);
+    cr_assert_eq(n, 1, "the canonical descriptor names a source"); /* "" and its NUL */
+    LLVMDisposeModule(m);
+    LLVMContextDispose(lc);
+    t_free(c);
+}

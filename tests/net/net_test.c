@@ -91,6 +91,50 @@ const zgrt_program t_prog2_other =
     PROG("other", 2, lifelines2, NVARS, 1, keeps2, edges2, NE(edges2));
 const zgrt_program t_prog2_build =
     PROG("hello", 2, lifelines2, NVARS - 1, 1, keeps2, edges2, NE(edges2));
+static const uint8_t other_code[ZGRT_CODE_HASH_BYTES] = {1, 2, 3};
+const zgrt_program t_prog2_code = {.abi_version = ZGRT_ABI_VERSION,
+                                   .nlifelines = 2,
+                                   .source = "test.zg",
+                                   .workflow = "hello",
+                                   .lifelines = lifelines2,
+                                   .nvars = NVARS,
+                                   .nenums = 2,
+                                   .vars = vars,
+                                   .enums = enums,
+                                   .nchans = 2,
+                                   .ntags = 3,
+                                   .chans = chans,
+                                   .tags = tags,
+                                   .monitor = 1,
+                                   .nsubs = 5,
+                                   .keeps = keeps2,
+                                   .nedges = NE(edges2),
+                                   .edges = edges2,
+                                   .code_hash = other_code};
+
+const zri_secret t_secret = {"the tests' secret, 32 bytes long", 32};
+const zri_secret t_other_secret = {"another secret, also 32 bytes...", 32};
+
+void t_self(tw_self *me, const zgrt_program *p, int index, const zri_secret *s,
+            uint32_t heartbeat_ms)
+{
+    memset(me, 0, sizeof *me);
+    zri_program_id(p, me->id);
+    snprintf(me->workflow, sizeof me->workflow, "%s", p->workflow);
+    me->nlifelines = (uint64_t)p->nlifelines;
+    me->index = (uint64_t)index;
+    snprintf(me->name, sizeof me->name, "%s", p->lifelines[index]);
+    memcpy(me->secret, s->key, s->len);
+    me->secret_len = s->len;
+    me->heartbeat_ms = heartbeat_ms;
+}
+
+zri_net *t_open(const zgrt_program *p, int self, const char *listen, const char *const *peers,
+                zri_heap *h, const zri_net_callbacks *cb, double timeout, char *err, size_t errlen)
+{
+    zri_net_config c = {listen, peers, &t_secret, timeout, 0};
+    return zri_net_open(p, self, &c, h, cb, err, errlen);
+}
 
 /* ---- bytes ------------------------------------------------------------------------ */
 
@@ -231,10 +275,54 @@ void sink_destroy(sink *s)
     pthread_cond_destroy(&s->cv);
 }
 
+static void sink_ended_cb(void *user, int l)
+{
+    sink *s = user;
+    pthread_mutex_lock(&s->mu);
+    if (l >= 0 && l < 4) s->ended[l]++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void sink_note(void *user, const char *msg)
+{
+    sink *s = user;
+    pthread_mutex_lock(&s->mu);
+    if (s->nnotes < 32) snprintf(s->notes[s->nnotes], sizeof s->notes[0], "%s", msg);
+    s->nnotes++;
+    pthread_mutex_unlock(&s->mu);
+}
+
 zri_net_callbacks sink_callbacks(sink *s)
 {
-    zri_net_callbacks cb = {sink_deliver, sink_fail, s};
+    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, s};
     return cb;
+}
+
+int sink_note_count(sink *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->nnotes;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int sink_has_note(sink *s, const char *text)
+{
+    int found = 0;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->nnotes && i < 32; i++)
+        if (strstr(s->notes[i], text)) found = 1;
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+int sink_ended(sink *s, int l)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->ended[l];
+    pthread_mutex_unlock(&s->mu);
+    return n;
 }
 
 static void abs_deadline(struct timespec *ts, double timeout)
@@ -293,6 +381,7 @@ void opener_init(opener *o, const zgrt_program *p, int self, const char *const *
     o->p = p;
     o->self = self;
     o->timeout = timeout;
+    o->secret = &t_secret;
     snprintf(o->listen, sizeof o->listen, "%s", addrs[self]);
     for (int l = 0; l < p->nlifelines && l < 4; l++) {
         if (l == self) continue;
@@ -307,8 +396,8 @@ static void *opener_main(void *arg)
 {
     opener *o = arg;
     zri_net_callbacks cb = sink_callbacks(&o->s);
-    o->net = zri_net_open(o->p, o->self, o->listen, o->peers, o->heap, &cb, o->timeout, o->err,
-                          sizeof o->err);
+    zri_net_config c = {o->listen, o->peers, o->secret, o->timeout, o->heartbeat};
+    o->net = zri_net_open(o->p, o->self, &c, o->heap, &cb, o->err, sizeof o->err);
     return NULL;
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "net/net.h"
+#include "wire.h"
 
 /* Workflow "hello": lifelines User, Writer, Mailbox; variables count:int,
  * draft:str, data:json, color:Color, score:float, ok:bool; enums
@@ -33,6 +34,17 @@ extern const zgrt_program t_prog2;
 extern const zgrt_program t_prog2_other;
 /* Workflow "hello", lifelines User, Writer, one variable fewer. */
 extern const zgrt_program t_prog2_build;
+/* t_prog2 with another code hash: the same declarations, other code. */
+extern const zgrt_program t_prog2_code;
+
+/* The run's secret of the tests, and another one. */
+extern const zri_secret t_secret, t_other_secret;
+/* A fake lifeline `index` of p for wire.c, holding secret s. */
+void t_self(tw_self *me, const zgrt_program *p, int index, const zri_secret *s,
+            uint32_t heartbeat_ms);
+/* zri_net_open with t_secret, without heartbeats. */
+zri_net *t_open(const zgrt_program *p, int self, const char *listen, const char *const *peers,
+                zri_heap *h, const zri_net_callbacks *cb, double timeout, char *err, size_t errlen);
 
 enum { V_COUNT, V_DRAFT, V_DATA, V_COLOR, V_SCORE, V_OK, NVARS };
 /* the metadata of Writer → User in t_prog3 and t_prog2 */
@@ -81,6 +93,9 @@ typedef struct sink {
     int nmsgs;
     int nfails;
     char fails[8][700];
+    int ended[4]; /* cb->ended calls per lifeline */
+    int nnotes;
+    char notes[32][1000];
 } sink;
 
 void sink_init(sink *s);
@@ -91,6 +106,10 @@ zri_msg *sink_pop(sink *s, double timeout);
 /* Waits until at least one failure was reported; returns the count. */
 int sink_wait_fail(sink *s, double timeout);
 int sink_fail_count(sink *s);
+int sink_note_count(sink *s);
+/* 1 when some note contains text */
+int sink_has_note(sink *s, const char *text);
+int sink_ended(sink *s, int l);
 
 /* ---- opening in a thread ------------------------------------------------------ */
 
@@ -101,6 +120,8 @@ typedef struct opener {
     char peerbuf[4][256];
     const char *peers[4];
     double timeout;
+    const zri_secret *secret; /* t_secret unless changed before opener_start */
+    double heartbeat;         /* 0 unless changed before opener_start */
     zri_heap *heap;
     sink s;
     zri_net *net;

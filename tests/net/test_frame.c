@@ -525,18 +525,26 @@ Test(frame, rejects_header)
     tb_u8(&b, 4);
     tb_u8(&b, 2);
     rejects(&t_prog3, &b, "unsupported frame version 4 (expected 3)");
-    /* a hello (socket.c's handshake has its own version) is never a message */
-    b.n = 0;
-    tb_u8(&b, 0x5A);
-    tb_u8(&b, 1);
-    tb_u8(&b, 3);
-    rejects(&t_prog3, &b, "unexpected hello frame");
+    /* the handshake (hello.c, its own version) and heartbeats
+     * (socket.c) are never messages */
+    for (unsigned k = 3; k <= 6; k++) {
+        b.n = 0;
+        tb_u8(&b, 0x5A);
+        tb_u8(&b, 2);
+        tb_u8(&b, k);
+        char want[64];
+        snprintf(want, sizeof want, "unexpected handshake frame (kind %u)", k);
+        rejects(&t_prog3, &b, want);
+    }
     b.n = 0;
     tb_header(&b, 7, 0);
-    rejects(&t_prog3, &b, "unknown frame kind 7");
+    rejects(&t_prog3, &b, "unexpected heartbeat");
+    b.n = 0;
+    tb_header(&b, 8, 0);
+    rejects(&t_prog3, &b, "unknown frame kind 8");
     b.n = 0;
     tb_header(&b, 3, 0);
-    rejects(&t_prog3, &b, "unexpected hello frame");
+    rejects(&t_prog3, &b, "unexpected handshake frame (kind 3)");
     b.n = 0;
     tb_header(&b, 0, 0x04);
     rejects(&t_prog3, &b, "unknown flags 0x04");

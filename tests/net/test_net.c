@@ -108,15 +108,6 @@ static size_t raw_read_frame(int fd, uint8_t *out, size_t cap)
     return len + 4;
 }
 
-/* Sends a payload with its length. */
-static void raw_frame(int fd, const tbytes *b)
-{
-    uint8_t hdr[4] = {(uint8_t)(b->n >> 24), (uint8_t)(b->n >> 16), (uint8_t)(b->n >> 8),
-                      (uint8_t)b->n};
-    raw_write(fd, hdr, 4);
-    raw_write(fd, b->d, b->n);
-}
-
 /* ---- endpoints -------------------------------------------------------------------- */
 
 typedef struct addrs {
@@ -407,7 +398,7 @@ static pid_t writer_child(const addrs *x, int n, int wait_for_kill)
     sink_init(&s);
     zri_net_callbacks cb = sink_callbacks(&s);
     char err[512];
-    zri_net *n1 = zri_net_open(&t_prog2, 1, x->v[1], x->v, h, &cb, 10, err, sizeof err);
+    zri_net *n1 = t_open(&t_prog2, 1, x->v[1], x->v, h, &cb, 10, err, sizeof err);
     if (!n1) {
         fprintf(stderr, "child: %s\n", err);
         _exit(3);
@@ -499,69 +490,54 @@ Test(net, tcp_peer_killed)
 
 /* ---- a hand-driven peer ---------------------------------------------------------------- */
 
-/* The hello lifeline self of p sends to lifeline to, captured from a real
- * endpoint.  An accepting endpoint answers with the same bytes. */
-static size_t capture_hello(const zgrt_program *p, int self, int to, uint8_t *out, size_t cap)
-{
-    char *dir = t_tmpdir();
-    char peer[256], me[256];
-    snprintf(peer, sizeof peer, "%s/peer", dir);
-    snprintf(me, sizeof me, "unix:%s/me", dir);
-    const char *v[4] = {0};
-    v[self] = me;
-    char peer_addr[300];
-    snprintf(peer_addr, sizeof peer_addr, "unix:%s", peer);
-    v[to] = peer_addr;
-    int lfd = raw_listen(peer);
-    opener o;
-    opener_init(&o, p, self, v, 5);
-    opener_start(&o);
-    int fd = raw_accept(lfd, 5);
-    size_t n = raw_read_frame(fd, out, cap);
-    close(fd); /* the endpoint gives up: the handshake was cut */
-    opener_join(&o);
-    cr_assert_null(o.net);
-    opener_finish(&o);
-    close(lfd);
-    t_rmdir(dir);
-    return n;
-}
-
+/* User (real) and Writer (played by the test, wire.c) of t_prog2,
+ * connected both ways: in carries User -> Writer, out Writer -> User. */
 typedef struct fake {
     addrs x;
     opener user; /* the real User endpoint */
-    int lfd;     /* the fake Writer's listening socket */
-    int in;      /* User -> fake Writer */
-    int out;     /* fake Writer -> User */
-    uint8_t hello[4200];
-    size_t hello_len;
+    tw_self me;  /* the fake Writer */
+    int lfd;     /* its listening socket */
+    tw_conn in, out;
 } fake;
 
-/* User (real) and Writer (played by the test) of t_prog2, connected. */
-static void fake_open(fake *f)
+/* Accepts User's connection on the fake's listening socket. */
+static void fake_accept_user(fake *f)
+{
+    char why[200];
+    int fd = raw_accept(f->lfd, 5);
+    cr_assert_eq(tw_accept(&f->in, fd, &f->me, 5, why, sizeof why), 0, "%s", why);
+}
+
+static void fake_connect_user(fake *f)
+{
+    char why[300];
+    int fd = raw_connect(path_of(&f->x, 0), 5);
+    cr_assert_eq(tw_connect(&f->out, fd, &f->me, 0, 5, why, sizeof why), 0, "%s", why);
+}
+
+/* heartbeat: User's --heartbeat (the fake announces the same) */
+static void fake_open_hb(fake *f, double heartbeat)
 {
     memset(f, 0, sizeof *f);
-    f->hello_len = capture_hello(&t_prog2, 1, 0, f->hello, sizeof f->hello);
+    t_self(&f->me, &t_prog2, 1, &t_secret, (uint32_t)(heartbeat * 1000));
     unix_addrs(&f->x, 2);
     f->lfd = raw_listen(path_of(&f->x, 1));
     opener_init(&f->user, &t_prog2, 0, f->x.v, 10);
+    f->user.heartbeat = heartbeat;
     opener_start(&f->user);
-    uint8_t buf[4200];
-    f->in = raw_accept(f->lfd, 5);
-    raw_read_frame(f->in, buf, sizeof buf); /* User's hello */
-    raw_write(f->in, f->hello, f->hello_len);
-    f->out = raw_connect(path_of(&f->x, 0), 5);
-    raw_write(f->out, f->hello, f->hello_len);
-    raw_read_frame(f->out, buf, sizeof buf); /* User's answer */
+    fake_accept_user(f);
+    fake_connect_user(f);
     opener_join(&f->user);
     cr_assert_not_null(f->user.net, "%s", f->user.err);
 }
 
+static void fake_open(fake *f) { fake_open_hb(f, 0); }
+
 static void fake_close(fake *f)
 {
     opener_finish(&f->user);
-    close(f->in);
-    close(f->out);
+    close(f->in.fd);
+    if (f->out.fd >= 0) close(f->out.fd);
     close(f->lfd);
     addrs_free(&f->x);
 }
@@ -587,11 +563,13 @@ static void writer_frame(tbytes *b, int64_t seq, unsigned nvals, const void *val
     tb_raw(b, vals, n);
 }
 
+static void fake_send(fake *f, const tbytes *b) { cr_assert_eq(tw_send(&f->out, b->d, b->n), 0); }
+
 Test(net, garbage_bad_magic)
 {
     fake f;
     fake_open(&f);
-    raw_write(f.out, "\0\0\0\5hello", 9);
+    cr_assert_eq(tw_send(&f.out, (const uint8_t *)"hello", 5), 0);
     expect_fail(&f, "malformed frame from Writer: bad magic byte 0x68 (not a zgc frame)");
     fake_close(&f);
 }
@@ -602,13 +580,13 @@ Test(net, garbage_invalid_utf8_after_good_frame)
     fake_open(&f);
     tbytes b;
     writer_frame(&b, 1, 1, "\x04\x02ok", 4);
-    raw_frame(f.out, &b);
+    fake_send(&f, &b);
     writer_frame(&b, 2, 2, "\x04\x02ok\x04\x02\xc3\x28", 8);
-    raw_frame(f.out, &b);
+    fake_send(&f, &b);
     writer_frame(&b, 3, 1, "\x04\x02ok", 4); /* never read */
-    uint8_t hdr[4] = {0, 0, 0, (uint8_t)b.n};
-    raw_write_maybe(f.out, hdr, 4);
-    raw_write_maybe(f.out, b.d, b.n);
+    uint8_t out[200];
+    size_t k = tw_seal(&f.out, b.d, b.n, out);
+    raw_write_maybe(f.out.fd, out, k);
     zri_msg *m = sink_pop(&f.user.s, 5);
     cr_assert_not_null(m);
     cr_assert_eq(m->seq, 1);
@@ -623,9 +601,9 @@ Test(net, garbage_oversized_length)
 {
     fake f;
     fake_open(&f);
-    raw_write(f.out, "\xff\xff\xff\xff", 4);
+    raw_write(f.out.fd, "\xff\xff\xff\xff", 4);
     expect_fail(&f, "malformed frame from Writer: frame length 4294967295 exceeds the limit of "
-                    "67108864 bytes");
+                    "67108880 bytes");
     fake_close(&f);
 }
 
@@ -633,8 +611,17 @@ Test(net, garbage_zero_length)
 {
     fake f;
     fake_open(&f);
-    raw_write(f.out, "\0\0\0\0", 4);
+    raw_write(f.out.fd, "\0\0\0\0", 4);
     expect_fail(&f, "malformed frame from Writer: frame length 0");
+    fake_close(&f);
+}
+
+Test(net, frame_too_short_for_its_tag)
+{
+    fake f;
+    fake_open(&f);
+    raw_write(f.out.fd, "\0\0\0\5hello", 9);
+    expect_fail(&f, "malformed frame from Writer: 5 bytes, too short");
     fake_close(&f);
 }
 
@@ -649,7 +636,7 @@ Test(net, unexpected_sender)
     tb_varint(&b, 0);
     tb_varint(&b, 1);
     tb_varint(&b, 0);
-    raw_frame(f.out, &b);
+    fake_send(&f, &b);
     expect_fail(&f, "unexpected frame from Writer: it claims to come from lifeline User");
     fake_close(&f);
 }
@@ -658,8 +645,8 @@ Test(net, unexpected_second_hello)
 {
     fake f;
     fake_open(&f);
-    raw_write(f.out, f.hello, f.hello_len);
-    expect_fail(&f, "malformed frame from Writer: unexpected hello frame");
+    cr_assert_eq(tw_send(&f.out, f.out.hello, f.out.hello_len), 0);
+    expect_fail(&f, "malformed frame from Writer: unexpected handshake frame (kind 3)");
     fake_close(&f);
 }
 
@@ -669,9 +656,9 @@ Test(net, end_in_the_middle_of_a_frame)
     fake_open(&f);
     tbytes b;
     writer_frame(&b, 1, 1, "\x04\x02ok", 4);
-    raw_write(f.out, "\0\0\0\x20", 4);
-    raw_write(f.out, b.d, 5);
-    shutdown(f.out, SHUT_WR);
+    raw_write(f.out.fd, "\0\0\0\x20", 4);
+    raw_write(f.out.fd, b.d, 5);
+    shutdown(f.out.fd, SHUT_WR);
     char want[600];
     snprintf(want, sizeof want,
              "lifeline Writer (%s) closed its connection without BYE: its process ended "
@@ -687,13 +674,14 @@ Test(net, partial_writes_are_reassembled)
     fake_open(&f);
     tbytes b;
     writer_frame(&b, 7, 2, "\x04\x05hello\x02\0\0\0\0\0\0\0\x2a", 16);
-    uint8_t hdr[4] = {0, 0, 0, (uint8_t)b.n};
-    raw_write(f.out, hdr, 1);
+    uint8_t out[200];
+    size_t k = tw_seal(&f.out, b.d, b.n, out);
+    raw_write(f.out.fd, out, 1);
     usleep(20000);
-    raw_write(f.out, hdr + 1, 3);
-    for (size_t i = 0; i < b.n; i++) {
+    raw_write(f.out.fd, out + 1, 3);
+    for (size_t i = 4; i < k; i++) {
         usleep(2000);
-        raw_write(f.out, b.d + i, 1);
+        raw_write(f.out.fd, out + i, 1);
     }
     zri_msg *m = sink_pop(&f.user.s, 5);
     cr_assert_not_null(m);
@@ -711,34 +699,218 @@ Test(net, bye_then_close_is_no_failure)
     fake_open(&f);
     tbytes b;
     writer_frame(&b, 1, 1, "\x04\x02ok", 4);
-    raw_frame(f.out, &b);
-    b.n = 0;
-    tb_header(&b, 2, 0);
-    tb_varint(&b, 1);
-    tb_varint(&b, 0);
-    raw_frame(f.out, &b);
-    raw_write_maybe(f.out, "after the end", 13); /* ignored */
-    close(f.out);
-    f.out = -1;
+    fake_send(&f, &b);
+    uint8_t bye[16];
+    cr_assert_eq(tw_send(&f.out, bye, tw_bye_payload(1, 0, bye)), 0);
+    raw_write_maybe(f.out.fd, "after the end", 13); /* ignored */
+    close(f.out.fd);
+    f.out.fd = -1;
     zri_msg *m = sink_pop(&f.user.s, 5);
     cr_assert_not_null(m);
     free(m);
     usleep(200000);
     cr_assert_eq(sink_fail_count(&f.user.s), 0, "%s", f.user.s.fails[0]);
+    cr_assert_eq(sink_ended(&f.user.s, 1), 1, "the run was not told that Writer ended");
 
-    /* User's close says BYE to Writer */
+    /* User's close says BYE to Writer, in a tagged frame */
     zri_net_close(f.user.net);
     f.user.net = NULL;
     uint8_t buf[64];
-    size_t n = raw_read_frame(f.in, buf, sizeof buf);
-    cr_assert_eq(n, 4 + 5);
-    cr_assert_eq(buf[6], ZRI_MSG_BYE);
-    cr_assert_eq(recv(f.in, buf, sizeof buf, 0), 0); /* then the end */
+    size_t n;
+    cr_assert_eq(tw_recv(&f.in, buf, sizeof buf, &n, 5), 0);
+    cr_assert_eq(n, 5);
+    cr_assert_eq(buf[2], ZRI_MSG_BYE);
+    cr_assert_eq(recv(f.in.fd, buf, sizeof buf, 0), 0); /* then the end */
+    fake_close(&f);
+}
+
+/* ---- integrity: every frame's tag ------------------------------------------------------ */
+
+static void ok_frame(tbytes *b, int64_t seq) { writer_frame(b, seq, 1, "\x04\x02ok", 4); }
+
+Test(net, modified_frame_is_refused)
+{
+    fake f;
+    fake_open(&f);
+    tbytes b;
+    ok_frame(&b, 1);
+    fake_send(&f, &b);
+    uint8_t out[200];
+    ok_frame(&b, 2);
+    size_t k = tw_seal(&f.out, b.d, b.n, out);
+    out[4 + 4] ^= 0x01; /* one bit of the sender's index */
+    raw_write(f.out.fd, out, k);
+    zri_msg *m = sink_pop(&f.user.s, 5);
+    cr_assert_not_null(m);
+    cr_assert_eq(m->seq, 1);
+    free(m);
+    char want[600];
+    snprintf(want, sizeof want,
+             "frame 1 from lifeline Writer (%s) failed its integrity check: it was modified, or "
+             "frames were dropped, duplicated or reordered on the way",
+             f.x.v[1]);
+    expect_fail(&f, want);
+    cr_assert_null(sink_pop(&f.user.s, 0.1), "the modified frame was delivered");
+    fake_close(&f);
+}
+
+Test(net, dropped_frame_is_detected)
+{
+    fake f;
+    fake_open(&f);
+    tbytes b;
+    uint8_t f1[200], f2[200];
+    ok_frame(&b, 1);
+    tw_seal(&f.out, b.d, b.n, f1); /* frame 0: never sent */
+    ok_frame(&b, 2);
+    size_t k2 = tw_seal(&f.out, b.d, b.n, f2);
+    raw_write(f.out.fd, f2, k2);
+    char want[600];
+    snprintf(want, sizeof want,
+             "frame 0 from lifeline Writer (%s) failed its integrity check: it was modified, or "
+             "frames were dropped, duplicated or reordered on the way",
+             f.x.v[1]);
+    expect_fail(&f, want);
+    cr_assert_null(sink_pop(&f.user.s, 0.1));
+    fake_close(&f);
+}
+
+Test(net, duplicated_frame_is_detected)
+{
+    fake f;
+    fake_open(&f);
+    tbytes b;
+    uint8_t out[200];
+    ok_frame(&b, 1);
+    size_t k = tw_seal(&f.out, b.d, b.n, out);
+    raw_write(f.out.fd, out, k);
+    raw_write(f.out.fd, out, k);
+    zri_msg *m = sink_pop(&f.user.s, 5);
+    cr_assert_not_null(m);
+    free(m);
+    char want[600];
+    snprintf(want, sizeof want,
+             "frame 1 from lifeline Writer (%s) failed its integrity check: it was modified, or "
+             "frames were dropped, duplicated or reordered on the way",
+             f.x.v[1]);
+    expect_fail(&f, want);
+    cr_assert_null(sink_pop(&f.user.s, 0.1));
+    fake_close(&f);
+}
+
+/* A frame sealed for another connection (another key) fails, even as
+ * the first one. */
+Test(net, frame_of_another_connection_is_refused)
+{
+    fake f;
+    fake_open(&f);
+    tw_conn other = f.out;
+    other.key[0] ^= 1;
+    tbytes b;
+    uint8_t out[200];
+    ok_frame(&b, 1);
+    size_t k = tw_seal(&other, b.d, b.n, out);
+    raw_write(f.out.fd, out, k);
+    cr_assert_eq(sink_wait_fail(&f.user.s, 5), 1);
+    cr_assert(strstr(f.user.s.fails[0], "frame 0 from lifeline Writer"), "%s", f.user.s.fails[0]);
+    cr_assert_null(sink_pop(&f.user.s, 0.1));
+    fake_close(&f);
+}
+
+/* ---- liveness: heartbeats ------------------------------------------------------------- */
+
+Test(net, silent_peer_is_lost)
+{
+    fake f;
+    fake_open_hb(&f, 0.5);
+    double t0 = t_now();
+    cr_assert_eq(sink_wait_fail(&f.user.s, 5), 1, "a silent Writer was not noticed");
+    double took = t_now() - t0;
+    cr_assert(took >= 0.4 && took < 2.0, "noticed after %.2f s (limit 0.5 s)", took);
+    char want[600];
+    snprintf(want, sizeof want,
+             "lifeline Writer (%s) has sent nothing for 0.5 s: its process is stopped, hung or "
+             "cut off",
+             f.x.v[1]);
+    cr_assert_str_eq(f.user.s.fails[0], want);
+    fake_close(&f);
+}
+
+Test(net, length_prefix_then_silence_is_lost)
+{
+    fake f;
+    fake_open_hb(&f, 0.5);
+    raw_write(f.out.fd, "\x04\0\0\0", 4); /* 64 MB announced, none sent */
+    cr_assert_eq(sink_wait_fail(&f.user.s, 5), 1);
+    char want[600];
+    snprintf(want, sizeof want,
+             "lifeline Writer (%s) has sent nothing for 0.5 s, in the middle of a frame (0 of "
+             "67108864 bytes received): its process is stopped, hung or cut off",
+             f.x.v[1]);
+    cr_assert_str_eq(f.user.s.fails[0], want);
+    fake_close(&f);
+}
+
+/* A peer that sends nothing but heartbeats is alive; and the real side
+ * sends its own, tagged, about five per limit. */
+Test(net, heartbeats_keep_a_quiet_peer)
+{
+    fake f;
+    fake_open_hb(&f, 0.5);
+    uint8_t beat[8];
+    size_t bn = tw_beat_payload(beat);
+    double t0 = t_now();
+    int got = 0;
+    while (t_now() - t0 < 2.0) {
+        cr_assert_eq(tw_send(&f.out, beat, bn), 0);
+        uint8_t buf[64];
+        size_t n;
+        while (tw_recv(&f.in, buf, sizeof buf, &n, 0.05) == 0) {
+            cr_assert_eq(n, 3);
+            cr_assert_eq(buf[2], ZRI_KIND_BEAT);
+            got++;
+        }
+    }
+    cr_assert_eq(sink_fail_count(&f.user.s), 0, "%s", f.user.s.fails[0]);
+    cr_assert(got >= 12 && got <= 25, "%d heartbeats in 2 s at a limit of 0.5 s", got);
+    fake_close(&f);
+}
+
+/* The larger limit of the two applies, and 0 on either side is none. */
+Test(net, heartbeat_off_on_one_side)
+{
+    fake f;
+    memset(&f, 0, sizeof f);
+    t_self(&f.me, &t_prog2, 1, &t_secret, 0);
+    unix_addrs(&f.x, 2);
+    f.lfd = raw_listen(path_of(&f.x, 1));
+    opener_init(&f.user, &t_prog2, 0, f.x.v, 10);
+    f.user.heartbeat = 0.3;
+    opener_start(&f.user);
+    fake_accept_user(&f);
+    fake_connect_user(&f);
+    opener_join(&f.user);
+    cr_assert_not_null(f.user.net, "%s", f.user.err);
+    cr_assert_eq(sink_wait_fail(&f.user.s, 1.2), 0, "%s", f.user.s.fails[0]);
     fake_close(&f);
 }
 
 /* ---- handshake mismatches ------------------------------------------------------------ */
 
+static void open_pair(opener *u, opener *w, const zgrt_program *pu, const zgrt_program *pw,
+                      const addrs *x, double timeout)
+{
+    opener_init(u, pu, 0, x->v, timeout);
+    opener_init(w, pw, 1, x->v, timeout);
+    opener_start(u);
+    opener_start(w);
+    opener_join(u);
+    opener_join(w);
+}
+
+/* Each side fails, with the error it found first: the other side's
+ * refusal, or its own (the refused side proved it holds the secret, so
+ * it is a lifeline of this run). */
 static void expect_one_of(const opener *o, const char *a, const char *b)
 {
     cr_assert_null(o->net);
@@ -751,57 +923,89 @@ Test(net, hello_other_workflow)
     addrs x;
     unix_addrs(&x, 2);
     opener u, w;
-    opener_init(&u, &t_prog2, 0, x.v, 3);
-    opener_init(&w, &t_prog2_other, 1, x.v, 3);
-    opener_start(&u);
-    opener_start(&w);
-    opener_join(&u);
-    opener_join(&w);
+    open_pair(&u, &w, &t_prog2, &t_prog2_other, &x, 3);
+    const char *r1 = "lifeline User of workflow hello connected to lifeline Writer of workflow "
+                     "other",
+               *r2 = "lifeline Writer of workflow other connected to lifeline User of workflow "
+                     "hello";
     char a[600], b[600];
-    snprintf(a, sizeof a,
-             "peer at %s is lifeline Writer of workflow other, expected lifeline Writer of "
-             "workflow hello",
-             x.v[1]);
-    snprintf(b, sizeof b,
-             "lifeline Writer of workflow other connected to %s, which is lifeline User of "
-             "workflow hello",
-             x.v[0]);
-    expect_one_of(&u, a, b);
-    snprintf(a, sizeof a,
-             "peer at %s is lifeline User of workflow hello, expected lifeline User of "
-             "workflow other",
-             x.v[0]);
-    snprintf(b, sizeof b,
-             "lifeline User of workflow hello connected to %s, which is lifeline Writer of "
-             "workflow other",
-             x.v[1]);
-    expect_one_of(&w, a, b);
+    snprintf(a, sizeof a, "lifeline Writer at %s refused the connection: %s", x.v[1], r1);
+    expect_one_of(&u, a, r2);
+    snprintf(b, sizeof b, "lifeline User at %s refused the connection: %s", x.v[0], r2);
+    expect_one_of(&w, b, r1);
     opener_finish(&u);
     opener_finish(&w);
     addrs_free(&x);
 }
 
-Test(net, hello_other_build)
+static void other_program(const zgrt_program *other)
 {
     addrs x;
     unix_addrs(&x, 2);
     opener u, w;
-    opener_init(&u, &t_prog2, 0, x.v, 3);
-    opener_init(&w, &t_prog2_build, 1, x.v, 3);
+    open_pair(&u, &w, &t_prog2, other, &x, 3);
+    uint8_t ia[ZRI_HASH_BYTES], ib[ZRI_HASH_BYTES];
+    char ta[ZRI_ID_TEXT], tb[ZRI_ID_TEXT], r1[400], r2[400], a[800];
+    zri_program_id(&t_prog2, ia);
+    zri_program_id(other, ib);
+    zri_id_text(ia, ta);
+    zri_id_text(ib, tb);
+    cr_assert_str_neq(ta, tb);
+    snprintf(r1, sizeof r1,
+             "lifeline User (program %s) connected to lifeline Writer (program %s): they were "
+             "built from different programs of workflow hello",
+             ta, tb);
+    snprintf(r2, sizeof r2,
+             "lifeline Writer (program %s) connected to lifeline User (program %s): they were "
+             "built from different programs of workflow hello",
+             tb, ta);
+    snprintf(a, sizeof a, "lifeline Writer at %s refused the connection: %s", x.v[1], r1);
+    expect_one_of(&u, a, r2);
+    snprintf(a, sizeof a, "lifeline User at %s refused the connection: %s", x.v[0], r2);
+    expect_one_of(&w, a, r1);
+    opener_finish(&u);
+    opener_finish(&w);
+    addrs_free(&x);
+}
+
+Test(net, hello_other_build) { other_program(&t_prog2_build); }
+
+/* the same declarations, other code */
+Test(net, hello_other_code) { other_program(&t_prog2_code); }
+
+/* Another secret: the side that connects first finds the answer fails
+ * authentication; the other may find its peer gone by then. */
+Test(net, wrong_secret)
+{
+    addrs x;
+    unix_addrs(&x, 2);
+    opener u, w;
+    opener_init(&u, &t_prog2, 0, x.v, 2);
+    opener_init(&w, &t_prog2, 1, x.v, 2);
+    w.secret = &t_other_secret;
     opener_start(&u);
     opener_start(&w);
     opener_join(&u);
     opener_join(&w);
-    char a[600], b[600];
-    snprintf(a, sizeof a,
-             "peer at %s runs a different build of workflow hello (program identity mismatch)",
-             x.v[1]);
-    snprintf(b, sizeof b,
-             "lifeline Writer connected to %s with a different build of workflow hello (program "
-             "identity mismatch)",
-             x.v[0]);
-    expect_one_of(&u, a, b);
+    cr_assert_null(u.net);
     cr_assert_null(w.net);
+    char a[600], b[600];
+    int secret_errors = 0;
+    for (int i = 0; i < 2; i++) {
+        opener *o = i ? &w : &u;
+        snprintf(a, sizeof a,
+                 "the peer at %s does not hold this run's secret (its answer fails "
+                 "authentication): every lifeline of a run needs the same --secret-file",
+                 x.v[1 - i]);
+        snprintf(b, sizeof b,
+                 "could not connect to lifeline %s at %s within 2 s: ", t_prog2.lifelines[1 - i],
+                 x.v[1 - i]);
+        if (!strcmp(o->err, a))
+            secret_errors++;
+        else
+            cr_assert(!strncmp(o->err, b, strlen(b)), "%s", o->err);
+    }
+    cr_assert_geq(secret_errors, 1);
     opener_finish(&u);
     opener_finish(&w);
     addrs_free(&x);
@@ -818,51 +1022,51 @@ Test(net, hello_wrong_lifeline_at_address)
     opener_init(&o[2], &t_prog3, 2, x.v, 2);
     for (int l = 0; l < 3; l++) opener_start(&o[l]);
     for (int l = 0; l < 3; l++) opener_join(&o[l]);
+    const char *why =
+        "lifeline User expected lifeline Writer at this address, but this is lifeline Mailbox";
     char want[600];
-    snprintf(want, sizeof want,
-             "peer at %s is lifeline Mailbox of workflow hello, expected lifeline Writer of "
-             "workflow hello",
-             x.v[2]);
+    snprintf(want, sizeof want, "lifeline Writer at %s refused the connection: %s", x.v[2], why);
     cr_assert_null(o[0].net);
     cr_assert_str_eq(o[0].err, want);
-    snprintf(want, sizeof want,
-             "lifeline User connected to %s expecting lifeline Writer, but this is lifeline "
-             "Mailbox",
-             x.v[2]);
-    cr_assert_null(o[2].net);
-    cr_assert_str_eq(o[2].err, want);
     cr_assert_null(o[1].net);
+    /* Mailbox refused a lifeline of its own run: its error too */
+    cr_assert_null(o[2].net);
+    cr_assert_str_eq(o[2].err, why);
     for (int l = 0; l < 3; l++) opener_finish(&o[l]);
     addrs_free(&x);
 }
 
+/* Two processes that both hold the secret claim one lifeline: an error.
+ * (Three lifelines, Mailbox never comes: User is still setting up.) */
 Test(net, hello_duplicate_lifeline)
 {
-    uint8_t hello[4200], buf[4200];
-    size_t hn = capture_hello(&t_prog2, 1, 0, hello, sizeof hello);
     addrs x;
-    unix_addrs(&x, 2);
+    unix_addrs(&x, 3);
+    tw_self me;
+    t_self(&me, &t_prog3, 1, &t_secret, 0);
     int lfd = raw_listen(path_of(&x, 1));
     opener u;
-    opener_init(&u, &t_prog2, 0, x.v, 5);
+    opener_init(&u, &t_prog3, 0, x.v, 5);
     opener_start(&u);
-    int in = raw_accept(lfd, 5);
-    raw_read_frame(in, buf, sizeof buf);
-    /* two connections claim to be Writer before User gets its answer */
-    int c1 = raw_connect(path_of(&x, 0), 5), c2 = raw_connect(path_of(&x, 0), 5);
-    raw_write(c1, hello, hn);
-    raw_read_frame(c1, buf, sizeof buf);
-    raw_write(c2, hello, hn);
-    raw_read_frame(c2, buf, sizeof buf); /* refused */
+    char why[300];
+    tw_conn in, c1, c2;
+    int fd = raw_accept(lfd, 5);
+    cr_assert_eq(tw_accept(&in, fd, &me, 5, why, sizeof why), 0, "%s", why);
+    int fd1 = raw_connect(path_of(&x, 0), 5);
+    cr_assert_eq(tw_connect(&c1, fd1, &me, 0, 5, why, sizeof why), 0, "%s", why);
+    int fd2 = raw_connect(path_of(&x, 0), 5);
+    cr_assert_eq(tw_connect(&c2, fd2, &me, 0, 5, why, sizeof why), -1);
     opener_join(&u);
     char want[600];
-    snprintf(want, sizeof want, "two connections to %s claim to be lifeline Writer", x.v[0]);
+    snprintf(want, sizeof want,
+             "two processes connected to %s as lifeline Writer, both with this run's secret",
+             x.v[0]);
     cr_assert_null(u.net);
     cr_assert_str_eq(u.err, want);
     opener_finish(&u);
-    close(c1);
-    close(c2);
-    close(in);
+    close(fd);
+    close(fd1);
+    close(fd2);
     close(lfd);
     addrs_free(&x);
 }
@@ -890,28 +1094,194 @@ Test(net, peer_is_not_zgc)
     addrs_free(&x);
 }
 
-Test(net, garbage_instead_of_hello)
+/* ---- stray connections during setup -------------------------------------------------- */
+
+/* The fake Writer's set-up, with strays let in on User's address before
+ * the fake connects back (stray(fd of User's listening address)). */
+static void with_strays(fake *f, void (*stray)(fake *f, void *arg), void *arg)
 {
-    addrs x;
-    unix_addrs(&x, 2);
-    int lfd = raw_listen(path_of(&x, 1));
-    opener u;
-    opener_init(&u, &t_prog2, 0, x.v, 5);
-    opener_start(&u);
-    int in = raw_accept(lfd, 5); /* User waits for our answer... */
-    int c = raw_connect(path_of(&x, 0), 5);
-    raw_write(c, "GET / HTTP/1.0\r\n\r\n", 18); /* ...and gets this instead */
-    opener_join(&u);
+    memset(f, 0, sizeof *f);
+    t_self(&f->me, &t_prog2, 1, &t_secret, 0);
+    unix_addrs(&f->x, 2);
+    f->lfd = raw_listen(path_of(&f->x, 1));
+    opener_init(&f->user, &t_prog2, 0, f->x.v, 20);
+    opener_start(&f->user);
+    fake_accept_user(f);
+    stray(f, arg);
+    fake_connect_user(f);
+    opener_join(&f->user);
+    cr_assert_not_null(f->user.net, "%s", f->user.err);
+    /* and the run works */
+    tbytes b;
+    ok_frame(&b, 1);
+    fake_send(f, &b);
+    zri_msg *m = sink_pop(&f->user.s, 5);
+    cr_assert_not_null(m);
+    free(m);
+    cr_assert_eq(sink_fail_count(&f->user.s), 0, "%s", f->user.s.fails[0]);
+}
+
+static void stray_http(fake *f, void *arg)
+{
+    int *fd = arg;
+    *fd = raw_connect(path_of(&f->x, 0), 5);
+    raw_write(*fd, "GET / HTTP/1.0\r\n\r\n", 18);
+    /* User hangs up on it */
+    char c;
+    struct pollfd pf = {*fd, POLLIN, 0};
+    cr_assert_eq(poll(&pf, 1, 5000), 1);
+    cr_assert_leq(recv(*fd, &c, 1, 0), 0, "User answered an HTTP request");
+}
+
+Test(net, http_request_during_setup)
+{
+    fake f;
+    int fd;
+    with_strays(&f, stray_http, &fd);
     char want[600];
     snprintf(want, sizeof want,
-             "an incoming connection on %s is not from a zgc lifeline (bad hello)", x.v[0]);
-    cr_assert_null(u.net);
-    cr_assert_str_eq(u.err, want);
-    opener_finish(&u);
-    close(c);
-    close(in);
-    close(lfd);
-    addrs_free(&x);
+             "lifeline User: dropped a connection to %s: not a zgc lifeline (an HTTP request)",
+             f.x.v[0]);
+    cr_assert_eq(sink_note_count(&f.user.s), 1);
+    cr_assert_str_eq(f.user.s.notes[0], want);
+    close(fd);
+    fake_close(&f);
+}
+
+static void stray_idle(fake *f, void *arg)
+{
+    int *fds = arg;
+    for (int i = 0; i < 70; i++) fds[i] = raw_connect(path_of(&f->x, 0), 5);
+    usleep(100000);
+}
+
+/* 70 idle connections, more than the 64 that may wait for a handshake:
+ * the oldest make room, and the real peer gets in. */
+Test(net, seventy_idle_connections)
+{
+    fake f;
+    int fds[70];
+    with_strays(&f, stray_idle, fds);
+    cr_assert(sink_has_note(&f.user.s, "64 connections were waiting for their handshake; the "
+                                       "oldest gave way to a new one"));
+    for (int i = 0; i < 70; i++) close(fds[i]);
+    fake_close(&f);
+}
+
+static void stray_expires(fake *f, void *arg)
+{
+    int *fd = arg;
+    *fd = raw_connect(path_of(&f->x, 0), 5);
+    double t0 = t_now();
+    char c;
+    struct pollfd pf = {*fd, POLLIN, 0};
+    cr_assert_eq(poll(&pf, 1, 8000), 1, "an idle connection was kept beyond 8 s");
+    cr_assert_leq(recv(*fd, &c, 1, 0), 0);
+    double took = t_now() - t0;
+    cr_assert(took > 4.5 && took < 7, "an idle connection was dropped after %.1f s", took);
+}
+
+Test(net, idle_connection_expires, .timeout = 60)
+{
+    fake f;
+    int fd;
+    with_strays(&f, stray_expires, &fd);
+    cr_assert(sink_has_note(&f.user.s, "it did not complete the handshake within 5 s"));
+    close(fd);
+    fake_close(&f);
+}
+
+/* A stranger with the right program but another secret: its answer
+ * does not check (it sends its proof anyway), and User drops it. */
+static void stray_wrong_secret(fake *f, void *arg)
+{
+    int *fd = arg;
+    tw_self bad = f->me;
+    memcpy(bad.secret, t_other_secret.key, t_other_secret.len);
+    *fd = raw_connect(path_of(&f->x, 0), 5);
+    uint8_t hello[TW_HELLO_MAX], answer[TW_HELLO_MAX], nonce[TW_NONCE], mac[TW_MAC], proof[40];
+    tw_random(nonce, sizeof nonce);
+    size_t hn = tw_hello_payload(&bad, 0, nonce, hello), an;
+    cr_assert_eq(tw_write_frame(*fd, hello, hn), 0);
+    cr_assert_eq(tw_read_frame(*fd, answer, sizeof answer, &an, 5), 0);
+    tw_mac(bad.secret, bad.secret_len, "zgc proof", hello, hn, answer, an, NULL, 0, mac);
+    proof[0] = TW_MAGIC, proof[1] = TW_HS_VERSION, proof[2] = TW_PROOF;
+    memcpy(proof + 3, mac, TW_MAC);
+    cr_assert_eq(tw_write_frame(*fd, proof, 3 + TW_MAC), 0);
+    uint8_t buf[64];
+    size_t n;
+    cr_assert_eq(tw_read_frame(*fd, buf, sizeof buf, &n, 5), -1, "a wrong proof was accepted");
+}
+
+Test(net, stranger_with_another_secret)
+{
+    fake f;
+    int fd;
+    with_strays(&f, stray_wrong_secret, &fd);
+    cr_assert(sink_has_note(&f.user.s, "a connection claiming to be lifeline Writer failed "
+                                       "authentication: it does not hold this run's secret, or "
+                                       "replays an old handshake"));
+    close(fd);
+    fake_close(&f);
+}
+
+/* A recorded handshake played again: the HELLO and a PROOF that was
+ * valid for an earlier connection.  The new ANSWER has a new nonce. */
+static void stray_replay(fake *f, void *arg)
+{
+    int *fd = arg;
+    uint8_t hello[TW_HELLO_MAX], answer[TW_HELLO_MAX], nonce[TW_NONCE], mac[TW_MAC], proof[40];
+    tw_random(nonce, sizeof nonce);
+    size_t hn = tw_hello_payload(&f->me, 0, nonce, hello), an;
+    int first = raw_connect(path_of(&f->x, 0), 5);
+    cr_assert_eq(tw_write_frame(first, hello, hn), 0);
+    cr_assert_eq(tw_read_frame(first, answer, sizeof answer, &an, 5), 0);
+    tw_mac(f->me.secret, f->me.secret_len, "zgc proof", hello, hn, answer, an, NULL, 0, mac);
+    proof[0] = TW_MAGIC, proof[1] = TW_HS_VERSION, proof[2] = TW_PROOF;
+    memcpy(proof + 3, mac, TW_MAC);
+    close(first); /* the proof was recorded, never sent */
+    *fd = raw_connect(path_of(&f->x, 0), 5);
+    cr_assert_eq(tw_write_frame(*fd, hello, hn), 0);
+    cr_assert_eq(tw_read_frame(*fd, answer, sizeof answer, &an, 5), 0);
+    cr_assert_eq(tw_write_frame(*fd, proof, 3 + TW_MAC), 0);
+    uint8_t buf[64];
+    size_t n;
+    cr_assert_eq(tw_read_frame(*fd, buf, sizeof buf, &n, 5), -1, "a replayed proof was accepted");
+}
+
+Test(net, replayed_handshake)
+{
+    fake f;
+    int fd;
+    with_strays(&f, stray_replay, &fd);
+    cr_assert(sink_has_note(&f.user.s, "or replays an old handshake"));
+    close(fd);
+    fake_close(&f);
+}
+
+/* A HELLO with another program identity gets a refusal that says why,
+ * and the run goes on. */
+static void stray_forged_id(fake *f, void *arg)
+{
+    int *fd = arg;
+    tw_self forged = f->me;
+    forged.id[5] ^= 0x40;
+    *fd = raw_connect(path_of(&f->x, 0), 5);
+    tw_conn c;
+    char why[400];
+    cr_assert_eq(tw_connect(&c, *fd, &forged, 0, 5, why, sizeof why), -1);
+    cr_assert(strstr(why, "refused: lifeline Writer (program "), "%s", why);
+    cr_assert(strstr(why, "they were built from different programs of workflow hello"), "%s", why);
+}
+
+Test(net, forged_identity)
+{
+    fake f;
+    int fd;
+    with_strays(&f, stray_forged_id, &fd);
+    cr_assert(sink_has_note(&f.user.s, "they were built from different programs"));
+    close(fd);
+    fake_close(&f);
 }
 
 /* ---- timeouts ------------------------------------------------------------------------------ */
@@ -957,27 +1327,22 @@ Test(net, tcp_peer_never_starts)
 
 Test(net, peer_never_connects_back)
 {
-    uint8_t hello[4200], buf[4200];
-    size_t hn = capture_hello(&t_prog2, 1, 0, hello, sizeof hello);
-    addrs x;
-    unix_addrs(&x, 2);
-    int lfd = raw_listen(path_of(&x, 1));
-    opener u;
-    opener_init(&u, &t_prog2, 0, x.v, 0.5);
-    opener_start(&u);
-    int in = raw_accept(lfd, 5);
-    raw_read_frame(in, buf, sizeof buf);
-    raw_write(in, hello, hn);
-    opener_join(&u);
+    fake f;
+    memset(&f, 0, sizeof f);
+    t_self(&f.me, &t_prog2, 1, &t_secret, 0);
+    unix_addrs(&f.x, 2);
+    f.lfd = raw_listen(path_of(&f.x, 1));
+    opener_init(&f.user, &t_prog2, 0, f.x.v, 0.5);
+    opener_start(&f.user);
+    fake_accept_user(&f);
+    opener_join(&f.user);
     char want[600];
     snprintf(want, sizeof want,
-             "timed out after 0.5 s waiting for lifeline Writer to connect to %s", x.v[0]);
-    cr_assert_null(u.net);
-    cr_assert_str_eq(u.err, want);
-    opener_finish(&u);
-    close(in);
-    close(lfd);
-    addrs_free(&x);
+             "timed out after 0.5 s waiting for lifeline Writer to connect to %s", f.x.v[0]);
+    cr_assert_null(f.user.net);
+    cr_assert_str_eq(f.user.err, want);
+    f.out.fd = -1;
+    fake_close(&f);
 }
 
 /* ---- addresses --------------------------------------------------------------------------- */
@@ -987,7 +1352,7 @@ static void bad_listen(const char *addr, const char *peer, const char *msg)
     zri_heap *h = zri_heap_new();
     const char *v[2] = {addr, peer};
     char err[512];
-    zri_net *n = zri_net_open(&t_prog2, 0, addr, v, h, NULL, 1, err, sizeof err);
+    zri_net *n = t_open(&t_prog2, 0, addr, v, h, NULL, 1, err, sizeof err);
     cr_assert_null(n, "%s accepted", addr);
     cr_assert_str_eq(err, msg);
     zri_heap_free(h);
@@ -998,8 +1363,8 @@ Test(net, address_syntax)
     const char *ok = "unix:/tmp/zgc-net-unused";
     bad_listen("foo", ok, "bad address 'foo': expected unix:PATH or tcp:HOST:PORT");
     bad_listen("unix:", ok, "bad address 'unix:': empty socket path");
-    bad_listen("tcp:127.0.0.1", ok, "bad address 'tcp:127.0.0.1': expected tcp:HOST:PORT");
-    bad_listen("tcp::80", ok, "bad address 'tcp::80': empty host");
+    bad_listen("tcp:127.0.0.1", ok,
+               "bad address 'tcp:127.0.0.1': the port must be a number from 1 to 65535");
     bad_listen("tcp:127.0.0.1:0", ok,
                "bad address 'tcp:127.0.0.1:0': the port must be a number from 1 to 65535");
     bad_listen("tcp:127.0.0.1:65536", ok,
@@ -1010,6 +1375,7 @@ Test(net, address_syntax)
                "bad address 'tcp:127.0.0.1:': the port must be a number from 1 to 65535");
     bad_listen("tcp:::1:80", ok,
                "bad address 'tcp:::1:80': write an IPv6 host in brackets, tcp:[::1]:PORT");
+    bad_listen("tcp:[]:80", ok, "bad address 'tcp:[]:80': empty host");
     char longpath[300] = "unix:/tmp/";
     memset(longpath + 10, 'x', 200);
     longpath[210] = 0;
@@ -1017,16 +1383,91 @@ Test(net, address_syntax)
     snprintf(msg, sizeof msg, "bad address '%s': socket path longer than 107 bytes", longpath);
     bad_listen(longpath, ok, msg);
     bad_listen(ok, NULL, "no address for lifeline Writer");
-    bad_listen(ok, "tcp:x", "bad address 'tcp:x': expected tcp:HOST:PORT");
+    bad_listen(ok, "tcp:x", "bad address 'tcp:x': the port must be a number from 1 to 65535");
+    bad_listen(ok, "tcp:*:80",
+               "bad address 'tcp:*:80': '*' (every interface) is for --listen; a peer's address "
+               "names its host");
 
     /* the resolver's own words vary */
     zri_heap *h = zri_heap_new();
     const char *v[2] = {"tcp:no-such-host.invalid:80", ok};
     char err[512];
-    cr_assert_null(zri_net_open(&t_prog2, 0, v[0], v, h, NULL, 1, err, sizeof err));
+    cr_assert_null(t_open(&t_prog2, 0, v[0], v, h, NULL, 1, err, sizeof err));
     cr_assert(!strncmp(err, "cannot resolve the host of tcp:no-such-host.invalid:80: ", 56), "%s",
               err);
+    /* no secret, no transport */
+    zri_net_config c = {ok, v, NULL, 1, 0};
+    cr_assert_null(zri_net_open(&t_prog2, 0, &c, h, NULL, err, sizeof err));
+    cr_assert_str_eq(err, "no secret for the connections between the lifelines");
     zri_heap_free(h);
+}
+
+/* The local address of the socket listening on port (from
+ * /proc/net/tcp{,6}), as "127.0.0.1", "0.0.0.0", "::" or "?". */
+static void listening_on(int port, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "none");
+    const char *files[2] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    for (int f = 0; f < 2; f++) {
+        FILE *fp = fopen(files[f], "r");
+        if (!fp) continue;
+        char line[512], addr[64];
+        unsigned p, st;
+        while (fgets(line, sizeof line, fp)) {
+            if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*s %x", addr, &p, &st) != 3) continue;
+            if ((int)p != port || st != 0x0A /* LISTEN */) continue;
+            if (!strcmp(addr, "0100007F"))
+                snprintf(out, outlen, "127.0.0.1");
+            else if (!strcmp(addr, "00000000"))
+                snprintf(out, outlen, "0.0.0.0");
+            else if (strspn(addr, "0") == strlen(addr))
+                snprintf(out, outlen, "::");
+            else
+                snprintf(out, outlen, "%s", addr);
+        }
+        fclose(fp);
+    }
+}
+
+static void listens_where(const char *form, const char *want)
+{
+    int port = t_free_port();
+    char listen[64], peer[64], where[64];
+    snprintf(listen, sizeof listen, form, port);
+    snprintf(peer, sizeof peer, "tcp:127.0.0.1:%d", t_free_port());
+    const char *v[2] = {listen, peer};
+    opener u;
+    opener_init(&u, &t_prog2, 0, v, 1); /* Writer never comes: 1 s to look */
+    opener_start(&u);
+    usleep(300000);
+    listening_on(port, where, sizeof where);
+    opener_join(&u);
+    cr_assert_null(u.net);
+    opener_finish(&u);
+    cr_assert_str_eq(where, want, "%s listens on %s", listen, where);
+}
+
+/* TCP listens on the loopback interface unless told otherwise. */
+Test(net, tcp_listens_on_loopback_by_default)
+{
+    listens_where("tcp:%d", "127.0.0.1");
+    listens_where("tcp::%d", "127.0.0.1");
+    listens_where("tcp:127.0.0.1:%d", "127.0.0.1");
+    listens_where("tcp:0.0.0.0:%d", "0.0.0.0");
+    char where[64];
+    int port = t_free_port();
+    char listen[64], peer[64];
+    snprintf(listen, sizeof listen, "tcp:*:%d", port);
+    snprintf(peer, sizeof peer, "tcp:127.0.0.1:%d", t_free_port());
+    const char *v[2] = {listen, peer};
+    opener u;
+    opener_init(&u, &t_prog2, 0, v, 1);
+    opener_start(&u);
+    usleep(300000);
+    listening_on(port, where, sizeof where);
+    opener_join(&u);
+    opener_finish(&u);
+    cr_assert(!strcmp(where, "0.0.0.0") || !strcmp(where, "::"), "tcp:*: listens on %s", where);
 }
 
 static const zgrt_program *solo(void)
@@ -1047,7 +1488,7 @@ Test(net, stale_socket_file_is_replaced)
     zri_heap *h = zri_heap_new();
     const char *v[1] = {addr};
     char err[512];
-    zri_net *n = zri_net_open(solo(), 0, addr, v, h, NULL, 1, err, sizeof err);
+    zri_net *n = t_open(solo(), 0, addr, v, h, NULL, 1, err, sizeof err);
     cr_assert_not_null(n, "%s", err);
     /* (the file goes as soon as every peer is connected: here at once) */
     struct stat st;
@@ -1069,14 +1510,14 @@ Test(net, listen_refusals)
 
     FILE *f = fopen(path, "w");
     fclose(f);
-    cr_assert_null(zri_net_open(solo(), 0, addr, v, h, NULL, 1, err, sizeof err));
+    cr_assert_null(t_open(solo(), 0, addr, v, h, NULL, 1, err, sizeof err));
     snprintf(want, sizeof want, "cannot listen on %s: the path exists and is not a socket", addr);
     cr_assert_str_eq(err, want);
     cr_assert_eq(access(path, F_OK), 0, "a regular file was removed");
     unlink(path);
 
     int lfd = raw_listen(path);
-    cr_assert_null(zri_net_open(solo(), 0, addr, v, h, NULL, 1, err, sizeof err));
+    cr_assert_null(t_open(solo(), 0, addr, v, h, NULL, 1, err, sizeof err));
     snprintf(want, sizeof want, "cannot listen on %s: another process is listening there", addr);
     cr_assert_str_eq(err, want);
     close(lfd);
@@ -1085,7 +1526,7 @@ Test(net, listen_refusals)
     int port = t_free_port();
     snprintf(taddr, sizeof taddr, "tcp:127.0.0.1:%d", port);
     v[0] = taddr;
-    zri_net *n1 = zri_net_open(solo(), 0, taddr, v, h, NULL, 1, err, sizeof err);
+    zri_net *n1 = t_open(solo(), 0, taddr, v, h, NULL, 1, err, sizeof err);
     cr_assert_not_null(n1, "%s", err);
     zri_net_close(n1);
     /* a port that another socket listens on: a raw one, because a
@@ -1102,7 +1543,7 @@ Test(net, listen_refusals)
     cr_assert_eq(bind(tfd, (struct sockaddr *)&sa, sizeof sa), 0, "bind %s: %s", taddr,
                  strerror(errno));
     cr_assert_eq(listen(tfd, 8), 0);
-    cr_assert_null(zri_net_open(solo(), 0, taddr, v, h, NULL, 1, err, sizeof err));
+    cr_assert_null(t_open(solo(), 0, taddr, v, h, NULL, 1, err, sizeof err));
     snprintf(want, sizeof want, "cannot listen on %s: Address already in use", taddr);
     cr_assert_str_eq(err, want);
     close(tfd);
@@ -1127,18 +1568,18 @@ Test(net, random_garbage)
         if (round % 3 == 0) { /* a plausible length, then garbage */
             junk[0] = 0, junk[1] = 0, junk[2] = (uint8_t)(rand_r(&seed) % 4);
             if (n > 4) junk[4] = 0x5A;
-            if (n > 5) junk[5] = 1;
+            if (n > 5) junk[5] = 3;
             if (n > 6) junk[6] = (uint8_t)(rand_r(&seed) % 3);
         }
         for (size_t off = 0; off < n;) { /* in random pieces */
             size_t k = 1 + (size_t)(rand_r(&seed) % 700);
             if (k > n - off) k = n - off;
             /* the reader hangs up at the first bad frame */
-            if (send(f.out, junk + off, k, MSG_NOSIGNAL) < 0) break;
+            if (send(f.out.fd, junk + off, k, MSG_NOSIGNAL) < 0) break;
             off += k;
         }
-        close(f.out); /* no BYE: the end must be reported if nothing else was */
-        f.out = -1;
+        close(f.out.fd); /* no BYE: the end must be reported if nothing else was */
+        f.out.fd = -1;
         cr_assert_eq(sink_wait_fail(&f.user.s, 5), 1, "round %d: no failure reported", round);
         usleep(20000);
         cr_assert_eq(sink_fail_count(&f.user.s), 1, "round %d", round);

@@ -204,7 +204,7 @@ Test(inputs, help_lists_inputs, .timeout = 20)
     cr_expect(strstr(r.out, "str, owned by User"), "%s", r.out);
     for (const char *o =
              "--arg\0--llm\0--llm-for\0--seed\0--trace\0--timeout\0--answers\0--listen\0"
-             "--peer\0--result-file\0--help\0";
+             "--peer\0--secret-file\0--heartbeat\0--result-file\0--error-file\0--help\0";
          *o; o += strlen(o) + 1)
         cr_expect(strstr(r.out, o), "help lacks %s", o);
     cr_expect_str_eq(r.err, "");
@@ -370,6 +370,7 @@ Test(modes, per_lifeline_needs_listen_and_peers, .timeout = 20)
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "runs lifeline User only and needs --listen ADDR"), "%s", r.err);
     cr_expect(strstr(r.err, "missing --peer Writer=ADDR"), "%s", r.err);
+    cr_expect(strstr(r.err, "runs lifeline User only and needs --secret-file FILE"), "%s", r.err);
     run_out_free(&r);
     r = run_prog(&p,
                  (const char *const[]){"--listen", "unix:/tmp/a", "--peer", "Writer=unix:/tmp/b",

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,11 @@ static proc_run run_processes(const zgrt_program *p, const char *const *opts)
     int n = p->nlifelines;
     char *socks[8], *results[8], *errs[8];
     char *trace = temp_path("ptrace");
+    /* the run's secret, as zgc run --processes makes it */
+    char *key = temp_path("key");
+    FILE *kf = fopen(key, "w");
+    cr_assert(kf && fwrite("0123456789abcdef0123456789abcdef", 1, 32, kf) == 32 && fclose(kf) == 0);
+    cr_assert_eq(chmod(key, 0600), 0);
     pid_t pids[8];
     for (int l = 0; l < n; l++) {
         socks[l] = temp_path("sock");
@@ -61,6 +67,8 @@ static proc_run run_processes(const zgrt_program *p, const char *const *opts)
             argv[k++] = "--peer";
             argv[k++] = addr[m];
         }
+        argv[k++] = "--secret-file";
+        argv[k++] = key;
         argv[k++] = "--result-file";
         argv[k++] = results[l];
         argv[k++] = "--trace";
@@ -110,6 +118,8 @@ static proc_run run_processes(const zgrt_program *p, const char *const *opts)
     }
     unlink(trace);
     free(trace);
+    unlink(key);
+    free(key);
     return pr;
 }
 

@@ -1,0 +1,218 @@
+/* auth.c — the cryptography of the transport, on OpenSSL's libcrypto: the
+ * run's secret, random nonces, SHA-256, HMAC-SHA256 and the keyed tag of
+ * every frame.  Nothing here is hand-written cryptography: every digest,
+ * MAC and random byte comes from libcrypto, and this file only says which
+ * bytes go in.
+ *
+ * The secret.  Every lifeline of a run reads the same secret file
+ * (--secret-file; `zgc run --processes` writes a fresh one per run).  It
+ * must be a regular file of ZRI_SECRET_MIN to ZRI_SECRET_MAX bytes that
+ * only its owner may read or write (no permission bits for group or
+ * others): a secret others can read proves nothing.  Its bytes, as they
+ * are, are the HMAC key of the handshake (hello.c).
+ *
+ * Frame tags.  After the handshake, every frame on a connection carries
+ * the first ZRI_TAG_BYTES bytes of HMAC-SHA256(K, seq || len || payload):
+ * K is the connection's key (hello.c derives it from the secret and both
+ * nonces), seq the frame's number on the connection (u64 big-endian, from
+ * 0), len the payload's length (u32 big-endian).  A frame that was
+ * modified, dropped, duplicated, replayed from another connection or
+ * reordered fails the check of the frame that follows it.  16 bytes of
+ * tag: a forgery succeeds with probability 2^-128 per try, and the
+ * receiver stops at the first failure.  Cost (measured on the project
+ * machine, OpenSSL 3.0, 40-byte payloads): about 1 µs per tag with a
+ * context re-initialised per frame, against 2.5 µs with a copied context
+ * and 7.5 µs with the one-shot HMAC(), hence the re-initialised context.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+
+#include "net.h"
+
+/* The reason of libcrypto's latest error, for messages. */
+static const char *ssl_reason(void)
+{
+    static __thread char buf[160];
+    unsigned long e = ERR_get_error();
+    if (!e) return "unknown libcrypto error";
+    ERR_error_string_n(e, buf, sizeof buf);
+    ERR_clear_error();
+    return buf;
+}
+
+int zri_secret_load(const char *path, zri_secret *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    /* O_NONBLOCK: a FIFO given as the secret must not block the open */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        zri_err(err, errlen, "cannot read the secret file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        zri_err(err, errlen, "cannot read the secret file %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        zri_err(err, errlen, "the secret file %s is not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    if (st.st_mode & 077) {
+        zri_err(err, errlen,
+                "the secret file %s may be read or written by others (mode %04o): make it "
+                "private to its owner (chmod 600 %s)",
+                path, (unsigned)(st.st_mode & 07777), path);
+        close(fd);
+        return -1;
+    }
+    size_t n = 0;
+    for (;;) {
+        ssize_t k = read(fd, s->key + n, sizeof s->key - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            zri_err(err, errlen, "cannot read the secret file %s: %s", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if (k == 0) break;
+        n += (size_t)k;
+        if (n == sizeof s->key) {
+            uint8_t more;
+            ssize_t extra;
+            do extra = read(fd, &more, 1);
+            while (extra < 0 && errno == EINTR);
+            if (extra != 0) {
+                zri_err(err, errlen, "the secret file %s is longer than %d bytes", path,
+                        ZRI_SECRET_MAX);
+                close(fd);
+                return -1;
+            }
+            break;
+        }
+    }
+    close(fd);
+    if (n < ZRI_SECRET_MIN) {
+        zri_err(err, errlen,
+                "the secret file %s holds %zu bytes, at least %d are needed (make one with: "
+                "head -c 32 /dev/urandom > FILE && chmod 600 FILE)",
+                path, n, ZRI_SECRET_MIN);
+        return -1;
+    }
+    s->len = n;
+    return 0;
+}
+
+int zri_random(uint8_t *out, size_t n, char *err, size_t errlen)
+{
+    if (n > (size_t)INT32_MAX || RAND_bytes(out, (int)n) != 1) {
+        zri_err(err, errlen, "no random bytes: %s", ssl_reason());
+        return -1;
+    }
+    return 0;
+}
+
+int zri_sha256(const zri_bytes *parts, int nparts, uint8_t out[ZRI_HASH_BYTES])
+{
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1;
+    for (int i = 0; ok && i < nparts; i++) ok = EVP_DigestUpdate(c, parts[i].d, parts[i].n) == 1;
+    unsigned int len = 0;
+    ok = ok && EVP_DigestFinal_ex(c, out, &len) == 1 && len == ZRI_HASH_BYTES;
+    EVP_MD_CTX_free(c);
+    return ok ? 0 : -1;
+}
+
+/* A keyed HMAC-SHA256 context, or NULL. */
+static EVP_MAC_CTX *hmac_new(const uint8_t *key, size_t klen)
+{
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (!mac) return NULL;
+    EVP_MAC_CTX *c = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac); /* the context keeps its own reference */
+    if (!c) return NULL;
+    char digest[] = "SHA256";
+    OSSL_PARAM ps[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                       OSSL_PARAM_construct_end()};
+    if (EVP_MAC_init(c, key, klen, ps) != 1) {
+        EVP_MAC_CTX_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+int zri_hmac(const uint8_t *key, size_t klen, const zri_bytes *parts, int nparts,
+             uint8_t out[ZRI_HASH_BYTES])
+{
+    EVP_MAC_CTX *c = hmac_new(key, klen);
+    int ok = c != NULL;
+    for (int i = 0; ok && i < nparts; i++) ok = EVP_MAC_update(c, parts[i].d, parts[i].n) == 1;
+    size_t len = 0;
+    ok = ok && EVP_MAC_final(c, out, &len, ZRI_HASH_BYTES) == 1 && len == ZRI_HASH_BYTES;
+    EVP_MAC_CTX_free(c);
+    return ok ? 0 : -1;
+}
+
+int zri_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    /* in constant time: how much of a forged tag matched must not show */
+    return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+struct zri_mac {
+    EVP_MAC_CTX *c;
+};
+
+zri_mac *zri_mac_new(const uint8_t key[ZRI_HASH_BYTES], char *err, size_t errlen)
+{
+    EVP_MAC_CTX *c = hmac_new(key, ZRI_HASH_BYTES);
+    if (!c) {
+        zri_err(err, errlen, "cannot set up HMAC-SHA256: %s", ssl_reason());
+        return NULL;
+    }
+    zri_mac *m = zri_xmalloc(sizeof *m);
+    m->c = c;
+    return m;
+}
+
+int zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
+                uint8_t tag[ZRI_TAG_BYTES])
+{
+    uint8_t head[12];
+    for (int i = 0; i < 8; i++) head[i] = (uint8_t)(seq >> (56 - 8 * i));
+    for (int i = 0; i < 4; i++) head[8 + i] = (uint8_t)((uint64_t)len >> (24 - 8 * i));
+    uint8_t full[ZRI_HASH_BYTES];
+    size_t n = 0;
+    /* NULL key: the key given to zri_mac_new again */
+    int ok = EVP_MAC_init(m->c, NULL, 0, NULL) == 1 && EVP_MAC_update(m->c, head, 12) == 1 &&
+             EVP_MAC_update(m->c, payload, len) == 1 &&
+             EVP_MAC_final(m->c, full, &n, sizeof full) == 1 && n == sizeof full;
+    if (!ok) return -1;
+    memcpy(tag, full, ZRI_TAG_BYTES);
+    return 0;
+}
+
+void zri_mac_free(zri_mac *m)
+{
+    if (!m) return;
+    EVP_MAC_CTX_free(m->c);
+    free(m);
+}
