@@ -7,13 +7,21 @@
  * `--trace FILE`, its own events to FILE.<Lifeline>.  The launcher waits for
  * all of them, stops the others when one fails, and assembles the result
  * (and the trace: the start lines, then every lifeline's events, then the
- * end line) exactly as the all-in-one executable prints it. */
+ * end line) exactly as the all-in-one executable prints it.
+ *
+ * With --view the launcher serves the live view itself (runtime/view):
+ * the lifelines are not given --view but write their traces, and a thread
+ * follows the files FILE.<Lifeline> as they grow, handing every whole line
+ * to the view (their own end lines excepted: the launcher's end line, the
+ * assembled result or the first lifeline's error, comes last).  The page
+ * orders the lines causally whatever order they come in. */
 #define _GNU_SOURCE
 #include "launch.h"
 #include "zgc.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +30,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "view.h"
 
 /* ---- signals ----------------------------------------------------------- */
 
@@ -247,6 +257,142 @@ static void read_components(const char *path, char **comp, int ncomp)
     free(data);
 }
 
+/* ---- the merged live view ------------------------------------------------- */
+
+/* How often the traces are looked at while the lifelines run: a picture
+ * 50 ms late is live enough, and a look costs one read per lifeline. */
+#define FOLLOW_MS 50
+#define VIEW_LINGER_S 2.0
+
+typedef struct follower {
+    zrv_server *view;
+    int n;
+    char **paths; /* FILE.<Lifeline> */
+    FILE **files;
+    char **partial;  /* a line not yet whole, per lifeline */
+    char *error_end; /* the first lifeline's end line with an error */
+    pthread_t th;
+    pthread_mutex_t mu;
+    int stop;
+} follower;
+
+/* Hands the new whole lines of every trace to the view. */
+static void follow_once(follower *fo)
+{
+    char buf[65536];
+    for (int i = 0; i < fo->n; i++) {
+        if (!fo->files[i] && !(fo->files[i] = fopen(fo->paths[i], "r"))) continue;
+        size_t k;
+        clearerr(fo->files[i]);
+        while ((k = fread(buf, 1, sizeof buf, fo->files[i])) > 0) {
+            size_t from = 0;
+            for (size_t j = 0; j < k; j++) {
+                if (buf[j] != '\n') continue;
+                char *line;
+                if (asprintf(&line, "%s%.*s", fo->partial[i] ? fo->partial[i] : "", (int)(j - from),
+                             buf + from) < 0)
+                    zu_oom();
+                free(fo->partial[i]);
+                fo->partial[i] = NULL;
+                from = j + 1;
+                if (strstr(line, "\"kind\":\"" ZV_TRACE_END "\"")) {
+                    if (strstr(line, "\"error\":") && !fo->error_end)
+                        fo->error_end = line;
+                    else
+                        free(line);
+                    continue;
+                }
+                zrv_push(fo->view, line, strlen(line));
+                free(line);
+            }
+            if (from < k) {
+                char *rest;
+                if (asprintf(&rest, "%s%.*s", fo->partial[i] ? fo->partial[i] : "", (int)(k - from),
+                             buf + from) < 0)
+                    zu_oom();
+                free(fo->partial[i]);
+                fo->partial[i] = rest;
+            }
+        }
+    }
+}
+
+static void *follow(void *arg)
+{
+    follower *fo = arg;
+    for (;;) {
+        pthread_mutex_lock(&fo->mu);
+        int stop = fo->stop;
+        pthread_mutex_unlock(&fo->mu);
+        follow_once(fo);
+        if (stop) return NULL;
+        struct timespec ts = {0, FOLLOW_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static follower *follow_start(const ZxProcessRun *r, const char *trace)
+{
+    char url[256], err[512];
+    zrv_server *view = zrv_open(r->view, r->workflow, r->nlifelines, r->lifelines, url, sizeof url,
+                                err, sizeof err);
+    if (!view) {
+        fprintf(stderr, "zgc: error: %s\n", err);
+        return NULL;
+    }
+    fprintf(stderr, "zgc: view: %s\n", url);
+    fflush(stderr);
+    follower *fo = zu_xcalloc(1, sizeof *fo);
+    fo->view = view;
+    fo->n = r->nlifelines;
+    fo->paths = zu_xcalloc((size_t)fo->n, sizeof *fo->paths);
+    fo->files = zu_xcalloc((size_t)fo->n, sizeof *fo->files);
+    fo->partial = zu_xcalloc((size_t)fo->n, sizeof *fo->partial);
+    for (int i = 0; i < fo->n; i++) {
+        if (asprintf(&fo->paths[i], "%s.%s", trace, r->lifelines[i]) < 0) zu_oom();
+        unlink(fo->paths[i]); /* a file of an earlier run is not this run's */
+    }
+    pthread_mutex_init(&fo->mu, NULL);
+    if (pthread_create(&fo->th, NULL, follow, fo) != 0) {
+        /* no thread: the lines are handed over once, at the end */
+        fo->th = 0;
+    }
+    return fo;
+}
+
+/* The lifelines have ended: the rest of their lines, then the end line
+ * (result: the assembled result's JSON text, or NULL after a failure). */
+static void follow_end(follower *fo, const char *result)
+{
+    if (!fo) return;
+    pthread_mutex_lock(&fo->mu);
+    fo->stop = 1;
+    pthread_mutex_unlock(&fo->mu);
+    if (fo->th)
+        pthread_join(fo->th, NULL);
+    else
+        follow_once(fo);
+    char *end = NULL;
+    if (result) {
+        if (asprintf(&end, "{\"kind\":\"" ZV_TRACE_END "\",\"result\":%s}", result) < 0) zu_oom();
+    } else if (!fo->error_end) {
+        end = zu_xcalloc(1, 128);
+        strcpy(end, "{\"kind\":\"" ZV_TRACE_END "\",\"error\":\"the run was stopped\"}");
+    }
+    const char *e = end ? end : fo->error_end;
+    zrv_push(fo->view, e, strlen(e));
+    free(end);
+    zrv_close(fo->view, VIEW_LINGER_S);
+    for (int i = 0; i < fo->n; i++) {
+        if (fo->files[i]) fclose(fo->files[i]);
+        free(fo->paths[i]);
+        free(fo->partial[i]);
+    }
+    free(fo->paths), free(fo->files), free(fo->partial), free(fo->error_end);
+    pthread_mutex_destroy(&fo->mu);
+    free(fo);
+}
+
 int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
 {
     int n = r->nlifelines;
@@ -271,9 +417,22 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
                     socks[i] + 5, strlen(socks[i]) - 5, sun_max);
             status = 1;
         }
+    /* the live view follows the lifelines' traces: the asked-for ones, or
+     * its own in the run's directory */
+    char *view_trace = NULL;
+    const char *trace = r->trace;
+    follower *fo = NULL;
+    if (r->view && status == 0) {
+        if (!trace) {
+            if (asprintf(&view_trace, "%s/view.jsonl", r->dir) < 0) zu_oom();
+            trace = view_trace;
+        }
+        fo = follow_start(r, trace);
+        if (!fo) status = 2;
+    }
     for (int i = 0; i < n && status == 0; i++) {
         /* exe --listen ADDR --peer M=ADDR … --result-file F [--trace T.L] run options */
-        int nextra = 4 + 2 * (n - 1) + (r->trace ? 2 : 0);
+        int nextra = 4 + 2 * (n - 1) + (trace ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
@@ -287,9 +446,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         }
         extra[k++] = "--result-file";
         extra[k++] = results[i];
-        if (r->trace) {
+        if (trace) {
             extra[k++] = "--trace";
-            extra[k++] = (char *)r->trace;
+            extra[k++] = (char *)trace;
         }
         char *exe;
         if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) zu_oom();
@@ -367,12 +526,16 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             fprintf(stderr, "zgc: the lifelines ended without a result\n");
             status = 1;
         } else {
+            follow_end(fo, text); /* before the merge removes the lifelines' traces */
+            fo = NULL;
             if (r->trace && merge_traces(r, text) != 0) status = 1;
             /* the driver checks that stdout took it (driver/main.c) */
             printf("%s\n", text);
         }
         free(text);
     }
+    follow_end(fo, NULL);
+    free(view_trace);
     for (int i = 0; i < n; i++) {
         unlink(results[i]);
         free(socks[i]);

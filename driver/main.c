@@ -475,9 +475,9 @@ static int cmd_run(int argc, char **argv)
 {
     Options o = {0};
     bool processes = false;
-    const char *trace = NULL;
+    const char *trace = NULL, *view = NULL;
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
-    char **pass = zu_xcalloc((size_t)argc + 3, sizeof *pass);
+    char **pass = zu_xcalloc((size_t)argc + 4, sizeof *pass);
     int ncfiles = 0, npass = 0, rc = -1, opt;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
@@ -494,8 +494,14 @@ static int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--processes")) {
             processes = true;
         } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
-            /* every run option takes a value: --opt VALUE or --opt=VALUE */
+            /* a run option takes a value: --opt VALUE or --opt=VALUE; an
+             * optional one only as --opt=VALUE */
             const char *value = strchr(a, '=');
+            if (zv_option_table()[opt].scope & ZV_OPTIONAL) {
+                if (opt == ZV_OPT_VIEW) view = value ? value + 1 : "";
+                if (opt != ZV_OPT_VIEW || !processes) pass[npass++] = argv[i];
+                continue;
+            }
             if (!value && i + 1 >= argc) {
                 rc = usage_error(usage_run(), "%s needs a value", a);
                 break;
@@ -526,14 +532,17 @@ static int cmd_run(int argc, char **argv)
         free(pass);
         return rc;
     }
-    /* --processes may come after --trace: drop a pass-through --trace then */
-    if (processes && trace) {
+    /* --processes may come after --trace or --view: drop a pass-through
+     * --trace and --view then (the launcher gives each lifeline its trace
+     * and serves the view itself) */
+    if (processes && (trace || view)) {
         int k = 0;
         for (int i = 0; i < npass; i++) {
             if (!strcmp(pass[i], "--trace") && i + 1 < npass && pass[i + 1] == trace) {
                 i++;
                 continue;
             }
+            if (zv_option_lookup(pass[i], ZV_RUN) == ZV_OPT_VIEW) continue;
             pass[k++] = pass[i];
         }
         npass = k;
@@ -561,6 +570,11 @@ static int cmd_run(int argc, char **argv)
         pass[npass++] = "--trace";
         pass[npass++] = (char *)trace;
     }
+    char *view_opt = NULL;
+    if (rc == 0 && processes && c.prog->lifelines.len == 1 && view) {
+        if (asprintf(&view_opt, "--view%s%s", *view ? "=" : "", view) < 0) zu_oom();
+        pass[npass++] = view_opt;
+    }
     if (rc == 0 && (!processes || c.prog->lifelines.len == 1)) {
         char *exe;
         if (asprintf(&exe, "%s/%s", dir, c.wf->name) < 0) zu_oom();
@@ -576,7 +590,8 @@ static int cmd_run(int argc, char **argv)
                           .lifelines = names,
                           .nresults = c.wf->results.len,
                           .result_tuple = c.wf->results.len > 1,
-                          .trace = trace};
+                          .trace = trace,
+                          .view = view};
         rc = zx_run_processes(&r, npass, pass);
         free(names);
     }
@@ -585,6 +600,7 @@ static int cmd_run(int argc, char **argv)
     free(dir);
     free(cfiles);
     free(pass);
+    free(view_opt);
     zx_signal_exit(); /* stopped by a signal: die of it, now that all is clean */
     return rc;
 }

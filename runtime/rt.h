@@ -225,6 +225,7 @@ typedef struct zri_options {
     int npeers;
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */
     const char *result_file;               /* --result-file FILE (used by zgc run --processes) */
+    const char *view; /* --view[=ADDR]: "" for the default address; NULL: no live view */
 } zri_options;
 
 /* Parses argv (after the program name).  Returns 0, 1 after printing the
@@ -515,6 +516,15 @@ ZRI_HIDDEN void zri_trace_end(zri_trace *t, const char *result_json, const char 
  * an event: no index, no vc. */
 ZRI_HIDDEN void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
                                 const char *error, double delay);
+/* The text of each kind of line (no line break) appended to b, for the
+ * trace file and for the live view (main.c), which both write them. */
+ZRI_HIDDEN void zri_trace_line_start(zri_buf *b, const zgrt_program *p, int32_t lifeline,
+                                     const zgrt_value *store);
+ZRI_HIDDEN void zri_trace_line_event(zri_buf *b, const zgrt_program *p, const zri_event *e);
+ZRI_HIDDEN void zri_trace_line_retry(zri_buf *b, const zgrt_program *p, int32_t lifeline,
+                                     const char *action, int attempt, const char *error,
+                                     double delay);
+ZRI_HIDDEN void zri_trace_line_end(zri_buf *b, const char *result_json, const char *error);
 /* The trace as an observer of the run (zri_run_observe): events and
  * retries become lines. */
 ZRI_HIDDEN zri_observer zri_trace_observer(zri_trace *t);

@@ -78,10 +78,10 @@ static void write_line(zri_trace *t, zri_buf *b)
 
 static void put_name(zri_buf *b, const char *s) { zri_buf_json_string(b, s, strlen(s)); }
 
-void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
+void zri_trace_line_start(zri_buf *bp, const zgrt_program *p, int32_t lifeline,
+                          const zgrt_value *store)
 {
-    const zgrt_program *p = t->prog;
-    zri_buf b = {0};
+    zri_buf b = *bp;
     zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_START "\",\"lifeline\":");
     put_name(&b, p->lifelines[lifeline]);
     zri_buf_puts(&b, ",\"store\":{");
@@ -95,16 +95,22 @@ void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
         zri_buf_json_value(&b, p, &store[x]);
     }
     zri_buf_puts(&b, "}}");
+    *bp = b;
+}
+
+void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
+{
+    zri_buf b = {0};
+    zri_trace_line_start(&b, t->prog, lifeline, store);
     write_line(t, &b);
 }
 
-void zri_trace_event(zri_trace *t, const zri_event *e)
+void zri_trace_line_event(zri_buf *bp, const zgrt_program *p, const zri_event *e)
 {
 #define KIND(id, name) name,
     static const char *const kinds[] = {ZV_EVENT_KINDS(KIND)};
 #undef KIND
-    const zgrt_program *p = t->prog;
-    zri_buf b = {0};
+    zri_buf b = *bp;
     zri_buf_puts(&b, "{\"lifeline\":");
     put_name(&b, p->lifelines[e->lifeline]);
     zri_buf_printf(&b, ",\"index\":%" PRId64 ",\"kind\":\"%s\"", e->index, kinds[e->kind]);
@@ -172,14 +178,20 @@ void zri_trace_event(zri_trace *t, const zri_event *e)
         zri_buf_printf(&b, ":%" PRId64, e->vc[l]);
     }
     zri_buf_puts(&b, "}}");
+    *bp = b;
+}
+
+void zri_trace_event(zri_trace *t, const zri_event *e)
+{
+    zri_buf b = {0};
+    zri_trace_line_event(&b, t->prog, e);
     write_line(t, &b);
 }
 
-void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
-                     const char *error, double delay)
+void zri_trace_line_retry(zri_buf *bp, const zgrt_program *p, int32_t lifeline, const char *action,
+                          int attempt, const char *error, double delay)
 {
-    const zgrt_program *p = t->prog;
-    zri_buf b = {0};
+    zri_buf b = *bp;
     zri_buf_puts(&b, "{\"lifeline\":");
     put_name(&b, p->lifelines[lifeline]);
     zri_buf_puts(&b, ",\"kind\":\"" ZV_TRACE_RETRY "\",\"action\":");
@@ -189,12 +201,20 @@ void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int att
     char num[32];
     zri_format_float(delay >= 0 ? delay : 0.0, num);
     zri_buf_printf(&b, ",\"delay\":%s}", num);
+    *bp = b;
+}
+
+void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
+                     const char *error, double delay)
+{
+    zri_buf b = {0};
+    zri_trace_line_retry(&b, t->prog, lifeline, action, attempt, error, delay);
     write_line(t, &b);
 }
 
-void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
+void zri_trace_line_end(zri_buf *bp, const char *result_json, const char *error)
 {
-    zri_buf b = {0};
+    zri_buf b = *bp;
     if (error) {
         zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_END "\",\"error\":");
         zri_buf_json_string(&b, error, strlen(error));
@@ -203,6 +223,13 @@ void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
         zri_buf_puts(&b, result_json ? result_json : "null");
     }
     zri_buf_puts(&b, "}");
+    *bp = b;
+}
+
+void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
+{
+    zri_buf b = {0};
+    zri_trace_line_end(&b, result_json, error);
     write_line(t, &b);
 }
 

@@ -26,7 +26,8 @@ int zvw_put_json(FILE *out, const char *json, size_t len)
 {
     size_t from = 0;
     for (size_t i = 0; i < len; i++) {
-        const char *esc = json[i] == '<' ? "\\u003c" : json[i] == '>' ? "\\u003e"
+        const char *esc = json[i] == '<'   ? "\\u003c"
+                          : json[i] == '>' ? "\\u003e"
                           : json[i] == '&' ? "\\u0026"
                                            : NULL;
         if (!esc) continue;

@@ -239,8 +239,7 @@ int zvw_show(FILE *out, const ZvwTrace *t, const ZvwShowOptions *o, char *err, s
 
     fprintf(out, "%6s  %-*s %4s  %s\n", "row", s.namew, "lifeline", "#", "event");
     for (int i = 0; i < t->nlines; i++)
-        if (!strcmp(t->lines[i].kind, ZV_TRACE_START) &&
-            (only < 0 || t->lines[i].lifeline == only))
+        if (!strcmp(t->lines[i].kind, ZV_TRACE_START) && (only < 0 || t->lines[i].lifeline == only))
             show_other(&s, &t->lines[i]);
     int section = -1;
     for (int k = 0; k < nev; k++) {

@@ -89,7 +89,8 @@ static const char *check_fields(ZvwTrace *t, ZvwLine *ln, json_t *o, char *why, 
     }
     ln->event = true;
     json_t *idx = json_object_get(o, "index");
-    if (!json_is_integer(idx) || json_integer_value(idx) < 1) return "no \"index\" (an integer from 1)";
+    if (!json_is_integer(idx) || json_integer_value(idx) < 1)
+        return "no \"index\" (an integer from 1)";
     ln->index = json_integer_value(idx);
     json_t *w = json_object_get(o, "writes");
     if (w && !json_is_object(w)) return "\"writes\" is not an object";
@@ -103,10 +104,12 @@ static const char *check_fields(ZvwTrace *t, ZvwLine *ln, json_t *o, char *why, 
         json_t *v = json_object_get(o, "values");
         if (v && !json_is_array(v)) return "\"values\" is not an array";
         json_t *c = json_object_get(o, "control");
-        if (c && !json_is_null(c) && !json_is_string(c)) return "\"control\" is neither null nor a string";
+        if (c && !json_is_null(c) && !json_is_string(c))
+            return "\"control\" is neither null nor a string";
     } else if (!strcmp(ln->kind, "act")) {
         json_t *a = json_object_get(o, "action");
-        if (a && !json_is_null(a) && !json_is_string(a)) return "\"action\" is neither null nor a string";
+        if (a && !json_is_null(a) && !json_is_string(a))
+            return "\"action\" is neither null nor a string";
     } else {
         if (!json_is_string(json_object_get(o, "construct"))) return "no \"construct\" string";
     }

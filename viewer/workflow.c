@@ -335,13 +335,17 @@ int zvw_workflow_page(FILE *out, const ZCompilation *c, int lifeline)
         push(lifes, jstr(((ZDecl *)ZU_VEC_AT(p->lifelines, i))->name));
     set(d, "lifelines", lifes);
     ZBuf title = {0};
+    /* the file's name without its directory: a page looks the same
+     * wherever the sources are */
+    const char *slash = strrchr(c->src.path, '/');
+    const char *file = slash ? slash + 1 : c->src.path;
     if (lifeline >= 0) {
         const ZLocalProgram *lp = ZU_VEC_AT(c->locals->programs, lifeline);
-        zu_buf_printf(&title, "lifeline %s of %s (%s)", lp->name, c->wf->name, c->src.path);
+        zu_buf_printf(&title, "lifeline %s of %s (%s)", lp->name, c->wf->name, file);
         set(d, "focus", jstr(lp->name));
         set(d, "items", local_list(c->locals, &lp->body, lifeline));
     } else {
-        zu_buf_printf(&title, "workflow %s (%s)", c->wf->name, c->src.path);
+        zu_buf_printf(&title, "workflow %s (%s)", c->wf->name, file);
         set(d, "focus", json_null());
         set(d, "items", global_list(&c->wf->body, -1));
     }

@@ -212,8 +212,11 @@
         this.bucketAdd(mi, mm.r1, row);
       }
     }
-    if (typeof o.channel === 'string' && o.channel.indexOf('/par') >= 0 && /\/par\d+\.\d+$/.test(o.channel)) this.addPar(ev);
-    else if (o.coregion === true) this.addCoregion(ev);
+    if (typeof o.channel === 'string') {
+      if (o.channel.indexOf('/par') >= 0 && /\/par\d+\.\d+$/.test(o.channel)) this.addPar(ev);
+      else if (o.coregion === true) this.addCoregion(ev);
+      else this.parts.delete(ev.l);
+    }
   };
 
   Model.prototype.bucketAdd = function (mi, r1, r2) {
@@ -224,15 +227,15 @@
     }
   };
 
-  /* Parallel branches: the events of a message on channel C/parN.K belong
-   * to one branch instance with the other events of the same lifeline on C
-   * since it last left C, and with the other end of each message. */
+  /* Parallel branches: an event of a message on channel C/parN.K belongs
+   * to the branch instance of its lifeline's previous message event when
+   * that was on C too (actions and decisions between them have no
+   * channel), else to its message's other end's, else to a new one. */
   Model.prototype.addPar = function (ev) {
     var ch = ev.o.channel;
-    var key = ch + '|' + ev.l;
-    var last = this.parts.get(key);
+    var last = this.parts.get(ev.l);
     var fr = null;
-    if (last && last.open === this.next[ev.l] - 1) fr = last.frame;
+    if (last && last.chan === ch) fr = last.frame;
     if (!fr && ev.kind === 'recv') {
       var s = this.sendOf.get(ev.o.msg);
       if (s && s.parFrame) fr = s.parFrame;
@@ -245,19 +248,20 @@
     }
     this.grow(fr, ev);
     ev.parFrame = fr;
-    this.parts.set(key, { open: this.next[ev.l] - 1, frame: fr });
+    this.parts.set(ev.l, { chan: ch, frame: fr });
   };
 
+  /* A coregion (receives marked "coregion": true): consecutive ones of a
+   * lifeline on one channel, one frame. */
   Model.prototype.addCoregion = function (ev) {
-    var key = 'co|' + ev.l;
-    var last = this.parts.get(key);
-    var fr = last && last.open === this.next[ev.l] - 1 ? last.frame : null;
+    var last = this.parts.get(ev.l);
+    var fr = last && last.co && last.idx === ev.idx - 1 && last.chan === ev.o.channel ? last.frame : null;
     if (!fr) {
       fr = { kind: 'coregion', r1: ev.row, r2: ev.row, l1: ev.l, l2: ev.l, label: 'coregion' };
       this.frames.push(fr);
     }
     this.grow(fr, ev);
-    this.parts.set(key, { open: this.next[ev.l] - 1, frame: fr });
+    this.parts.set(ev.l, { chan: ev.o.channel, frame: fr, co: true, idx: ev.idx });
   };
 
   Model.prototype.grow = function (fr, ev) {
@@ -467,6 +471,7 @@
   }
 
   function draw() {
+    var started = performance.now();
     var top = chart.scrollTop, h = chart.clientHeight, w = chart.clientWidth;
     var rh = rowH(), cw = colW();
     var r0 = Math.max(0, Math.floor((top - HEAD) / rh) - 2);
@@ -541,6 +546,7 @@
                '"/><text class="errtext" x="' + (cols[ll] + 10) + '" y="' + (y + fs / 3) + '">✖ ' + esc(trunc(mk.text, 90)) + '</text></g>');
     });
     svg.innerHTML = out.join('');
+    if (window.zgView) window.zgView.drawMs = performance.now() - started;
   }
 
   function msgSvg(m, mi, xa, xb, fs, cw) {
