@@ -59,6 +59,19 @@ static void watch_event(void *user, const zri_event *e)
     }
 }
 
+/* what a lifeline waits for: the view's status, never in the trace file */
+static void watch_wait(void *user, int32_t lifeline, const char *what)
+{
+    watch *w = user;
+    zri_buf b = {0};
+    zri_buf_puts(&b, "{\"lifeline\":");
+    zri_buf_json_string(&b, w->prog->lifelines[lifeline], strlen(w->prog->lifelines[lifeline]));
+    zri_buf_puts(&b, ",\"kind\":\"wait\",\"on\":");
+    zri_buf_json_string(&b, what, strlen(what));
+    zri_buf_puts(&b, "}");
+    view_push(w, &b);
+}
+
 static void watch_retry(void *user, int32_t lifeline, const char *action, int attempt,
                         const char *error, double delay)
 {
@@ -204,7 +217,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     }
     watch w = {prog, trace, view};
     if (trace || view) {
-        zri_observer obs = {watch_event, watch_retry, &w};
+        zri_observer obs = {watch_event, watch_retry, &w, view ? watch_wait : NULL};
         zri_run_observe(R, &obs);
     }
 

@@ -302,6 +302,14 @@ typedef struct zri_event {
     /* act */
     const char *action; /* or NULL for a local computation */
     int32_t attempts;
+    /* act of an llm or human action: what the action recorded (through
+     * zri_action_env.detail), each NULL when it recorded none: the filled
+     * prompts, a human action's question, and the raw answer (the model's
+     * last reply text, the scripted or --answers entry as JSON, the line
+     * typed at the terminal) */
+    const char *system, *user, *question, *answer;
+    /* recv: taken by a coregion's receive-any (in arrival order) */
+    int32_t coregion;
     /* choice */
     int32_t construct; /* tag index */
     int32_t value;
@@ -326,6 +334,11 @@ typedef struct zri_observer {
     void (*retry)(void *user, int32_t lifeline, const char *action, int attempt, const char *error,
                   double delay);
     void *user;
+    /* the lifeline is about to wait: `what` says for what ("a message from
+     * A on main", "action f"); its next event ends the wait.  Called after
+     * a receive found nothing and spun (so never on the fast path) and
+     * before an action runs.  May be NULL. */
+    void (*wait)(void *user, int32_t lifeline, const char *what);
 } zri_observer;
 
 /* The transport to the lifelines of other processes (per-lifeline mode;
@@ -357,6 +370,10 @@ typedef struct zri_action_env {
      * its error and the delay before the next attempt in seconds; called
      * with note_user; may be NULL */
     void (*retry)(void *user, int attempt, const char *error, double delay);
+    /* records a text the action's event shows (key "system", "user",
+     * "question" or "answer"; a later one replaces an earlier one), for the
+     * trace's optional fields; called with note_user; may be NULL */
+    void (*detail)(void *user, const char *key, const char *text);
 } zri_action_env;
 
 /* Runs action `action` (llm, human, extern pure or effect; agent/

@@ -13,11 +13,18 @@
  *       values of a control message are [decision] (one bool).  "msg" is
  *       "<from>><to>@<channel>#<n>", n counting the messages of that
  *       channel (sender, receiver, namespace) from 1, the same on both
- *       sides, so a receive names its send;
+ *       sides, so a receive names its send.  Optional: "coregion":true
+ *       on a receive a coregion took in arrival order;
  *   {"lifeline":"Writer","index":2,"kind":"act","action":"write_reply",
- *    "attempts":1,"writes":{"draft":"…"},"vc":{…}}
+ *    "attempts":1,"prompt":{"system":"…","user":"…"},"answer":"…",
+ *    "writes":{"draft":"…"},"vc":{…}}
  *       an action or a local computation ("action": null, or the name of
- *       a pure action); "attempts" counts llm attempts (1 otherwise);
+ *       a pure action); "attempts" counts llm attempts (1 otherwise).
+ *       Optional, when the action recorded them (zri_event): "prompt"
+ *       (an llm action's filled prompts, each key only when the action
+ *       has that prompt), "question" (a human action's filled prompt),
+ *       "answer" (the raw answer: the model's last reply text, the
+ *       scripted or --answers entry as JSON, the line typed);
  *   {"lifeline":"User","index":3,"kind":"choice","construct":"if#1",
  *    "value":true,"writes":{},"vc":{…}}
  *       a decision of an if/while owner and the guard's value;
@@ -143,6 +150,7 @@ void zri_trace_line_event(zri_buf *bp, const zgrt_program *p, const zri_event *e
         zri_buf_puts(&b, ",\"msg\":");
         zri_buf_json_string(&b, id.data, id.len);
         zri_buf_free(&id);
+        if (e->coregion) zri_buf_puts(&b, ",\"coregion\":true"); /* optional */
         break;
     }
     case ZRI_EV_ACT:
@@ -152,6 +160,16 @@ void zri_trace_line_event(zri_buf *bp, const zgrt_program *p, const zri_event *e
         else
             zri_buf_puts(&b, "null");
         zri_buf_printf(&b, ",\"attempts\":%d", (int)e->attempts);
+        /* optional: what an llm or human action recorded */
+        if (e->system || e->user) {
+            zri_buf_puts(&b, ",\"prompt\":{");
+            if (e->system) zri_buf_puts(&b, "\"system\":"), put_name(&b, e->system);
+            if (e->system && e->user) zri_buf_add(&b, ",", 1);
+            if (e->user) zri_buf_puts(&b, "\"user\":"), put_name(&b, e->user);
+            zri_buf_add(&b, "}", 1);
+        }
+        if (e->question) zri_buf_puts(&b, ",\"question\":"), put_name(&b, e->question);
+        if (e->answer) zri_buf_puts(&b, ",\"answer\":"), put_name(&b, e->answer);
         break;
     case ZRI_EV_CHOICE:
         zri_buf_puts(&b, ",\"construct\":");
@@ -243,7 +261,7 @@ static void observe_retry(void *user, int32_t lifeline, const char *action, int 
 
 zri_observer zri_trace_observer(zri_trace *t)
 {
-    zri_observer o = {observe_event, observe_retry, t};
+    zri_observer o = {observe_event, observe_retry, t, NULL};
     return o;
 }
 

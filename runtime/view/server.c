@@ -51,11 +51,11 @@ typedef struct client {
     size_t rlen;
     const char *out; /* C_REPLY: what to send (the page or a short reply) */
     size_t olen, opos;
-    char *own;      /* a reply's header made for this client */
-    size_t line;    /* C_EVENTS: the next history line to copy */
-    char *buf;      /* C_EVENTS: copied history not yet written */
+    char *own;   /* a reply's header made for this client */
+    size_t line; /* C_EVENTS: the next history line to copy */
+    char *buf;   /* C_EVENTS: copied history not yet written */
     size_t blen, bpos;
-    double since;   /* when it last took a byte, or connected */
+    double since; /* when it last took a byte, or connected */
 } client;
 
 struct zrv_server {
@@ -193,14 +193,15 @@ static int listen_on(const char *addr, char *host_out, size_t hostlen, int *port
         if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') h++, hl -= 2;
         if (strlen(p) == 0 || strlen(p) >= sizeof port || strspn(p, "0123456789") != strlen(p) ||
             atol(p) > 65535 || hl >= sizeof host || (colon && hl == 0)) {
-            snprintf(err, errlen, "--view expects PORT or HOST:PORT on the loopback address, got '%s'",
-                     addr);
+            snprintf(err, errlen,
+                     "--view expects PORT or HOST:PORT on the loopback address, got '%s'", addr);
             return -1;
         }
         if (colon) memcpy(host, h, hl), host[hl] = '\0';
         memcpy(port, p, strlen(p) + 1);
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV | AI_PASSIVE};
     struct addrinfo *res = NULL;
     int gai = getaddrinfo(host, port, &hints, &res);
@@ -248,7 +249,8 @@ static int listen_on(const char *addr, char *host_out, size_t hostlen, int *port
         }
     }
     freeaddrinfo(res);
-    if (fd < 0) snprintf(err, errlen, "--view: cannot listen on %s:%s: %s", host, port, strerror(saved));
+    if (fd < 0)
+        snprintf(err, errlen, "--view: cannot listen on %s:%s: %s", host, port, strerror(saved));
     return fd;
 }
 
@@ -416,8 +418,10 @@ static void *serve(void *arg)
                 if (r > 0) c->since = t;
                 if (r < 0 || c->opos == c->olen || t - c->since > ZRV_STALL_S) drop(c);
             } else if (c->state == C_EVENTS) {
-                if (serve_events(s, c, t, closing) < 0) drop(c);
-                else if (c->bpos < c->blen || c->line < nlines) busy = 1;
+                if (serve_events(s, c, t, closing) < 0)
+                    drop(c);
+                else if (c->bpos < c->blen || c->line < nlines)
+                    busy = 1;
             } else if (c->state == C_REQUEST && t - c->since > ZRV_STALL_S) {
                 drop(c);
             }
@@ -432,9 +436,9 @@ static void *serve(void *arg)
         for (int i = 0; i < MAX_CLIENTS; i++) {
             client *c = &s->clients[i];
             if (c->state == C_FREE) continue;
-            short ev = c->state == C_REQUEST                          ? POLLIN
+            short ev = c->state == C_REQUEST                      ? POLLIN
                        : c->state == C_REPLY || c->bpos < c->blen ? POLLOUT
-                                                                      : POLLIN;
+                                                                  : POLLIN;
             idx[n - 2] = i;
             pf[n++] = (struct pollfd){.fd = c->fd, .events = ev};
         }
