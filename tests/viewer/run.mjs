@@ -203,6 +203,9 @@ async function checkTracePage(name, traceFile, refDir) {
         const want = `${k} = ${typeof v === 'string' ? v : JSON.stringify(v, null, 2)}`;
         assert.ok(text.includes(want), `the details show ${want}`);
       }
+      // and an llm action's prompts (the trace's optional fields)
+      for (const p of Object.values(match.prompt || {})) assert.ok(text.includes(p), `the details show the prompt ${p}`);
+      if (match.answer !== undefined) assert.ok(text.includes(match.answer), 'the details show the raw answer');
       await page.click('#details-close');
     }
     noNetwork(log, [url]);
@@ -460,6 +463,12 @@ for (const processes of [false, true]) {
     const p = await startLive(['run', ...(processes ? ['--processes'] : []), slow, pause, '--view', '--trace', trace], { ZG_PAUSE_MS: '40' });
     const { page, log } = await open(p.url);
     const during = await page.evaluate(() => zgView.counts().ended);
+    // the page says what a lifeline waits for while it waits (the merged
+    // view of --processes follows trace files, which have no wait lines)
+    if (!processes) {
+      const waits = await page.waitForSelector('.lifeline-head .wait', { timeout: 10000 }).then((e) => e.evaluate((x) => x.textContent));
+      assert.match(waits, /message from|action/);
+    }
     await page.waitForFunction(() => zgView.counts().ended, { timeout: 30000 });
     const r = await p.done;
     assert.equal(r.code, 0, r.err);

@@ -123,6 +123,10 @@
       this.retries[this.lifeline(String(o.lifeline))].push(o);
       return;
     }
+    if (k === 'note') {
+      this.note = String(o.text || '');
+      return;
+    }
     if (k === 'wait') {
       this.waiting.set(this.lifeline(String(o.lifeline)), String(o.on || ''));
       return;
@@ -795,6 +799,7 @@
     } else if (data.mode === 'trace') {
       s += ' · no end line (the run did not finish)';
     }
+    if (M.note) s += ' · ' + M.note;
     var waiting = M.nevents - M.events.length;
     if (waiting > 0 && M.ended) s += ' · ' + waiting + ' events without their cause';
     el.textContent = s;
