@@ -191,7 +191,7 @@ static const char usage_emit_llvm[] =
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
 
 static const char usage_view[] =
-    "usage: zgc view [-o PAGE.html] TRACE.jsonl\n"
+    "usage: zgc view [-o PAGE.html] [--source FILE.zg [--workflow NAME]] TRACE.jsonl\n"
     "       zgc view [-o PAGE.html] [--workflow NAME] [--lifeline L] FILE.zg\n"
     "\n"
     "Draws a message sequence chart as one self-contained HTML page (inline SVG,\n"
@@ -208,6 +208,9 @@ static const char usage_view[] =
     "lifeline filter.  Only the rows in view are drawn, so traces of 100,000\n"
     "events open at once; the page is about as large as the trace.\n"
     "\n"
+    "With --source FILE.zg (the run's workflow), a decision also shows its\n"
+    "owner, its guard as written and, for a CPL guard, its unfolded form.\n"
+    "\n"
     "A workflow (FILE.zg): its messages, actions, if/while frames with their\n"
     "owners and guards, parallel and coregion frames; with --lifeline L the\n"
     "projected local program of L.\n"
@@ -216,6 +219,7 @@ static const char usage_view[] =
     "                    .html instead of its extension; - for stdout)\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
     "  --lifeline L      draw the local program of lifeline L\n"
+    "  --source FILE.zg  the workflow of the trace, for its decisions' guards\n"
     "  -h, --help        show this help\n"
     "\n"
     "A malformed trace is an error naming its file and line.  Live runs:\n"
@@ -622,30 +626,33 @@ static char *page_path(const char *input)
 typedef struct ViewJob {
     const ZvwTrace *trace;
     const char *title;
-    const ZCompilation *c;
+    const ZCompilation *c; /* the workflow: drawn, or the guards of a trace's decisions */
     int lifeline;
 } ViewJob;
 
 static int write_view(FILE *out, void *user)
 {
     const ViewJob *j = user;
-    if (j->trace) return zvw_trace_page(out, j->trace, j->title);
+    if (j->trace) return zvw_trace_page(out, j->trace, j->title, j->c);
     return zvw_workflow_page(out, j->c, j->lifeline);
 }
 
 static int cmd_view(int argc, char **argv)
 {
     Options o = {0};
-    const char *out = NULL;
+    const char *out = NULL, *source = NULL;
     char **args = zu_xcalloc((size_t)argc + 1, sizeof *args);
     int n = 0;
     for (int i = 0; i < argc; i++) {
-        if (i > 0 && !strcmp(argv[i], "-o")) {
+        if (i > 0 && (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--source"))) {
             if (i + 1 >= argc) {
                 free(args);
-                return usage_error(usage_view, "%s needs a file name", "-o");
+                return usage_error(usage_view, "%s needs a file name", argv[i]);
             }
-            out = argv[++i];
+            if (argv[i][1] == 'o')
+                out = argv[++i];
+            else
+                source = argv[++i];
             continue;
         }
         args[n++] = argv[i];
@@ -657,9 +664,12 @@ static int cmd_view(int argc, char **argv)
     if (rc >= 0) return rc;
     rc = 0;
     bool workflow = ends_with(o.file, ".zg");
-    if (!workflow && (o.workflow || o.lifeline))
-        return usage_error(usage_view, "%s applies to workflows (FILE.zg) only",
-                           o.workflow ? "--workflow" : "--lifeline");
+    if (!workflow && o.lifeline)
+        return usage_error(usage_view, "%s applies to workflows (FILE.zg) only", "--lifeline");
+    if (workflow && source) return usage_error(usage_view, "%s applies to traces only", "--source");
+    if (!workflow && o.workflow && !source)
+        return usage_error(usage_view, "%s needs a workflow: FILE.zg or --source FILE.zg",
+                           "--workflow");
     char *path = out ? NULL : page_path(o.file);
     const char *dest = out ? out : path;
     char err[1024];
@@ -685,16 +695,20 @@ static int cmd_view(int argc, char **argv)
         const char *slash = strrchr(o.file, '/');
         job.trace = &t;
         job.title = slash ? slash + 1 : o.file;
+        if (source) {
+            /* the workflow of the run, for its guards (diagnostics printed) */
+            Options so = {.file = source, .workflow = o.workflow};
+            rc = compile(&c, &so, ZC_GUARDS, false);
+            job.c = &c;
+        }
     }
     if (rc == 0 && zvw_write_file(dest, write_view, &job, err, sizeof err) != 0) {
         fprintf(stderr, "zgc: error: %s\n", err);
         rc = 1;
     }
     if (rc == 0 && strcmp(dest, "-")) fprintf(stderr, "zgc: wrote %s\n", dest);
-    if (workflow)
-        zc_free(&c);
-    else if (job.trace)
-        zvw_trace_free(&t);
+    if (job.c) zc_free(&c);
+    if (job.trace) zvw_trace_free(&t);
     free(path);
     return rc;
 }

@@ -24,11 +24,16 @@
  *               processes (net/net.h): a zri_transport
  *   agent/      llm, human and extern actions, model backends, HTTP
  *               (agent/agent.h): the zri_action_fn
+ *   view/       the live view (--view): an HTTP server of the viewer page
+ *               and of lines as Server-Sent Events (view/view.h, prefix
+ *               zrv_); it depends on nothing above, main.c hands it the
+ *               trace's lines
  *   main.c      zgrt_main: options, mode, trace, transport, actions, run,
  *               result — the one file that knows all the others
  *
  * Libraries (CMakeLists.txt): zgrt_core (values.c … builtins.c),
- * zgrt_net, zgrt_agent, and libzgrt.a, which bundles them with main.c:
+ * zgrt_net, zgrt_agent, zgrt_view, and libzgrt.a, which bundles them
+ * with main.c:
  * the archive `zgc build` links.
  *
  * Errors, one convention for the whole runtime:

@@ -66,6 +66,7 @@ int zvw_page_write(FILE *out, int (*data)(FILE *out, void *user), void *user)
 typedef struct trace_page {
     const ZvwTrace *t;
     const char *title;
+    const ZCompilation *source;
 } trace_page;
 
 static int put_string(FILE *out, const char *s)
@@ -85,8 +86,16 @@ static int trace_data(FILE *out, void *user)
     const trace_page *tp = user;
     const ZvwTrace *t = tp->t;
     if (fputs("{\"mode\":\"trace\",\"title\":", out) < 0 || put_string(out, tp->title) != 0 ||
-        fputs(",\"lines\":[\n", out) < 0)
+        fputs(",", out) < 0)
         return -1;
+    if (tp->source) {
+        char *g = zvw_guards_json(tp->source);
+        int rc = fputs("\"guards\":", out) < 0 || zvw_put_json(out, g, strlen(g)) != 0 ||
+                 fputs(",", out) < 0;
+        free(g);
+        if (rc) return -1;
+    }
+    if (fputs("\"lines\":[\n", out) < 0) return -1;
     for (int i = 0; i < t->nlines; i++) {
         const ZvwLine *ln = &t->lines[i];
         if ((i && fputs(",\n", out) < 0) || zvw_put_json(out, t->text + ln->off, ln->len) != 0)
@@ -95,9 +104,9 @@ static int trace_data(FILE *out, void *user)
     return fputs("\n]}", out) < 0 ? -1 : 0;
 }
 
-int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title)
+int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title, const ZCompilation *source)
 {
-    trace_page tp = {t, title};
+    trace_page tp = {t, title, source};
     return zvw_page_write(out, trace_data, &tp);
 }
 

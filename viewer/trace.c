@@ -213,7 +213,7 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
     return rc;
 }
 
-int zvw_trace_read(ZvwTrace *t, const char *path, char *err, size_t errlen)
+static int read_trace(ZvwTrace *t, const char *path, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     t->path = path;
@@ -252,6 +252,13 @@ int zvw_trace_read(ZvwTrace *t, const char *path, char *err, size_t errlen)
     }
     if (t->nlines == 0) return fail(err, errlen, "%s: the trace has no lines", path);
     return place_rows(t, err, errlen);
+}
+
+int zvw_trace_read(ZvwTrace *t, const char *path, char *err, size_t errlen)
+{
+    if (read_trace(t, path, err, errlen) == 0) return 0;
+    zvw_trace_free(t);
+    return -1;
 }
 
 void zvw_trace_free(ZvwTrace *t)

@@ -67,7 +67,8 @@ typedef struct ZvwTrace {
  * receive, one below its send (the longest causal path to it), so a
  * receive is never above its send; a receive whose send is not in the
  * trace (a per-lifeline trace) follows its lifeline only.  -1 with
- * "PATH:LINE: what is wrong" in err (a causal cycle names a line on it). */
+ * "PATH:LINE: what is wrong" in err (a causal cycle names a line on it);
+ * t is then empty (zvw_trace_free may still be called). */
 int zvw_trace_read(ZvwTrace *t, const char *path, char *err, size_t errlen);
 void zvw_trace_free(ZvwTrace *t);
 
@@ -84,8 +85,10 @@ int zvw_put_json(FILE *out, const char *json, size_t len);
  * failed. */
 int zvw_page_write(FILE *out, int (*data)(FILE *out, void *user), void *user);
 
-/* The page of a trace: {"mode":"trace","title":T,"lines":[…]}. */
-int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title);
+/* The page of a trace: {"mode":"trace","title":T,"lines":[…]}, with
+ * "guards" (zvw_guards_json) when the workflow is given (source: compiled
+ * to ZC_GUARDS, or NULL). */
+int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title, const ZCompilation *source);
 
 /* Writes the page through a temporary file renamed into place (`-` is
  * stdout), so that `path` is whole or absent.  write_page returns 0 or -1. */
@@ -97,6 +100,11 @@ int zvw_write_file(const char *path, int (*write_page)(FILE *out, void *user), v
 /* The page of a compiled workflow (after ZC_PROJECT): its statements, or
  * with lifeline >= 0 that lifeline's local program. */
 int zvw_workflow_page(FILE *out, const ZCompilation *c, int lifeline);
+
+/* The guards of a compiled workflow (after ZC_GUARDS) as JSON text
+ * (malloc'd): {"if#1":{"owner":"A","guard":"n < 3","cpl":"…"|null,
+ * "line":9}, …}, for a trace page's decisions. */
+char *zvw_guards_json(const ZCompilation *c);
 
 /* ---- show.c ------------------------------------------------------------------ */
 

@@ -313,6 +313,38 @@ static json_t *local_list(const ZLocalSet *ls, const ZVec *body, int self)
     return out;
 }
 
+/* ---- guards, for trace pages ------------------------------------------------------ */
+
+char *zvw_guards_json(const ZCompilation *c)
+{
+    json_t *d = json_object();
+    if (!d) zu_oom();
+    const ZGuardTable *gt = c->guards;
+    for (int i = 0; gt && i < gt->guards.len; i++) {
+        const ZGuardInfo *g = ZU_VEC_AT(gt->guards, i);
+        json_t *o = json_object();
+        if (!o) zu_oom();
+        set(o, "owner", jstr(za_lifeline_name(c->prog, g->owner)));
+        char *src = expr_text(g->source);
+        set(o, "guard", jstr(src));
+        free(src);
+        if (g->cpl && g->root) {
+            ZBuf b = {0};
+            zg_print_formula(&b, gt, g->root);
+            set(o, "cpl", jstr(b.data));
+            zu_buf_free(&b);
+        } else {
+            set(o, "cpl", json_null());
+        }
+        set(o, "line", json_integer(g->construct ? g->construct->span.first_line : 0));
+        set(d, g->tag, o);
+    }
+    char *text = json_dumps(d, JSON_COMPACT);
+    json_decref(d);
+    if (!text) zu_oom();
+    return text;
+}
+
 /* ---- the page ------------------------------------------------------------------ */
 
 static int workflow_data(FILE *out, void *user)

@@ -257,6 +257,71 @@ for (const ex of examples) {
   });
 }
 
+await check('example merge.zg with --source: a decision shows its guard', async () => {
+  const src = path.join(root, 'examples/merge.zg');
+  const trace = path.join(tmp, 'merge-guards.jsonl');
+  zgcOk(['run', src, '--arg', 'candidate=c1', '--arg', 'patch=p', '--trace', trace]);
+  const html = path.join(tmp, 'merge-guards.html');
+  zgcOk(['view', trace, '--source', src, '-o', html]);
+  const { page, log } = await open(pathToFileURL(html).href);
+  try {
+    assert.ok(await page.$('#svg g.choice'), 'the decision is drawn');
+    // (an arrow passes over the diamond: select the event itself)
+    await page.evaluate(() => zgView.select({ type: 'ev', i: zgView.model.events.find((e) => e.kind === 'choice').id }));
+    const text = await page.$eval('#details-body', (e) => e.textContent);
+    assert.ok(text.includes('same_candidate && tests_ok && scan_ok'), 'the guard as written');
+    assert.ok(text.includes('@TestRunner(status != failed since status == passed)'), 'the unfolded CPL');
+    assert.ok(text.includes('owner Committer'), 'its owner');
+    noNetwork(log, [pathToFileURL(html).href]);
+  } finally {
+    await page.close();
+  }
+});
+
+await check('the command line of zgc view and zgc trace show', async () => {
+  const trace = path.join(tmp, 'cli.jsonl');
+  zgcOk(['run', path.join(root, 'examples/increment.zg'), '--trace', trace]);
+  const expect = (status, pattern, argv) => {
+    const r = zgc(argv);
+    assert.equal(r.status, status, `zgc ${argv.join(' ')}: exit ${r.status}: ${r.stderr}`);
+    assert.match(r.stdout + r.stderr, pattern, `zgc ${argv.join(' ')}`);
+    return r;
+  };
+  expect(0, /^usage: zgc view/, ['view', '--help']);
+  expect(0, /^usage: zgc view/, ['help', 'view']);
+  expect(2, /no input file/, ['view']);
+  expect(2, /unknown option `--frob`/, ['view', '--frob', trace]);
+  expect(2, /-o needs a file name/, ['view', trace, '-o']);
+  expect(2, /--lifeline applies to workflows/, ['view', trace, '--lifeline', 'A']);
+  expect(2, /--source applies to traces only/, ['view', path.join(root, 'examples/hello.zg'), '--source', 'x.zg']);
+  expect(1, /cannot read .*nope.jsonl/, ['view', path.join(tmp, 'nope.jsonl')]);
+  expect(1, /cannot read .*: not a regular file/, ['view', '/dev/zero']);
+  expect(1, /cannot write .*no-dir/, ['view', trace, '-o', path.join(tmp, 'no-dir/x.html')]);
+  expect(1, /no lifeline `Nobody`/, ['view', path.join(root, 'examples/hello.zg'), '--lifeline', 'Nobody']);
+  // the default page is the trace's name with .html
+  expect(0, /wrote .*cli\.html/, ['view', trace]);
+  assert.ok(fs.existsSync(path.join(tmp, 'cli.html')));
+  // -o - writes the page to stdout, and a full stdout is an error
+  assert.match(expect(0, /^<!DOCTYPE html>/, ['view', trace, '-o', '-']).stdout, /"mode":"trace"/);
+  const full = spawnSync('sh', ['-c', `"${ZGC}" view "${trace}" -o - > /dev/full`], { encoding: 'utf8' });
+  assert.equal(full.status, 1);
+  assert.match(full.stderr, /cannot write to standard output/);
+  expect(0, /^usage: zgc trace check[\s\S]*usage: zgc trace show/, ['trace', '--help']);
+  expect(0, /^usage: zgc trace show/, ['trace', 'show', '--help']);
+  expect(2, /no trace file/, ['trace', 'show']);
+  expect(2, /--width expects a number/, ['trace', 'show', '--width', 'x', trace]);
+  expect(1, /no lifeline `C` in the trace/, ['trace', 'show', '--lifeline', 'C', trace]);
+  // piped: no colour; the rows interleave the lifelines causally
+  const t = expect(0, /row +lifeline/, ['trace', 'show', trace]).stdout;
+  assert.ok(!t.includes('\u001b'), 'no colour when stdout is not a terminal');
+  assert.match(t, /0 +A +1 +choice while#1 = true/);
+  assert.match(t, /end: result: 3/);
+  const by = expect(0, /== A[\s\S]*== B/, ['trace', 'show', '--by-lifeline', trace]).stdout;
+  assert.ok(by.indexOf('recv ← A') > by.indexOf('== B'), 'B\'s receives in its section');
+  const onlyB = expect(0, /recv ← A/, ['trace', 'show', '--lifeline', 'B', trace]).stdout;
+  assert.ok(!/ A +\d+ +send/.test(onlyB), 'only B');
+});
+
 await check('example consensus.zg: local program of LLM2', async () => {
   const src = path.join(root, 'examples/consensus.zg');
   const html = path.join(tmp, 'consensus-LLM2.html');

@@ -631,6 +631,15 @@
     body.appendChild(p);
   }
 
+  /* the guard of a construct, when the page has the workflow's guards
+   * (zgc view --source FILE.zg) */
+  function guardSections(body, tag) {
+    var g = data.guards && Object.prototype.hasOwnProperty.call(data.guards, tag) ? data.guards[tag] : null;
+    if (!g || typeof g !== 'object') return;
+    section(body, 'guard (owner ' + String(g.owner) + (g.line ? ', line ' + g.line : '') + ')', String(g.guard));
+    if (g.cpl) section(body, 'CPL, unfolded', String(g.cpl));
+  }
+
   function pretty(v) {
     return typeof v === 'string' ? v : JSON.stringify(v, null, 2);
   }
@@ -651,7 +660,10 @@
         if (so.line) section(body, 'source line', String(so.line));
       } else {
         section(body, 'channel', String(so.channel));
-        if (so.control != null) section(body, 'decision of', String(so.control));
+        if (so.control != null) {
+          section(body, 'decision of', String(so.control));
+          guardSections(body, so.control);
+        }
         section(body, 'values', (Array.isArray(so.values) ? so.values : []).map(pretty).join('\n'));
         section(body, 'message', m.id + (m.recv ? '' : '  (not received)'));
         section(body, 'send', JSON.stringify(so));
@@ -667,7 +679,7 @@
       } else {
         if (ev.kind === 'choice') {
           section(body, 'decision', String(o.construct) + ' = ' + jtext(o.value));
-          if (o.guard !== undefined) section(body, 'guard', String(o.guard));
+          guardSections(body, o.construct);
         }
         if (o.question !== undefined) section(body, 'question', pretty(o.question));
         if (o.prompt !== undefined) {
