@@ -626,14 +626,15 @@ static char *page_path(const char *input)
 typedef struct ViewJob {
     const ZvwTrace *trace;
     const char *title;
-    const ZCompilation *c; /* the workflow: drawn, or the guards of a trace's decisions */
+    const ZCompilation *c; /* the workflow drawn */
+    char *guards;          /* a trace's workflow's guards (zvw_guards_json), or NULL */
     int lifeline;
 } ViewJob;
 
 static int write_view(FILE *out, void *user)
 {
     const ViewJob *j = user;
-    if (j->trace) return zvw_trace_page(out, j->trace, j->title, j->c);
+    if (j->trace) return zvw_trace_page(out, j->trace, j->title, j->guards);
     return zvw_workflow_page(out, j->c, j->lifeline);
 }
 
@@ -699,7 +700,8 @@ static int cmd_view(int argc, char **argv)
             /* the workflow of the run, for its guards (diagnostics printed) */
             Options so = {.file = source, .workflow = o.workflow};
             rc = compile(&c, &so, ZC_GUARDS, false);
-            job.c = &c;
+            if (rc == 0) job.guards = zvw_guards_json(&c);
+            zc_free(&c);
         }
     }
     if (rc == 0 && zvw_write_file(dest, write_view, &job, err, sizeof err) != 0) {
@@ -709,6 +711,7 @@ static int cmd_view(int argc, char **argv)
     if (rc == 0 && strcmp(dest, "-")) fprintf(stderr, "zgc: wrote %s\n", dest);
     if (job.c) zc_free(&c);
     if (job.trace) zvw_trace_free(&t);
+    free(job.guards);
     free(path);
     return rc;
 }

@@ -66,7 +66,7 @@ int zvw_page_write(FILE *out, int (*data)(FILE *out, void *user), void *user)
 typedef struct trace_page {
     const ZvwTrace *t;
     const char *title;
-    const ZCompilation *source;
+    const char *guards;
 } trace_page;
 
 static int put_string(FILE *out, const char *s)
@@ -88,13 +88,10 @@ static int trace_data(FILE *out, void *user)
     if (fputs("{\"mode\":\"trace\",\"title\":", out) < 0 || put_string(out, tp->title) != 0 ||
         fputs(",", out) < 0)
         return -1;
-    if (tp->source) {
-        char *g = zvw_guards_json(tp->source);
-        int rc = fputs("\"guards\":", out) < 0 || zvw_put_json(out, g, strlen(g)) != 0 ||
-                 fputs(",", out) < 0;
-        free(g);
-        if (rc) return -1;
-    }
+    if (tp->guards &&
+        (fputs("\"guards\":", out) < 0 || zvw_put_json(out, tp->guards, strlen(tp->guards)) != 0 ||
+         fputs(",", out) < 0))
+        return -1;
     if (fputs("\"lines\":[\n", out) < 0) return -1;
     for (int i = 0; i < t->nlines; i++) {
         const ZvwLine *ln = &t->lines[i];
@@ -104,9 +101,9 @@ static int trace_data(FILE *out, void *user)
     return fputs("\n]}", out) < 0 ? -1 : 0;
 }
 
-int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title, const ZCompilation *source)
+int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title, const char *guards)
 {
-    trace_page tp = {t, title, source};
+    trace_page tp = {t, title, guards};
     return zvw_page_write(out, trace_data, &tp);
 }
 

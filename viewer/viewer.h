@@ -86,9 +86,8 @@ int zvw_put_json(FILE *out, const char *json, size_t len);
 int zvw_page_write(FILE *out, int (*data)(FILE *out, void *user), void *user);
 
 /* The page of a trace: {"mode":"trace","title":T,"lines":[…]}, with
- * "guards" (zvw_guards_json) when the workflow is given (source: compiled
- * to ZC_GUARDS, or NULL). */
-int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title, const ZCompilation *source);
+ * "guards" when guards (JSON text: zvw_guards_json) is not NULL. */
+int zvw_trace_page(FILE *out, const ZvwTrace *t, const char *title, const char *guards);
 
 /* Writes the page through a temporary file renamed into place (`-` is
  * stdout), so that `path` is whole or absent.  write_page returns 0 or -1. */

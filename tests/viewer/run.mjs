@@ -27,6 +27,9 @@ const ZGGEN = path.resolve(opt('--zggen', 'build/tests/zggen'));
 const MODULES = path.resolve(opt('--modules', path.join(here, 'node_modules')));
 const UPDATE = args.includes('--update');
 const ONLY = opt('--only', null);
+// a sanitized zgc: the big trace is smaller and not timed, one generated
+// workflow (tests/CMakeLists.txt)
+const SANITIZED = args.includes('--sanitized');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 const { default: puppeteer } = await import(pathToFileURL(path.join(MODULES, 'puppeteer-core/lib/esm/puppeteer/puppeteer-core.js')));
@@ -340,7 +343,7 @@ await check('example consensus.zg: local program of LLM2', async () => {
   }
 });
 
-for (const seed of [1, 7, 12]) {
+for (const seed of SANITIZED ? [7] : [1, 7, 12]) {
   await check(`generated workflow (zggen --seed ${seed})`, async () => {
     const src = path.join(tmp, `gen${seed}.zg`);
     const g = spawnSync(ZGGEN, ['--seed', String(seed), '--lifelines', '4', '--statements', '14'], { encoding: 'utf8' });
@@ -458,13 +461,14 @@ await check('malformed traces: a clear error with file and line', async () => {
 
 // ---- 100,000 events ------------------------------------------------------------------
 
-await check('a trace of 100,000 events opens in under 2 s and scrolls smoothly', async () => {
+await check(SANITIZED ? 'a trace of 10,000 events (sanitized zgc: not timed)' : 'a trace of 100,000 events opens in under 2 s and scrolls smoothly', async () => {
   const src = path.join(tmp, 'big.zg');
-  fs.writeFileSync(src, fs.readFileSync(path.join(root, 'examples/increment.zg'), 'utf8').replace('const ROUNDS = 3;', 'const ROUNDS = 12500;'));
+  const rounds = SANITIZED ? 1250 : 12500;
+  fs.writeFileSync(src, fs.readFileSync(path.join(root, 'examples/increment.zg'), 'utf8').replace('const ROUNDS = 3;', `const ROUNDS = ${rounds};`));
   const trace = path.join(tmp, 'big.jsonl');
   zgcOk(['run', src, '--trace', trace]);
   const nev = readTrace(trace).events.length;
-  assert.ok(nev >= 100000, `${nev} events`);
+  assert.ok(nev >= rounds * 8, `${nev} events`);
   const html = path.join(tmp, 'big.html');
   const t0 = Date.now();
   zgcOk(['view', trace, '-o', html]);
@@ -493,10 +497,12 @@ await check('a trace of 100,000 events opens in under 2 s and scrolls smoothly',
   });
   await page.close();
   const size = fs.statSync(html).size, tsize = fs.statSync(trace).size;
-  notes.push(`100k: ${m.events} events, zgc view ${viewMs} ms, page ready ${m.ready.toFixed(0)} ms after navigation (model ${m.model.toFixed(0)} ms; ${wallMs} ms wall), draw median ${m.drawMed.toFixed(1)} ms max ${m.drawMax.toFixed(1)} ms, two frames median ${m.frameMed.toFixed(1)} ms p95 ${m.frameP95.toFixed(1)} ms, ${m.nodes} SVG nodes, page ${size} bytes for a ${tsize}-byte trace`);
+  notes.push(`${SANITIZED ? 'sanitized, ' : ''}big trace: ${m.events} events, zgc view ${viewMs} ms, page ready ${m.ready.toFixed(0)} ms after navigation (model ${m.model.toFixed(0)} ms; ${wallMs} ms wall), draw median ${m.drawMed.toFixed(1)} ms max ${m.drawMax.toFixed(1)} ms, two frames median ${m.frameMed.toFixed(1)} ms p95 ${m.frameP95.toFixed(1)} ms, ${m.nodes} SVG nodes, page ${size} bytes for a ${tsize}-byte trace`);
   assert.equal(m.events, nev);
-  assert.ok(m.ready < 2000, `ready after ${m.ready} ms`);
-  assert.ok(m.drawMax < 50, `a redraw took ${m.drawMax} ms`);
+  if (!SANITIZED) {
+    assert.ok(m.ready < 2000, `ready after ${m.ready} ms`);
+    assert.ok(m.drawMax < 50, `a redraw took ${m.drawMax} ms`);
+  }
   assert.ok(m.nodes < 3000, `${m.nodes} SVG nodes: only what is in view is drawn`);
   assert.ok(size < tsize * 1.05 + 100000, 'the page is proportional to the trace');
 });
