@@ -352,6 +352,29 @@ for (const seed of SANITIZED ? [7] : [1, 7, 12]) {
     const trace = path.join(tmp, `gen${seed}.jsonl`);
     zgcOk(['run', src, '--trace', trace]);
     await checkTracePage(`gen${seed}`, trace, screens);
+    // one lifeline's lines alone (a per-lifeline trace): every event is
+    // drawn, its sends as arrows that were not received
+    if (seed === 7) {
+      const t = readTrace(trace);
+      // the lifeline that receives most: its receives have no send here
+      const recvs = (l) => t.events.filter((o) => o.lifeline === l && o.kind === 'recv').length;
+      const one = t.lifelines.reduce((a, b) => (recvs(b) > recvs(a) ? b : a));
+      assert.ok(recvs(one) > 0);
+      const lines = fs.readFileSync(trace, 'utf8').split('\n').filter((l) => l.trim() && JSON.parse(l).lifeline === one);
+      const single = path.join(tmp, `gen${seed}.${one}.jsonl`);
+      fs.writeFileSync(single, lines.join('\n') + '\n');
+      const html1 = path.join(tmp, `gen${seed}-one.html`);
+      zgcOk(['view', single, '-o', html1]);
+      const { page, log } = await open(pathToFileURL(html1).href);
+      try {
+        const c = await page.evaluate(() => zgView.counts());
+        assert.equal(c.events, t.events.filter((o) => o.lifeline === one).length, 'every event of the lifeline is placed');
+        assert.equal(c.taken, c.events);
+        noNetwork(log, [pathToFileURL(html1).href]);
+      } finally {
+        await page.close();
+      }
+    }
     // the per-lifeline processes' merged trace draws the same arrows
     const ptrace = path.join(tmp, `gen${seed}-processes.jsonl`);
     zgcOk(['run', '--processes', src, '--trace', ptrace]);

@@ -168,11 +168,13 @@
         var row = this.lastRow[l] + 1;
         if (ev.kind === 'recv') {
           var sr = this.sendRow.get(ev.o.msg);
-          if (sr === undefined) {
+          if (sr === undefined && !(this.complete && !this.sendOf.has(ev.o.msg))) {
             this.blocked.set(ev.o.msg, l);
             break;
           }
-          if (sr + 1 > row) row = sr + 1;
+          /* (a complete trace without the send: a per-lifeline trace; the
+           * receive follows its lifeline alone) */
+          if (sr !== undefined && sr + 1 > row) row = sr + 1;
         }
         pend.delete(this.next[l]);
         this.next[l]++;
@@ -183,6 +185,13 @@
         }
       }
     }
+  };
+
+  /* Every line is in: receives whose send is not in the trace are placed
+   * after their lifeline's previous event. */
+  Model.prototype.finish = function () {
+    this.complete = true;
+    for (var l = 0; l < this.lifelines.length; l++) this.drain(l);
   };
 
   Model.prototype.place = function (ev, row) {
@@ -404,6 +413,7 @@
     M = new Model();
     (data.lifelines || []).forEach(function (n) { M.lifeline(String(n)); });
     (data.lines || []).forEach(function (o) { M.addLine(o); });
+    if (data.mode === 'trace') M.finish();
   }
   var modelMs = performance.now() - t0;
 
