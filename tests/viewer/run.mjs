@@ -281,6 +281,50 @@ await check('example merge.zg with --source: a decision shows its guard', async 
   }
 });
 
+await check('human answers, retried model calls and errors are shown', async () => {
+  // a human action's question and answer
+  const trace = path.join(tmp, 'human.jsonl');
+  zgcOk(['run', path.join(root, 'tests/run/human.zg'), '--answers', path.join(root, 'tests/run/answers.json'), '--trace', trace]);
+  let html = path.join(tmp, 'human.html');
+  zgcOk(['view', trace, '-o', html]);
+  let { page, log } = await open(pathToFileURL(html).href);
+  await (await page.$('#svg g.act')).click();
+  let text = await page.$eval('#details-body', (e) => e.textContent);
+  assert.ok(text.includes('Send this reply?\ndraft') && text.includes('{"value":true}'), 'the question and the answer');
+  assert.equal(await page.$$eval('#svg g.act.human', (e) => e.length), 2, 'human actions marked');
+  noNetwork(log, [pathToFileURL(html).href]);
+  await page.close();
+  // a model answer that does not type-check is retried: the box says x2,
+  // the details the failed attempt and both answers are in the trace
+  const script = path.join(tmp, 'script.json');
+  fs.writeFileSync(script, JSON.stringify({ write_reply: [{ draft: 5 }, { draft: 'fine' }] }));
+  const rtrace = path.join(tmp, 'retry.jsonl');
+  zgcOk(['run', path.join(root, 'examples/hello.zg'), '--arg', 'topic=hi', '--llm', `scripted:${script}`, '--trace', rtrace]);
+  html = path.join(tmp, 'retry.html');
+  zgcOk(['view', rtrace, '-o', html]);
+  ({ page, log } = await open(pathToFileURL(html).href));
+  const box = await page.$('#svg g.act.retried');
+  assert.ok(box, 'the retried action is marked');
+  assert.match(await box.evaluate((e) => e.textContent), /×2/);
+  await box.click();
+  text = await page.$eval('#details-body', (e) => e.textContent);
+  assert.ok(text.includes('failed attempt 1'), 'the failed attempt');
+  assert.ok(text.includes('Write a concise reply.') && text.includes('{"draft":"fine"}'), 'the prompt and the raw answer');
+  noNetwork(log, [pathToFileURL(html).href]);
+  await page.close();
+  // a failed run: its error on the lifeline and in the status line
+  const etrace = path.join(tmp, 'error.jsonl');
+  const r = zgc(['run', path.join(root, 'tests/run/div_zero.zg'), '--trace', etrace]);
+  assert.equal(r.status, 1);
+  html = path.join(tmp, 'error.html');
+  zgcOk(['view', etrace, '-o', html]);
+  ({ page, log } = await open(pathToFileURL(html).href));
+  assert.match(await page.$eval('#svg g.err', (e) => e.textContent), /division by zero/);
+  assert.match(await page.$eval('#status', (e) => e.textContent), /error: lifeline A: .*division by zero/);
+  noNetwork(log, [pathToFileURL(html).href]);
+  await page.close();
+});
+
 await check('the command line of zgc view and zgc trace show', async () => {
   const trace = path.join(tmp, 'cli.jsonl');
   zgcOk(['run', path.join(root, 'examples/increment.zg'), '--trace', trace]);
