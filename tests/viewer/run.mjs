@@ -275,6 +275,20 @@ await check('example merge.zg with --source: a decision shows its guard', async 
     assert.ok(text.includes('same_candidate && tests_ok && scan_ok'), 'the guard as written');
     assert.ok(text.includes('@TestRunner(status != failed since status == passed)'), 'the unfolded CPL');
     assert.ok(text.includes('owner Committer'), 'its owner');
+    // what the owner had seen of the others: what @TestRunner.candidate and
+    // @TestRunner(…) read, from the decision's clock and the trace's writes
+    const t = readTrace(trace);
+    const choice = t.events.find((o) => o.kind === 'choice');
+    const k = choice.vc.TestRunner;
+    assert.ok(k > 0 && text.includes(`seen of TestRunner`) && text.includes(`its events 1–${k}`), 'the visible events of TestRunner');
+    const store = { ...t.lines.find((o) => o.kind === 'start' && o.lifeline === 'TestRunner').store };
+    for (const o of t.events) if (o.lifeline === 'TestRunner' && o.index <= k) Object.assign(store, o.writes);
+    assert.ok(store.candidate === 'c1', 'TestRunner had the candidate');
+    for (const [x, v] of Object.entries(store)) assert.ok(text.includes(`${x} = ${JSON.stringify(v)}`), `TestRunner's ${x} as the owner saw it`);
+    // the causal past is marked in the chart: exactly the events of the clock
+    const marked = await page.$$eval('#svg g.past', (gs) => gs.length);
+    const inPast = t.events.filter((o) => o !== choice && o.index <= (choice.vc[o.lifeline] || 0)).length;
+    assert.equal(marked, inPast, 'the causal past is marked');
     noNetwork(log, [pathToFileURL(html).href]);
   } finally {
     await page.close();

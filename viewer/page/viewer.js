@@ -82,6 +82,8 @@
     this.blocked = new Map(); /* msg id -> lifeline waiting for that send */
     this.retries = [];        /* per lifeline: retry lines before the act */
     this.parts = new Map();   /* parallel branch instances, see addPar */
+    this.byLife = [];         /* per lifeline: its placed events by index - 1 */
+    this.startStore = [];     /* per lifeline: the store of its start line */
   }
 
   Model.prototype.lifeline = function (name) {
@@ -94,6 +96,8 @@
       this.lastRow.push(-1);
       this.pending.push(new Map());
       this.retries.push([]);
+      this.byLife.push([]);
+      this.startStore.push({});
     }
     return i;
   };
@@ -103,7 +107,8 @@
     if (!o || typeof o !== 'object') return;
     var k = o.kind;
     if (k === 'start') {
-      this.lifeline(String(o.lifeline));
+      var sl = this.lifeline(String(o.lifeline));
+      if (o.store && typeof o.store === 'object') this.startStore[sl] = o.store;
       return;
     }
     if (k === 'end') {
@@ -194,9 +199,23 @@
     for (var l = 0; l < this.lifelines.length; l++) this.drain(l);
   };
 
+  /* What lifeline l's store held after its event n (0: its start): the
+   * start line's store with the writes of its events 1..n. */
+  Model.prototype.storeAt = function (l, n) {
+    var st = {}, k;
+    for (k in this.startStore[l]) st[k] = this.startStore[l][k];
+    var evs = this.byLife[l];
+    for (var i = 0; i < n && i < evs.length; i++) {
+      var w = evs[i] && evs[i].o.writes;
+      if (w && typeof w === 'object') for (k in w) st[k] = w[k];
+    }
+    return st;
+  };
+
   Model.prototype.place = function (ev, row) {
     ev.row = row;
     this.lastRow[ev.l] = row;
+    this.byLife[ev.l][ev.idx - 1] = ev;
     var i = this.events.length;
     this.events.push(ev);
     while (this.rows.length <= row) this.rows.push([]);
@@ -421,6 +440,7 @@
   var hidden = new Set();  /* hidden lifelines */
   var showCtl = true;
   var selected = null;     /* {type:'ev'|'msg', i} */
+  var past = null;         /* a selected decision's clock: its causal past is marked */
   var hits = [];           /* search results: event ids */
   var hitPos = -1;
   var hitSet = new Set();
@@ -480,6 +500,7 @@
   function evClass(ev) {
     var c = ev.kind;
     if (selected && selected.type === 'ev' && selected.i === ev.id) c += ' sel';
+    else if (past && ev.o.lifeline !== undefined && ev.idx <= (past[ev.o.lifeline] || 0)) c += ' past';
     if (hitSet.has(ev.id)) c += ' hitmark';
     return c;
   }
@@ -654,8 +675,33 @@
     return typeof v === 'string' ? v : JSON.stringify(v, null, 2);
   }
 
+  /* What a decision's owner had causally seen of every other lifeline (its
+   * clock): the last visible event and that lifeline's variables then,
+   * which is what @B(φ) and @B.x of a CPL guard read; marked in the chart. */
+  function seenSections(body, ev) {
+    var vc = ev.o.vc;
+    if (!vc || typeof vc !== 'object') return;
+    past = vc;
+    for (var name in vc) {
+      var l = M.lindex.get(name);
+      if (l === undefined || l === ev.l) continue;
+      var n = +vc[name] || 0, text;
+      if (n === 0) {
+        text = 'nothing of ' + name + ' (no event of it in the causal past)';
+      } else {
+        var last = M.byLife[l][n - 1];
+        var st = M.storeAt(l, n);
+        text = 'its events 1–' + n + '; the last: ' + (last ? last.kind + (last.o.action ? ' ' + last.o.action : '') +
+               (last.o.to ? ' → ' + last.o.to : last.o.from ? ' ← ' + last.o.from : '') : '?') + '\n' +
+               Object.keys(st).map(function (k) { return k + ' = ' + JSON.stringify(st[k]); }).join('\n');
+      }
+      section(body, 'seen of ' + name, text);
+    }
+  }
+
   function showDetails(sel) {
     selected = sel;
+    past = null;
     var body = $('details-body');
     body.textContent = '';
     var h = document.createElement('h2');
@@ -690,6 +736,7 @@
         if (ev.kind === 'choice') {
           section(body, 'decision', String(o.construct) + ' = ' + jtext(o.value));
           guardSections(body, o.construct);
+          seenSections(body, ev);
         }
         if (o.question !== undefined) section(body, 'question', pretty(o.question));
         if (o.prompt !== undefined) {
@@ -729,6 +776,7 @@
   $('details-close').addEventListener('click', function () {
     $('details').hidden = true;
     selected = null;
+    past = null;
     requestDraw();
   });
 
