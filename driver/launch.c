@@ -20,13 +20,21 @@
  * the error with the cause occurred before every error it caused; the
  * launcher prints the one that occurred first (CLOCK_MONOTONIC, the same
  * clock for every process of the machine), whatever order the lifelines
- * ended in. */
+ * ended in.
+ *
+ * With --view the launcher serves the live view itself (runtime/view):
+ * the lifelines are not given --view but write their traces, and a thread
+ * follows the files FILE.<Lifeline> as they grow, handing every whole line
+ * to the view (their own end lines excepted: the launcher's end line, the
+ * assembled result or the first lifeline's error, comes last).  The page
+ * orders the lines causally whatever order they come in. */
 #define _GNU_SOURCE
 #include "launch.h"
 #include "zgc.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +46,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "view.h"
 
 /* ---- signals ----------------------------------------------------------- */
 
@@ -277,10 +287,11 @@ static char *read_error(const char *path, int64_t *time_ns)
     return msg;
 }
 
-/* After a failed run: the first error of the run by the time it occurred;
+/* After a failed run: prints the first error of the run by the time it
+ * occurred and returns it (malloc'd; NULL when no lifeline told one);
  * first: the lifeline that ended first with a failure; codes: exit
  * statuses. */
-static void report_failure(const ZxProcessRun *r, char **errfiles, const int *codes, int first)
+static char *report_failure(const ZxProcessRun *r, char **errfiles, const int *codes, int first)
 {
     /* a lifeline killed by a signal zgc did not send may tell the cause */
     if (first >= 0 && codes[first] >= 128)
@@ -300,7 +311,7 @@ static void report_failure(const ZxProcessRun *r, char **errfiles, const int *co
         }
     }
     if (best) fprintf(stderr, "zgc: error: %s\n", best);
-    free(best);
+    return best;
 }
 
 static const char *skip_ws(const char *p, const char *end)
@@ -341,6 +352,148 @@ static void read_components(const char *path, char **comp, int ncomp)
     free(data);
 }
 
+/* ---- the merged live view ------------------------------------------------- */
+
+/* How often the traces are looked at while the lifelines run: a picture
+ * 50 ms late is live enough, and a look costs one read per lifeline. */
+#define FOLLOW_MS 50
+#define VIEW_LINGER_S 2.0
+
+typedef struct follower {
+    zrv_server *view;
+    int n;
+    char **paths; /* FILE.<Lifeline> */
+    FILE **files;
+    char **partial;  /* a line not yet whole, per lifeline */
+    char *error_end; /* the first lifeline's end line with an error */
+    pthread_t th;
+    pthread_mutex_t mu;
+    int stop;
+} follower;
+
+/* Hands the new whole lines of every trace to the view. */
+static void follow_once(follower *fo)
+{
+    char buf[65536];
+    for (int i = 0; i < fo->n; i++) {
+        if (!fo->files[i] && !(fo->files[i] = fopen(fo->paths[i], "r"))) continue;
+        size_t k;
+        clearerr(fo->files[i]);
+        while ((k = fread(buf, 1, sizeof buf, fo->files[i])) > 0) {
+            size_t from = 0;
+            for (size_t j = 0; j < k; j++) {
+                if (buf[j] != '\n') continue;
+                char *line;
+                if (asprintf(&line, "%s%.*s", fo->partial[i] ? fo->partial[i] : "", (int)(j - from),
+                             buf + from) < 0)
+                    zu_oom();
+                free(fo->partial[i]);
+                fo->partial[i] = NULL;
+                from = j + 1;
+                if (strstr(line, "\"kind\":\"" ZV_TRACE_END "\"")) {
+                    if (strstr(line, "\"error\":") && !fo->error_end)
+                        fo->error_end = line;
+                    else
+                        free(line);
+                    continue;
+                }
+                zrv_push(fo->view, line, strlen(line));
+                free(line);
+            }
+            if (from < k) {
+                char *rest;
+                if (asprintf(&rest, "%s%.*s", fo->partial[i] ? fo->partial[i] : "", (int)(k - from),
+                             buf + from) < 0)
+                    zu_oom();
+                free(fo->partial[i]);
+                fo->partial[i] = rest;
+            }
+        }
+    }
+}
+
+static void *follow(void *arg)
+{
+    follower *fo = arg;
+    for (;;) {
+        pthread_mutex_lock(&fo->mu);
+        int stop = fo->stop;
+        pthread_mutex_unlock(&fo->mu);
+        follow_once(fo);
+        if (stop) return NULL;
+        struct timespec ts = {0, FOLLOW_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static follower *follow_start(const ZxProcessRun *r, const char *trace)
+{
+    char url[256], err[512];
+    zrv_server *view = zrv_open(r->view, r->workflow, r->nlifelines, r->lifelines, url, sizeof url,
+                                err, sizeof err);
+    if (!view) {
+        fprintf(stderr, "zgc: error: %s\n", err);
+        return NULL;
+    }
+    fprintf(stderr, "zgc: view: %s\n", url);
+    fflush(stderr);
+    follower *fo = zu_xcalloc(1, sizeof *fo);
+    fo->view = view;
+    fo->n = r->nlifelines;
+    fo->paths = zu_xcalloc((size_t)fo->n, sizeof *fo->paths);
+    fo->files = zu_xcalloc((size_t)fo->n, sizeof *fo->files);
+    fo->partial = zu_xcalloc((size_t)fo->n, sizeof *fo->partial);
+    for (int i = 0; i < fo->n; i++) {
+        if (asprintf(&fo->paths[i], "%s.%s", trace, r->lifelines[i]) < 0) zu_oom();
+        unlink(fo->paths[i]); /* a file of an earlier run is not this run's */
+    }
+    pthread_mutex_init(&fo->mu, NULL);
+    if (pthread_create(&fo->th, NULL, follow, fo) != 0) {
+        /* no thread: the lines are handed over once, at the end */
+        fo->th = 0;
+    }
+    return fo;
+}
+
+/* The lifelines have ended: the rest of their lines, then the end line
+ * (result: the assembled result's JSON text, or NULL after a failure;
+ * error: the run's first error, the one the launcher printed, or NULL). */
+static void follow_end(follower *fo, const char *result, const char *error)
+{
+    if (!fo) return;
+    pthread_mutex_lock(&fo->mu);
+    fo->stop = 1;
+    pthread_mutex_unlock(&fo->mu);
+    if (fo->th)
+        pthread_join(fo->th, NULL);
+    else
+        follow_once(fo);
+    char *end = NULL;
+    if (result) {
+        if (asprintf(&end, "{\"kind\":\"" ZV_TRACE_END "\",\"result\":%s}", result) < 0) zu_oom();
+    } else if (error) {
+        json_t *j = json_pack("{s:s, s:s}", "kind", ZV_TRACE_END, "error", error);
+        end = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(j);
+        if (!end) zu_oom();
+    } else if (!fo->error_end) {
+        end = zu_xcalloc(1, 128);
+        strcpy(end, "{\"kind\":\"" ZV_TRACE_END "\",\"error\":\"the run was stopped\"}");
+    }
+    const char *e = end ? end : fo->error_end;
+    zrv_push(fo->view, e, strlen(e));
+    free(end);
+    zrv_close(fo->view, VIEW_LINGER_S);
+    for (int i = 0; i < fo->n; i++) {
+        if (fo->files[i]) fclose(fo->files[i]);
+        free(fo->paths[i]);
+        free(fo->partial[i]);
+    }
+    free(fo->paths), free(fo->files), free(fo->partial), free(fo->error_end);
+    pthread_mutex_destroy(&fo->mu);
+    free(fo);
+}
+
 int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
 {
     int n = r->nlifelines;
@@ -372,10 +525,23 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
                     socks[i] + 5, strlen(socks[i]) - 5, sun_max);
             status = 1;
         }
+    /* the live view follows the lifelines' traces: the asked-for ones, or
+     * its own in the run's directory */
+    char *view_trace = NULL;
+    const char *trace = r->trace;
+    follower *fo = NULL;
+    if (r->view && status == 0) {
+        if (!trace) {
+            if (asprintf(&view_trace, "%s/view.jsonl", r->dir) < 0) zu_oom();
+            trace = view_trace;
+        }
+        fo = follow_start(r, trace);
+        if (!fo) status = 2;
+    }
     for (int i = 0; i < n && status == 0; i++) {
         /* exe run options --listen ADDR --peer M=ADDR … --secret-file K --result-file F
          * --error-file E [--trace T] */
-        int nextra = 8 + 2 * (n - 1) + (r->trace ? 2 : 0);
+        int nextra = 8 + 2 * (n - 1) + (trace ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
@@ -393,9 +559,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         extra[k++] = results[i];
         extra[k++] = "--error-file";
         extra[k++] = errfiles[i];
-        if (r->trace) {
+        if (trace) {
             extra[k++] = "--trace";
-            extra[k++] = (char *)r->trace;
+            extra[k++] = (char *)trace;
         }
         char *exe;
         if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) zu_oom();
@@ -446,7 +612,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         }
     }
     /* a signal zgc forwarded needs no news about each lifeline */
-    if (status != 0 && started > 0 && !got_signal) report_failure(r, errfiles, codes, first);
+    char *first_error = NULL;
+    if (status != 0 && started > 0 && !got_signal)
+        first_error = report_failure(r, errfiles, codes, first);
     if (status == 0) {
         /* assemble the result: the components' JSON texts are copied as the
          * lifelines wrote them (no reformatting, so numbers print exactly as
@@ -471,12 +639,17 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             fprintf(stderr, "zgc: the lifelines ended without a result\n");
             status = 1;
         } else {
+            follow_end(fo, text, NULL); /* before the merge removes the lifelines' traces */
+            fo = NULL;
             if (r->trace && merge_traces(r, text) != 0) status = 1;
             /* the driver checks that stdout took it (driver/main.c) */
             printf("%s\n", text);
         }
         free(text);
     }
+    follow_end(fo, NULL, first_error);
+    free(first_error);
+    free(view_trace);
     for (int i = 0; i < n; i++) {
         unlink(results[i]);
         unlink(errfiles[i]);

@@ -26,9 +26,13 @@ typedef struct ZxProcessRun {
     int nresults; /* result components */
     bool result_tuple;
     const char *trace; /* --trace FILE, or NULL */
+    const char *view;  /* --view[=ADDR]: "" or ADDR; NULL: no live view */
 } ZxProcessRun;
 
 /* Runs one process per lifeline on Unix sockets in r->dir; prints the
- * assembled result; returns 0, 1 (a lifeline failed) or 2 (bad usage). */
+ * assembled result; returns 0, 1 (a lifeline failed) or 2 (bad usage).
+ * With r->view, serves the live view of all lifelines (runtime/view): the
+ * lifelines write their traces (to r->dir when no trace was asked for),
+ * and the launcher follows them as they grow. */
 int zx_run_processes(const ZxProcessRun *r, int argc, char **argv);
 #endif

@@ -4,8 +4,9 @@
  * parse, resolve, select the workflow, check, project, enumerate guards),
  * stopped after the pass whose output it prints; `build`, `run` and
  * `emit-llvm` go on with the backend (codegen, emit, link: backend/),
- * `run` then starts the executables (launch.c), `trace` hands over to the
- * oracle and `anomalies` to the anomaly detectors.
+ * `run` then starts the executables (launch.c), `trace check` hands over to
+ * the oracle, `anomalies` to the anomaly detectors, and `view` and `trace
+ * show` to the viewer.
  *
  * Errors: every failure ends in a non-zero exit status with its cause on
  * stderr.  Exit 2: bad usage ("zgc: MESSAGE" and the command's usage).
@@ -30,6 +31,7 @@
 #include "grammar.h"
 #include "launch.h"
 #include "oracle.h"
+#include "viewer.h"
 
 #define ZGC_VERSION "0.1.0"
 
@@ -58,7 +60,9 @@ static const char usage_main[] =
     "  emit-llvm  print the LLVM IR of the all-in-one executable\n"
     "  parse      print the tokens (--tokens) or the syntax tree (--ast)\n"
     "  anomalies  detect shared-state anomalies in operation histories\n"
-    "  trace      check run traces against the workflow (trace check FILE.zg TRACE)\n"
+    "  trace      check run traces against the workflow (trace check FILE.zg TRACE),\n"
+    "             or list a trace as a table (trace show TRACE)\n"
+    "  view       draw a run's trace or a workflow as a message sequence chart (HTML)\n"
     "  help CMD   show the help of a command\n"
     "\n"
     "options:\n"
@@ -188,6 +192,61 @@ static const char usage_emit_llvm[] =
     "descriptor and main.\n"
     "\n"
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
+
+static const char usage_view[] =
+    "usage: zgc view [-o PAGE.html] [--source FILE.zg [--workflow NAME]] TRACE.jsonl\n"
+    "       zgc view [-o PAGE.html] [--workflow NAME] [--lifeline L] FILE.zg\n"
+    "\n"
+    "Draws a message sequence chart as one self-contained HTML page (inline SVG,\n"
+    "style and script; it loads nothing from the network).\n"
+    "\n"
+    "A run's trace (written with --trace): one column per lifeline, each event\n"
+    "on a row below the events it causally depends on (a receive is never above\n"
+    "its send); messages as labelled arrows (click for the whole values), control\n"
+    "messages dashed (they can be hidden), actions as boxes (click for their\n"
+    "outputs, and for llm and human actions the prompt, the raw answer or the\n"
+    "question and answer when the trace has them, and failed attempts),\n"
+    "decisions, parallel branches and coregions shaded, the run's error marked.\n"
+    "Zoom (Ctrl+wheel, + and -), pan (drag), search (Enter: next match) and a\n"
+    "lifeline filter.  Only the rows in view are drawn, so traces of 100,000\n"
+    "events open at once; the page is about as large as the trace.\n"
+    "\n"
+    "With --source FILE.zg (the run's workflow), a decision also shows its\n"
+    "owner, its guard as written and, for a CPL guard, its unfolded form.\n"
+    "\n"
+    "A workflow (FILE.zg): its messages, actions, if/while frames with their\n"
+    "owners and guards, parallel and coregion frames; with --lifeline L the\n"
+    "projected local program of L.\n"
+    "\n"
+    "  -o PAGE.html      where to write the page (default: the input's name with\n"
+    "                    .html instead of its extension; - for stdout)\n"
+    "  --workflow NAME   the workflow (default: the only or the last one)\n"
+    "  --lifeline L      draw the local program of lifeline L\n"
+    "  --source FILE.zg  the workflow of the trace, for its decisions' guards\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "A malformed trace is an error naming its file and line.  Live runs:\n"
+    "`zgc run --view` and built executables' --view serve the same page.\n"
+    "\n"
+    "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
+
+static const char usage_trace_show[] =
+    "usage: zgc trace show [--by-lifeline] [--lifeline L] [--width N] [--no-color]\n"
+    "                      TRACE.jsonl\n"
+    "\n"
+    "Lists a run's trace as a table: one line per event (row, lifeline, index,\n"
+    "what happened, the variables it wrote), interleaved in an order consistent\n"
+    "with causality (a receive after its send), failed model attempts before\n"
+    "their action, the start and end lines.  Colour only when stdout is a\n"
+    "terminal.\n"
+    "\n"
+    "  --by-lifeline     each lifeline's events in turn\n"
+    "  --lifeline L      only lifeline L's events\n"
+    "  --width N         cut values longer than N bytes (default 80; 0: whole)\n"
+    "  --no-color        no colour, even on a terminal\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "exit status: 0 success, 1 a malformed trace (FILE:LINE: …), 2 bad usage.\n";
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
@@ -423,9 +482,9 @@ static int cmd_run(int argc, char **argv)
 {
     Options o = {0};
     bool processes = false;
-    const char *trace = NULL;
+    const char *trace = NULL, *view = NULL;
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
-    char **pass = zu_xcalloc((size_t)argc + 3, sizeof *pass);
+    char **pass = zu_xcalloc((size_t)argc + 4, sizeof *pass);
     int ncfiles = 0, npass = 0, rc = -1, opt;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
@@ -442,8 +501,14 @@ static int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--processes")) {
             processes = true;
         } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
-            /* every run option takes a value: --opt VALUE or --opt=VALUE */
+            /* a run option takes a value: --opt VALUE or --opt=VALUE; an
+             * optional one only as --opt=VALUE */
             const char *value = strchr(a, '=');
+            if (zv_option_table()[opt].scope & ZV_OPTIONAL) {
+                if (opt == ZV_OPT_VIEW) view = value ? value + 1 : "";
+                if (opt != ZV_OPT_VIEW || !processes) pass[npass++] = argv[i];
+                continue;
+            }
             if (!value && i + 1 >= argc) {
                 rc = usage_error(usage_run(), "%s needs a value", a);
                 break;
@@ -474,14 +539,17 @@ static int cmd_run(int argc, char **argv)
         free(pass);
         return rc;
     }
-    /* --processes may come after --trace: drop a pass-through --trace then */
-    if (processes && trace) {
+    /* --processes may come after --trace or --view: drop a pass-through
+     * --trace and --view then (the launcher gives each lifeline its trace
+     * and serves the view itself) */
+    if (processes && (trace || view)) {
         int k = 0;
         for (int i = 0; i < npass; i++) {
             if (!strcmp(pass[i], "--trace") && i + 1 < npass && pass[i + 1] == trace) {
                 i++;
                 continue;
             }
+            if (zv_option_lookup(pass[i], ZV_RUN) == ZV_OPT_VIEW) continue;
             pass[k++] = pass[i];
         }
         npass = k;
@@ -509,6 +577,11 @@ static int cmd_run(int argc, char **argv)
         pass[npass++] = "--trace";
         pass[npass++] = (char *)trace;
     }
+    char *view_opt = NULL;
+    if (rc == 0 && processes && c.prog->lifelines.len == 1 && view) {
+        if (asprintf(&view_opt, "--view%s%s", *view ? "=" : "", view) < 0) zu_oom();
+        pass[npass++] = view_opt;
+    }
     if (rc == 0 && (!processes || c.prog->lifelines.len == 1)) {
         char *exe;
         if (asprintf(&exe, "%s/%s", dir, c.wf->name) < 0) zu_oom();
@@ -524,7 +597,8 @@ static int cmd_run(int argc, char **argv)
                           .lifelines = names,
                           .nresults = c.wf->results.len,
                           .result_tuple = c.wf->results.len > 1,
-                          .trace = trace};
+                          .trace = trace,
+                          .view = view};
         rc = zx_run_processes(&r, npass, pass);
         free(names);
     }
@@ -533,7 +607,178 @@ static int cmd_run(int argc, char **argv)
     free(dir);
     free(cfiles);
     free(pass);
+    free(view_opt);
     zx_signal_exit(); /* stopped by a signal: die of it, now that all is clean */
+    return rc;
+}
+
+/* ---- seeing runs: zgc view, zgc trace show ------------------------------------ */
+
+/* The default page of an input: its name with .html instead of its
+ * extension (after the last '/'), or with .html appended. */
+static char *page_path(const char *input)
+{
+    const char *slash = strrchr(input, '/');
+    const char *dot = strrchr(slash ? slash + 1 : input, '.');
+    size_t n = dot && dot != (slash ? slash + 1 : input) ? (size_t)(dot - input) : strlen(input);
+    char *p;
+    if (asprintf(&p, "%.*s.html", (int)n, input) < 0) zu_oom();
+    return p;
+}
+
+typedef struct ViewJob {
+    const ZvwTrace *trace;
+    const char *title;
+    const ZCompilation *c; /* the workflow drawn */
+    char *guards;          /* a trace's workflow's guards (zvw_guards_json), or NULL */
+    int lifeline;
+} ViewJob;
+
+static int write_view(FILE *out, void *user)
+{
+    const ViewJob *j = user;
+    if (j->trace) return zvw_trace_page(out, j->trace, j->title, j->guards);
+    return zvw_workflow_page(out, j->c, j->lifeline);
+}
+
+static int cmd_view(int argc, char **argv)
+{
+    Options o = {0};
+    const char *out = NULL, *source = NULL;
+    char **args = zu_xcalloc((size_t)argc + 1, sizeof *args);
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--source"))) {
+            if (i + 1 >= argc) {
+                free(args);
+                return usage_error(usage_view, "%s needs a file name", argv[i]);
+            }
+            if (argv[i][1] == 'o')
+                out = argv[++i];
+            else
+                source = argv[++i];
+            continue;
+        }
+        args[n++] = argv[i];
+        if ((!strcmp(argv[i], "--workflow") || !strcmp(argv[i], "--lifeline")) && i + 1 < argc)
+            args[n++] = argv[++i];
+    }
+    int rc = parse_options(n, args, usage_view, &o, true, false);
+    free(args);
+    if (rc >= 0) return rc;
+    rc = 0;
+    bool workflow = ends_with(o.file, ".zg");
+    if (!workflow && o.lifeline)
+        return usage_error(usage_view, "%s applies to workflows (FILE.zg) only", "--lifeline");
+    if (workflow && source) return usage_error(usage_view, "%s applies to traces only", "--source");
+    if (!workflow && o.workflow && !source)
+        return usage_error(usage_view, "%s needs a workflow: FILE.zg or --source FILE.zg",
+                           "--workflow");
+    char *path = out ? NULL : page_path(o.file);
+    const char *dest = out ? out : path;
+    char err[1024];
+    ViewJob job = {.lifeline = -1};
+    ZvwTrace t;
+    ZCompilation c;
+    if (workflow) {
+        rc = compile(&c, &o, ZC_PROJECT, false);
+        if (rc == 0 && o.lifeline) {
+            ZDecl *l = zr_lifeline(c.prog, o.lifeline);
+            if (!l) {
+                fprintf(stderr, "zgc: no lifeline `%s` in %s\n", o.lifeline, o.file);
+                rc = 1;
+            } else {
+                job.lifeline = l->index;
+            }
+        }
+        job.c = &c;
+    } else if (zvw_trace_read(&t, o.file, err, sizeof err) != 0) {
+        fprintf(stderr, "zgc: error: %s\n", err);
+        rc = 1;
+    } else {
+        const char *slash = strrchr(o.file, '/');
+        job.trace = &t;
+        job.title = slash ? slash + 1 : o.file;
+        if (source) {
+            /* the workflow of the run, for its guards (diagnostics printed) */
+            Options so = {.file = source, .workflow = o.workflow};
+            rc = compile(&c, &so, ZC_GUARDS, false);
+            if (rc == 0) job.guards = zvw_guards_json(&c);
+            zc_free(&c);
+        }
+    }
+    if (rc == 0 && zvw_write_file(dest, write_view, &job, err, sizeof err) != 0) {
+        fprintf(stderr, "zgc: error: %s\n", err);
+        rc = 1;
+    }
+    if (rc == 0 && strcmp(dest, "-")) fprintf(stderr, "zgc: wrote %s\n", dest);
+    if (job.c) zc_free(&c);
+    if (job.trace) zvw_trace_free(&t);
+    free(job.guards);
+    free(path);
+    return rc;
+}
+
+static int cmd_trace_show(int argc, char **argv)
+{
+    ZvwShowOptions so = {.color = isatty(STDOUT_FILENO), .width = 80};
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage_trace_show, stdout);
+            return 0;
+        } else if (!strcmp(a, "--by-lifeline")) {
+            so.by_lifeline = true;
+        } else if (!strcmp(a, "--no-color")) {
+            so.color = false;
+        } else if (!strcmp(a, "--lifeline") || !strncmp(a, "--lifeline=", 11)) {
+            if (!a[10] && ++i >= argc)
+                return usage_error(usage_trace_show, "%s needs a lifeline name", a);
+            so.lifeline = a[10] ? a + 11 : argv[i];
+        } else if (!strcmp(a, "--width") || !strncmp(a, "--width=", 8)) {
+            if (!a[7] && ++i >= argc) return usage_error(usage_trace_show, "%s needs a number", a);
+            const char *v = a[7] ? a + 8 : argv[i];
+            char *end;
+            errno = 0;
+            long w = strtol(v, &end, 10);
+            if (!*v || *end || errno || w < 0 || w > 1000000)
+                return usage_error(usage_trace_show, "--width expects a number of bytes, got `%s`",
+                                   v);
+            so.width = (int)w;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(usage_trace_show, "unknown option `%s`", a);
+        } else if (file) {
+            return usage_error(usage_trace_show, "more than one trace (`%s`)", a);
+        } else {
+            file = a;
+        }
+    }
+    if (!file) return usage_error(usage_trace_show, "%s", "no trace file");
+    ZvwTrace t;
+    char err[1024];
+    int rc = 0;
+    if (zvw_trace_read(&t, file, err, sizeof err) != 0 ||
+        zvw_show(stdout, &t, &so, err, sizeof err) != 0) {
+        fprintf(stderr, "zgc: error: %s\n", err);
+        rc = 1;
+    }
+    zvw_trace_free(&t);
+    return rc;
+}
+
+/* `zgc trace`: `show` is the viewer's, the rest the oracle's (check).  The
+ * help of `zgc trace` is the oracle's with the usage of `show` after it. */
+static int cmd_trace(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "show")) return cmd_trace_show(argc - 1, argv + 1);
+    bool help = argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
+    int rc = zt_main(argc, argv);
+    if (help) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fputc('\n', f);
+        fputs(usage_trace_show, f);
+    }
     return rc;
 }
 
@@ -552,7 +797,8 @@ static const Command commands[] = {
     {"emit-llvm", cmd_emit_llvm, usage_emit_llvm},
     {"parse", cmd_parse, usage_parse},
     {"anomalies", zgan_main, NULL},
-    {"trace", zt_main, NULL},
+    {"trace", cmd_trace, NULL},
+    {"view", cmd_view, usage_view},
 };
 
 static const Command *find_command(const char *name)

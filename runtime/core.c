@@ -229,6 +229,7 @@ struct zgrt_ctx {
     uint64_t rng;   /* --schedule: this thread's perturbation generator (0: off) */
     long spin_ns;   /* this thread's spinning budget (0: SPIN_NS) */
     uint32_t waits; /* waits that spun (for SPIN_PROBE) */
+    int any;        /* the next receive is a coregion's (zgrt_wait_any chose it) */
     jmp_buf jb;
 };
 
@@ -695,7 +696,19 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
         }
     }
 
-    /* sleep */
+    /* sleep; an observer (the live view) hears what for */
+    if (R->obs.wait) {
+        char what[512];
+        int len = snprintf(what, sizeof what, "a message from ");
+        for (int32_t j = 0, first = 1; j < n && len < (int)sizeof what - 80; j++) {
+            if (done_mask & ((int64_t)1 << j)) continue;
+            len += snprintf(what + len, sizeof what - (size_t)len, "%s%s", first ? "" : " or ",
+                            lname(R, peers[j]));
+            first = 0;
+        }
+        snprintf(what + len, sizeof what - (size_t)len, " on %s", cname(R, chan));
+        R->obs.wait(R->obs.user, ctx->life->index, what);
+    }
     waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask};
     int deadlock = 0;
     int32_t gone = -1;
@@ -985,9 +998,11 @@ void zgrt_recv(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t n, const int32
                    .nvals = n,
                    .vals = m->vals,
                    .attempts = 1,
+                   .coregion = ctx->any,
                    .nwrites = n,
                    .write_vars = binds,
                    .write_vals = m->vals};
+    ctx->any = 0;
     do_event(ctx, &e, m, NULL, NULL, -1);
 }
 
@@ -1033,7 +1048,9 @@ int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *pee
     int64_t all = n == 64 ? -1 : (int64_t)((UINT64_C(1) << n) - 1);
     if ((done_mask & all) == all) ctx_fail(ctx, loc, "internal error: waiting for no sender");
     for (int32_t k = 0; k < n; k++) check_peer(ctx, peers[k], chan, loc);
-    return wait_heads(ctx, chan, n, peers, done_mask, loc);
+    int32_t k = wait_heads(ctx, chan, n, peers, done_mask, loc);
+    ctx->any = 1;
+    return k;
 }
 
 void zgrt_choice(zgrt_ctx *ctx, int32_t tag, int32_t value, int32_t loc)
@@ -1081,7 +1098,21 @@ void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *va
 typedef struct note_user {
     zgrt_ctx *ctx;
     const char *action;
+    const char *detail[4]; /* system, user, question, answer (action_detail) */
 } note_user;
+
+static const char *const detail_keys[4] = {"system", "user", "question", "answer"};
+
+/* What the action records for its event (only with an observer), kept in
+ * the lifeline's heap like the run's values: nothing to free, even when
+ * the run ends in the middle of the event. */
+static void action_detail(void *user, const char *key, const char *text)
+{
+    note_user *u = user;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(key, detail_keys[k]))
+            u->detail[k] = text ? zri_str(u->ctx->life->heap, text, strlen(text))->data : NULL;
+}
 
 static void action_note(void *user, const char *fmt, ...) ZRI_PRINTF(2, 3);
 static void action_note(void *user, const char *fmt, ...)
@@ -1125,7 +1156,7 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     uint64_t call_index = __atomic_fetch_add(&L->action_calls, 1, __ATOMIC_RELAXED);
     net_flush(ctx, loc);
 
-    note_user nu = {ctx, A->name};
+    note_user nu = {ctx, A->name, {NULL, NULL, NULL, NULL}};
     zri_action_env env = {.prog = p,
                           .opts = R->opts,
                           .lifeline = L->index,
@@ -1134,7 +1165,13 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
                           .cancel = &R->cancel,
                           .note = action_note,
                           .note_user = &nu,
-                          .retry = action_retry};
+                          .retry = action_retry,
+                          .detail = R->obs.event ? action_detail : NULL};
+    if (R->obs.wait) {
+        char what[256];
+        snprintf(what, sizeof what, "action %s", A->name);
+        R->obs.wait(R->obs.user, L->index, what);
+    }
     int attempts = 1;
     char err[1024] = "";
     int rc =
@@ -1156,6 +1193,10 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     zri_event e = {.kind = ZRI_EV_ACT,
                    .action = A->name,
                    .attempts = attempts,
+                   .system = nu.detail[0],
+                   .user = nu.detail[1],
+                   .question = nu.detail[2],
+                   .answer = nu.detail[3],
                    .nwrites = nouts,
                    .write_vars = outs,
                    .write_vals = res};

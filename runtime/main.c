@@ -6,7 +6,9 @@
  *      with --listen and a --peer for every other one;
  *   3. make the run (core.c) and store the defaults and the inputs;
  *   4. --trace FILE (per-lifeline executables: FILE.<Lifeline>): open the
- *      trace, write its start lines and attach it as the run's observer;
+ *      trace and write its start lines; --view: open the live view (view/)
+ *      and give it the same lines; whichever of them there is observes the
+ *      run (watch_*: each event becomes a line of both);
  *   5. per-lifeline mode: read the run's secret (--secret-file), open the
  *      socket transport (net/) and connect the run to it;
  *   6. give the run the agent side (agent/) as its action runner;
@@ -15,8 +17,9 @@
  *      first error, the one with the cause, must already be out; then
  *      close the transport (BYE after a normal end, an abort after an
  *      error, so that the peers stop too);
- *   8. the trace's end line, then the result on stdout (or
- *      --result-file).
+ *   8. the trace's end line (and the view's, which then lets its browsers
+ *      take what is left for up to VIEW_LINGER_S seconds), then the result
+ *      on stdout (or --result-file).
  *
  * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors).
  */
@@ -29,9 +32,62 @@
 #include "agent/agent.h"
 #include "net/net.h"
 #include "rt.h"
+#include "view/view.h"
 
 #define NET_CONNECT_TIMEOUT_S 30.0
 #define SECRET_HINT "head -c 32 /dev/urandom > run.key && chmod 600 run.key"
+/* after the run, a browser still taking the event stream gets this long to
+ * finish (over loopback it takes megabytes a second) */
+#define VIEW_LINGER_S 2.0
+
+/* The run's observers: the trace file and the live view, each optional. */
+typedef struct watch {
+    const zgrt_program *prog;
+    zri_trace *trace;
+    zrv_server *view;
+} watch;
+
+static void view_push(watch *w, zri_buf *b)
+{
+    zrv_push(w->view, b->data ? b->data : "", b->len);
+    zri_buf_free(b);
+}
+
+static void watch_event(void *user, const zri_event *e)
+{
+    watch *w = user;
+    if (w->trace) zri_trace_event(w->trace, e);
+    if (w->view) {
+        zri_buf b = {0};
+        zri_trace_line_event(&b, w->prog, e);
+        view_push(w, &b);
+    }
+}
+
+/* what a lifeline waits for: the view's status, never in the trace file */
+static void watch_wait(void *user, int32_t lifeline, const char *what)
+{
+    watch *w = user;
+    zri_buf b = {0};
+    zri_buf_puts(&b, "{\"lifeline\":");
+    zri_buf_json_string(&b, w->prog->lifelines[lifeline], strlen(w->prog->lifelines[lifeline]));
+    zri_buf_puts(&b, ",\"kind\":\"wait\",\"on\":");
+    zri_buf_json_string(&b, what, strlen(what));
+    zri_buf_puts(&b, "}");
+    view_push(w, &b);
+}
+
+static void watch_retry(void *user, int32_t lifeline, const char *action, int attempt,
+                        const char *error, double delay)
+{
+    watch *w = user;
+    if (w->trace) zri_trace_retry(w->trace, lifeline, action, attempt, error, delay);
+    if (w->view) {
+        zri_buf b = {0};
+        zri_trace_line_retry(&b, w->prog, lifeline, action, attempt, error, delay);
+        view_push(w, &b);
+    }
+}
 
 static const char *lname(const zgrt_program *p, int32_t l) { return p->lifelines[l]; }
 
@@ -156,6 +212,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     int status = choose_mode(prog, &opts, &self, peer_addrs);
     zri_run *R = NULL;
     zri_trace *trace = NULL;
+    zrv_server *view = NULL;
     zri_heap *net_heap = NULL;
     zri_net *net = NULL;
     zri_secret *secret = NULL;
@@ -178,7 +235,33 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         }
         for (int32_t l = 0; l < prog->nlifelines; l++)
             if (self < 0 || l == self) zri_trace_start(trace, l, zri_run_store(R, l));
-        zri_observer obs = zri_trace_observer(trace);
+    }
+    if (opts.view) {
+        char url[256];
+        zri_buf title = {0};
+        zri_buf_puts(&title, prog->workflow ? prog->workflow : "workflow");
+        if (self >= 0) zri_buf_printf(&title, " (lifeline %s)", lname(prog, self));
+        view = zrv_open(opts.view, title.data, prog->nlifelines, prog->lifelines, url, sizeof url,
+                        err, sizeof err);
+        zri_buf_free(&title);
+        if (!view) {
+            fprintf(stderr, "zgc: error: %s\n", err);
+            status = 2;
+            goto done;
+        }
+        fprintf(stderr, "zgc: view: %s\n", url);
+        fflush(stderr);
+        for (int32_t l = 0; l < prog->nlifelines; l++)
+            if (self < 0 || l == self) {
+                zri_buf b = {0};
+                zri_trace_line_start(&b, prog, l, zri_run_store(R, l));
+                zrv_push(view, b.data, b.len);
+                zri_buf_free(&b);
+            }
+    }
+    watch w = {prog, trace, view};
+    if (trace || view) {
+        zri_observer obs = {watch_event, watch_retry, &w, view ? watch_wait : NULL};
         zri_run_observe(R, &obs);
     }
 
@@ -227,6 +310,14 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         }
         trace = NULL;
     }
+    if (view) {
+        zri_buf b = {0};
+        zri_trace_line_end(&b, json, error);
+        zrv_push(view, b.data, b.len);
+        zri_buf_free(&b);
+        zrv_close(view, VIEW_LINGER_S);
+        view = NULL;
+    }
     if (error) {
         status = 1;
     } else if (status == 0) {
@@ -240,6 +331,8 @@ done:
         explicit_bzero(secret, sizeof *secret);
         free(secret);
     }
+    if (trace) zri_trace_close(trace); /* a failed setup: the file stays as it is */
+    zrv_close(view, 0);
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);

@@ -10,7 +10,8 @@
  * off; at most 10^6), --backoff-scale a non-negative factor; --arg,
  * --llm-for and --peer may be repeated.  `-h` and `--help` print the usage on stdout.
  *
- * Every option accepts both `--opt value` and `--opt=value`.  Parsing only
+ * Every option accepts both `--opt value` and `--opt=value`, except
+ * --view, whose value is optional: `--view` or `--view=ADDR`.  Parsing only
  * checks the options' own syntax and names (lifelines, actions); which
  * inputs must be given is checked by the core.  The strings in zri_options
  * point into argv, except the route names, which are allocated.
@@ -161,6 +162,8 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         size_t n = strlen(opt);
         if (a[n] == '=') {
             val = a + n + 1;
+        } else if (table[id].scope & ZV_OPTIONAL) {
+            val = "";
         } else if (i + 1 < argc) {
             val = argv[++i];
         } else {
@@ -252,6 +255,8 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         } else if (id == ZV_OPT_SECRET_FILE) {
             if (!*val) bad = usage_error(p, "--secret-file expects a file name");
             o->secret_file = val;
+        } else if (id == ZV_OPT_VIEW) {
+            o->view = val; /* the address is checked when the view opens */
         } else if (id == ZV_OPT_RESULT_FILE) {
             if (!*val) bad = usage_error(p, "--result-file expects a file name");
             o->result_file = val;

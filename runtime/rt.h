@@ -24,11 +24,16 @@
  *               processes (net/net.h): a zri_transport
  *   agent/      llm, human and extern actions, model backends, HTTP
  *               (agent/agent.h): the zri_action_fn
+ *   view/       the live view (--view): an HTTP server of the viewer page
+ *               and of lines as Server-Sent Events (view/view.h, prefix
+ *               zrv_); it depends on nothing above, main.c hands it the
+ *               trace's lines
  *   main.c      zgrt_main: options, mode, trace, transport, actions, run,
  *               result — the one file that knows all the others
  *
  * Libraries (CMakeLists.txt): zgrt_core (values.c … builtins.c),
- * zgrt_net, zgrt_agent, and libzgrt.a, which bundles them with main.c:
+ * zgrt_net, zgrt_agent, zgrt_view, and libzgrt.a, which bundles them
+ * with main.c:
  * the archive `zgc build` links.
  *
  * Errors, one convention for the whole runtime:
@@ -230,6 +235,7 @@ typedef struct zri_options {
     double heartbeat;                      /* --heartbeat SECONDS: silence limit (0: off) */
     const char *result_file;               /* --result-file FILE (used by zgc run --processes) */
     const char *error_file;                /* --error-file FILE (used by zgc run --processes) */
+    const char *view; /* --view[=ADDR]: "" for the default address; NULL: no live view */
 } zri_options;
 
 /* The silence limit of per-lifeline processes without --heartbeat, in
@@ -312,6 +318,14 @@ typedef struct zri_event {
     /* act */
     const char *action; /* or NULL for a local computation */
     int32_t attempts;
+    /* act of an llm or human action: what the action recorded (through
+     * zri_action_env.detail), each NULL when it recorded none: the filled
+     * prompts, a human action's question, and the raw answer (the model's
+     * last reply text, the scripted or --answers entry as JSON, the line
+     * typed at the terminal) */
+    const char *system, *user, *question, *answer;
+    /* recv: taken by a coregion's receive-any (in arrival order) */
+    int32_t coregion;
     /* choice */
     int32_t construct; /* tag index */
     int32_t value;
@@ -336,6 +350,11 @@ typedef struct zri_observer {
     void (*retry)(void *user, int32_t lifeline, const char *action, int attempt, const char *error,
                   double delay);
     void *user;
+    /* the lifeline is about to wait: `what` says for what ("a message from
+     * A on main", "action f"); its next event ends the wait.  Called after
+     * a receive found nothing and spun (so never on the fast path) and
+     * before an action runs.  May be NULL. */
+    void (*wait)(void *user, int32_t lifeline, const char *what);
 } zri_observer;
 
 /* The transport to the lifelines of other processes (per-lifeline mode;
@@ -367,6 +386,10 @@ typedef struct zri_action_env {
      * its error and the delay before the next attempt in seconds; called
      * with note_user; may be NULL */
     void (*retry)(void *user, int attempt, const char *error, double delay);
+    /* records a text the action's event shows (key "system", "user",
+     * "question" or "answer"; a later one replaces an earlier one), for the
+     * trace's optional fields; called with note_user; may be NULL */
+    void (*detail)(void *user, const char *key, const char *text);
 } zri_action_env;
 
 /* Runs action `action` (llm, human, extern pure or effect; agent/
@@ -534,6 +557,15 @@ ZRI_HIDDEN void zri_trace_end(zri_trace *t, const char *result_json, const char 
  * an event: no index, no vc. */
 ZRI_HIDDEN void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
                                 const char *error, double delay);
+/* The text of each kind of line (no line break) appended to b, for the
+ * trace file and for the live view (main.c), which both write them. */
+ZRI_HIDDEN void zri_trace_line_start(zri_buf *b, const zgrt_program *p, int32_t lifeline,
+                                     const zgrt_value *store);
+ZRI_HIDDEN void zri_trace_line_event(zri_buf *b, const zgrt_program *p, const zri_event *e);
+ZRI_HIDDEN void zri_trace_line_retry(zri_buf *b, const zgrt_program *p, int32_t lifeline,
+                                     const char *action, int attempt, const char *error,
+                                     double delay);
+ZRI_HIDDEN void zri_trace_line_end(zri_buf *b, const char *result_json, const char *error);
 /* The trace as an observer of the run (zri_run_observe): events and
  * retries become lines. */
 ZRI_HIDDEN zri_observer zri_trace_observer(zri_trace *t);

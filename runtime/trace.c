@@ -13,11 +13,18 @@
  *       values of a control message are [decision] (one bool).  "msg" is
  *       "<from>><to>@<channel>#<n>", n counting the messages of that
  *       channel (sender, receiver, namespace) from 1, the same on both
- *       sides, so a receive names its send;
+ *       sides, so a receive names its send.  Optional: "coregion":true
+ *       on a receive a coregion took in arrival order;
  *   {"lifeline":"Writer","index":2,"kind":"act","action":"write_reply",
- *    "attempts":1,"writes":{"draft":"…"},"vc":{…}}
+ *    "attempts":1,"prompt":{"system":"…","user":"…"},"answer":"…",
+ *    "writes":{"draft":"…"},"vc":{…}}
  *       an action or a local computation ("action": null, or the name of
- *       a pure action); "attempts" counts llm attempts (1 otherwise);
+ *       a pure action); "attempts" counts llm attempts (1 otherwise).
+ *       Optional, when the action recorded them (zri_event): "prompt"
+ *       (an llm action's filled prompts, each key only when the action
+ *       has that prompt), "question" (a human action's filled prompt),
+ *       "answer" (the raw answer: the model's last reply text, the
+ *       scripted or --answers entry as JSON, the line typed);
  *   {"lifeline":"User","index":3,"kind":"choice","construct":"if#1",
  *    "value":true,"writes":{},"vc":{…}}
  *       a decision of an if/while owner and the guard's value;
@@ -78,10 +85,10 @@ static void write_line(zri_trace *t, zri_buf *b)
 
 static void put_name(zri_buf *b, const char *s) { zri_buf_json_string(b, s, strlen(s)); }
 
-void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
+void zri_trace_line_start(zri_buf *bp, const zgrt_program *p, int32_t lifeline,
+                          const zgrt_value *store)
 {
-    const zgrt_program *p = t->prog;
-    zri_buf b = {0};
+    zri_buf b = *bp;
     zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_START "\",\"lifeline\":");
     put_name(&b, p->lifelines[lifeline]);
     zri_buf_puts(&b, ",\"store\":{");
@@ -95,16 +102,22 @@ void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
         zri_buf_json_value(&b, p, &store[x]);
     }
     zri_buf_puts(&b, "}}");
+    *bp = b;
+}
+
+void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
+{
+    zri_buf b = {0};
+    zri_trace_line_start(&b, t->prog, lifeline, store);
     write_line(t, &b);
 }
 
-void zri_trace_event(zri_trace *t, const zri_event *e)
+void zri_trace_line_event(zri_buf *bp, const zgrt_program *p, const zri_event *e)
 {
 #define KIND(id, name) name,
     static const char *const kinds[] = {ZV_EVENT_KINDS(KIND)};
 #undef KIND
-    const zgrt_program *p = t->prog;
-    zri_buf b = {0};
+    zri_buf b = *bp;
     zri_buf_puts(&b, "{\"lifeline\":");
     put_name(&b, p->lifelines[e->lifeline]);
     zri_buf_printf(&b, ",\"index\":%" PRId64 ",\"kind\":\"%s\"", e->index, kinds[e->kind]);
@@ -137,6 +150,7 @@ void zri_trace_event(zri_trace *t, const zri_event *e)
         zri_buf_puts(&b, ",\"msg\":");
         zri_buf_json_string(&b, id.data, id.len);
         zri_buf_free(&id);
+        if (e->coregion) zri_buf_puts(&b, ",\"coregion\":true"); /* optional */
         break;
     }
     case ZRI_EV_ACT:
@@ -146,6 +160,16 @@ void zri_trace_event(zri_trace *t, const zri_event *e)
         else
             zri_buf_puts(&b, "null");
         zri_buf_printf(&b, ",\"attempts\":%d", (int)e->attempts);
+        /* optional: what an llm or human action recorded */
+        if (e->system || e->user) {
+            zri_buf_puts(&b, ",\"prompt\":{");
+            if (e->system) zri_buf_puts(&b, "\"system\":"), put_name(&b, e->system);
+            if (e->system && e->user) zri_buf_add(&b, ",", 1);
+            if (e->user) zri_buf_puts(&b, "\"user\":"), put_name(&b, e->user);
+            zri_buf_add(&b, "}", 1);
+        }
+        if (e->question) zri_buf_puts(&b, ",\"question\":"), put_name(&b, e->question);
+        if (e->answer) zri_buf_puts(&b, ",\"answer\":"), put_name(&b, e->answer);
         break;
     case ZRI_EV_CHOICE:
         zri_buf_puts(&b, ",\"construct\":");
@@ -172,14 +196,20 @@ void zri_trace_event(zri_trace *t, const zri_event *e)
         zri_buf_printf(&b, ":%" PRId64, e->vc[l]);
     }
     zri_buf_puts(&b, "}}");
+    *bp = b;
+}
+
+void zri_trace_event(zri_trace *t, const zri_event *e)
+{
+    zri_buf b = {0};
+    zri_trace_line_event(&b, t->prog, e);
     write_line(t, &b);
 }
 
-void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
-                     const char *error, double delay)
+void zri_trace_line_retry(zri_buf *bp, const zgrt_program *p, int32_t lifeline, const char *action,
+                          int attempt, const char *error, double delay)
 {
-    const zgrt_program *p = t->prog;
-    zri_buf b = {0};
+    zri_buf b = *bp;
     zri_buf_puts(&b, "{\"lifeline\":");
     put_name(&b, p->lifelines[lifeline]);
     zri_buf_puts(&b, ",\"kind\":\"" ZV_TRACE_RETRY "\",\"action\":");
@@ -189,12 +219,20 @@ void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int att
     char num[32];
     zri_format_float(delay >= 0 ? delay : 0.0, num);
     zri_buf_printf(&b, ",\"delay\":%s}", num);
+    *bp = b;
+}
+
+void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *action, int attempt,
+                     const char *error, double delay)
+{
+    zri_buf b = {0};
+    zri_trace_line_retry(&b, t->prog, lifeline, action, attempt, error, delay);
     write_line(t, &b);
 }
 
-void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
+void zri_trace_line_end(zri_buf *bp, const char *result_json, const char *error)
 {
-    zri_buf b = {0};
+    zri_buf b = *bp;
     if (error) {
         zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_END "\",\"error\":");
         zri_buf_json_string(&b, error, strlen(error));
@@ -203,6 +241,13 @@ void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
         zri_buf_puts(&b, result_json ? result_json : "null");
     }
     zri_buf_puts(&b, "}");
+    *bp = b;
+}
+
+void zri_trace_end(zri_trace *t, const char *result_json, const char *error)
+{
+    zri_buf b = {0};
+    zri_trace_line_end(&b, result_json, error);
     write_line(t, &b);
 }
 
@@ -216,7 +261,7 @@ static void observe_retry(void *user, int32_t lifeline, const char *action, int 
 
 zri_observer zri_trace_observer(zri_trace *t)
 {
-    zri_observer o = {observe_event, observe_retry, t};
+    zri_observer o = {observe_event, observe_retry, t, NULL};
     return o;
 }
 

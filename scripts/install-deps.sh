@@ -15,6 +15,8 @@ pkgs=(
   libssl-dev        # libcrypto: authenticated connections between lifelines, code hashes
   libicu-dev        # Unicode case mapping of the trace oracle (oracle/eval.c)
   clang-format      # the house style (.clang-format), checked by scripts/format.sh
+  chromium          # the viewer's browser tests (tests/viewer): headless, driven by puppeteer-core
+  fonts-dejavu-core # the font the viewer's pages ask for, so screenshots match their references
   git
 )
 missing=()
@@ -27,4 +29,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Node.js and npm run the browser tests (their npm packages come from
+# tests/viewer/package-lock.json, installed by tests/viewer/run.sh with npm
+# ci).  A machine that has them from elsewhere keeps its own; otherwise
+# Debian's.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
 fi

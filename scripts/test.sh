@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds zgc and runs every test:
 #   0. the house style: every C file follows .clang-format;
-#   1. the unit, golden, fail, CLI and layering tests (ctest) in a normal
-#      build;
+#   1. the unit, golden, fail, CLI, layering and browser tests (ctest; the
+#      browser tests install their npm packages themselves: tests/viewer)
+#      in a normal build;
 #   2. the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the runtime under ThreadSanitizer: every example and run program
 #      (tests/run) and a short conformance run, built with -DZGC_TSAN=ON

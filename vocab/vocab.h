@@ -107,11 +107,13 @@
 #define ZV_TRACE_RETRY "retry"
 
 /* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  Every run
- * option takes a value, given as `--name VALUE` or `--name=VALUE`.
- * SCOPE: ZV_RUN for `zgc run` and every built executable, ZV_EXE for the
- * per-lifeline executables only (`zgc run --processes` sets them).  Help
- * texts may span lines ("\n"); the printer indents them. */
-enum { ZV_RUN = 1, ZV_EXE = 2 };
+ * option takes a value, given as `--name VALUE` or `--name=VALUE`, except
+ * those with ZV_OPTIONAL in SCOPE: their value is optional and given only
+ * as `--name=VALUE`.  SCOPE: ZV_RUN for `zgc run` and every built
+ * executable, ZV_EXE for the per-lifeline executables only (`zgc run
+ * --processes` sets them).  Help texts may span lines ("\n"); the printer
+ * indents them. */
+enum { ZV_RUN = 1, ZV_EXE = 2, ZV_OPTIONAL = 4 };
 #define ZV_RUN_OPTIONS(X)                                                                         \
     X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                         \
       "a workflow input (str: literally, json: JSON text,\n"                                      \
@@ -134,6 +136,9 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                                     \
       "perturb delivery and scheduling with seeded random\n"                                      \
       "delays, so that other interleavings occur (testing)")                                      \
+    X(VIEW, "--view", "[=ADDR]", ZV_RUN | ZV_OPTIONAL,                                            \
+      "serve a live picture of the run on 127.0.0.1 (a random\n"                                  \
+      "port, or ADDR: [HOST:]PORT); the URL is printed on stderr")                                \
     X(HEARTBEAT, "--heartbeat", "SECONDS", ZV_RUN,                                                \
       "per-lifeline processes: a peer that sends nothing\n"                                       \
       "for SECONDS is lost (default 5; 0: never)")                                                \
@@ -191,7 +196,7 @@ static inline void zv_print_options(FILE *out, int scopes, int column)
     const zv_option_info *t = zv_option_table();
     for (int i = 0; i < ZV_OPT__COUNT; i++) {
         if (!(t[i].scope & scopes)) continue;
-        int n = fprintf(out, "  %s %s", t[i].name, t[i].meta);
+        int n = fprintf(out, t[i].scope & ZV_OPTIONAL ? "  %s%s" : "  %s %s", t[i].name, t[i].meta);
         for (const char *h = t[i].help; *h;) {
             const char *nl = strchr(h, '\n');
             int len = nl ? (int)(nl - h) : (int)strlen(h);

@@ -257,6 +257,10 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
     const char *spec = route_spec(env, a);
     char *system = a->system ? fill_prompt(p, a, a->system, args) : NULL;
     char *user = a->user ? fill_prompt(p, a, a->user, args) : NULL;
+    if (env->detail) {
+        env->detail(env->note_user, "system", system);
+        env->detail(env->note_user, "user", user);
+    }
     int64_t max_attempts = a->retries < 0 ? -1 : (int64_t)a->retries + 1;
     int n = 0;
     int rc;
@@ -500,6 +504,7 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
             return -1;
         }
         if (rc < 0) return -1;
+        if (env->detail) env->detail(env->note_user, "answer", line);
         /* confirm and select ignore surrounding blanks; input and edit keep them */
         char *t = a->human_kind == ZGRT_HUMAN_CONFIRM || a->human_kind == ZGRT_HUMAN_SELECT
                       ? trim_inplace(line)
@@ -574,12 +579,22 @@ static int run_human(zri_action_env *env, const zgrt_action *a, const zgrt_value
                  human_kind_name(a->human_kind));
         return -1;
     }
+    if (env->detail) {
+        char *q = fill_prompt(p, a, a->prompt ? a->prompt : "", args);
+        env->detail(env->note_user, "question", q);
+        free(q);
+    }
     const char *answers = env->opts ? env->opts->answers : NULL;
     if (answers) {
         void *answer;
         int index;
         int rc = zri_script_next(answers, "human answers", lifeline_name(env), a->name, &answer,
                                  &index, err, errlen);
+        if (rc == ZRI_MODEL_OK && env->detail) {
+            char *text = json_dumps(answer, JSON_COMPACT | JSON_ENCODE_ANY);
+            env->detail(env->note_user, "answer", text);
+            free(text);
+        }
         if (rc == ZRI_MODEL_OK) return human_from_answer(env, a, answer, index, outs, err, errlen);
         if (rc >= 0) return -1;
     }

@@ -453,6 +453,11 @@ static int scripted_call(zri_action_env *env, const zgrt_action *a, const char *
         return ZRI_MODEL_CONFIG;
     }
     if (rc != ZRI_MODEL_OK) return rc;
+    if (env->detail) {
+        char *text = json_dumps(answer, JSON_COMPACT | JSON_ENCODE_ANY);
+        env->detail(env->note_user, "answer", text);
+        free(text);
+    }
     char why[512];
     if (zri_answer_values(env, a, answer, 0, outs, why, sizeof why) < 0) {
         if (index > 0) {
@@ -1012,6 +1017,8 @@ static int reply_answer(zri_action_env *env, const zgrt_action *a, const zri_htt
         zri_buf_puts(why, "the answer contains the API key (OPENAI_API_KEY); it is refused");
         rc = ZRI_MODEL_FAILED;
     } else if (json_is_string(content)) {
+        /* the reply's text as it came (it holds no part of the key: above) */
+        if (env->detail) env->detail(env->note_user, "answer", json_string_value(content));
         rc = parse_answer(env, a, json_string_value(content), json_string_length(content), outs,
                           key, why);
     } else if (json_is_string(json_object_get(msg, "refusal"))) {

@@ -139,9 +139,9 @@ Test(trace, actions_and_enums, .timeout = 30)
     cr_assert_eq(n, 2);
     cr_expect_str_eq(a[0], "{\"lifeline\":\"A\",\"index\":1,\"kind\":\"act\",\"action\":\"double\","
                            "\"attempts\":1,\"writes\":{\"m\":42},\"vc\":{\"A\":1}}");
-    cr_expect_str_eq(a[1],
-                     "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"act\",\"action\":\"write\","
-                     "\"attempts\":1,\"writes\":{\"draft\":\"[write:draft]\"},\"vc\":{\"A\":2}}");
+    cr_expect_str_eq(a[1], "{\"lifeline\":\"A\",\"index\":2,\"kind\":\"act\",\"action\":\"write\","
+                           "\"attempts\":1,\"prompt\":{\"system\":\"Write.\",\"user\":\"hi\"},"
+                           "\"writes\":{\"draft\":\"[write:draft]\"},\"vc\":{\"A\":2}}");
     free_events(a, n);
     json_t *end = json_array_get(lines, json_array_size(lines) - 1);
     char *e = json_dumps(end, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -1,0 +1,271 @@
+/* show.c — `zgc trace show`: a trace as a table for terminals (viewer.h).
+ *
+ * Interleaved (the default), events are listed by row (trace.c: a receive
+ * always after its send, each lifeline in its own order) and, within a row,
+ * by lifeline; --by-lifeline lists each lifeline's events in turn.  A
+ * retried model attempt is listed just before the action it belongs to.
+ * Names and values are printed with control characters replaced (values as
+ * JSON text, where they are escapes), so a trace cannot drive the terminal.
+ */
+#define _GNU_SOURCE
+#include "viewer.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESET "\033[0m"
+#define DIM "\033[2m"
+#define BOLD "\033[1m"
+#define RED "\033[31m"
+
+/* per lifeline, cycling */
+static const char *const life_colors[] = {"\033[1;34m", "\033[1;32m", "\033[1;35m",
+                                          "\033[1;36m", "\033[1;33m", "\033[1;31m"};
+
+typedef struct show {
+    FILE *out;
+    const ZvwTrace *t;
+    const ZvwShowOptions *o;
+    int namew; /* the widest lifeline name */
+} show;
+
+static void color(show *s, const char *c)
+{
+    if (s->o->color) fputs(c, s->out);
+}
+
+/* text with control characters (and DEL) shown as '?' */
+static void put_text(show *s, const char *t)
+{
+    for (; t && *t; t++) fputc((unsigned char)*t < 0x20 || *t == 0x7f ? '?' : *t, s->out);
+}
+
+/* a value as JSON text, cut after o->width bytes (at a character) */
+static void put_value(show *s, json_t *v)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!text) zu_oom();
+    size_t n = strlen(text);
+    int w = s->o->width;
+    if (w > 0 && n > (size_t)w) {
+        size_t cut = (size_t)w;
+        while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) cut--;
+        fwrite(text, 1, cut, s->out);
+        fputs("…", s->out);
+    } else {
+        fputs(text, s->out);
+    }
+    free(text);
+}
+
+static const char *str(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static void put_lifeline(show *s, int l)
+{
+    color(s, life_colors[l % 6]);
+    const char *name = s->t->lifelines[l];
+    put_text(s, name);
+    color(s, RESET);
+    int pad = s->namew - (int)strlen(name);
+    fprintf(s->out, "%*s", pad > 0 ? pad : 0, "");
+}
+
+static void put_values(show *s, json_t *vals)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(vals, i, v)
+    {
+        fputs(i ? ", " : "", s->out);
+        put_value(s, v);
+    }
+}
+
+static void put_writes(show *s, json_t *w)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    json_object_foreach(w, k, v)
+    {
+        fputs(first ? "  " : ", ", s->out);
+        first = 0;
+        color(s, DIM);
+        put_text(s, k);
+        fputs(" =", s->out);
+        color(s, RESET);
+        fputc(' ', s->out);
+        put_value(s, v);
+    }
+}
+
+static void show_event(show *s, const ZvwLine *ln)
+{
+    json_t *o = ln->json;
+    fprintf(s->out, "%6ld  ", ln->row);
+    put_lifeline(s, ln->lifeline);
+    fprintf(s->out, " %4lld  ", ln->index);
+    const char *k = ln->kind;
+    json_t *ctl = json_object_get(o, "control");
+    bool control = json_is_string(ctl);
+    if (!strcmp(k, "send") || !strcmp(k, "recv")) {
+        bool send = k[0] == 's';
+        color(s, control ? DIM : BOLD);
+        fputs(send ? (control ? "send-ctl → " : "send → ") : (control ? "recv-ctl ← " : "recv ← "),
+              s->out);
+        put_text(s, str(o, send ? "to" : "from"));
+        color(s, RESET);
+        fputs("  ", s->out);
+        put_text(s, str(o, "channel"));
+        fputs("  ", s->out);
+        if (control) {
+            put_text(s, json_string_value(ctl));
+            fputs(" = ", s->out);
+        }
+        put_values(s, json_object_get(o, "values"));
+    } else if (!strcmp(k, "act")) {
+        const char *a = str(o, "action");
+        color(s, BOLD);
+        fputs(a ? "act " : "local", s->out);
+        put_text(s, a);
+        color(s, RESET);
+        json_t *n = json_object_get(o, "attempts");
+        if (json_is_integer(n) && json_integer_value(n) > 1)
+            fprintf(s->out, " (%lld attempts)", (long long)json_integer_value(n));
+    } else {
+        color(s, BOLD);
+        fputs("choice ", s->out);
+        put_text(s, str(o, "construct"));
+        color(s, RESET);
+        fputs(" = ", s->out);
+        put_value(s, json_object_get(o, "value"));
+    }
+    if (!control) put_writes(s, json_object_get(o, "writes"));
+    fputc('\n', s->out);
+}
+
+static void show_other(show *s, const ZvwLine *ln)
+{
+    json_t *o = ln->json;
+    if (!strcmp(ln->kind, ZV_TRACE_START)) {
+        fputs("     -  ", s->out);
+        put_lifeline(s, ln->lifeline);
+        fputs("     -  start", s->out);
+        put_writes(s, json_object_get(o, "store"));
+    } else if (!strcmp(ln->kind, ZV_TRACE_RETRY)) {
+        fputs("     -  ", s->out);
+        put_lifeline(s, ln->lifeline);
+        fputs("     -  ", s->out);
+        color(s, RED);
+        fputs("retry ", s->out);
+        put_text(s, str(o, "action"));
+        color(s, RESET);
+        fprintf(s->out, " attempt %lld failed: ",
+                (long long)json_integer_value(json_object_get(o, "attempt")));
+        put_value(s, json_object_get(o, "error"));
+    } else { /* end */
+        json_t *e = json_object_get(o, "error");
+        if (e) {
+            color(s, RED);
+            fputs("end: error: ", s->out);
+            put_text(s, json_string_value(e));
+            color(s, RESET);
+        } else {
+            color(s, BOLD);
+            fputs("end: result: ", s->out);
+            color(s, RESET);
+            put_value(s, json_object_get(o, "result"));
+        }
+    }
+    fputc('\n', s->out);
+}
+
+static int by_row(const void *a, const void *b, void *lines)
+{
+    const ZvwLine *L = lines;
+    const ZvwLine *x = &L[*(const int *)a], *y = &L[*(const int *)b];
+    if (x->row != y->row) return x->row < y->row ? -1 : 1;
+    if (x->lifeline != y->lifeline) return x->lifeline - y->lifeline;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int by_life(const void *a, const void *b, void *lines)
+{
+    const ZvwLine *L = lines;
+    const ZvwLine *x = &L[*(const int *)a], *y = &L[*(const int *)b];
+    if (x->lifeline != y->lifeline) return x->lifeline - y->lifeline;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int zvw_show(FILE *out, const ZvwTrace *t, const ZvwShowOptions *o, char *err, size_t errlen)
+{
+    show s = {out, t, o, 8};
+    int only = -1;
+    if (o->lifeline) {
+        for (int l = 0; l < t->nlifelines; l++)
+            if (!strcmp(t->lifelines[l], o->lifeline)) only = l;
+        if (only < 0) {
+            snprintf(err, errlen, "%s: no lifeline `%s` in the trace", t->path, o->lifeline);
+            return -1;
+        }
+    }
+    for (int l = 0; l < t->nlifelines; l++)
+        if ((int)strlen(t->lifelines[l]) > s.namew) s.namew = (int)strlen(t->lifelines[l]);
+    /* the events in order; each retry line goes before the next event of
+     * its lifeline in the file (the act it belongs to) */
+    int *ev = zu_xcalloc((size_t)t->nlines + 1, sizeof *ev), nev = 0;
+    /* first[e]: the first retry line (+1) before event line e, link[r]: the
+     * next one; retry_at[r]: its event line + 1, or 0 */
+    int *first = zu_xcalloc((size_t)t->nlines + 1, sizeof *first);
+    int *link = zu_xcalloc((size_t)t->nlines + 1, sizeof *link);
+    int *retry_at = zu_xcalloc((size_t)t->nlines + 1, sizeof *retry_at);
+    int *open = zu_xcalloc((size_t)t->nlifelines + 1, sizeof *open);
+    for (int i = t->nlines - 1; i >= 0; i--) {
+        const ZvwLine *ln = &t->lines[i];
+        if (ln->event) open[ln->lifeline] = i + 1;
+        if (!strcmp(ln->kind, ZV_TRACE_RETRY) && (retry_at[i] = open[ln->lifeline])) {
+            link[i] = first[retry_at[i] - 1];
+            first[retry_at[i] - 1] = i + 1;
+        }
+    }
+    for (int i = 0; i < t->nlines; i++)
+        if (t->lines[i].event && (only < 0 || t->lines[i].lifeline == only)) ev[nev++] = i;
+    qsort_r(ev, (size_t)nev, sizeof *ev, o->by_lifeline ? by_life : by_row, t->lines);
+
+    fprintf(out, "%6s  %-*s %4s  %s\n", "row", s.namew, "lifeline", "#", "event");
+    for (int i = 0; i < t->nlines; i++)
+        if (!strcmp(t->lines[i].kind, ZV_TRACE_START) && (only < 0 || t->lines[i].lifeline == only))
+            show_other(&s, &t->lines[i]);
+    int section = -1;
+    for (int k = 0; k < nev; k++) {
+        const ZvwLine *ln = &t->lines[ev[k]];
+        if (o->by_lifeline && ln->lifeline != section) {
+            section = ln->lifeline;
+            fputs("\n== ", out);
+            put_lifeline(&s, section);
+            fputc('\n', out);
+        }
+        for (int r = first[ev[k]]; r; r = link[r - 1]) show_other(&s, &t->lines[r - 1]);
+        show_event(&s, ln);
+    }
+    /* retries of an action that never ended, then the end line */
+    for (int i = 0; i < t->nlines; i++)
+        if (!strcmp(t->lines[i].kind, ZV_TRACE_RETRY) && !retry_at[i] &&
+            (only < 0 || t->lines[i].lifeline == only))
+            show_other(&s, &t->lines[i]);
+    bool ended = false;
+    for (int i = 0; i < t->nlines; i++)
+        if (!strcmp(t->lines[i].kind, ZV_TRACE_END)) show_other(&s, &t->lines[i]), ended = true;
+    if (!ended) fputs("(no end line: the run did not finish)\n", out);
+    free(ev), free(first), free(link), free(retry_at), free(open);
+    if (fflush(out) != 0 || ferror(out)) {
+        snprintf(err, errlen, "cannot write to standard output: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
