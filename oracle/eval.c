@@ -494,6 +494,31 @@ static Val icu_case(ZArena *ar, const Val *a, bool up)
     return r;
 }
 
+Val zt_str(ZArena *ar, const Val *a)
+{
+    switch (a->k) {
+    case V_STR: return *a;
+    case V_INT: {
+        const char *t = zu_fmt(ar, "%" PRId64, a->i);
+        return (Val){.k = V_STR, .s = t, .n = strlen(t)};
+    }
+    case V_FLOAT: {
+        const char *t = float_text(ar, a->f);
+        if (!t) return mistyped();
+        return (Val){.k = V_STR, .s = t, .n = strlen(t)};
+    }
+    case V_BOOL: return (Val){.k = V_STR, .s = a->i ? "true" : "false", .n = a->i ? 4 : 5};
+    case V_ENUM:
+        if (a->en && a->i >= 0 && a->i < a->en->members.len) {
+            const ZParam *p = ZU_VEC_AT(a->en->members, (int)a->i);
+            return (Val){.k = V_STR, .s = p->name, .n = strlen(p->name)};
+        }
+        return mistyped();
+    case V_JSON: return json_text_val(ar, a->j);
+    default: return mistyped();
+    }
+}
+
 static Val too_deep(void) { return vunknown("an expression nested beyond the evaluator's limit"); }
 
 /* The arguments of the call e (in the check's arena); NULL with *bad the
@@ -589,28 +614,7 @@ static Val call(Env *env, const ZExpr *e)
                 if (memcmp(a->s + i, p->s, p->n) == 0) return vbool(true);
             return vbool(false);
         }
-        case BI_STR:
-            switch (a->k) {
-            case V_STR: return *a;
-            case V_INT: {
-                const char *t = zu_fmt(ar, "%" PRId64, a->i);
-                return (Val){.k = V_STR, .s = t, .n = strlen(t)};
-            }
-            case V_FLOAT: {
-                const char *t = float_text(ar, a->f);
-                if (!t) return mistyped();
-                return (Val){.k = V_STR, .s = t, .n = strlen(t)};
-            }
-            case V_BOOL: return (Val){.k = V_STR, .s = a->i ? "true" : "false", .n = a->i ? 4 : 5};
-            case V_ENUM:
-                if (a->en && a->i >= 0 && a->i < a->en->members.len) {
-                    const ZParam *p = ZU_VEC_AT(a->en->members, (int)a->i);
-                    return (Val){.k = V_STR, .s = p->name, .n = strlen(p->name)};
-                }
-                return mistyped();
-            case V_JSON: return json_text_val(ar, a->j);
-            default: return mistyped();
-            }
+        case BI_STR: return zt_str(ar, a);
         case BI_INT:
             if (a->k == V_INT) return *a;
             if (a->k == V_FLOAT) { /* truncated towards zero */

@@ -80,6 +80,14 @@
  *   - an end line's "error" text (any run-time error, a --timeout, a
  *     cancellation: the events before it are checked as a run that
  *     stopped there);
+ *   - an act's raw "answer" (the model's reply text, the person's line,
+ *     the scripted or --answers entry): the outputs parsed from it are the
+ *     values above, and which backend wrote it the trace does not say;
+ *   - whether the optional fields are there at all: an act's "prompt" and
+ *     "question", a receive's "coregion" (a trace written by hand may
+ *     leave them out); when they are there, the prompts and the question
+ *     must equal the action's templates filled with the call's arguments,
+ *     and "coregion" stand on a receive of a coregion only;
  *   - an atom inside @B(…) or `past` that fails at an event of B whose
  *     value Definition 3 never needs (which of B's events the runtime's
  *     monitor evaluates depends on the monitor plan, not read here).

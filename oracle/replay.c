@@ -26,6 +26,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 enum { X_SEND, X_RECV, X_ACT, X_CHOICE, X_NODECISION };
@@ -515,12 +516,155 @@ static void check_no_writes(Check *c, const Ev *e)
                 zt_kind_names[e->kind], zt_jtext(c, e->writes));
 }
 
+static void buf_add(ZBuf *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) zu_buf_putc(b, s[i]);
+}
+
+/* A prompt template filled as the runtime fills it (docs/language.md,
+ * placeholders): `{name}` naming an input of the action becomes the
+ * argument's text (str() of it; nothing for an undefined one), every
+ * other brace is literal.  NULL when an argument cannot be computed. */
+static const char *fill_template(Env *env, const ZDecl *act, const ZExpr *call, const char *t,
+                                 size_t n)
+{
+    Check *c = env->c;
+    ZBuf b = {0};
+    zu_buf_putc(&b, 0);
+    b.len = 0;
+    size_t i = 0;
+    while (i < n) {
+        if (t[i] != '{') {
+            size_t j = i;
+            while (j < n && t[j] != '{') j++;
+            buf_add(&b, t + i, j - i);
+            i = j;
+            continue;
+        }
+        size_t j = i + 1;
+        int param = -1;
+        if (j < n && (isalpha((unsigned char)t[j]) || t[j] == '_')) {
+            while (j < n && (isalnum((unsigned char)t[j]) || t[j] == '_')) j++;
+            if (j < n && t[j] == '}')
+                for (int k = 0; k < act->params.len && param < 0; k++) {
+                    const ZParam *p = ZU_VEC_AT(act->params, k);
+                    if (strlen(p->name) == j - i - 1 && !memcmp(p->name, t + i + 1, j - i - 1))
+                        param = k;
+                }
+        }
+        if (param < 0) {
+            buf_add(&b, "{", 1);
+            i++;
+            continue;
+        }
+        env->undef = false;
+        Val v = param < call->args.len ? zt_eval(env, ZU_VEC_AT(call->args, param)) : vmk(V_UNDEF);
+        if (v.k != V_UNDEF) {
+            Val sv = zt_str(c->a, &v);
+            if (sv.k != V_STR) {
+                zu_buf_free(&b);
+                return NULL;
+            }
+            buf_add(&b, sv.s, sv.n);
+        }
+        i = j + 1;
+    }
+    const char *r = zu_strndup(c->a, b.data, b.len);
+    zu_buf_free(&b);
+    return r;
+}
+
+/* One recorded text of an action: absent when want is NULL (the action
+ * has no such template), else equal to it. */
+static void check_text(Check *c, const Ev *e, const char *what, json_t *got, const char *want)
+{
+    if (!want) {
+        if (got)
+            zt_fail(c, e->line, "%s: the act records %s, but its action has none",
+                    zt_ev_where(c, e), what);
+        return;
+    }
+    if (!got)
+        zt_fail(c, e->line, "%s: the act lacks %s (the runtime records it)", zt_ev_where(c, e),
+                what);
+    if (strcmp(json_string_value(got), want) != 0)
+        zt_fail(c, e->line, "%s: %s is %s, expected %s", zt_ev_where(c, e), what, zt_jtext(c, got),
+                zt_jtext(c, json_string(want)));
+    c->st.values++;
+}
+
+/* The template of a property of an action (a string literal or a
+ * constant), or NULL when the action has none. */
+static const char *prop_text(Env *env, const ZDecl *act, ZPropKey k, size_t *n)
+{
+    const ZProp *p = za_prop(act, k);
+    if (!p || !p->value) return NULL;
+    Val v = zt_eval(env, p->value);
+    if (v.k != V_STR) return NULL;
+    *n = v.n;
+    return v.s;
+}
+
+/* What an act records beside its writes (trace.c, the optional fields):
+ * an llm action its filled prompts, a human action its filled question,
+ * each equal to the template filled with the call's arguments when it is
+ * there (a trace without them, such as one written by hand, is read as
+ * one that leaves them out); the answer of either (the model's text, the
+ * person's line or the scripted entry) is theirs and not recomputed.
+ * Nothing else records any of them. */
+static void check_recorded(Check *c, Env *env, const Ev *e, const ZDecl *act, const ZExpr *call)
+{
+    bool llm = act && act->kind == D_ACTION && act->action == ACT_LLM;
+    bool human = act && act->kind == D_ACTION && act->action == ACT_HUMAN;
+    if (e->has_answer && !llm && !human)
+        zt_fail(c, e->line, "%s: an answer recorded on an act that is not an llm or human action",
+                zt_ev_where(c, e));
+    if (!llm && e->prompt)
+        zt_fail(c, e->line, "%s: a prompt recorded on an act that is not an llm action",
+                zt_ev_where(c, e));
+    if (!human && e->question)
+        zt_fail(c, e->line, "%s: a question recorded on an act that is not a human action",
+                zt_ev_where(c, e));
+    if (llm && e->prompt) {
+        static const ZPropKey keys[] = {PROP_SYSTEM, PROP_USER};
+        static const char *const names[] = {"system", "user"};
+        for (int i = 0; i < 2; i++) {
+            size_t n = 0;
+            const char *t = prop_text(env, act, keys[i], &n);
+            const char *want = t ? fill_template(env, act, call, t, n) : NULL;
+            if (t && !want) {
+                c->st.unverified++;
+                continue;
+            }
+            check_text(c, e, zu_fmt(c->a, "the %s prompt", names[i]),
+                       json_object_get(e->prompt, names[i]), want);
+        }
+    }
+    if (human && e->question) {
+        size_t n = 0;
+        const char *t = prop_text(env, act, PROP_PROMPT, &n);
+        const char *want = fill_template(env, act, call, t ? t : "", t ? n : 0);
+        if (!want) {
+            c->st.unverified++;
+            return;
+        }
+        json_t *got = e->question ? json_string(e->question) : NULL;
+        check_text(c, e, "the question", got, want);
+        json_decref(got);
+    }
+}
+
 /* Values of a matched event against the rebuilt store before it. */
 static void check_event_values(Replay *r, const Exp *x, const Ev *e)
 {
     Check *c = r->c;
     Env env = {.c = c, .life = r->life, .index = e->index - 1};
     const ZStmt *s = x->stmt;
+    /* "coregion" (optional, like the act's recorded texts): only a
+     * coregion's receive carries it */
+    if (x->kind == X_RECV && e->coregion && x->group == 0)
+        zt_fail(c, e->line, "%s: \"coregion\" on a receive that is not one of a coregion",
+                zt_ev_where(c, e));
     if (x->kind == X_SEND || x->kind == X_RECV) {
         if (x->ctl >= 0) {
             check_no_writes(c, e);
@@ -579,6 +723,12 @@ static void check_event_values(Replay *r, const Exp *x, const Ev *e)
         return; /* guard values: check_guards */
     }
     /* act */
+    {
+        const ZExpr *call =
+            s->kind == S_ASSIGN && s->expr && s->is_action && s->expr->kind == E_CALL ? s->expr
+                                                                                      : NULL;
+        check_recorded(c, &env, e, call ? call->decl : NULL, call);
+    }
     if (s->kind == S_MSG) {
         for (int i = 0; i < s->args.len && i < s->params.len; i++) {
             const ZExpr *p = ZU_VEC_AT(s->params, i);

@@ -85,10 +85,11 @@ const char *zt_ev_where(Check *c, const Ev *e)
     return zu_fmt(c->a, "lifeline %s event %d", c->m->lnames[e->life], e->index);
 }
 
-/* A line's keys are exactly want[0..n) (every one present, no other);
- * `kind` names the line in messages: a "KIND" line. */
-static void exact_keys(Check *c, json_t *o, int line, const char *kind, const char *const *want,
-                       int n)
+/* A line's keys are want[0..n), every one present, and perhaps some of
+ * opt[0..nopt), no other; `kind` names the line in messages: a "KIND"
+ * line. */
+static void line_keys(Check *c, json_t *o, int line, const char *kind, const char *const *want,
+                      int n, const char *const *opt, int nopt)
 {
     for (int i = 0; i < n; i++)
         if (!json_object_get(o, want[i]))
@@ -100,8 +101,15 @@ static void exact_keys(Check *c, json_t *o, int line, const char *kind, const ch
     {
         bool known = false;
         for (int i = 0; i < n && !known; i++) known = !strcmp(key, want[i]);
+        for (int i = 0; i < nopt && !known; i++) known = !strcmp(key, opt[i]);
         if (!known) zt_fail(c, line, "a \"%s\" line has an unknown field \"%s\"", kind, key);
     }
+}
+
+static void exact_keys(Check *c, json_t *o, int line, const char *kind, const char *const *want,
+                       int n)
+{
+    line_keys(c, o, line, kind, want, n, NULL, 0);
 }
 
 static const char *get_str(Check *c, json_t *o, const char *key, int line, bool nullable)
@@ -145,13 +153,54 @@ static const char *const event_keys[K__COUNT][5] = {
     {"construct", "value"},
 };
 static const int event_nkeys[K__COUNT] = {5, 5, 2, 2};
+/* The optional keys of each event kind: what a coregion's receive and an
+ * llm or human action record (runtime/trace.c); replay.c checks where
+ * they stand and what they say. */
+static const char *const event_opt_keys[K__COUNT][3] = {
+    {NULL},
+    {"coregion"},
+    {"prompt", "question", "answer"},
+    {NULL},
+};
+static const int event_nopt_keys[K__COUNT] = {0, 1, 3, 0};
+
+/* The optional fields' form: "coregion" is true; "prompt" an object of
+ * the strings "system" and "user", one of them at least; "question" and
+ * "answer" strings. */
+static void read_optional(Check *c, json_t *o, Ev *e, int line)
+{
+    json_t *v = json_object_get(o, "coregion");
+    if (v && !json_is_true(v))
+        zt_fail(c, line, "\"coregion\" must be true, not %s", zt_jtext(c, v));
+    e->coregion = v != NULL;
+    e->prompt = json_object_get(o, "prompt");
+    if (e->prompt) {
+        static const char *const pk[] = {"system", "user"};
+        if (!json_is_object(e->prompt) || json_object_size(e->prompt) == 0)
+            zt_fail(c, line, "\"prompt\" must be an object with \"system\" or \"user\", not %s",
+                    zt_jtext(c, e->prompt));
+        line_keys(c, e->prompt, line, "prompt", NULL, 0, pk, 2);
+        for (int i = 0; i < 2; i++) {
+            json_t *t = json_object_get(e->prompt, pk[i]);
+            if (t && !json_is_string(t))
+                zt_fail(c, line, "\"prompt\": \"%s\" must be a string, not %s", pk[i],
+                        zt_jtext(c, t));
+        }
+    }
+    v = json_object_get(o, "question");
+    if (v && !json_is_string(v)) zt_fail(c, line, "\"question\" must be a string");
+    e->question = v ? json_string_value(v) : NULL;
+    v = json_object_get(o, "answer");
+    if (v && !json_is_string(v)) zt_fail(c, line, "\"answer\" must be a string");
+    e->has_answer = v != NULL;
+}
 
 static void read_event(Check *c, json_t *o, int k, int line)
 {
     const char *keys[10] = {"lifeline", "index", "kind", "writes", "vc"};
     int nk = 5;
     for (int i = 0; i < event_nkeys[k]; i++) keys[nk++] = event_keys[k][i];
-    exact_keys(c, o, line, zt_kind_names[k], keys, nk);
+    line_keys(c, o, line, zt_kind_names[k], keys, nk, event_opt_keys[k], event_nopt_keys[k]);
     if (c->nev >= ZT_MAX_EVENTS) zt_fail(c, line, "too many events (more than %ld)", ZT_MAX_EVENTS);
     if (c->nev >= c->capev) {
         long n = c->capev ? c->capev * 2 : 256;
@@ -194,6 +243,7 @@ static void read_event(Check *c, json_t *o, int k, int line)
         if (!json_is_boolean(v)) zt_fail(c, line, "choice event lacks a boolean \"value\"");
         e->value = json_is_true(v);
     }
+    read_optional(c, o, e, line);
     e->writes = json_object_get(o, "writes");
     if (!json_is_object(e->writes)) zt_fail(c, line, "event lacks a \"writes\" object");
     const char *key;

@@ -100,12 +100,18 @@ typedef struct Ev {
     int64_t attempts;      /* act */
     const char *construct; /* choice */
     int value;             /* choice */
-    json_t *writes;        /* object */
-    json_t *vc;            /* object */
-    int match;             /* the matched event (send <-> recv), or -1 */
-    int pred;              /* the index of the event before it on its thread (its
+    /* optional fields (trace.c): a coregion's receive; what an llm or a
+     * human action recorded */
+    int coregion;         /* recv: "coregion":true */
+    json_t *prompt;       /* act: {"system": …, "user": …}, or NULL */
+    const char *question; /* act: a human action's question, or NULL */
+    int has_answer;       /* act: an "answer" */
+    json_t *writes;       /* object */
+    json_t *vc;           /* object */
+    int match;            /* the matched event (send <-> recv), or -1 */
+    int pred;             /* the index of the event before it on its thread (its
                               branch, forks and joins included; 0: none) (replay.c) */
-    int64_t *cvc;          /* computed vector clock */
+    int64_t *cvc;         /* computed vector clock */
 } Ev;
 
 /* A retry line (trace.c): a failed attempt of an llm call that is
@@ -279,6 +285,9 @@ static inline Val vfloat(double f)
  * or beyond ZT_MAX_DEPTH), V_UNDEF for an undefined term, V_ERROR for a
  * run-time error. */
 Val zt_eval(Env *env, const ZExpr *e);
+/* str(v): the text of a value as the builtin str() gives it (V_STR); the
+ * same text fills a prompt's placeholder.  mistyped: V_UNKNOWN. */
+Val zt_str(ZArena *ar, const Val *v);
 /* The n results of the call e of a pure action (a tuple body gives one
  * value per output) into out[0..n); false when e is not such a call. */
 bool zt_eval_results(Env *env, const ZExpr *e, Val *out, int n);

@@ -46,6 +46,13 @@
  *                runtime's own message templates would not write every
  *                such text: this class is the oracle's documented limit,
  *                reported apart);
+ *   recorded     the same run, only an event's optional recorded texts
+ *                differ: its raw "answer" (the model's reply text, the
+ *                person's line or the scripted entry, which the oracle does
+ *                not read back) changed or removed, or its "prompt",
+ *                "question" or "coregion" removed (the trace format makes
+ *                them optional; when present the oracle checks them); like
+ *                diagnostics, the oracle's documented limit, reported apart;
  *   replayed     the values the oracle cannot recompute were changed: the
  *                workflow is run again with the inputs (--arg), the model's
  *                answers (a scripted model, failed attempts included), the
@@ -409,6 +416,11 @@ json_t *record(Case *c, const char *exe_dir, const Argv *cfiles, const Argv *arg
          * together in declaration order */
         char *sock = fmt("%s/sock-%s", c->dir, tag);
         mkdir(sock, 0700);
+        /* the run's secret, which every lifeline must hold (--secret-file) */
+        char *key = fmt("%s/run.key", sock);
+        int kfd = open(key, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (kfd < 0 || write(kfd, "campaign-secret-0123456789abcdef", 32) != 32 || close(kfd) != 0)
+            die("cannot write the secret %s: %s", key, strerror(errno));
         pid_t *pids = calloc((size_t)c->nl, sizeof *pids);
         for (int l = 0; l < c->nl; l++) {
             Argv a = {0};
@@ -424,6 +436,8 @@ json_t *record(Case *c, const char *exe_dir, const Argv *cfiles, const Argv *arg
                 av_add(&a, peer);
                 free(peer);
             }
+            av_add(&a, "--secret-file");
+            av_add(&a, key);
             for (int i = 0; i < args->n; i++) av_add(&a, args->v[i]);
             av_add(&a, "--trace");
             av_add(&a, t);
@@ -438,6 +452,7 @@ json_t *record(Case *c, const char *exe_dir, const Argv *cfiles, const Argv *arg
         double dl = deadline_in(RUN_TIMEOUT_S);
         for (int l = 0; l < c->nl; l++) wait_until(pids[l], dl);
         free(pids);
+        free(key);
         trace = json_array();
         for (int l = 0; l < c->nl && trace; l++) {
             char *tl = fmt("%s.%s", t, c->lnames[l]);
@@ -630,6 +645,8 @@ void try_mutant(Case *c, json_t *mut, const char *what)
         c->reordered++;
     } else if (only_diagnostics(c->orig, mut)) {
         c->diagnostics++;
+    } else if (only_recorded(c->orig, mut)) {
+        c->recorded++;
     } else if (is_stopped(c->orig, mut)) {
         c->stopped++;
     } else {
@@ -721,8 +738,8 @@ int main(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = 0;
-    long total = 0, rejected = 0, reordered = 0, stopped = 0, diagnostics = 0, replayed = 0,
-         unproven = 0;
+    long total = 0, rejected = 0, reordered = 0, stopped = 0, diagnostics = 0, recorded = 0,
+         replayed = 0, unproven = 0;
     int ntraces = 0;
     for (int round = 0; round < rounds; round++)
         for (int k = 0; k < K.ncases; k++) {
@@ -750,18 +767,18 @@ int main(int argc, char **argv)
                 free(msg);
                 continue;
             }
-            long before[7] = {c->checked,     c->rejected, c->reordered, c->stopped,
-                              c->diagnostics, c->replayed, c->unproven};
+            long before[8] = {c->checked,     c->rejected, c->reordered, c->stopped,
+                              c->diagnostics, c->recorded, c->replayed,  c->unproven};
             rng_state = seed * 1000003u + (uint64_t)c->no * 7919u + (uint64_t)round;
             seen_reset();
             texts_reset(c->orig);
             mutate_case(c);
             texts_reset(NULL);
             printf("case %2d %-58.58s %6ld mutations, %6ld rejected; accepted: %ld reordered, "
-                   "%ld stopped, %ld diagnostics, %ld replayed, %ld UNPROVEN\n",
+                   "%ld stopped, %ld diagnostics, %ld recorded, %ld replayed, %ld UNPROVEN\n",
                    c->no, c->text, c->checked - before[0], c->rejected - before[1],
                    c->reordered - before[2], c->stopped - before[3], c->diagnostics - before[4],
-                   c->replayed - before[5], c->unproven - before[6]);
+                   c->recorded - before[5], c->replayed - before[6], c->unproven - before[7]);
             fflush(stdout);
         }
     for (int k = 0; k < K.ncases; k++) {
@@ -771,14 +788,17 @@ int main(int argc, char **argv)
         reordered += c->reordered;
         stopped += c->stopped;
         diagnostics += c->diagnostics;
+        recorded += c->recorded;
         replayed += c->replayed;
         unproven += c->unproven;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("mutation campaign: %d traces, %ld distinct mutations in %.1f s: %ld rejected; "
-           "accepted: %ld reordered, %ld stopped, %ld diagnostics, %ld replayed, %ld unproven\n",
-           ntraces, total, secs, rejected, reordered, stopped, diagnostics, replayed, unproven);
+           "accepted: %ld reordered, %ld stopped, %ld diagnostics, %ld recorded, %ld replayed, %ld "
+           "unproven\n",
+           ntraces, total, secs, rejected, reordered, stopped, diagnostics, recorded, replayed,
+           unproven);
     if (unproven) {
         fprintf(stderr, "FAIL: %ld accepted mutations are not shown to be runs that can happen\n",
                 unproven);

@@ -53,7 +53,7 @@ typedef struct Case {
     char *replay_exe; /* a build with extern_scripted.c, when it has C actions */
     json_t *orig;     /* the recorded trace: an array of line objects */
     /* per class */
-    long checked, rejected, reordered, stopped, diagnostics, replayed, unproven;
+    long checked, rejected, reordered, stopped, diagnostics, recorded, replayed, unproven;
 } Case;
 
 typedef struct Campaign {
@@ -103,6 +103,12 @@ bool same_lines(const json_t *a, const json_t *b);
 bool same_run(const json_t *a, const json_t *b);
 /* diagnostics: only an "error" text or a retry's "delay" differs. */
 bool only_diagnostics(const json_t *orig, const json_t *mut);
+/* recorded: only an event's optional recorded texts differ (its raw
+ * "answer" changed or removed; its "prompt", "question" or "coregion"
+ * removed). */
+bool only_recorded(const json_t *orig, const json_t *mut);
+/* The same run but for the events' raw "answer" texts (replays). */
+bool same_run_but_answers(const json_t *a, const json_t *b);
 /* stopped: the original run stopped at a consistent cut. */
 bool is_stopped(const json_t *orig, const json_t *mut);
 /* replayed: a run with the mutant's free values writes the mutant's run;

@@ -107,6 +107,61 @@ bool only_diagnostics(const json_t *orig, const json_t *mut)
     return diffs == 1;
 }
 
+/* The optional fields an event may record (docs/runtime.md): what they
+ * say beyond the run's events is the model's or the person's raw text. */
+static const char *const recorded_keys[] = {"answer", "prompt", "question", "coregion"};
+
+/* Only recorded texts differ, on one event: its raw "answer" changed or
+ * removed, or its "prompt", "question" or "coregion" removed. */
+bool only_recorded(const json_t *orig, const json_t *mut)
+{
+    if (json_array_size(orig) != json_array_size(mut)) return false;
+    int diffs = 0;
+    for (size_t i = 0; i < json_array_size(orig); i++) {
+        json_t *o = json_array_get(orig, i), *m = json_array_get(mut, i);
+        if (json_equal(o, m)) continue;
+        if (++diffs > 1) return false;
+        if (!json_object_get(o, "index") || !json_object_get(m, "index")) return false;
+        for (int k = 1; k < 4; k++) { /* present: unchanged */
+            json_t *mv = json_object_get(m, recorded_keys[k]);
+            if (mv && !json_equal(mv, json_object_get(o, recorded_keys[k]))) return false;
+        }
+        json_t *a = json_object_get(m, "answer");
+        if (a && !json_is_string(a)) return false;
+        json_t *oc = json_deep_copy(o), *mc = json_deep_copy(m);
+        for (int k = 0; k < 4; k++) {
+            json_object_del(oc, recorded_keys[k]);
+            json_object_del(mc, recorded_keys[k]);
+        }
+        bool eq = json_equal(oc, mc);
+        json_decref(oc);
+        json_decref(mc);
+        if (!eq) return false;
+    }
+    return diffs == 1;
+}
+
+/* The same run, but for the raw "answer" texts of the events: a replay's
+ * scripted answers are made from the mutant's parsed values (its writes),
+ * so its raw answers are those entries, not the mutant's recorded text,
+ * which only the recorded class covers. */
+static json_t *without_answers(const json_t *lines)
+{
+    json_t *r = json_deep_copy(lines);
+    for (size_t i = 0; i < json_array_size(r); i++)
+        json_object_del(json_array_get(r, i), "answer");
+    return r;
+}
+
+bool same_run_but_answers(const json_t *a, const json_t *b)
+{
+    json_t *wa = without_answers(a), *wb = without_answers(b);
+    bool eq = same_run(wa, wb);
+    json_decref(wa);
+    json_decref(wb);
+    return eq;
+}
+
 /* The original run stopped at a cut: the same starts, per lifeline a
  * prefix of the original's lines, and an error end wherever lines were
  * cut (or the end line changed). */
@@ -478,7 +533,7 @@ bool replays(Case *c, const json_t *mut, char **why)
         char *w = NULL;
         json_t *t = record(c, c->replay_exe, &cfiles, &a, env, "replay", &w);
         av_free(&a);
-        ok = t && same_run(t, mut);
+        ok = t && same_run_but_answers(t, mut);
         if (!ok && s == tries) {
             char *txt = t ? trace_text(t) : NULL;
             *why = txt ? fmt("the replay writes another run:\n%s", txt)
