@@ -148,8 +148,7 @@ bool only_recorded(const json_t *orig, const json_t *mut)
 static json_t *without_answers(const json_t *lines)
 {
     json_t *r = json_deep_copy(lines);
-    for (size_t i = 0; i < json_array_size(r); i++)
-        json_object_del(json_array_get(r, i), "answer");
+    for (size_t i = 0; i < json_array_size(r); i++) json_object_del(json_array_get(r, i), "answer");
     return r;
 }
 
