@@ -160,6 +160,7 @@ int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t 
     /* cleanup */
     zu_buf_free(&c->msg);
     for (int i = 0; i < c->nlines; i++) json_decref(c->lines[i]);
+    zt_guard_memo_free(&c->guards);
     free(c->lines);
     free(c->vcs);
     free(c->ev);

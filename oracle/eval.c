@@ -698,6 +698,129 @@ static Val term(Env *env, int life, const ZDecl *var)
     return v;
 }
 
+/* ---- named guards: one value per valuation ---- */
+
+static uint64_t ptr_hash(const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+static int memo_find(const GuardMemo *m, const ZDecl *d)
+{
+    if (!m->cap) return -1;
+    for (uint64_t i = ptr_hash(d) & (uint64_t)(m->cap - 1);; i = (i + 1) & (uint64_t)(m->cap - 1)) {
+        if (!m->keys[i]) return -1;
+        if (m->keys[i] == d) return (int)i;
+    }
+}
+
+static void memo_put(GuardMemo *m, const ZDecl *d, Val v, bool undef)
+{
+    if (2 * (m->len + 1) > m->cap) {
+        GuardMemo n = {.cap = m->cap ? 2 * m->cap : 64, .life = m->life, .index = m->index};
+        n.keys = zu_xcalloc((size_t)n.cap, sizeof *n.keys);
+        n.vals = zu_xcalloc((size_t)n.cap, sizeof *n.vals);
+        n.undef = zu_xcalloc((size_t)n.cap, sizeof *n.undef);
+        for (int i = 0; i < m->cap; i++)
+            if (m->keys[i]) memo_put(&n, m->keys[i], m->vals[i], m->undef[i]);
+        zt_guard_memo_free(m);
+        *m = n;
+    }
+    uint64_t i = ptr_hash(d) & (uint64_t)(m->cap - 1);
+    while (m->keys[i]) i = (i + 1) & (uint64_t)(m->cap - 1);
+    m->keys[i] = d;
+    m->vals[i] = v;
+    m->undef[i] = undef;
+    m->len++;
+}
+
+void zt_guard_memo_free(GuardMemo *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->undef);
+    m->keys = NULL, m->vals = NULL, m->undef = NULL;
+    m->cap = m->len = 0;
+}
+
+/* The named guards e uses directly, appended to out. */
+static void guard_refs(Check *c, const ZExpr *e, ZVec *out, int depth)
+{
+    if (!e || depth > ZT_MAX_DEPTH) return;
+    if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl) {
+        zu_vec_push(c->a, out, (void *)e->decl);
+        return;
+    }
+    guard_refs(c, e->a, out, depth + 1);
+    guard_refs(c, e->b, out, depth + 1);
+    guard_refs(c, e->c, out, depth + 1);
+    for (int i = 0; i < e->args.len; i++) guard_refs(c, ZU_VEC_AT(e->args, i), out, depth + 1);
+}
+
+/* The value of named guard g in env: the guards it reaches are evaluated
+ * first, bottom-up with an explicit stack, so that a chain of thousands of
+ * guards neither recurses thousands deep nor is evaluated twice. */
+static Val guard_value(Env *env, const ZDecl *g)
+{
+    Check *c = env->c;
+    GuardMemo *m = &c->guards;
+    if (m->len && (m->life != env->life || m->index != env->index)) {
+        memset(m->keys, 0, sizeof *m->keys * (size_t)m->cap);
+        m->len = 0;
+    }
+    m->life = env->life, m->index = env->index;
+    int at = memo_find(m, g);
+    if (at < 0) {
+        /* post-order over the guards not known yet; frame k is guard
+         * stack[k], its uses pushed once open[k] */
+        int cap = 64, n = 0;
+        const ZDecl **stack = zu_xmalloc(sizeof *stack * (size_t)cap);
+        bool *open = zu_xmalloc(sizeof *open * (size_t)cap);
+        stack[n] = g, open[n++] = false;
+        ZVec refs = {0};
+        while (n) {
+            const ZDecl *d = stack[n - 1];
+            if (memo_find(m, d) >= 0) {
+                n--;
+                continue;
+            }
+            if (!open[n - 1]) {
+                open[n - 1] = true;
+                refs.len = 0;
+                guard_refs(c, d->expr, &refs, 0);
+                for (int i = 0; i < refs.len; i++) {
+                    const ZDecl *r = ZU_VEC_AT(refs, i);
+                    if (memo_find(m, r) >= 0) continue;
+                    if (n == cap) {
+                        cap *= 2;
+                        stack = zu_xrealloc(stack, sizeof *stack * (size_t)cap);
+                        open = zu_xrealloc(open, sizeof *open * (size_t)cap);
+                    }
+                    stack[n] = r, open[n++] = false;
+                }
+                continue;
+            }
+            /* its uses are known: one evaluation, shallow */
+            bool saved = env->undef;
+            env->undef = false;
+            Val v = d->expr ? zt_eval(env, d->expr) : mistyped();
+            memo_put(m, d, v, env->undef);
+            env->undef = saved;
+            n--;
+        }
+        free(stack);
+        free(open);
+        at = memo_find(m, g);
+        if (at < 0) return mistyped();
+    }
+    if (m->undef[at]) env->undef = true;
+    return m->vals[at];
+}
+
 Val zt_eval(Env *env, const ZExpr *e)
 {
     if (!e) return mistyped();
@@ -714,7 +837,7 @@ Val zt_eval(Env *env, const ZExpr *e)
         switch (e->name_kind) {
         case NAME_VAR: r = term(env, -1, e->decl); break;
         case NAME_CONST: r = e->decl ? zt_eval(env, e->decl->expr) : mistyped(); break;
-        case NAME_GUARD: r = e->decl ? zt_eval(env, e->decl->expr) : mistyped(); break;
+        case NAME_GUARD: r = e->decl ? guard_value(env, e->decl) : mistyped(); break;
         case NAME_MEMBER:
             r = (Val){.k = V_ENUM,
                       .i = e->member,

@@ -587,9 +587,13 @@ static void check_text(Check *c, const Ev *e, const char *what, json_t *got, con
     if (!got)
         zt_fail(c, e->line, "%s: the act lacks %s (the runtime records it)", zt_ev_where(c, e),
                 what);
-    if (strcmp(json_string_value(got), want) != 0)
+    if (strcmp(json_string_value(got), want) != 0) {
+        json_t *w = json_string(want);
+        const char *wt = zt_jtext(c, w); /* copied into the check's arena */
+        json_decref(w);
         zt_fail(c, e->line, "%s: %s is %s, expected %s", zt_ev_where(c, e), what, zt_jtext(c, got),
-                zt_jtext(c, json_string(want)));
+                wt);
+    }
     c->st.values++;
 }
 
@@ -648,9 +652,7 @@ static void check_recorded(Check *c, Env *env, const Ev *e, const ZDecl *act, co
             c->st.unverified++;
             return;
         }
-        json_t *got = e->question ? json_string(e->question) : NULL;
-        check_text(c, e, "the question", got, want);
-        json_decref(got);
+        check_text(c, e, "the question", e->question, want);
     }
 }
 

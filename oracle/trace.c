@@ -189,7 +189,7 @@ static void read_optional(Check *c, json_t *o, Ev *e, int line)
     }
     v = json_object_get(o, "question");
     if (v && !json_is_string(v)) zt_fail(c, line, "\"question\" must be a string");
-    e->question = v ? json_string_value(v) : NULL;
+    e->question = v;
     v = json_object_get(o, "answer");
     if (v && !json_is_string(v)) zt_fail(c, line, "\"answer\" must be a string");
     e->has_answer = v != NULL;

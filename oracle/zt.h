@@ -102,16 +102,16 @@ typedef struct Ev {
     int value;             /* choice */
     /* optional fields (trace.c): a coregion's receive; what an llm or a
      * human action recorded */
-    int coregion;         /* recv: "coregion":true */
-    json_t *prompt;       /* act: {"system": …, "user": …}, or NULL */
-    const char *question; /* act: a human action's question, or NULL */
-    int has_answer;       /* act: an "answer" */
-    json_t *writes;       /* object */
-    json_t *vc;           /* object */
-    int match;            /* the matched event (send <-> recv), or -1 */
-    int pred;             /* the index of the event before it on its thread (its
+    int coregion;     /* recv: "coregion":true */
+    json_t *prompt;   /* act: {"system": …, "user": …}, or NULL */
+    json_t *question; /* act: a human action's question (a string), or NULL */
+    int has_answer;   /* act: an "answer" */
+    json_t *writes;   /* object */
+    json_t *vc;       /* object */
+    int match;        /* the matched event (send <-> recv), or -1 */
+    int pred;         /* the index of the event before it on its thread (its
                               branch, forks and joins included; 0: none) (replay.c) */
-    int64_t *cvc;         /* computed vector clock */
+    int64_t *cvc;     /* computed vector clock */
 } Ev;
 
 /* A retry line (trace.c): a failed attempt of an llm call that is
@@ -139,6 +139,19 @@ typedef struct LineInfo {
 
 /* One check of one trace.  Each group of fields is built by the section
  * named beside it and only read after. */
+/* The values of named guards in one valuation (eval.c): each guard is
+ * evaluated once per valuation, however often it is used, so a tower of
+ * guards that each use the one below twice costs its size, not
+ * 2^height.  The valuation is the store of `life` after its `index`-th
+ * event; the table is emptied when another one is asked for. */
+typedef struct GuardMemo {
+    const ZDecl **keys; /* open addressing by pointer; NULL: empty */
+    struct Val *vals;
+    bool *undef; /* the evaluation met an undefined term */
+    int cap, len;
+    int life, index; /* the valuation; life -1: none yet */
+} GuardMemo;
+
 typedef struct Check {
     const ZtModel *m;
     ZArena *a;
@@ -181,6 +194,7 @@ typedef struct Check {
     /* decisions per construct: the owner's recorded values in order (replay.c) */
     int **dec;
     int *ndec, *capdec;
+    GuardMemo guards; /* named guards' values (eval.c) */
 } Check;
 
 /* Reads the trace's lines into c: events, start, retry and end lines,
@@ -288,6 +302,8 @@ Val zt_eval(Env *env, const ZExpr *e);
 /* str(v): the text of a value as the builtin str() gives it (V_STR); the
  * same text fills a prompt's placeholder.  mistyped: V_UNKNOWN. */
 Val zt_str(ZArena *ar, const Val *v);
+/* Frees the named guards' table of a check. */
+void zt_guard_memo_free(GuardMemo *m);
 /* The n results of the call e of a pure action (a tuple body gives one
  * value per output) into out[0..n); false when e is not such a call. */
 bool zt_eval_results(Env *env, const ZExpr *e, Val *out, int n);
