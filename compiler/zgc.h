@@ -14,8 +14,8 @@
  * and zm_print for the monitor plan the backend emits).
  * Modules and their prefixes:
  *
- *   util.c      zu_   arena, vectors, string buffers, interning, heap
- *                     scratch space, internal errors
+ *   util.c      zu_   arena, vectors, integer maps, string buffers,
+ *                     interning, heap scratch space, internal errors
  *   diag.c      zd_   diagnostics with source excerpts
  *   ast.c       za_   AST constructors, kind names, printer
  *   resolve.c   zr_   name resolution and declaration checks
@@ -112,6 +112,27 @@ typedef struct ZVec {
 } ZVec;
 void zu_vec_push(ZArena *a, ZVec *v, void *item);
 #define ZU_VEC_AT(v, i) ((v).items[(i)])
+
+/* Hash map from integer keys (below 2^64 - 1) to pointer-sized values,
+ * heap scratch space (free with zu_imap_free; a zeroed ZIMap is empty).
+ * Where a dense table over (lifeline, variable) pairs or over the
+ * subformulas would cost more than the program itself.  Iterate with
+ * ZU_IMAP_EACH (the order is the table's, not the insertion order). */
+typedef struct ZIMap {
+    uint64_t *keys; /* key + 1; 0 marks a free slot */
+    uintptr_t *vals;
+    size_t cap, len;
+} ZIMap;
+/* The value of key, or NULL when absent. */
+uintptr_t *zu_imap_get(const ZIMap *m, uint64_t key);
+/* The value of key, added as 0 when absent (*added says which; added may
+ * be NULL).  The pointer is valid until the next put. */
+uintptr_t *zu_imap_put(ZIMap *m, uint64_t key, bool *added);
+void zu_imap_free(ZIMap *m);
+#define ZU_IMAP_EACH(m, i)                \
+    for (size_t i = 0; i < (m)->cap; i++) \
+        if ((m)->keys[i])
+#define ZU_IMAP_KEY(m, i) ((m)->keys[i] - 1)
 
 /* Heap string buffer (malloc-backed; free with zu_buf_free). */
 typedef struct ZBuf {
@@ -415,6 +436,9 @@ struct ZDecl {
     /* D_WORKFLOW */
     ZVec body;  /* ZStmt* (the last may be S_RETURN) */
     ZStmt *ret; /* the return statement, or NULL */
+    /* D_GUARD: zk_is_cpl of its formula, found once (check_types.c):
+     * 0 not yet known, 1 plain, 2 CPL, 3 being found */
+    unsigned char cpl;
 };
 
 typedef struct ZProgram {
