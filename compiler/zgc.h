@@ -694,6 +694,7 @@ typedef struct ZViewEntry {
     int life;
     int sub;         /* formula id, or -1 for a variable view */
     const char *var; /* variable view: the variable */
+    int var_decl;    /* variable view: its index in prog->vars */
 } ZViewEntry;
 
 typedef struct ZLifelineMonitor {
@@ -723,6 +724,14 @@ typedef struct ZGuardTable {
     ZLifeSet *reach; /* reach[Y]: lifelines reachable from Y in the message
                          graph (reflexive), one per lifeline; see zg_reaches */
 } ZGuardTable;
+
+/* An atom whose terms use named guards is kept with the guards written
+ * out when that makes at most this many expression nodes, and with their
+ * names otherwise (guards.c, 1.). */
+#define ZG_ATOM_INLINE_MAX 1000
+/* zg_print prints an unfolded guard in full up to this many characters,
+ * and longer ones with references φk to subformulas printed before. */
+#define ZG_PRINT_INLINE_MAX 4000
 
 ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls);
 /* B ⇝ E in the message graph (reflexive): some B-event can be in E's causal
