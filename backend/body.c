@@ -3,9 +3,13 @@
  * Lifelines.  `void zg.body.L(i8* ctx)` runs π_L.  It reads the store
  * returned by zgrt_store(ctx) (variable x at byte 16 * x.index) and never
  * writes it: every event is a runtime call.  A parallel region calls
- * zgrt_par with one internal function per branch (zg.par.L.p.k).  The
+ * zgrt_par with one internal function per branch (zg.par.L.p.k).  A
+ * statement list longer than ZB_BODY_PART statements is cut into parts,
+ * internal functions zg.part.L.n called in order, never inlined: LLVM's
+ * -O2 is superlinear on one long function (10,000 assignments on one
+ * lifeline took 10.2 s of CPU, 2.6 times 5,000).  The
  * lifeline's module also holds its monitor evaluation function (eval.c)
- * and the pure actions it uses (expr.c).
+ * and the pure actions and plain named guards it uses (expr.c).
  */
 #include "gen.h"
 
@@ -160,7 +164,9 @@ static LLVMValueRef gen_choice(ZbFn *f, const ZLocal *l)
         LLVMValueRef v = zb_call_rt(f, ZB_RT_zgrt_choice_cpl, args, 4);
         return LLVMBuildICmp(f->b, LLVMIntNE, v, ci32(f->g, 0), "");
     }
+    if (zb_uses_guard(l->guard)) zb_guard_generation(f);
     LLVMValueRef c = zb_cond_i1(f, l->guard);
+    f->gen = NULL;
     LLVMValueRef args[4] = {f->ctx, tag, LLVMBuildZExt(f->b, c, f->g->t_i32, ""), ci32(f->g, loc)};
     zb_call_rt(f, ZB_RT_zgrt_choice, args, 4);
     return c;
@@ -312,9 +318,53 @@ static void stmt(ZbFn *f, const ZLocal *l)
     }
 }
 
+/* The number of local statements in l, nested ones included. */
+static long local_size(const ZLocal *l)
+{
+    long n = 1;
+    for (int i = 0; i < l->body.len; i++) n += local_size(ZU_VEC_AT(l->body, i));
+    for (int i = 0; i < l->els.len; i++) n += local_size(ZU_VEC_AT(l->els, i));
+    return n;
+}
+
+/* v[from, to) as a function of its own, called here. */
+static void stmts_part(ZbFn *f, const ZVec *v, int from, int to)
+{
+    ZbGen *g = f->g;
+    char *name = zu_fmt(g->a, "zg.part.%s.%d", life_decl(g, f->life)->name, ++g->nparts);
+    LLVMValueRef fn = LLVMAddFunction(f->md->m, name, zb_body_type(g));
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    zb_set_noinline(g, fn);
+    ZbFn pf;
+    zb_fn_begin(&pf, f->md, fn, ZB_FN_BODY, f->life);
+    zb_fn_load_store(&pf);
+    for (int i = from; i < to; i++) stmt(&pf, ZU_VEC_AT(*v, i));
+    LLVMBuildRetVoid(pf.b);
+    zb_fn_end(&pf);
+    LLVMBuildCall2(f->b, zb_body_type(g), fn, &f->ctx, 1, "");
+}
+
+/* A statement list; one longer than ZB_BODY_PART statements (nested ones
+ * included) is cut into parts of about that many, each a function (the
+ * statements share nothing but the context and the store). */
 static void stmts(ZbFn *f, const ZVec *v)
 {
-    for (int i = 0; i < v->len; i++) stmt(f, ZU_VEC_AT(*v, i));
+    long total = 0;
+    for (int i = 0; i < v->len && total <= ZB_BODY_PART; i++) total += local_size(ZU_VEC_AT(*v, i));
+    if (total <= ZB_BODY_PART) {
+        for (int i = 0; i < v->len; i++) stmt(f, ZU_VEC_AT(*v, i));
+        return;
+    }
+    long size = 0;
+    int from = 0;
+    for (int i = 0; i < v->len; i++) {
+        size += local_size(ZU_VEC_AT(*v, i));
+        if (size >= ZB_BODY_PART || i == v->len - 1) {
+            stmts_part(f, v, from, i + 1);
+            from = i + 1;
+            size = 0;
+        }
+    }
 }
 
 bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, int life)
@@ -335,5 +385,6 @@ bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, int life)
     LLVMBuildRetVoid(f.b);
     zb_fn_end(&f);
     zb_gen_eval(g, &md, life);
+    zb_mod_finish(&md);
     return !g->failed;
 }

@@ -12,28 +12,64 @@
  * graph, @B(ψ) is constantly false and @B.x undefined on L (no B-event is
  * ever in L's causal past) and no call is made; otherwise a missing slot
  * is an internal error.
+ *
+ * Size.  An eval function computes every subformula L evaluates, one
+ * after the other; beyond ZB_EVAL_CHUNK of them it calls parts
+ * zg.eval.L.k of that many each (in order: a part reads the values of
+ * earlier ones from val), never inlined.  LLVM's -O2 is superlinear on
+ * one huge function: a chain of 16,000 named guards (32,000 subformulas
+ * on one lifeline) took 36 s of CPU to build in one function, 4.1 times
+ * the 8,000-guard chain.
  */
+#include <stdlib.h>
+
 #include "gen.h"
 
-static void collect_terms(ZbFn *f, const ZExpr *e, const ZExpr ***list, int *n, int *cap)
+/* The terms of an atom: every @B.x occurrence (the code finds each one's
+ * view by its node, zb_term_ptr), and every variable it reads on the
+ * store, once, also through the named guards its terms use.  Each guard
+ * is looked through once and without recursion: a chain of guards is as
+ * long as the resolver allows (ZR_MAX_GUARD_DEPTH), and a guard using
+ * another twice would otherwise be walked 2^depth times. */
+static void collect_terms(ZbFn *f, const ZExpr *atom, const ZExpr ***list, int *n)
 {
-    if (!e) return;
-    if ((e->kind == E_NAME && e->name_kind == NAME_VAR) || e->kind == E_AT_VAR) {
-        if (*n == *cap) {
-            *cap = *cap ? *cap * 2 : 8;
-            *list = zb_grow(f->g->a, *list, *n, *cap, sizeof **list);
+    ZArena *a = f->g->a;
+    int cap = 0, sp = 0, scap = 16;
+    const ZExpr **st = zu_xmalloc(sizeof *st * (size_t)scap);
+    ZIMap guards = {0}, vars = {0};
+    st[sp++] = atom;
+    while (sp > 0) {
+        const ZExpr *e = st[--sp];
+        if (!e) continue;
+        bool added = true;
+        if ((e->kind == E_NAME && e->name_kind == NAME_VAR) || e->kind == E_AT_VAR) {
+            if (e->kind == E_NAME) zu_imap_put(&vars, (uint64_t)e->decl->index, &added);
+            if (!added) continue;
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 8;
+                *list = zb_grow(a, *list, *n, cap, sizeof **list);
+            }
+            (*list)[(*n)++] = e;
+            continue;
         }
-        (*list)[(*n)++] = e;
-        return;
+        if (sp + 4 + e->args.len > scap) {
+            scap = 2 * (sp + 4 + e->args.len);
+            st = zu_xrealloc(st, sizeof *st * (size_t)scap);
+        }
+        if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl) {
+            zu_imap_put(&guards, (uint64_t)e->decl->index, &added);
+            if (added) st[sp++] = e->decl->expr;
+            continue;
+        }
+        /* children pushed last first: visited in source order */
+        for (int i = e->args.len - 1; i >= 0; i--) st[sp++] = ZU_VEC_AT(e->args, i);
+        st[sp++] = e->c;
+        st[sp++] = e->b;
+        st[sp++] = e->a;
     }
-    if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl) {
-        collect_terms(f, e->decl->expr, list, n, cap);
-        return;
-    }
-    collect_terms(f, e->a, list, n, cap);
-    collect_terms(f, e->b, list, n, cap);
-    collect_terms(f, e->c, list, n, cap);
-    for (int i = 0; i < e->args.len; i++) collect_terms(f, ZU_VEC_AT(e->args, i), list, n, cap);
+    free(st);
+    zu_imap_free(&guards);
+    zu_imap_free(&vars);
 }
 
 /* An atom on lifeline f->life: false when one of its terms is undefined. */
@@ -41,8 +77,8 @@ static LLVMValueRef eval_atom(ZbFn *f, const ZExpr *atom)
 {
     ZbGen *g = f->g;
     const ZExpr **terms = NULL;
-    int n = 0, cap = 0;
-    collect_terms(f, atom, &terms, &n, &cap);
+    int n = 0;
+    collect_terms(f, atom, &terms, &n);
     f->nterms = 0;
     /* an @B.x term whose lifeline cannot reach this one is never defined
      * here: the atom is constantly false */
@@ -107,14 +143,12 @@ static LLVMValueRef flag(ZbFn *f, LLVMValueRef arr, int id)
     return LLVMBuildICmp(f->b, LLVMIntNE, b, ci8(f->g, 0), "");
 }
 
-void zb_gen_eval(ZbGen *g, ZbMod *md, int life)
+/* Evaluates evaluates[from, to) into fn, a function of the eval
+ * signature. */
+static void gen_evals(ZbGen *g, ZbMod *md, LLVMValueRef fn, int life, const ZVec *evaluates,
+                      int from, int to)
 {
-    if (!zm_has_eval(g->plan, life)) return;
-    const ZVec *evaluates = g->plan->lifelines[life].evaluates;
     const char *lname = life_decl(g, life)->name;
-    LLVMTypeRef ps[3] = {g->t_ptr, g->t_ptr, g->t_ptr};
-    LLVMValueRef fn = LLVMAddFunction(md->m, zu_fmt(g->a, "zg.eval.%s", lname),
-                                      LLVMFunctionType(g->t_void, ps, 3, 0));
     ZbFn f;
     zb_fn_begin(&f, md, fn, ZB_FN_EVAL, life);
     f.val = LLVMGetParam(fn, 1);
@@ -123,7 +157,12 @@ void zb_gen_eval(ZbGen *g, ZbMod *md, int life)
     LLVMValueRef vc_args[2] = {f.ctx, ci32(g, life)};
     LLVMValueRef vc_self = zb_call_rt(&f, ZB_RT_zgrt_vc, vc_args, 2);
     LLVMValueRef not_first = LLVMBuildICmp(f.b, LLVMIntSGT, vc_self, ci64(g, 1), "");
-    for (int i = 0; i < evaluates->len; i++) {
+    /* one guard evaluation for the whole event: the store does not change */
+    for (int i = from; i < to && !f.gen; i++) {
+        const ZFormula *phi = ZU_VEC_AT(*evaluates, i);
+        if (phi->kind == F_ATOM && zb_uses_guard(phi->atom)) zb_guard_generation(&f);
+    }
+    for (int i = from; i < to; i++) {
         const ZFormula *phi = ZU_VEC_AT(*evaluates, i);
         LLVMValueRef v;
         switch (phi->kind) {
@@ -164,6 +203,34 @@ void zb_gen_eval(ZbGen *g, ZbMod *md, int life)
         default: ZU_UNREACHABLE();
         }
         zb_store_at(&f, LLVMBuildZExt(f.b, v, g->t_i8, ""), f.val, val_pos(&f, phi->id));
+    }
+    LLVMBuildRetVoid(f.b);
+    zb_fn_end(&f);
+}
+
+void zb_gen_eval(ZbGen *g, ZbMod *md, int life)
+{
+    if (!zm_has_eval(g->plan, life)) return;
+    const ZVec *evaluates = g->plan->lifelines[life].evaluates;
+    const char *lname = life_decl(g, life)->name;
+    LLVMTypeRef ps[3] = {g->t_ptr, g->t_ptr, g->t_ptr};
+    LLVMTypeRef ty = LLVMFunctionType(g->t_void, ps, 3, 0);
+    LLVMValueRef fn = LLVMAddFunction(md->m, zu_fmt(g->a, "zg.eval.%s", lname), ty);
+    int n = evaluates->len;
+    if (n <= ZB_EVAL_CHUNK) {
+        gen_evals(g, md, fn, life, evaluates, 0, n);
+        return;
+    }
+    ZbFn f;
+    zb_fn_begin(&f, md, fn, ZB_FN_EVAL, life);
+    LLVMValueRef args[3] = {f.ctx, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2)};
+    for (int k = 0, from = 0; from < n; k++, from += ZB_EVAL_CHUNK) {
+        LLVMValueRef part = LLVMAddFunction(md->m, zu_fmt(g->a, "zg.eval.%s.%d", lname, k), ty);
+        LLVMSetLinkage(part, LLVMInternalLinkage);
+        zb_set_noinline(g, part);
+        gen_evals(g, md, part, life, evaluates, from,
+                  n - from < ZB_EVAL_CHUNK ? n : from + ZB_EVAL_CHUNK);
+        LLVMBuildCall2(f.b, ty, part, args, 3, "");
     }
     LLVMBuildRetVoid(f.b);
     zb_fn_end(&f);

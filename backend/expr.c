@@ -22,6 +22,22 @@
  * Pure actions.  `void zg.pure.f(i8* ctx, i8* args, i8* outs)` computes
  * pure action f's body; it is internal to each module that calls it and
  * compiled there on first use.
+ *
+ * Named guards.  A plain named guard used in an expression (a plain
+ * condition, or a term of a CPL atom) is inlined when the program uses
+ * it once and the function being generated has inlined fewer than
+ * ZB_GUARD_INLINE_NODES nodes of guards; otherwise it is a call of
+ * `i1 zg.guard.g(i8* ctx, i8* store, i64 gen)`, internal to each module
+ * that uses it and never inlined by LLVM, which computes the guard at
+ * most once per evaluation (a memo table, gen_guard_body).  So a guard's code is generated once per
+ * function, however often and however deep guards use one another (a
+ * guard using another twice, 30 levels deep, was 2^30 copies), and no
+ * function grows past the budget: a chain of 16,000 guards each using the
+ * previous one once was one function, on which LLVM's -O2 is superlinear
+ * (5.7 s of CPU, 2.8 times the 8,000-guard chain), and one function per
+ * guard costs LLVM about 0.8 ms each (14 s).  Guard functions are
+ * generated from a work list (zb_mod_finish), not recursively: a chain is
+ * as long as the resolver allows (ZR_MAX_GUARD_DEPTH).
  */
 #include <string.h>
 
@@ -97,9 +113,24 @@ static ZbVal name_val(ZbFn *f, const ZExpr *e)
     if (zb_lit_val(f->md, e, &v)) return v;
     switch (e->name_kind) {
     case NAME_VAR: return (ZbVal){ci64(f->g, zb_tag_of_type(e->type)), read_var(f, e->decl->index)};
-    case NAME_GUARD:
-        if (!e->decl || !e->decl->expr) ZU_ICE("guard `%s` without a formula", e->name);
-        return zb_expr(f, e->decl->expr);
+    case NAME_GUARD: {
+        const ZDecl *g = e->decl;
+        if (!g || !g->expr) ZU_ICE("guard `%s` without a formula", e->name);
+        if (!f->store) ZU_ICE("guard `%s` read outside a lifeline function", e->name);
+        /* a guard used once is inlined while the function has room; any
+         * other is a call: a guard using another twice, n levels deep,
+         * would be 2^n copies inline */
+        int k = g->index;
+        if (k >= 0 && k < f->g->nguards && f->g->guard_uses[k] == 1 &&
+            f->g->guard_nodes[k] <= f->inline_left) {
+            f->inline_left -= f->g->guard_nodes[k];
+            return zb_expr(f, g->expr);
+        }
+        LLVMValueRef fn = zb_get_guard(f->md, g);
+        if (!f->gen) ZU_ICE("guard `%s` evaluated outside a guard evaluation", e->name);
+        LLVMValueRef args[3] = {f->ctx, f->store, f->gen};
+        return bool_val(f, LLVMBuildCall2(f->b, LLVMGlobalGetValueType(fn), fn, args, 3, ""));
+    }
     case NAME_PARAM:
         if (f->mode != ZB_FN_PURE) ZU_ICE("parameter `%s` read outside a pure action", e->name);
         return (ZbVal){ci64(f->g, zb_tag_of_type(e->type)),
@@ -427,4 +458,121 @@ LLVMValueRef zb_get_pure(ZbMod *md, const ZDecl *act)
     LLVMBuildRetVoid(f.b);
     zb_fn_end(&f);
     return fn;
+}
+
+/* ------------------------------------------------------------------ */
+/* named guards                                                        */
+/* ------------------------------------------------------------------ */
+
+bool zb_uses_guard(const ZExpr *e)
+{
+    if (!e) return false;
+    if (e->kind == E_NAME && e->name_kind == NAME_GUARD) return true;
+    if (zb_uses_guard(e->a) || zb_uses_guard(e->b) || zb_uses_guard(e->c)) return true;
+    for (int i = 0; i < e->args.len; i++)
+        if (zb_uses_guard(ZU_VEC_AT(e->args, i))) return true;
+    return false;
+}
+
+/* The module's generation counter, thread-local: one per LLVM module, so
+ * that the stamps of every memo table in it come from one sequence. */
+static LLVMValueRef gen_counter(ZbMod *md)
+{
+    LLVMValueRef c = LLVMGetNamedGlobal(md->m, "zg.guard.gen");
+    if (c) return c;
+    c = LLVMAddGlobal(md->m, md->g->t_i64, "zg.guard.gen");
+    LLVMSetLinkage(c, LLVMInternalLinkage);
+    LLVMSetInitializer(c, ci64(md->g, 0));
+    LLVMSetThreadLocal(c, 1);
+    return c;
+}
+
+void zb_guard_generation(ZbFn *f)
+{
+    LLVMValueRef c = gen_counter(f->md);
+    LLVMValueRef g =
+        LLVMBuildAdd(f->b, LLVMBuildLoad2(f->b, f->g->t_i64, c, ""), ci64(f->g, 1), "");
+    LLVMBuildStore(f->b, g, c);
+    f->gen = g;
+}
+
+LLVMValueRef zb_get_guard(ZbMod *md, const ZDecl *g)
+{
+    ZbGen *gen = md->g;
+    char *name = zu_fmt(gen->a, "zg.guard.%s", g->name);
+    LLVMValueRef fn = LLVMGetNamedFunction(md->m, name);
+    if (fn) return fn;
+    LLVMTypeRef ps[3] = {gen->t_ptr, gen->t_ptr, gen->t_i64};
+    fn = LLVMAddFunction(md->m, name, LLVMFunctionType(gen->t_i1, ps, 3, 0));
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    zb_set_noinline(gen, fn);
+    if (!md->memo) {
+        /* the table's size is known when the module is finished */
+        md->memo = LLVMAddGlobal(md->m, gen->t_i64, "zg.guard.memo.placeholder");
+        md->gen_tls = gen_counter(md);
+    }
+    if (md->nguards == md->capguards) {
+        int ncap = md->capguards ? md->capguards * 2 : 8;
+        md->guards = zb_grow(gen->a, md->guards, md->nguards, ncap, sizeof *md->guards);
+        md->guard_fns = zb_grow(gen->a, md->guard_fns, md->nguards, ncap, sizeof *md->guard_fns);
+        md->guard_slots =
+            zb_grow(gen->a, md->guard_slots, md->nguards, ncap, sizeof *md->guard_slots);
+        md->capguards = ncap;
+    }
+    md->guards[md->nguards] = g;
+    md->guard_slots[md->nguards] = md->nslots++;
+    md->guard_fns[md->nguards++] = fn;
+    return fn;
+}
+
+/* The body of a guard function: its memo slot holds gen << 1 | value once
+ * it is computed in generation gen (the store does not change during one
+ * evaluation, and a guard has no effect but a trap, after which nothing
+ * is read), so a guard is computed at most once per evaluation however
+ * often the guards that use it refer to it: a tower of 30 levels, each
+ * guard using the previous one twice, would otherwise be evaluated 2^30
+ * times. */
+static void gen_guard_body(ZbMod *md, const ZDecl *g, LLVMValueRef fn, int slot)
+{
+    ZbGen *gen = md->g;
+    ZbFn f;
+    zb_fn_begin(&f, md, fn, ZB_FN_GUARD, -1);
+    f.store = LLVMGetParam(fn, 1);
+    f.gen = LLVMGetParam(fn, 2);
+    LLVMValueRef one = ci64(gen, 1);
+    LLVMValueRef p =
+        LLVMBuildGEP2(f.b, gen->t_i64, md->memo, (LLVMValueRef[]){ci64(gen, slot)}, 1, "");
+    LLVMValueRef m = LLVMBuildLoad2(f.b, gen->t_i64, p, "");
+    LLVMValueRef hit = LLVMBuildICmp(f.b, LLVMIntEQ, LLVMBuildLShr(f.b, m, one, ""), f.gen, "");
+    LLVMBasicBlockRef known = zb_block(&f, "memo.hit"), compute = zb_block(&f, "memo.miss");
+    LLVMBuildCondBr(f.b, hit, known, compute);
+    LLVMPositionBuilderAtEnd(f.b, known);
+    LLVMBuildRet(f.b, LLVMBuildTrunc(f.b, m, gen->t_i1, ""));
+    LLVMPositionBuilderAtEnd(f.b, compute);
+    LLVMValueRef v = zb_cond_i1(&f, g->expr);
+    LLVMValueRef stamp = LLVMBuildOr(f.b, LLVMBuildShl(f.b, f.gen, one, ""),
+                                     LLVMBuildZExt(f.b, v, gen->t_i64, ""), "");
+    LLVMBuildStore(f.b, stamp, p);
+    LLVMBuildRet(f.b, v);
+    zb_fn_end(&f);
+}
+
+void zb_mod_finish(ZbMod *md)
+{
+    while (md->nguards > 0) {
+        md->nguards--;
+        gen_guard_body(md, md->guards[md->nguards], md->guard_fns[md->nguards],
+                       md->guard_slots[md->nguards]);
+    }
+    if (!md->memo) return;
+    /* the memo table, thread-local (parallel branches of a lifeline run
+     * on threads of their own), in place of the placeholder */
+    LLVMTypeRef ty = LLVMArrayType(md->g->t_i64, (unsigned)md->nslots);
+    LLVMValueRef table = LLVMAddGlobal(md->m, ty, "zg.guard.memo");
+    LLVMSetLinkage(table, LLVMInternalLinkage);
+    LLVMSetInitializer(table, LLVMConstNull(ty));
+    LLVMSetThreadLocal(table, 1);
+    LLVMReplaceAllUsesWith(md->memo, LLVMConstBitCast(table, LLVMTypeOf(md->memo)));
+    LLVMDeleteGlobal(md->memo);
+    md->memo = NULL;
 }

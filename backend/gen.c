@@ -244,6 +244,7 @@ void zb_fn_begin(ZbFn *f, ZbMod *md, LLVMValueRef fn, ZbFnMode mode, int life)
     f->fn = fn;
     f->mode = mode;
     f->life = life;
+    f->inline_left = ZB_GUARD_INLINE_NODES;
     f->b = LLVMCreateBuilderInContext(md->g->lc);
     f->ab = LLVMCreateBuilderInContext(md->g->lc);
     f->entry = LLVMAppendBasicBlockInContext(md->g->lc, fn, "entry");
@@ -262,6 +263,14 @@ void zb_fn_end(ZbFn *f)
 }
 
 void zb_fn_load_store(ZbFn *f) { f->store = zb_call_rt(f, ZB_RT_zgrt_store, &f->ctx, 1); }
+
+void zb_set_noinline(ZbGen *g, LLVMValueRef fn)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName("noinline", 8);
+    if (!kind) ZU_ICE("LLVM knows no attribute `noinline`");
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(g->lc, kind, 0));
+}
 
 LLVMBasicBlockRef zb_block(ZbFn *f, const char *name)
 {
@@ -338,6 +347,30 @@ LLVMValueRef zb_int_array(ZbFn *f, const int32_t *xs, int n)
 /* setup                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Counts the references to named guards in e and its nodes. */
+static int count_guard_uses(ZbGen *g, const ZExpr *e)
+{
+    if (!e) return 0;
+    if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl && e->decl->index >= 0 &&
+        e->decl->index < g->nguards)
+        g->guard_uses[e->decl->index]++;
+    int n = 1 + count_guard_uses(g, e->a) + count_guard_uses(g, e->b) + count_guard_uses(g, e->c);
+    for (int i = 0; i < e->args.len; i++) n += count_guard_uses(g, ZU_VEC_AT(e->args, i));
+    return n;
+}
+
+static void count_condition_uses(ZbGen *g, const ZVec *stmts)
+{
+    for (int i = 0; i < stmts->len; i++) {
+        const ZStmt *s = ZU_VEC_AT(*stmts, i);
+        if (s->kind == S_IF || s->kind == S_WHILE) count_guard_uses(g, s->expr);
+        count_condition_uses(g, &s->body);
+        count_condition_uses(g, &s->els);
+        for (int k = 0; k < s->branches.len; k++)
+            count_condition_uses(g, &((const ZBranch *)ZU_VEC_AT(s->branches, k))->body);
+    }
+}
+
 ZbGen *zb_gen_new(LLVMContextRef lc, ZCompilation *c)
 {
     if (c->failed || c->done <= ZC_PLAN) ZU_ICE("code generation before the monitor plan");
@@ -377,6 +410,18 @@ ZbGen *zb_gen_new(LLVMContextRef lc, ZCompilation *c)
     }
     for (int i = 0; i < g->nenums; i++)
         if (!g->enums[i]) ZU_ICE("enum index %d is missing", i);
+    for (int i = 0; i < nd; i++) {
+        const ZDecl *x = ZU_VEC_AT(p->decls, i);
+        if (x->kind == D_GUARD && x->index >= g->nguards) g->nguards = x->index + 1;
+    }
+    g->guard_uses = zu_alloc(a, sizeof *g->guard_uses * ((size_t)g->nguards + 1));
+    g->guard_nodes = zu_alloc(a, sizeof *g->guard_nodes * ((size_t)g->nguards + 1));
+    for (int i = 0; i < nd; i++) {
+        const ZDecl *x = ZU_VEC_AT(p->decls, i);
+        if (x->kind == D_GUARD && x->index >= 0)
+            g->guard_nodes[x->index] = count_guard_uses(g, x->expr);
+    }
+    if (g->wf) count_condition_uses(g, &g->wf->body);
     return g;
 }
 

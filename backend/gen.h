@@ -6,9 +6,11 @@
  *   gen.c         ZbGen (one per build: the location table, the action and
  *                 enum tables, the monitor plan), module constants, builder
  *                 helpers shared by the files below, module verification
- *   expr.c        expressions and pure actions (zg.pure.f)
- *   body.c        local programs: zg.body.L, parallel branches zg.par.L.p.k;
- *                 the lifeline module (zb_gen_lifeline)
+ *   expr.c        expressions, pure actions (zg.pure.f) and plain named
+ *                 guards (zg.guard.g)
+ *   body.c        local programs: zg.body.L, parallel branches zg.par.L.p.k,
+ *                 parts of long statement lists zg.part.L.n; the lifeline
+ *                 module (zb_gen_lifeline)
  *   eval.c        monitor evaluation functions (zg.eval.L)
  *   descriptor.c  the zgrt_program descriptor (zg.program) and `main`
  *   emit.c        ZbTarget: the host target machine, optimisation, objects
@@ -19,14 +21,17 @@
  * types.c; gen.c uses abi.c.
  *
  * Module layout of a build: one module per lifeline L (zg.body.L, its
- * parallel branches zg.par.L.<region>.<k>, zg.eval.L when L evaluates
- * subformulas, and internal copies of the pure actions it uses), then one
+ * parallel branches zg.par.L.<region>.<k>, the parts zg.part.L.<n> of long
+ * statement lists, zg.eval.L and its parts zg.eval.L.<k> when L evaluates
+ * subformulas, and internal copies of the pure actions and plain named
+ * guards it uses, with the guards' memo table), then one
  * descriptor module per executable (the `zgrt_program` constant and
  * `main`).  Source locations are numbered across all lifeline modules, so
  * every lifeline module must be generated before the first descriptor.
  *
  * Symbols.  Generated functions are named with dots (zg.body.L,
- * zg.eval.L, zg.pure.f, zg.par.L.p.k, zg.program), which no C identifier
+ * zg.eval.L, zg.pure.f, zg.guard.g, zg.par.L.p.k, zg.part.L.n,
+ * zg.program), which no C identifier
  * can be, so they never clash with the user's zg_<action> functions.
  *
  * Memory: everything the backend allocates (the generator, scratch
@@ -110,6 +115,12 @@ typedef struct ZbGen {
     int nacts;
     const ZDecl **enums;
     int nenums;
+    /* named guards, by declaration index: how often the program refers
+     * to each (in guards and in the workflow's conditions) and the nodes
+     * of its own formula (expr.c decides inline or call with them) */
+    int nguards;
+    int *guard_uses, *guard_nodes;
+    int nparts; /* zg.part.L.n functions so far (body.c) */
     bool failed;
     /* zgrt_program.code_hash of the descriptors (ZGRT_CODE_HASH_BYTES
      * bytes, link.c), or NULL */
@@ -179,6 +190,15 @@ typedef struct ZbMod {
     LLVMTypeRef rtty[ZB_RT__COUNT];
     ZbStrMap cstrs, zstrs;
     int nglobals;
+    /* named guards declared (zb_get_guard) whose bodies are still to be
+     * generated (zb_mod_finish), with their slots in the memo table */
+    const ZDecl **guards;
+    LLVMValueRef *guard_fns;
+    int *guard_slots;
+    int nguards, capguards;
+    int nslots;                 /* guard functions declared by this ZbMod */
+    LLVMValueRef memo, gen_tls; /* i64* to the memo table (a placeholder until
+                                   zb_mod_finish); the generation counter */
 } ZbMod;
 
 /* A value: zgrt_value's tag and payload as two i64. */
@@ -204,7 +224,7 @@ bool zb_lit_val(ZbMod *md, const ZExpr *e, ZbVal *out);
 
 /* ---- gen.c: functions ---------------------------------------------------- */
 
-typedef enum { ZB_FN_BODY, ZB_FN_PURE, ZB_FN_EVAL } ZbFnMode;
+typedef enum { ZB_FN_BODY, ZB_FN_PURE, ZB_FN_EVAL, ZB_FN_GUARD } ZbFnMode;
 
 typedef struct ZbTerm {
     const ZExpr *e;
@@ -221,6 +241,8 @@ typedef struct ZbFn {
     LLVMBasicBlockRef entry, start;
     ZbFnMode mode;
     int life;
+    int inline_left;  /* nodes of named guards it may still inline (expr.c) */
+    LLVMValueRef gen; /* i64: the generation of the guard evaluation under way */
     ZbTerm *terms;
     int nterms, capterms;
 } ZbFn;
@@ -230,6 +252,8 @@ void zb_fn_end(ZbFn *f);
 /* f->store = zgrt_store(ctx): bodies, branches and eval functions. */
 void zb_fn_load_store(ZbFn *f);
 LLVMBasicBlockRef zb_block(ZbFn *f, const char *name);
+/* Marks fn `noinline`: generated parts that LLVM must keep apart. */
+void zb_set_noinline(ZbGen *g, LLVMValueRef fn);
 LLVMValueRef zb_call_rt(ZbFn *f, ZbRtId id, LLVMValueRef *args, unsigned n);
 /* i8* p + off */
 LLVMValueRef zb_byte_at(ZbFn *f, LLVMValueRef p, int64_t off);
@@ -255,9 +279,27 @@ LLVMValueRef zb_term_ptr(ZbFn *f, const ZExpr *e);
 /* `void zg.pure.<name>(i8* ctx, i8* args, i8* outs)`, internal to the
  * module, compiled on first use. */
 LLVMValueRef zb_get_pure(ZbMod *md, const ZDecl *act);
+/* A function inlines the formulas of named guards used once in the
+ * program up to this many expression nodes in all, and calls the others
+ * (zb_get_guard). */
+#define ZB_GUARD_INLINE_NODES 200
+/* `i1 zg.guard.<name>(i8* ctx, i8* store, i64 gen)`: plain named guard
+ * `g` on a store, internal to the module, never inlined; declared on
+ * first use, its body is generated by zb_mod_finish. */
+LLVMValueRef zb_get_guard(ZbMod *md, const ZDecl *g);
+/* Whether e refers to a named guard (not looking through them). */
+bool zb_uses_guard(const ZExpr *e);
+/* Starts an evaluation that may call guard functions: f->gen becomes a
+ * new generation (the memo of every guard function is stale). */
+void zb_guard_generation(ZbFn *f);
+/* Generates the bodies of the guards declared in md so far (and of those
+ * they use). */
+void zb_mod_finish(ZbMod *md);
 
 /* ---- body.c ------------------------------------------------------------- */
 
+/* Statements per part of a long statement list (body.c). */
+#define ZB_BODY_PART 200
 /* Adds lifeline `life`'s functions to m: its body and branches, its eval
  * function, the pure actions they use.  Returns false after reporting a
  * construct the backend cannot compile to g's diagnostics. */
@@ -266,7 +308,9 @@ bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, int life);
 /* ---- eval.c ------------------------------------------------------------- */
 
 /* Adds zg.eval.L to md when the monitor plan gives lifeline `life` an
- * eval function. */
+ * eval function; with more than ZB_EVAL_CHUNK subformulas it calls parts
+ * zg.eval.L.k of that many each. */
+#define ZB_EVAL_CHUNK 256
 void zb_gen_eval(ZbGen *g, ZbMod *md, int life);
 
 /* ---- descriptor.c ------------------------------------------------------- */

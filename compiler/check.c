@@ -36,132 +36,165 @@
 
 /* ---- statements --------------------------------------------------------- */
 
-static void stmts(Ck *c, Flow *f, ZVec *body);
+static void stmts(Ck *c, ZVec *body);
 
-static void msg_reads(Ck *c, Flow *f, ZStmt *s)
+static void msg_reads(Ck *c, ZStmt *s)
 {
-    for (int i = 0; i < s->args.len; i++) ck_reads(c, f, s->life.index, s->args.items[i], true);
+    for (int i = 0; i < s->args.len; i++) ck_reads(c, s->life.index, s->args.items[i], true);
 }
 
-static void msg_writes(Ck *c, Flow *f, ZStmt *s)
+static void msg_writes(Ck *c, ZStmt *s)
 {
     for (int i = 0; i < s->params.len; i++) {
         ZExpr *p = s->params.items[i];
         if (p->kind == E_NAME && p->name_kind == NAME_VAR)
-            ck_define(c, f, s->to.index, p->decl, p->span);
+            ck_define(c, s->to.index, p->decl, p->span);
     }
 }
 
-static void check_assign(Ck *c, Flow *f, ZStmt *s)
+static void check_assign(Ck *c, ZStmt *s)
 {
     if (!s->expr) return;
     ck_assign(c, s);
-    ck_reads(c, f, s->life.index, s->expr, true);
+    ck_reads(c, s->life.index, s->expr, true);
     for (int i = 0; i < s->targets.len; i++) {
         ZTarget *t = s->targets.items[i];
-        ck_define(c, f, s->life.index, t->var, t->span);
+        ck_define(c, s->life.index, t->var, t->span);
     }
 }
 
-static void check_guard_expr(Ck *c, Flow *f, ZStmt *s)
+static void check_guard_expr(Ck *c, ZStmt *s)
 {
     ck_condition(c, s);
-    ck_reads(c, f, s->life.index, s->expr, !zk_is_cpl(s->expr));
+    ck_reads(c, s->life.index, s->expr, !zk_is_cpl(s->expr));
 }
 
-static void check_if(Ck *c, Flow *f, ZStmt *s)
+/* The two paths of an `if` each walked from here and undone: defined on
+ * every path after it is what both define, on some path what either does;
+ * what only one defines is partial (for the notes of later errors). */
+static void check_if(Ck *c, ZStmt *s)
 {
-    check_guard_expr(c, f, s);
-    Flow t = ck_flow_copy(c, f), e = ck_flow_copy(c, f);
-    stmts(c, &t, &s->body);
-    stmts(c, &e, &s->els);
-    ck_mark_partial(c, t.must, e.must, s);
-    for (int w = 0; w < c->nwords; w++) {
-        f->must[w] = t.must[w] & e.must[w];
-        f->maybe[w] = t.maybe[w] | e.maybe[w];
+    check_guard_expr(c, s);
+    size_t m = ck_mark(c);
+    stmts(c, &s->body);
+    Delta t = ck_undo(c, m);
+    stmts(c, &s->els);
+    Delta e = ck_undo(c, m);
+    uint64_t *both = c->scratch; /* t's must bits, cleared again below */
+    for (size_t i = 0; i < t.n; i++)
+        if (!(t.e[i] & CK_MAYBE)) bit_add(both, (int)(t.e[i] >> 1));
+    for (size_t i = 0; i < e.n; i++) {
+        int bit = (int)(e.e[i] >> 1);
+        if (e.e[i] & CK_MAYBE) continue;
+        if (bit_has(both, bit)) {
+            ck_redo(c, e.e[i]);
+            both[bit >> 6] &= ~((uint64_t)1 << (bit & 63));
+        } else {
+            ck_set_partial(c, bit, s);
+        }
     }
+    for (size_t i = 0; i < t.n; i++) {
+        int bit = (int)(t.e[i] >> 1);
+        if (t.e[i] & CK_MAYBE) {
+            ck_redo(c, t.e[i]);
+        } else if (bit_has(both, bit)) {
+            ck_set_partial(c, bit, s);
+            both[bit >> 6] &= ~((uint64_t)1 << (bit & 63));
+        }
+    }
+    for (size_t i = 0; i < e.n; i++)
+        if (e.e[i] & CK_MAYBE) ck_redo(c, e.e[i]);
+    free(t.e);
+    free(e.e);
 }
 
-static void check_while(Ck *c, Flow *f, ZStmt *s)
+/* The body walked from here and undone, then the exit protocol from here
+ * and kept: after the loop only what was defined before it and what the
+ * exit defines is defined; what the body defines is defined on some path,
+ * partially when the exit does not define it too. */
+static void check_while(Ck *c, ZStmt *s)
 {
-    check_guard_expr(c, f, s);
-    Flow body = ck_flow_copy(c, f), exit = ck_flow_copy(c, f);
-    stmts(c, &body, &s->body);
-    stmts(c, &exit, &s->els);
-    /* what the body defines is not defined after the loop */
-    uint64_t *lost = bits_new(c);
-    for (int w = 0; w < c->nwords; w++) lost[w] = body.must[w] & ~exit.must[w];
-    uint64_t *zero = bits_new(c);
-    ck_mark_partial(c, lost, zero, s);
-    for (int w = 0; w < c->nwords; w++) {
-        f->must[w] = exit.must[w];
-        f->maybe[w] = body.maybe[w] | exit.maybe[w];
+    check_guard_expr(c, s);
+    size_t m = ck_mark(c);
+    stmts(c, &s->body);
+    Delta body = ck_undo(c, m);
+    stmts(c, &s->els);
+    for (size_t i = 0; i < body.n; i++) {
+        int bit = (int)(body.e[i] >> 1);
+        if (body.e[i] & CK_MAYBE)
+            ck_redo(c, body.e[i]);
+        else if (!ck_must(c, bit))
+            ck_set_partial(c, bit, s);
     }
+    free(body.e);
 }
 
-static void check_par(Ck *c, Flow *f, ZStmt *s)
+/* Each branch walked from here and undone; afterwards everything any
+ * branch defines is defined. */
+static void check_par(Ck *c, ZStmt *s)
 {
     ParRegion r;
     if (!ck_par_begin(c, &r, s)) return;
-    Flow out = ck_flow_copy(c, f);
+    size_t m = ck_mark(c);
+    Delta *d = zu_xcalloc((size_t)r.n, sizeof *d);
     for (int i = 0; i < r.n; i++) {
         ZBranch *b = s->branches.items[i];
         ck_par_enter(c, &r, i);
-        Flow g = ck_flow_copy(c, f);
-        stmts(c, &g, &b->body);
+        stmts(c, &b->body);
         ck_par_leave(c, &r);
-        for (int q = 0; q < c->nwords; q++) {
-            out.must[q] |= g.must[q];
-            out.maybe[q] |= g.maybe[q];
-        }
+        d[i] = ck_undo(c, m);
     }
     ck_par_end(c, &r);
-    *f = out;
+    for (int i = 0; i < r.n; i++) {
+        for (size_t k = 0; k < d[i].n; k++) ck_redo(c, d[i].e[k]);
+        free(d[i].e);
+    }
+    free(d);
 }
 
-static void check_coregion(Ck *c, Flow *f, ZStmt *s)
+static void check_coregion(Ck *c, ZStmt *s)
 {
     ck_coregion(c, s);
     for (int i = 0; i < s->body.len; i++) {
         ZStmt *m = s->body.items[i];
-        if (m->kind == S_MSG) msg_reads(c, f, m);
+        if (m->kind == S_MSG) msg_reads(c, m);
     }
     for (int i = 0; i < s->body.len; i++) {
         ZStmt *m = s->body.items[i];
-        if (m->kind == S_MSG) msg_writes(c, f, m);
+        if (m->kind == S_MSG) msg_writes(c, m);
     }
 }
 
-static void stmt(Ck *c, Flow *f, ZStmt *s)
+static void stmt(Ck *c, ZStmt *s)
 {
     switch (s->kind) {
     case S_MSG:
         ck_msg(c, s);
-        msg_reads(c, f, s);
-        msg_writes(c, f, s);
+        msg_reads(c, s);
+        msg_writes(c, s);
         break;
-    case S_ASSIGN: check_assign(c, f, s); break;
+    case S_ASSIGN: check_assign(c, s); break;
     case S_BLOCK:
-        for (int i = 0; i < s->body.len; i++) stmt(c, f, s->body.items[i]);
+        for (int i = 0; i < s->body.len; i++) stmt(c, s->body.items[i]);
         break;
-    case S_IF: check_if(c, f, s); break;
-    case S_WHILE: check_while(c, f, s); break;
-    case S_PAR: check_par(c, f, s); break;
-    case S_COREGION: check_coregion(c, f, s); break;
+    case S_IF: check_if(c, s); break;
+    case S_WHILE: check_while(c, s); break;
+    case S_PAR: check_par(c, s); break;
+    case S_COREGION: check_coregion(c, s); break;
     case S_SKIP:
     case S_RETURN: /* the workflow's final return is checked by check_return */
     default: break;
     }
 }
 
-static void stmts(Ck *c, Flow *f, ZVec *body)
+static void stmts(Ck *c, ZVec *body)
 {
-    for (int i = 0; i < body->len; i++) stmt(c, f, body->items[i]);
+    for (int i = 0; i < body->len; i++) stmt(c, body->items[i]);
 }
 
 /* ---- workflows ---------------------------------------------------------- */
 
-static void check_return(Ck *c, Flow *f, const ZDecl *wf, ZStmt *ret)
+static void check_return(Ck *c, const ZDecl *wf, ZStmt *ret)
 {
     int n = wf->results.len, m = ret->items.len;
     bool counts = true;
@@ -190,12 +223,11 @@ static void check_return(Ck *c, Flow *f, const ZDecl *wf, ZStmt *ret)
                 zd_error(c->d, v->span, "workflow `%s` returns `%s` but `%s` is `%s`", wf->name,
                          za_type_name(c->a, r->type), v->name, za_type_name(c->a, t));
         }
-        if (v->kind == E_NAME && v->name_kind == NAME_VAR)
-            ck_use(c, f, it->at.index, v, NULL, true);
+        if (v->kind == E_NAME && v->name_kind == NAME_VAR) ck_use(c, it->at.index, v, NULL, true);
     }
 }
 
-static void check_inputs(Ck *c, const ZDecl *wf, Flow *f)
+static void check_inputs(Ck *c, const ZDecl *wf)
 {
     for (int i = 0; i < wf->params.len; i++) {
         ZParam *in = wf->params.items[i];
@@ -207,35 +239,22 @@ static void check_inputs(Ck *c, const ZDecl *wf, Flow *f)
                      za_type_name(c->a, in->type), var->name, za_type_name(c->a, var->type));
             zd_note(c->d, var->name_span, "`%s` is declared here", var->name);
         }
-        ck_define(c, f, in->owner_index, var, in->span);
+        ck_define(c, in->owner_index, var, in->span);
     }
 }
 
 static void check_workflow(Ck *c, ZDecl *wf)
 {
     c->wf = wf;
-    size_t nbits = (size_t)c->nl * (size_t)c->nv;
-    c->has_site = zu_alloc(c->a, sizeof *c->has_site * (nbits ? nbits : 1));
-    c->site = zu_alloc(c->a, sizeof *c->site * (nbits ? nbits : 1));
-    c->partial = zu_alloc(c->a, sizeof *c->partial * (nbits ? nbits : 1));
-    c->reported = bits_new(c);
-    c->par = NULL;
-    Flow f = {bits_new(c), bits_new(c)};
-    for (int v = 0; v < c->nv; v++) {
-        const ZDecl *var = c->p->vars.items[v];
-        if (!var->expr) continue;
-        for (int l = 0; l < c->nl; l++) {
-            bit_add(f.must, l * c->nv + v);
-            bit_add(f.maybe, l * c->nv + v);
-        }
-    }
-    check_inputs(c, wf, &f);
-    stmts(c, &f, &wf->body);
+    ck_walk_begin(c);
+    check_inputs(c, wf);
+    stmts(c, &wf->body);
     if (wf->ret)
-        check_return(c, &f, wf, wf->ret);
+        check_return(c, wf, wf->ret);
     else if (wf->results.len)
         zd_error(c->d, wf->name_span,
                  "workflow `%s` declares a result but does not end with `return`", wf->name);
+    ck_walk_end(c);
 }
 
 /* ---- driver ------------------------------------------------------------- */

@@ -19,9 +19,10 @@ void ck_record(Ck *c, int bit, bool write, ZSpan at)
 {
     if (!c->par) return;
     Access *acc = c->par->acc;
-    uint64_t *set = write ? acc->w : acc->r;
-    if (bit_has(set, bit)) return; /* the first access of each kind is enough */
-    bit_add(set, bit);
+    uintptr_t *seen = zu_imap_put(&acc->seen, (uint64_t)bit, NULL);
+    uintptr_t kind = write ? 2 : 1;
+    if (*seen & kind) return; /* the first access of each kind is enough */
+    *seen |= kind;
     Rec *r = zu_alloc(c->a, sizeof *r);
     r->bit = bit;
     r->write = write;
@@ -31,13 +32,15 @@ void ck_record(Ck *c, int bit, bool write, ZSpan at)
 
 bool ck_written_by_sibling(const Ck *c, int bit)
 {
-    for (const ParCtx *p = c->par; p; p = p->up)
-        if (bit_has(p->sib, bit)) return true;
+    for (const ParCtx *p = c->par; p; p = p->up) {
+        const uintptr_t *n = zu_imap_get(p->writes, (uint64_t)bit);
+        if (n && *n > (zu_imap_get(&p->acc->writes, (uint64_t)bit) ? 1u : 0u)) return true;
+    }
     return false;
 }
 
 /* What a statement list may write (for parallel siblings). */
-static void writes_of(Ck *c, const ZVec *body, uint64_t *w)
+static void writes_of(Ck *c, const ZVec *body, ZIMap *w)
 {
     for (int i = 0; i < body->len; i++) {
         const ZStmt *s = body->items[i];
@@ -47,13 +50,14 @@ static void writes_of(Ck *c, const ZVec *body, uint64_t *w)
                 const ZExpr *p = s->params.items[k];
                 if (p->kind == E_NAME && p->name_kind == NAME_VAR &&
                     var_ok(c, s->to.index, p->decl))
-                    bit_add(w, bit_of(c, s->to.index, p->decl));
+                    zu_imap_put(w, (uint64_t)bit_of(c, s->to.index, p->decl), NULL);
             }
             break;
         case S_ASSIGN:
             for (int k = 0; k < s->targets.len; k++) {
                 const ZTarget *t = s->targets.items[k];
-                if (var_ok(c, s->life.index, t->var)) bit_add(w, bit_of(c, s->life.index, t->var));
+                if (var_ok(c, s->life.index, t->var))
+                    zu_imap_put(w, (uint64_t)bit_of(c, s->life.index, t->var), NULL);
             }
             break;
         default: break;
@@ -67,41 +71,58 @@ static void writes_of(Ck *c, const ZVec *body, uint64_t *w)
     }
 }
 
-/* The branches of one region must not share a written variable. */
+/* The first access of a bit by the branches walked so far: the first of
+ * any kind and the first write (for the conflicts of later branches). */
+typedef struct First {
+    const Rec *any, *write;
+    bool done; /* its conflict is reported */
+} First;
+
+static void report_conflict(Ck *c, const Rec *r, const Rec *o)
+{
+    const ZDecl *var = c->p->vars.items[r->bit % c->nv];
+    const char *ln = za_lifeline_name(c->p, r->bit / c->nv);
+    if (r->write && o->write) {
+        zd_error(c->d, r->span, "`%s` on %s is written by two branches of this `parallel`",
+                 var->name, ln);
+        zd_note(c->d, o->span, "the other write is here");
+    } else {
+        const Rec *w = r->write ? r : o, *rd = r->write ? o : r;
+        zd_error(c->d, w->span,
+                 "`%s` on %s is written here but read by another branch of this `parallel`",
+                 var->name, ln);
+        zd_note(c->d, rd->span, "read here");
+    }
+}
+
+/* The branches of one region must not share a written variable.  Each
+ * access of branch j is compared with the first conflicting access of
+ * the earliest branch before j (one table over the region's accesses, so
+ * a region costs its accesses, not their square). */
 static void par_conflicts(Ck *c, Access *acc, int n)
 {
-    uint64_t *done = bits_new(c);
-    for (int j = 1; j < n; j++) {
+    ZIMap first = {0}; /* bit -> First* */
+    for (int j = 0; j < n; j++) {
         for (int k = 0; k < acc[j].recs.len; k++) {
-            Rec *r = acc[j].recs.items[k];
-            if (bit_has(done, r->bit)) continue;
-            for (int i = 0; i < j; i++) {
-                Rec *o = NULL;
-                for (int q = 0; q < acc[i].recs.len && !o; q++) {
-                    Rec *x = acc[i].recs.items[q];
-                    if (x->bit == r->bit && (r->write || x->write)) o = x;
-                }
-                if (!o) continue;
-                bit_add(done, r->bit);
-                const ZDecl *var = c->p->vars.items[r->bit % c->nv];
-                const char *ln = za_lifeline_name(c->p, r->bit / c->nv);
-                if (r->write && o->write) {
-                    zd_error(c->d, r->span,
-                             "`%s` on %s is written by two branches of this `parallel`", var->name,
-                             ln);
-                    zd_note(c->d, o->span, "the other write is here");
-                } else {
-                    Rec *w = r->write ? r : o, *rd = r->write ? o : r;
-                    zd_error(
-                        c->d, w->span,
-                        "`%s` on %s is written here but read by another branch of this `parallel`",
-                        var->name, ln);
-                    zd_note(c->d, rd->span, "read here");
-                }
-                break;
-            }
+            const Rec *r = acc[j].recs.items[k];
+            uintptr_t *fp = zu_imap_get(&first, (uint64_t)r->bit);
+            First *f = fp ? (First *)*fp : NULL;
+            if (!f || f->done) continue;
+            const Rec *o = r->write ? f->any : f->write;
+            if (!o) continue;
+            f->done = true;
+            report_conflict(c, r, o);
+        }
+        for (int k = 0; k < acc[j].recs.len; k++) {
+            const Rec *r = acc[j].recs.items[k];
+            uintptr_t *fp = zu_imap_put(&first, (uint64_t)r->bit, NULL);
+            if (!*fp) *fp = (uintptr_t)zu_alloc(c->a, sizeof(First));
+            First *f = (First *)*fp;
+            if (!f->any) f->any = r;
+            if (r->write && !f->write) f->write = r;
         }
     }
+    zu_imap_free(&first);
 }
 
 /* ---- regions ----------------------------------------------------------- */
@@ -114,25 +135,20 @@ bool ck_par_begin(Ck *c, ParRegion *r, const ZStmt *s)
         return false;
     }
     r->n = n;
-    r->acc = zu_alloc(c->a, sizeof *r->acc * (size_t)n);
-    r->w = zu_alloc(c->a, sizeof *r->w * (size_t)n);
+    r->acc = zu_xcalloc((size_t)n, sizeof *r->acc);
+    r->writes = (ZIMap){0};
     for (int i = 0; i < n; i++) {
         ZBranch *b = s->branches.items[i];
-        r->w[i] = bits_new(c);
-        writes_of(c, &b->body, r->w[i]);
-        r->acc[i].r = bits_new(c);
-        r->acc[i].w = bits_new(c);
+        writes_of(c, &b->body, &r->acc[i].writes);
+        ZIMap *w = &r->acc[i].writes;
+        ZU_IMAP_EACH(w, k)(*zu_imap_put(&r->writes, ZU_IMAP_KEY(w, k), NULL))++;
     }
     return true;
 }
 
 void ck_par_enter(Ck *c, ParRegion *r, int branch)
 {
-    uint64_t *sib = bits_new(c);
-    for (int k = 0; k < r->n; k++)
-        if (k != branch)
-            for (int q = 0; q < c->nwords; q++) sib[q] |= r->w[k][q];
-    r->ctx = (ParCtx){&r->acc[branch], sib, c->par};
+    r->ctx = (ParCtx){&r->acc[branch], &r->writes, c->par};
     c->par = &r->ctx;
 }
 
@@ -149,13 +165,24 @@ void ck_par_end(Ck *c, ParRegion *r)
             Rec *x = acc[i].recs.items[k];
             ck_record(c, x->bit, x->write, x->span);
         }
+    for (int i = 0; i < n; i++) {
+        zu_imap_free(&acc[i].seen);
+        zu_imap_free(&acc[i].writes);
+    }
+    free(acc);
+    zu_imap_free(&r->writes);
 }
 
 /* ---- coregions ---------------------------------------------------------- */
 
+/* Each message is compared with the earlier ones through two tables (the
+ * first message from each sender, the first binding of each variable),
+ * so a coregion costs its messages, not their square. */
 void ck_coregion(Ck *c, ZStmt *s)
 {
     ZStmt *first = NULL;
+    ZIMap sender = {0}; /* lifeline -> first ZStmt* from it */
+    ZIMap bound = {0};  /* variable index -> first binding ZExpr* */
     for (int i = 0; i < s->body.len; i++) {
         ZStmt *m = s->body.items[i];
         if (m->kind != S_MSG) {
@@ -169,43 +196,44 @@ void ck_coregion(Ck *c, ZStmt *s)
         }
         if (!first) {
             first = m;
-            continue;
-        }
-        if (m->to.index != first->to.index && m->to.index >= 0 && first->to.index >= 0) {
+        } else if (m->to.index != first->to.index && m->to.index >= 0 && first->to.index >= 0) {
             zd_error(c->d, m->to.span, "all messages of a `coregion` must have the same receiver");
             zd_note(c->d, first->to.span, "the first message goes to %s here", first->to.name);
-            continue;
-        }
-        for (int j = 0; j < i; j++) {
-            ZStmt *o = s->body.items[j];
-            if (o->kind == S_MSG && o != m && o->life.index == m->life.index &&
-                o->life.index >= 0 && o->life.index != o->to.index) {
+        } else {
+            uintptr_t *o =
+                m->life.index >= 0 ? zu_imap_get(&sender, (uint64_t)m->life.index) : NULL;
+            if (o) {
+                const ZStmt *om = (const ZStmt *)*o;
                 zd_error(c->d, m->life.span, "two messages of this `coregion` come from %s",
                          m->life.name);
-                zd_note(c->d, o->life.span, "the other message from %s is here", o->life.name);
-                break;
+                zd_note(c->d, om->life.span, "the other message from %s is here", om->life.name);
             }
+            for (int k = 0; k < m->params.len; k++) {
+                ZExpr *p = m->params.items[k];
+                if (p->kind != E_NAME || p->name_kind != NAME_VAR || !p->decl) continue;
+                uintptr_t *clash = zu_imap_get(&bound, (uint64_t)p->decl->index);
+                if (clash) {
+                    zd_error(c->d, p->span, "`%s` is bound by two messages of this `coregion`",
+                             p->name);
+                    zd_note(c->d, ((const ZExpr *)*clash)->span, "also bound here");
+                }
+            }
+        }
+        /* what later messages are compared with */
+        if (m->life.index == m->to.index) continue;
+        if (m->life.index >= 0) {
+            uintptr_t *o = zu_imap_put(&sender, (uint64_t)m->life.index, NULL);
+            if (!*o) *o = (uintptr_t)m;
         }
         for (int k = 0; k < m->params.len; k++) {
             ZExpr *p = m->params.items[k];
-            if (p->kind != E_NAME || p->name_kind != NAME_VAR) continue;
-            ZExpr *clash = NULL;
-            for (int j = 0; j < i && !clash; j++) {
-                ZStmt *o = s->body.items[j];
-                if (o->kind != S_MSG || o->life.index == o->to.index) continue;
-                for (int q = 0; q < o->params.len && !clash; q++) {
-                    ZExpr *op = o->params.items[q];
-                    if (op->kind == E_NAME && op->name_kind == NAME_VAR && op->decl == p->decl)
-                        clash = op;
-                }
-            }
-            if (clash) {
-                zd_error(c->d, p->span, "`%s` is bound by two messages of this `coregion`",
-                         p->name);
-                zd_note(c->d, clash->span, "also bound here");
-            }
+            if (p->kind != E_NAME || p->name_kind != NAME_VAR || !p->decl) continue;
+            uintptr_t *b = zu_imap_put(&bound, (uint64_t)p->decl->index, NULL);
+            if (!*b) *b = (uintptr_t)p;
         }
     }
+    zu_imap_free(&sender);
+    zu_imap_free(&bound);
     if (!first && s->body.len == 0)
         zd_error(c->d, first_line(s->span), "`coregion` needs at least one message");
 }

@@ -23,6 +23,19 @@
  *    indexes the monitor tables.  Nodes are created children first, so
  *    creation order is a bottom-up order and a node's id is its position
  *    in sub(Φ).
+ *    Sharing: formulas form a DAG, and everything below walks it, never
+ *    the tree it stands for.  A named guard is unfolded once (its formula
+ *    is kept by declaration) and every use refers to that formula; `past
+ *    φ` makes one `true since φ` that each @B refers to.  A guard using
+ *    another twice, 30 levels deep, is 33 subformulas (it took minutes:
+ *    2^30 copies were unfolded and then hash-consed away), and `past`
+ *    nested 10 deep over 10 lifelines 202 (3 GB to print).  An atom whose
+ *    terms use named guards is inlined up to ZG_ATOM_INLINE_MAX nodes
+ *    written out (so that small atoms read as before) and keeps their
+ *    names beyond; the walks of an atom's terms never enter a guard (only
+ *    plain guards occur in terms, and they have no @B.x).  The walks of
+ *    formulas (mark, the printer) use explicit stacks: a formula is as
+ *    deep as the chain of guards it uses.
  *
  * 2. Evaluation lifelines.  A guard is evaluated by its owner; inside
  *    @B(θ) the evaluation lifeline switches to B.  The walk visits each
@@ -108,8 +121,14 @@ typedef struct Enum {
     /* hash-consing of formulas */
     ZFormula **htab;
     size_t hcap, hcount;
-    ZVec texts;    /* const char* per formula id: atom text (NULL otherwise) */
-    ZVec inlining; /* named guards being inlined (cycle protection) */
+    ZVec texts; /* const char* per formula id: atom text (NULL otherwise) */
+    /* named guards, by declaration index: each is unfolded once */
+    int nguards;
+    ZFormula **gform;      /* its formula, once unfolded */
+    size_t *gsize;         /* its expanded size (see expanded_size), 0 unknown */
+    unsigned char *gstate; /* 1 while being looked through (cycle protection) */
+    int *var_pos;          /* per variable (prog->vars index): position in Vars(Φ), -1 */
+    int *var_decl;         /* per position in Vars(Φ): the variable's prog->vars index */
     /* monitor tables */
     ZLifeSet *adj;     /* adj[Y]: lifelines Y sends to */
     ZLifeSet *reach;   /* reach[Y]: lifelines reachable from Y (reflexive) */
@@ -207,31 +226,46 @@ static ZFormula *mk_at(Enum *en, int life, ZFormula *a)
 /* unfolding                                                           */
 /* ------------------------------------------------------------------ */
 
-static bool is_inlining(const Enum *en, const ZDecl *d)
-{
-    for (int i = 0; i < en->inlining.len; i++)
-        if (ZU_VEC_AT(en->inlining, i) == d) return true;
-    return false;
-}
-
 static const ZDecl *guard_ref(const Enum *en, const ZExpr *e)
 {
     if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl && e->decl->expr &&
-        !is_inlining(en, e->decl))
+        e->decl->index >= 0 && e->decl->index < en->nguards && !en->gstate[e->decl->index])
         return e->decl;
     return NULL;
 }
 
+/* The number of nodes of e with every named guard written out, at most
+ * ZG_ATOM_INLINE_MAX + 1; each guard's is found once. */
+static size_t expanded_size(Enum *en, const ZExpr *e)
+{
+    if (!e) return 0;
+    const ZDecl *g = guard_ref(en, e);
+    if (g) {
+        size_t *m = &en->gsize[g->index];
+        if (!*m) {
+            en->gstate[g->index] = 1;
+            *m = expanded_size(en, g->expr);
+            en->gstate[g->index] = 0;
+        }
+        return *m;
+    }
+    size_t n = 1 + expanded_size(en, e->a) + expanded_size(en, e->b) + expanded_size(en, e->c);
+    for (int i = 0; i < e->args.len && n <= ZG_ATOM_INLINE_MAX; i++)
+        n += expanded_size(en, ZU_VEC_AT(e->args, i));
+    return n > ZG_ATOM_INLINE_MAX ? ZG_ATOM_INLINE_MAX + 1 : n;
+}
+
 /* The expression with every named-guard reference replaced by the guard's
- * formula (copy on write: unchanged subtrees are shared). */
+ * formula (copy on write: unchanged subtrees are shared).  Only for atoms
+ * of at most ZG_ATOM_INLINE_MAX nodes written out. */
 static const ZExpr *inline_guards(Enum *en, const ZExpr *e)
 {
     if (!e) return NULL;
     const ZDecl *g = guard_ref(en, e);
     if (g) {
-        zu_vec_push(en->arena, &en->inlining, (void *)g);
+        en->gstate[g->index] = 1;
         const ZExpr *r = inline_guards(en, g->expr);
-        en->inlining.len--;
+        en->gstate[g->index] = 0;
         return r;
     }
     const ZExpr *a = inline_guards(en, e->a);
@@ -257,14 +291,27 @@ static const ZExpr *inline_guards(Enum *en, const ZExpr *e)
     return n;
 }
 
+/* The position in Vars(Φ) of the variable of an @B.x term, or -1. */
+static int var_pos(const Enum *en, const ZExpr *e)
+{
+    const ZDecl *v = e->decl;
+    if (!v || v->kind != D_VAR || v->index < 0 || v->index >= en->prog->vars.len) return -1;
+    return en->var_pos[v->index];
+}
+
 static void note_vars(Enum *en, const ZExpr *e)
 {
     if (!e) return;
     if (e->kind == E_AT_VAR && e->name) {
-        const char *x = zu_intern(en->arena, e->name, strlen(e->name));
-        bool known = false;
-        for (int i = 0; i < en->t->vars.len && !known; i++) known = ZU_VEC_AT(en->t->vars, i) == x;
-        if (!known) zu_vec_push(en->arena, &en->t->vars, (void *)x);
+        const ZDecl *v = e->decl;
+        if (!v || v->kind != D_VAR || v->index < 0 || v->index >= en->prog->vars.len)
+            ZU_ICE("@%s.%s without its variable", e->lifeline ? e->lifeline : "?", e->name);
+        if (en->var_pos[v->index] < 0) {
+            en->var_pos[v->index] = en->t->vars.len;
+            en->var_decl[en->t->vars.len] = v->index;
+            zu_vec_push(en->arena, &en->t->vars,
+                        (void *)zu_intern(en->arena, e->name, strlen(e->name)));
+        }
     }
     note_vars(en, e->a);
     note_vars(en, e->b);
@@ -294,11 +341,14 @@ static const ZExpr *formula_op_in(const ZExpr *e)
 }
 
 /* An atom: a comparison, a Boolean-valued call, a Boolean variable (x or
- * @B.x) or constant.  Named guards inside its terms are inlined, so an
- * atom never refers to a guard. */
+ * @B.x) or constant.  Named guards inside its terms (plain ones: the
+ * checker allows no other there) are inlined when the atom written out
+ * has at most ZG_ATOM_INLINE_MAX nodes; a larger atom keeps their names,
+ * so that neither its text nor the code that evaluates it grows with
+ * the guards' expansion (a guard using another twice doubles it). */
 static ZFormula *mk_atom(Enum *en, const ZExpr *e)
 {
-    const ZExpr *x = inline_guards(en, e);
+    const ZExpr *x = expanded_size(en, e) <= ZG_ATOM_INLINE_MAX ? inline_guards(en, e) : e;
     ZBuf b = {0};
     za_print_expr(&b, x);
     const char *text = zu_intern(en->arena, b.data ? b.data : "", b.len);
@@ -335,11 +385,14 @@ static bool is_connective(const ZExpr *e)
 static ZFormula *unfold(Enum *en, const ZExpr *e)
 {
     const ZDecl *g = guard_ref(en, e);
-    if (g) {
-        zu_vec_push(en->arena, &en->inlining, (void *)g);
-        ZFormula *f = unfold(en, g->expr);
-        en->inlining.len--;
-        return f;
+    if (g) { /* once per guard: a guard used twice is one subformula */
+        ZFormula **m = &en->gform[g->index];
+        if (!*m) {
+            en->gstate[g->index] = 1;
+            *m = unfold(en, g->expr);
+            en->gstate[g->index] = 0;
+        }
+        return *m;
     }
     ZFormula *fa, *fb, *fc, *t;
     switch (e->kind) {
@@ -492,50 +545,66 @@ static void require(Enum *en, TripleVec *into, int e, int b, int key)
         if (reaches(en, y, e) && reaches(en, b, y)) push_triple(into, y, b, key);
 }
 
-static int var_index(const Enum *en, const char *name)
-{
-    const char *x = zu_intern(en->arena, name, strlen(name));
-    for (int i = 0; i < en->t->vars.len; i++)
-        if (ZU_VEC_AT(en->t->vars, i) == x) return i;
-    ZU_ICE("variable %s missing from Vars", name);
-}
-
 static void scan_terms(Enum *en, const ZExpr *e, int eval)
 {
     if (!e) return;
     if (e->kind == E_AT_VAR && e->name && e->life >= 0 && e->life < en->nlife && e->life != eval &&
-        reaches(en, e->life, eval))
-        require(en, &en->vars, eval, e->life, var_index(en, e->name));
+        reaches(en, e->life, eval)) {
+        int x = var_pos(en, e);
+        if (x < 0) ZU_ICE("@%s.%s missing from Vars(Φ)", e->lifeline ? e->lifeline : "?", e->name);
+        require(en, &en->vars, eval, e->life, x);
+    }
     scan_terms(en, e->a, eval);
     scan_terms(en, e->b, eval);
     scan_terms(en, e->c, eval);
     for (int i = 0; i < e->args.len; i++) scan_terms(en, ZU_VEC_AT(e->args, i), eval);
 }
 
-static void mark(Enum *en, const ZFormula *f, int eval)
+/* Marks the (subformula, lifeline) pairs evaluated for f on `eval` and
+ * the entries they require (2. above).  Each pair is visited once, with
+ * an explicit stack: a formula is as deep as the guards it uses. */
+typedef struct Mark {
+    const ZFormula *f;
+    int eval;
+} Mark;
+
+static void mark(Enum *en, const ZFormula *root, int eval0)
 {
-    if (zj_set_has(&en->evalset[f->id], eval)) return;
-    zj_set_add(&en->evalset[f->id], eval);
-    switch (f->kind) {
-    case F_TRUE: break;
-    case F_ATOM: scan_terms(en, f->atom, eval); break;
-    case F_NOT:
-    case F_PREV: mark(en, f->a, eval); break;
-    case F_AND:
-    case F_OR:
-    case F_SINCE:
-        mark(en, f->a, eval);
-        mark(en, f->b, eval);
-        break;
-    case F_AT:
-        if (f->life == eval) {
-            mark(en, f->a, eval);
-        } else if (f->life >= 0 && f->life < en->nlife && reaches(en, f->life, eval)) {
-            require(en, &en->views, eval, f->life, f->a->id);
-            mark(en, f->a, f->life);
+    size_t cap = 64, sp = 0;
+    Mark *st = zu_xmalloc(cap * sizeof *st);
+    st[sp++] = (Mark){root, eval0};
+    while (sp > 0) {
+        Mark m = st[--sp];
+        const ZFormula *f = m.f;
+        int eval = m.eval;
+        if (zj_set_has(&en->evalset[f->id], eval)) continue;
+        zj_set_add(&en->evalset[f->id], eval);
+        if (sp + 2 > cap) {
+            cap *= 2;
+            st = zu_xrealloc(st, cap * sizeof *st);
         }
-        break;
+        switch (f->kind) {
+        case F_TRUE: break;
+        case F_ATOM: scan_terms(en, f->atom, eval); break;
+        case F_NOT:
+        case F_PREV: st[sp++] = (Mark){f->a, eval}; break;
+        case F_AND:
+        case F_OR:
+        case F_SINCE:
+            st[sp++] = (Mark){f->b, eval};
+            st[sp++] = (Mark){f->a, eval};
+            break;
+        case F_AT:
+            if (f->life == eval) {
+                st[sp++] = (Mark){f->a, eval};
+            } else if (f->life >= 0 && f->life < en->nlife && reaches(en, f->life, eval)) {
+                require(en, &en->views, eval, f->life, f->a->id);
+                st[sp++] = (Mark){f->a, f->life};
+            }
+            break;
+        }
     }
+    free(st);
 }
 
 static int cmp_triple(const void *x, const void *y)
@@ -561,6 +630,7 @@ static void distribute(Enum *en, TripleVec *v, bool is_var)
         if (is_var) {
             ve->sub = -1;
             ve->var = ZU_VEC_AT(en->t->vars, tr->key);
+            ve->var_decl = en->var_decl[tr->key];
             zu_vec_push(en->arena, &m->var_views, ve);
         } else {
             ve->sub = tr->key;
@@ -641,6 +711,17 @@ ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const Z
     en.t = zu_alloc(a, sizeof *en.t);
     en.t->prog = p;
     if (!ls) ls = zj_project(a, p, wf);
+    for (int i = 0; i < p->decls.len; i++) {
+        const ZDecl *d = ZU_VEC_AT(p->decls, i);
+        if (d->kind == D_GUARD && d->index >= en.nguards) en.nguards = d->index + 1;
+    }
+    en.gform = zu_xcalloc((size_t)en.nguards + 1, sizeof *en.gform);
+    en.gsize = zu_xcalloc((size_t)en.nguards + 1, sizeof *en.gsize);
+    en.gstate = zu_xcalloc((size_t)en.nguards + 1, 1);
+    size_t nv = (size_t)p->vars.len + 1;
+    en.var_pos = zu_xmalloc(nv * sizeof *en.var_pos);
+    en.var_decl = zu_xmalloc(nv * sizeof *en.var_decl);
+    for (size_t i = 0; i < nv; i++) en.var_pos[i] = en.var_decl[i] = -1;
 
     collect_guards(&en, &wf->body);
 
@@ -655,6 +736,11 @@ ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const Z
     memcpy(en.t->adj, en.adj, sizeof *en.t->adj * nl);
 
     free(en.htab);
+    free(en.gform);
+    free(en.gsize);
+    free(en.gstate);
+    free(en.var_pos);
+    free(en.var_decl);
     free(en.adj);
     free(en.reach);
     free(en.evalset);
@@ -697,42 +783,111 @@ static int fprec(const ZFormula *f)
     return 6;
 }
 
-static void put_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f, int ctx)
+/* Prints f in source-like syntax, without recursion (a formula is as deep
+ * as the guards it uses).  printed: NULL to print every subformula in
+ * full; otherwise a subformula other than `true` already printed (printed
+ * [id] set) is printed as its reference φid, so that the text is linear
+ * in the number of distinct subformulas. */
+typedef struct PItem {
+    const ZFormula *f; /* NULL: print lit */
+    int ctx;
+    const char *lit;
+} PItem;
+
+static void put_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *root, unsigned char *printed)
 {
-    bool paren = fprec(f) < ctx;
-    if (paren) zu_buf_putc(b, '(');
-    switch (f->kind) {
-    case F_TRUE: zu_buf_puts(b, "true"); break;
-    case F_ATOM: za_print_expr(b, f->atom); break;
-    case F_NOT:
-        zu_buf_putc(b, '!');
-        put_formula(b, t, f->a, 6);
-        break;
-    case F_PREV:
-        zu_buf_puts(b, "prev ");
-        put_formula(b, t, f->a, 6);
-        break;
-    case F_AND:
-    case F_OR:
-        put_formula(b, t, f->a, fprec(f));
-        zu_buf_puts(b, f->kind == F_AND ? " && " : " || ");
-        put_formula(b, t, f->b, fprec(f) + 1);
-        break;
-    case F_SINCE:
-        put_formula(b, t, f->a, 4);
-        zu_buf_puts(b, " since ");
-        put_formula(b, t, f->b, 4);
-        break;
-    case F_AT:
-        zu_buf_printf(b, "@%s(", za_lifeline_name(t->prog, f->life));
-        put_formula(b, t, f->a, 0);
-        zu_buf_putc(b, ')');
-        break;
+    size_t cap = 64, sp = 0;
+    PItem *st = zu_xmalloc(cap * sizeof *st);
+    st[sp++] = (PItem){root, 0, NULL};
+    while (sp > 0) {
+        PItem it = st[--sp];
+        if (!it.f) {
+            zu_buf_puts(b, it.lit);
+            continue;
+        }
+        const ZFormula *f = it.f;
+        if (printed && f->kind != F_TRUE) {
+            if (printed[f->id]) {
+                zu_buf_printf(b, "φ%d", f->id);
+                continue;
+            }
+            printed[f->id] = 1;
+        }
+        if (sp + 5 > cap) {
+            cap *= 2;
+            st = zu_xrealloc(st, cap * sizeof *st);
+        }
+        if (fprec(f) < it.ctx) {
+            zu_buf_putc(b, '(');
+            st[sp++] = (PItem){NULL, 0, ")"};
+        }
+        switch (f->kind) {
+        case F_TRUE: zu_buf_puts(b, "true"); break;
+        case F_ATOM: za_print_expr(b, f->atom); break;
+        case F_NOT:
+            zu_buf_putc(b, '!');
+            st[sp++] = (PItem){f->a, 6, NULL};
+            break;
+        case F_PREV:
+            zu_buf_puts(b, "prev ");
+            st[sp++] = (PItem){f->a, 6, NULL};
+            break;
+        case F_AND:
+        case F_OR:
+            st[sp++] = (PItem){f->b, fprec(f) + 1, NULL};
+            st[sp++] = (PItem){NULL, 0, f->kind == F_AND ? " && " : " || "};
+            st[sp++] = (PItem){f->a, fprec(f), NULL};
+            break;
+        case F_SINCE:
+            st[sp++] = (PItem){f->b, 4, NULL};
+            st[sp++] = (PItem){NULL, 0, " since "};
+            st[sp++] = (PItem){f->a, 4, NULL};
+            break;
+        case F_AT:
+            zu_buf_printf(b, "@%s(", za_lifeline_name(t->prog, f->life));
+            st[sp++] = (PItem){NULL, 0, ")"};
+            st[sp++] = (PItem){f->a, 0, NULL};
+            break;
+        }
     }
-    if (paren) zu_buf_putc(b, ')');
+    free(st);
 }
 
-void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f) { put_formula(b, t, f, 0); }
+void zg_print_formula(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
+{
+    put_formula(b, t, f, NULL);
+}
+
+/* An upper bound of the length of every subformula printed in full (with
+ * every pair of parentheses it might need), at most ZG_PRINT_INLINE_MAX
+ * + 1: sub(Φ) is bottom-up, so one pass in id order. */
+static size_t *full_lengths(const ZGuardTable *t)
+{
+    const size_t cap = ZG_PRINT_INLINE_MAX + 1;
+    size_t *len = zu_xcalloc((size_t)t->subs.len + 1, sizeof *len);
+    ZBuf b = {0};
+    for (int i = 0; i < t->subs.len; i++) {
+        const ZFormula *f = ZU_VEC_AT(t->subs, i);
+        size_t n = 2; /* parentheses */
+        switch (f->kind) {
+        case F_TRUE: n += 4; break;
+        case F_ATOM:
+            b.len = 0;
+            za_print_expr(&b, f->atom);
+            n += b.len;
+            break;
+        case F_NOT: n += 1 + len[f->a->id]; break;
+        case F_PREV: n += 5 + len[f->a->id]; break;
+        case F_AND:
+        case F_OR: n += len[f->a->id] + 4 + len[f->b->id]; break;
+        case F_SINCE: n += len[f->a->id] + 7 + len[f->b->id]; break;
+        case F_AT: n += strlen(za_lifeline_name(t->prog, f->life)) + 3 + len[f->a->id]; break;
+        }
+        len[f->id] = n < cap ? n : cap;
+    }
+    zu_buf_free(&b);
+    return len;
+}
 
 static const char *fkind_name(ZFormulaKind k)
 {
@@ -765,22 +920,23 @@ static void put_sub_row(ZBuf *b, const ZGuardTable *t, const ZFormula *f)
     zu_buf_putc(b, '\n');
 }
 
-/* Distinct @B.x terms of the atoms of sub(Φ), in sub(Φ) order. */
-static void collect_terms(const ZExpr *e, ZVec *terms, ZArena *scratch)
+/* Distinct @B.x terms of the atoms of sub(Φ), in sub(Φ) order; seen:
+ * (lifeline, variable) pairs already listed. */
+static void collect_terms(const ZProgram *p, const ZExpr *e, ZVec *terms, ZArena *scratch,
+                          ZIMap *seen)
 {
     if (!e) return;
-    if (e->kind == E_AT_VAR) {
-        bool dup = false;
-        for (int i = 0; i < terms->len && !dup; i++) {
-            const ZExpr *o = ZU_VEC_AT(*terms, i);
-            dup = o->life == e->life && o->name && e->name && strcmp(o->name, e->name) == 0;
-        }
-        if (!dup) zu_vec_push(scratch, terms, (void *)e);
+    if (e->kind == E_AT_VAR && e->decl) {
+        bool added;
+        zu_imap_put(seen, (uint64_t)e->life * (uint64_t)p->vars.len + (uint64_t)e->decl->index,
+                    &added);
+        if (added) zu_vec_push(scratch, terms, (void *)e);
     }
-    collect_terms(e->a, terms, scratch);
-    collect_terms(e->b, terms, scratch);
-    collect_terms(e->c, terms, scratch);
-    for (int i = 0; i < e->args.len; i++) collect_terms(ZU_VEC_AT(e->args, i), terms, scratch);
+    collect_terms(p, e->a, terms, scratch, seen);
+    collect_terms(p, e->b, terms, scratch, seen);
+    collect_terms(p, e->c, terms, scratch, seen);
+    for (int i = 0; i < e->args.len; i++)
+        collect_terms(p, ZU_VEC_AT(e->args, i), terms, scratch, seen);
 }
 
 void zg_print(FILE *out, const ZGuardTable *t)
@@ -788,6 +944,12 @@ void zg_print(FILE *out, const ZGuardTable *t)
     ZBuf b = {0};
     const ZProgram *p = t->prog;
 
+    /* An unfolded guard longer than ZG_PRINT_INLINE_MAX is printed with
+     * references: a subformula printed once (on this line or an earlier
+     * long one) is φk after that.  A guard using another twice, n levels
+     * deep, would otherwise print 2^n copies. */
+    size_t *len = full_lengths(t);
+    unsigned char *printed = zu_xcalloc((size_t)t->subs.len + 1, 1);
     for (int i = 0; i < t->guards.len; i++) {
         const ZGuardInfo *gi = ZU_VEC_AT(t->guards, i);
         zu_buf_printf(&b, "guard %s @ %s: ", gi->tag, za_lifeline_name(p, gi->owner));
@@ -795,7 +957,7 @@ void zg_print(FILE *out, const ZGuardTable *t)
         zu_buf_putc(&b, '\n');
         if (gi->root) {
             zu_buf_puts(&b, "  unfolded: ");
-            zg_print_formula(&b, t, gi->root);
+            put_formula(&b, t, gi->root, len[gi->root->id] > ZG_PRINT_INLINE_MAX ? printed : NULL);
             zu_buf_printf(&b, "  [φ%d]\n", gi->root->id);
             zu_buf_puts(&b, "  kind: cpl\n");
         } else {
@@ -803,6 +965,8 @@ void zg_print(FILE *out, const ZGuardTable *t)
         }
     }
     if (t->guards.len == 0) zu_buf_puts(&b, "no guards\n");
+    free(len);
+    free(printed);
 
     zu_buf_printf(&b, "\nsub(Φ): %d\n", t->subs.len);
     for (int i = 0; i < t->subs.len; i++) put_sub_row(&b, t, ZU_VEC_AT(t->subs, i));
@@ -815,10 +979,12 @@ void zg_print(FILE *out, const ZGuardTable *t)
     if (t->vars.len) {
         ZArena *scratch = zu_arena_new();
         ZVec terms = {0};
+        ZIMap seen = {0};
         for (int i = 0; i < t->subs.len; i++) {
             const ZFormula *f = ZU_VEC_AT(t->subs, i);
-            if (f->kind == F_ATOM) collect_terms(f->atom, &terms, scratch);
+            if (f->kind == F_ATOM) collect_terms(p, f->atom, &terms, scratch, &seen);
         }
+        zu_imap_free(&seen);
         zu_buf_puts(&b, "  terms:");
         for (int i = 0; i < terms.len; i++) {
             const ZExpr *e = ZU_VEC_AT(terms, i);

@@ -2,9 +2,12 @@
  *
  * The one place where the passes are put in order.  The driver, the
  * oracle, the tests and the fuzzers all compile through zc_run, so they
- * see the same program. */
+ * see the same program.  The passes run on a thread with a large stack:
+ * they look through named guards recursively, as deep as the resolver
+ * allows (ZR_MAX_GUARD_DEPTH). */
 #include "zgc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,7 +87,7 @@ static bool run_pass(ZCompilation *c, ZStage s)
     ZU_UNREACHABLE();
 }
 
-bool zc_run(ZCompilation *c, ZStage upto)
+static void run_passes(ZCompilation *c, ZStage upto)
 {
     while (!c->failed && c->done <= (int)upto) {
         if (!run_pass(c, (ZStage)c->done))
@@ -92,5 +95,38 @@ bool zc_run(ZCompilation *c, ZStage upto)
         else
             c->done++;
     }
+}
+
+typedef struct Job {
+    ZCompilation *c;
+    ZStage upto;
+} Job;
+
+static void *run_job(void *p)
+{
+    Job *j = p;
+    run_passes(j->c, j->upto);
+    return NULL;
+}
+
+bool zc_run(ZCompilation *c, ZStage upto)
+{
+    /* The passes on a thread of their own with ZC_STACK_BYTES of stack
+     * (see zgc.h); the pages are only touched as deep as a program goes.
+     * Where no such thread can be made (an address-space limit), they run
+     * here, on the caller's stack. */
+    pthread_attr_t attr;
+    pthread_t t;
+    Job job = {c, upto};
+    bool threaded = false;
+    if (pthread_attr_init(&attr) == 0) {
+        threaded = pthread_attr_setstacksize(&attr, ZC_STACK_BYTES) == 0 &&
+                   pthread_create(&t, &attr, run_job, &job) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!threaded)
+        run_passes(c, upto);
+    else if (pthread_join(t, NULL) != 0)
+        ZU_ICE("cannot join the compiler's thread");
     return !c->failed && c->done > (int)upto;
 }

@@ -113,18 +113,16 @@ static int int_find(const int *t, int n, int v)
     return lo < n && t[lo] == v ? lo : -1;
 }
 
-/* The index in prog->vars of a variable named in a var view. */
-static int var_decl_index(const ZProgram *p, const char *name)
+/* The index in prog->vars of the variable of a var view. */
+static int var_decl_index(const ZProgram *p, const ZViewEntry *ve)
 {
-    for (int i = 0; i < p->vars.len; i++) {
-        const ZDecl *v = ZU_VEC_AT(p->vars, i);
-        if (v->name && name && strcmp(v->name, name) == 0) {
-            if (v->index != i)
-                ZU_ICE("variable `%s` has index %d at position %d", name, v->index, i);
-            return i;
-        }
-    }
-    ZU_ICE("variable view of unknown variable `%s`", name ? name : "?");
+    int i = ve->var_decl;
+    if (i < 0 || i >= p->vars.len)
+        ZU_ICE("variable view of unknown variable `%s`", ve->var ? ve->var : "?");
+    const ZDecl *v = ZU_VEC_AT(p->vars, i);
+    if (v->index != i || !v->name || !ve->var || strcmp(v->name, ve->var) != 0)
+        ZU_ICE("variable view of `%s` names variable %d", ve->var ? ve->var : "?", i);
+    return i;
 }
 
 static const ZLifelineMonitor *monitor_of(const ZGuardTable *gt, int life)
@@ -166,7 +164,7 @@ static void plan_lifeline(ZArena *a, const ZMonitorPlan *pl, ZPlanLifeline *pll,
         if (ve->life < 0 || ve->life >= nl)
             ZU_ICE("variable view entry on lifeline %d out of range", ve->life);
         if (ve->life != L)
-            pll->varviews[pll->nvarviews++] = (ZPlanSlot){ve->life, var_decl_index(p, ve->var)};
+            pll->varviews[pll->nvarviews++] = (ZPlanSlot){ve->life, var_decl_index(p, ve)};
     }
     pll->nvarviews = slot_sort(pll->varviews, pll->nvarviews);
     pll->vc = zu_alloc(a, sizeof *pll->vc * ((size_t)nl + 1));
@@ -202,8 +200,12 @@ static void plan_edge(ZArena *a, const ZMonitorPlan *pl, ZPlanEdge *e, int from,
     e->groups = zu_alloc(a, sizeof *e->groups * ((size_t)X->nvc + 1));
     e->views = zu_alloc(a, sizeof *e->views * ((size_t)X->nviews + 1));
     e->varviews = zu_alloc(a, sizeof *e->varviews * ((size_t)X->nvarviews + 1));
+    /* X's views and varviews are sorted by lifeline, like its vc: one pass */
+    int j = 0, jw = 0;
     for (int k = 0; k < X->nvc; k++) {
         int b = X->vc[k];
+        while (j < X->nviews && X->views[j].life < b) j++;
+        while (jw < X->nvarviews && X->varviews[jw].life < b) jw++;
         if (b == to) continue; /* never ahead of the receiver on itself */
         int from_vc = int_find(Y->vc, Y->nvc, b);
         if (from_vc < 0) {
@@ -214,9 +216,8 @@ static void plan_edge(ZArena *a, const ZMonitorPlan *pl, ZPlanEdge *e, int from,
                        to, b, from);
             continue;
         }
-        for (int j = 0; j < X->nviews; j++) {
+        for (; j < X->nviews && X->views[j].life == b; j++) {
             const ZPlanSlot *s = &X->views[j];
-            if (s->life != b) continue;
             int src = b == from ? int_find(Y->evals, Y->nevals, s->index)
                                 : slot_find(Y->views, Y->nviews, b, s->index);
             if (src < 0)
@@ -224,15 +225,14 @@ static void plan_edge(ZArena *a, const ZMonitorPlan *pl, ZPlanEdge *e, int from,
                        to, b, s->index, from);
             e->views[e->nviews++] = (ZPlanPair){src, j};
         }
-        for (int j = 0; j < X->nvarviews; j++) {
-            const ZPlanSlot *s = &X->varviews[j];
-            if (s->life != b) continue;
+        for (; jw < X->nvarviews && X->varviews[jw].life == b; jw++) {
+            const ZPlanSlot *s = &X->varviews[jw];
             int src = b == from ? s->index : slot_find(Y->varviews, Y->nvarviews, b, s->index);
             if (src < 0)
                 ZU_ICE("forwarding rule: lifeline %d keeps variable view (%d, %d), its sender %d "
                        "does not",
                        to, b, s->index, from);
-            e->varviews[e->nvarviews++] = (ZPlanPair){src, j};
+            e->varviews[e->nvarviews++] = (ZPlanPair){src, jw};
         }
         e->groups[e->ngroups++] = (ZPlanGroup){b, from_vc, k, e->nviews, e->nvarviews};
     }

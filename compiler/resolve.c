@@ -538,11 +538,20 @@ static void resolve_props(R *r, ZDecl *d)
 
 /* ---- recursion among pure actions and named guards ---------------------- */
 
+/* One depth-first walk over the uses among guards and pure actions finds
+ * cycles and bounds how deep the later passes recurse: they look through
+ * a named guard wherever it is used (check.c, guards.c), so a chain of
+ * guards each using the next is as deep as the chain, whatever its text.
+ * Two limits (ZR_MAX_GUARD_DEPTH): the walk itself stops at a chain of
+ * that many declarations, and a guard's formula with every guard it uses
+ * written out (its expanded depth) may not be deeper.  The compiler's
+ * passes run on a stack that holds such depths (pipeline.c). */
 typedef struct Cyc {
     R *r;
     ZDecl **stack;
     int depth;
     unsigned char *act_color, *guard_color; /* 0 new, 1 on stack, 2 done */
+    int *guard_depth;                       /* expanded depth, at most the limit + 1 */
 } Cyc;
 
 static void visit_decl(Cyc *c, ZDecl *d);
@@ -566,9 +575,12 @@ static void report_cycle(Cyc *c, ZDecl *to, ZSpan at)
     zu_buf_free(&b);
 }
 
-static void visit_edges(Cyc *c, ZExpr *e)
+/* The expanded depth of e (named guards written out; a pure action's body
+ * is a function of its own and does not count), at most the limit + 1.
+ * *deep: a guard it uses is already too deep (reported there). */
+static int visit_edges(Cyc *c, ZExpr *e, bool *deep)
 {
-    if (!e) return;
+    if (!e) return 0;
     ZDecl *to = NULL;
     ZSpan at = e->span;
     if (e->kind == E_CALL && e->decl && e->decl->kind == D_ACTION && e->decl->action == ACT_PURE &&
@@ -578,35 +590,63 @@ static void visit_edges(Cyc *c, ZExpr *e)
     } else if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl) {
         to = e->decl;
     }
+    int used = 0; /* the expanded depth of the guard `to` */
     if (to) {
         unsigned char *col = color_of(c, to);
-        if (*col == 1)
+        if (*col == 1) {
             report_cycle(c, to, at);
-        else if (*col == 0)
+        } else if (*col == 0 && c->depth >= ZR_MAX_GUARD_DEPTH) {
+            zd_error(c->r->d, at,
+                     "`%s` starts a chain of more than %d guards and pure actions, each using "
+                     "the next (the limit is %d)",
+                     to->name, ZR_MAX_GUARD_DEPTH, ZR_MAX_GUARD_DEPTH);
+            *deep = true;
+        } else if (*col == 0) {
             visit_decl(c, to);
+        }
+        if (to->kind == D_GUARD && *col == 2) {
+            used = c->guard_depth[to->index];
+            if (used > ZR_MAX_GUARD_DEPTH) *deep = true;
+        }
     }
-    visit_edges(c, e->a);
-    visit_edges(c, e->b);
-    visit_edges(c, e->c);
-    for (int i = 0; i < e->args.len; i++) visit_edges(c, e->args.items[i]);
+    int d = visit_edges(c, e->a, deep);
+    int x = visit_edges(c, e->b, deep);
+    if (x > d) d = x;
+    x = visit_edges(c, e->c, deep);
+    if (x > d) d = x;
+    for (int i = 0; i < e->args.len; i++) {
+        x = visit_edges(c, e->args.items[i], deep);
+        if (x > d) d = x;
+    }
+    d = d + 1 > used ? d + 1 : used;
+    return d > ZR_MAX_GUARD_DEPTH ? ZR_MAX_GUARD_DEPTH + 1 : d;
 }
 
 static void visit_decl(Cyc *c, ZDecl *d)
 {
     *color_of(c, d) = 1;
     c->stack[c->depth++] = d;
-    visit_edges(c, d->expr);
+    bool deep = false;
+    int depth = visit_edges(c, d->expr, &deep);
     c->depth--;
     *color_of(c, d) = 2;
+    if (d->kind != D_GUARD) return;
+    c->guard_depth[d->index] = depth;
+    if (depth > ZR_MAX_GUARD_DEPTH && !deep)
+        zd_error(c->r->d, d->name_span,
+                 "guard `%s` is nested too deeply: with the guards it uses written out it is more "
+                 "than %d levels deep (the limit is %d)",
+                 d->name, ZR_MAX_GUARD_DEPTH, ZR_MAX_GUARD_DEPTH);
 }
 
 static void check_cycles(R *r)
 {
-    Cyc c = {r, NULL, 0, NULL, NULL};
+    Cyc c = {r, NULL, 0, NULL, NULL, NULL};
     int n = r->p->decls.len + 1;
     c.stack = zu_xcalloc((size_t)n, sizeof *c.stack);
     c.act_color = zu_xcalloc((size_t)r->counts[D_ACTION] + 1, 1);
     c.guard_color = zu_xcalloc((size_t)r->counts[D_GUARD] + 1, 1);
+    c.guard_depth = zu_xcalloc((size_t)r->counts[D_GUARD] + 1, sizeof *c.guard_depth);
     for (int i = 0; i < r->p->decls.len; i++) {
         ZDecl *d = r->p->decls.items[i];
         bool node = d->kind == D_GUARD || (d->kind == D_ACTION && d->action == ACT_PURE);
@@ -615,6 +655,7 @@ static void check_cycles(R *r)
     free(c.stack);
     free(c.act_color);
     free(c.guard_color);
+    free(c.guard_depth);
 }
 
 /* ---- driver ------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* util.c — arena, vectors, string buffers, interning. */
+/* util.c — arena, vectors, integer maps, string buffers, interning. */
 #include "zgc.h"
 
 #include <errno.h>
@@ -174,6 +174,72 @@ void zu_vec_push(ZArena *a, ZVec *v, void *item)
         v->cap = ncap;
     }
     v->items[v->len++] = item;
+}
+
+/* ---- integer maps ---------------------------------------------------------- */
+
+/* splitmix64's finaliser: keys are small consecutive integers (bit numbers,
+ * declaration indices), which a linear probe needs spread out. */
+static size_t imap_hash(uint64_t k)
+{
+    k ^= k >> 30;
+    k *= 0xbf58476d1ce4e5b9ull;
+    k ^= k >> 27;
+    k *= 0x94d049bb133111ebull;
+    k ^= k >> 31;
+    return (size_t)k;
+}
+
+static void imap_grow(ZIMap *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 16;
+    uint64_t *nk = zu_xcalloc(ncap, sizeof *nk);
+    uintptr_t *nv = zu_xcalloc(ncap, sizeof *nv);
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i]) continue;
+        size_t j = imap_hash(m->keys[i]) & (ncap - 1);
+        while (nk[j]) j = (j + 1) & (ncap - 1);
+        nk[j] = m->keys[i];
+        nv[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = nk;
+    m->vals = nv;
+    m->cap = ncap;
+}
+
+uintptr_t *zu_imap_get(const ZIMap *m, uint64_t key)
+{
+    if (!m->cap) return NULL;
+    uint64_t k = key + 1;
+    for (size_t j = imap_hash(k) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == k) return &m->vals[j];
+    return NULL;
+}
+
+uintptr_t *zu_imap_put(ZIMap *m, uint64_t key, bool *added)
+{
+    if ((m->len + 1) * 2 > m->cap) imap_grow(m);
+    uint64_t k = key + 1;
+    size_t j = imap_hash(k) & (m->cap - 1);
+    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == k) {
+            if (added) *added = false;
+            return &m->vals[j];
+        }
+    m->keys[j] = k;
+    m->vals[j] = 0;
+    m->len++;
+    if (added) *added = true;
+    return &m->vals[j];
+}
+
+void zu_imap_free(ZIMap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
 }
 
 /* ---- string buffers ------------------------------------------------------ */

@@ -14,8 +14,8 @@
  * and zm_print for the monitor plan the backend emits).
  * Modules and their prefixes:
  *
- *   util.c      zu_   arena, vectors, string buffers, interning, heap
- *                     scratch space, internal errors
+ *   util.c      zu_   arena, vectors, integer maps, string buffers,
+ *                     interning, heap scratch space, internal errors
  *   diag.c      zd_   diagnostics with source excerpts
  *   ast.c       za_   AST constructors, kind names, printer
  *   resolve.c   zr_   name resolution and declaration checks
@@ -112,6 +112,27 @@ typedef struct ZVec {
 } ZVec;
 void zu_vec_push(ZArena *a, ZVec *v, void *item);
 #define ZU_VEC_AT(v, i) ((v).items[(i)])
+
+/* Hash map from integer keys (below 2^64 - 1) to pointer-sized values,
+ * heap scratch space (free with zu_imap_free; a zeroed ZIMap is empty).
+ * Where a dense table over (lifeline, variable) pairs or over the
+ * subformulas would cost more than the program itself.  Iterate with
+ * ZU_IMAP_EACH (the order is the table's, not the insertion order). */
+typedef struct ZIMap {
+    uint64_t *keys; /* key + 1; 0 marks a free slot */
+    uintptr_t *vals;
+    size_t cap, len;
+} ZIMap;
+/* The value of key, or NULL when absent. */
+uintptr_t *zu_imap_get(const ZIMap *m, uint64_t key);
+/* The value of key, added as 0 when absent (*added says which; added may
+ * be NULL).  The pointer is valid until the next put. */
+uintptr_t *zu_imap_put(ZIMap *m, uint64_t key, bool *added);
+void zu_imap_free(ZIMap *m);
+#define ZU_IMAP_EACH(m, i)                \
+    for (size_t i = 0; i < (m)->cap; i++) \
+        if ((m)->keys[i])
+#define ZU_IMAP_KEY(m, i) ((m)->keys[i] - 1)
 
 /* Heap string buffer (malloc-backed; free with zu_buf_free). */
 typedef struct ZBuf {
@@ -415,6 +436,9 @@ struct ZDecl {
     /* D_WORKFLOW */
     ZVec body;  /* ZStmt* (the last may be S_RETURN) */
     ZStmt *ret; /* the return statement, or NULL */
+    /* D_GUARD: zk_is_cpl of its formula, found once (check_types.c):
+     * 0 not yet known, 1 plain, 2 CPL, 3 being found */
+    unsigned char cpl;
 };
 
 typedef struct ZProgram {
@@ -487,6 +511,11 @@ void za_print_program(FILE *out, const ZProgram *p);
  * control constructs and parallel regions in pre-order, and marks action
  * statements.  Returns false if any error was reported. */
 bool zr_resolve(ZArena *a, ZProgram *p, ZDiag *d);
+/* How deep named guards may nest: a guard's formula with every guard it
+ * uses written out (its expanded depth), and a chain of guards and pure
+ * actions each using the next, are at most this deep.  The passes look
+ * through guards recursively; pipeline.c gives them the stack for it. */
+#define ZR_MAX_GUARD_DEPTH 100000
 /* Lookups valid after zr_resolve. */
 ZDecl *zr_lookup(const ZProgram *p, const char *name); /* any global decl */
 ZDecl *zr_lifeline(const ZProgram *p, const char *name);
@@ -665,6 +694,7 @@ typedef struct ZViewEntry {
     int life;
     int sub;         /* formula id, or -1 for a variable view */
     const char *var; /* variable view: the variable */
+    int var_decl;    /* variable view: its index in prog->vars */
 } ZViewEntry;
 
 typedef struct ZLifelineMonitor {
@@ -694,6 +724,14 @@ typedef struct ZGuardTable {
     ZLifeSet *reach; /* reach[Y]: lifelines reachable from Y in the message
                          graph (reflexive), one per lifeline; see zg_reaches */
 } ZGuardTable;
+
+/* An atom whose terms use named guards is kept with the guards written
+ * out when that makes at most this many expression nodes, and with their
+ * names otherwise (guards.c, 1.). */
+#define ZG_ATOM_INLINE_MAX 1000
+/* zg_print prints an unfolded guard in full up to this many characters,
+ * and longer ones with references φk to subformulas printed before. */
+#define ZG_PRINT_INLINE_MAX 4000
 
 ZGuardTable *zg_enumerate(ZArena *a, const ZProgram *p, const ZDecl *wf, const ZLocalSet *ls);
 /* B ⇝ E in the message graph (reflexive): some B-event can be in E's causal
@@ -842,7 +880,13 @@ void zc_init(ZCompilation *c, ZParseFn *parse, const char *path, const char *tex
 bool zc_init_file(ZCompilation *c, ZParseFn *parse, const char *path, FILE *diag_out);
 /* Runs the passes after the last one done, up to and including `upto`,
  * stopping at the first pass that reports an error.  Returns true when
- * every pass up to `upto` succeeded. */
+ * every pass up to `upto` succeeded.  The passes run on a thread of their
+ * own, which the caller waits for, with a stack of ZC_STACK_BYTES: named
+ * guards nested ZR_MAX_GUARD_DEPTH deep (a chain of 99,990 guards, each
+ * using the next, declared before it) took between 24 and 32 MB of stack
+ * in a release build and between 32 and 64 MB with AddressSanitizer.
+ * Only the pages a program reaches are touched. */
+#define ZC_STACK_BYTES ((size_t)256 << 20)
 bool zc_run(ZCompilation *c, ZStage upto);
 void zc_free(ZCompilation *c);
 const char *zc_stage_name(ZStage s);

@@ -1330,6 +1330,74 @@ Test(backend, failing_c_file_is_reported, .timeout = 120)
     free(text);
 }
 
+/* The longest function in IR text, in lines, and how many functions are
+ * defined with a name starting with `prefix`. */
+static int longest_function(const char *ir)
+{
+    int longest = 0, n = 0;
+    bool in = false;
+    for (const char *p = ir; *p;) {
+        const char *e = strchr(p, '\n');
+        if (!e) e = p + strlen(p);
+        if (!strncmp(p, "define ", 7)) in = true, n = 0;
+        if (in) n++;
+        if (in && *p == '}') {
+            in = false;
+            if (n > longest) longest = n;
+        }
+        p = *e ? e + 1 : e;
+    }
+    return longest;
+}
+
+static int count_defined(const char *ir, const char *prefix)
+{
+    char want[128];
+    snprintf(want, sizeof want, "@%s", prefix);
+    int n = 0;
+    for (const char *p = ir; (p = strstr(p, "\ndefine ")); p++) {
+        const char *at = strchr(p, '@');
+        const char *nl = strchr(p + 1, '\n');
+        if (at && (!nl || at < nl) && !strncmp(at, want, strlen(want))) n++;
+    }
+    return n;
+}
+
+/* Code is generated once per guard and in functions of bounded length:
+ * a tower of 30 guards, each using the previous one twice, was 2^30
+ * copies inline (the test times out); 1,200 subformulas on one lifeline
+ * and 450 statements in one body were one function each, on which LLVM's
+ * -O2 is superlinear. */
+Test(backend, long_code_is_cut_into_functions, .timeout = 60)
+{
+    ZBuf b = {0};
+    zu_buf_puts(&b, "lifeline A, B;\nvar x: int = 0;\nvar ok: bool = false;\n"
+                    "guard p0 = x > 0;\n");
+    for (int k = 1; k <= 30; k++) zu_buf_printf(&b, "guard p%d = p%d && p%d;\n", k, k - 1, k - 1);
+    zu_buf_puts(&b, "guard g0 = once ok;\n");
+    for (int k = 1; k <= 600; k++) zu_buf_printf(&b, "guard g%d = g%d || x == %d;\n", k, k - 1, k);
+    zu_buf_puts(&b, "workflow w() {\n");
+    for (int k = 0; k < 450; k++) zu_buf_puts(&b, "  A: x = x + 1;\n");
+    zu_buf_puts(&b, "  if p30 @ A { A: ok = true; }\n  if g600 @ A { A: x = 0; }\n"
+                    "  A(x) -> B(x);\n}\n");
+    TComp *c = compile_ok(b.data, "long program");
+    gen_build_modules(c);
+    char *ir = emit_ir(c);
+    cr_expect_lt(strlen(ir), (size_t)4 << 20, "%zu bytes of IR", strlen(ir));
+    cr_expect_lt(longest_function(ir), 8000);
+    /* 3 + 2 * 600 subformulas on A: 5 parts of ZB_EVAL_CHUNK (256) */
+    cr_expect(strstr(ir, "define void @zg.eval.A("));
+    cr_expect_eq(count_defined(ir, "zg.eval.A."), 5);
+    /* 450 statements: 3 parts of ZB_BODY_PART (200) */
+    cr_expect_eq(count_defined(ir, "zg.part.A."), 3);
+    /* p30 is used once, inlined; p0 … p29 twice each: one function each */
+    cr_expect_eq(count_defined(ir, "zg.guard.p"), 30);
+    cr_expect_not(strstr(ir, "@zg.guard.p30("));
+    free(ir);
+    t_free(c);
+    zu_buf_free(&b);
+}
+
 /* ------------------------------------------------------------------ */
 /* generated code on a stand-in runtime (tests/backend/mock_runtime.c) */
 /* ------------------------------------------------------------------ */
@@ -1533,6 +1601,31 @@ Test(generated, in_range_arithmetic_does_not_trap, .timeout = 120)
     cr_expect_eq(r.status, 0, "stderr:\n%s", r.err);
     cr_expect_str_eq(r.out, "0\n");
     ran_free(&r);
+}
+
+/* A plain guard is computed once per evaluation however often the guards
+ * using it refer to it: 40 levels of guards each using the previous one
+ * twice (pK), or the previous two both (aK, bK: each reads both, and each
+ * is read by both above it), are 2^40 calls without it. */
+Test(generated, guards_are_computed_once_per_evaluation, .timeout = 120)
+{
+    ZBuf b = {0};
+    zu_buf_puts(&b, "lifeline A, B;\nvar x: int = 0;\nvar r: int = 0;\n"
+                    "guard p0 = x > 0;\nguard a0 = x > 0;\nguard b0 = x < 0;\n");
+    for (int k = 1; k <= 40; k++) {
+        zu_buf_printf(&b, "guard p%d = p%d && p%d;\n", k, k - 1, k - 1);
+        zu_buf_printf(&b, "guard a%d = a%d == b%d;\n", k, k - 1, k - 1);
+        zu_buf_printf(&b, "guard b%d = a%d != b%d;\n", k, k - 1, k - 1);
+    }
+    /* x = 1: every pK holds, aK is false and bK true for K >= 1 */
+    zu_buf_puts(&b, "workflow w() -> int {\n  A: x = 1;\n"
+                    "  while r < 3 && p40 && b40 && !a40 @ A { A: r = r + 1; }\n"
+                    "  return r @ A;\n}\n");
+    Ran r = mock_run(b.data, NULL, 0);
+    cr_expect_eq(r.status, 0, "stderr:\n%s", r.err);
+    cr_expect_str_eq(r.out, "3\n");
+    ran_free(&r);
+    zu_buf_free(&b);
 }
 #endif
 

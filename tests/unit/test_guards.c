@@ -637,3 +637,136 @@ Test(guards, nested_at_switches_evaluation_lifeline)
     cr_expect_eq(cv->sub, 0);
     t_free(c);
 }
+
+/* ---- sharing ------------------------------------------------------------ */
+
+/* A program text built in a ZBuf (freed by the caller). */
+static char *src_printf(const char *fmt, ...) ZG_PRINTF(1, 2);
+static char *src_printf(const char *fmt, ...)
+{
+    char *s = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    cr_assert(vasprintf(&s, fmt, ap) >= 0);
+    va_end(ap);
+    return s;
+}
+
+/* guards t0 = base, tK = tK-1 && tK-1 for K = 1..levels */
+static void tower_decls(ZBuf *b, const char *name, const char *base, int levels)
+{
+    zu_buf_printf(b, "guard %s0 = %s;\n", name, base);
+    for (int k = 1; k <= levels; k++)
+        zu_buf_printf(b, "guard %s%d = %s%d && %s%d;\n", name, k, name, k - 1, name, k - 1);
+}
+
+/* A named guard used twice is one subformula, not two copies: a tower of
+ * 30 levels, each guard using the previous one twice, is 2^30 atoms
+ * written out but 33 subformulas, unfolded once each (the test times out
+ * if the unfolding or the printing follows the uses). */
+Test(guards, a_guard_used_twice_is_one_subformula, .timeout = 20)
+{
+    ZBuf b = {0};
+    zu_buf_puts(&b, RING_DECLS);
+    tower_decls(&b, "t", "once ok", 30);
+    zu_buf_puts(&b, "workflow w() {\n" RING_MSGS "  if t30 @ A { A: x = 1; }\n}\n");
+    TComp *c = compile_ok(b.data);
+    const ZGuardInfo *g = guard_at(c, 0);
+    cr_assert(g->cpl);
+    /* true, ok, true since ok, and 30 conjunctions */
+    cr_expect_eq(c->comp.guards->subs.len, 33);
+    const ZFormula *f = g->root;
+    for (int k = 30; k > 0; k--) {
+        cr_assert_eq(f->kind, F_AND, "level %d", k);
+        cr_assert_eq(f->a, f->b, "level %d: the two uses are two subformulas", k);
+        f = f->a;
+    }
+    cr_expect_eq(f->kind, F_SINCE);
+    /* the printed tables stay small: the unfolded guard refers to the
+     * subformulas it printed before */
+    T_CAPTURE(got, zg_print(out, c->comp.guards));
+    cr_expect_lt(strlen(got), 8000, "zgc guards printed %zu bytes", strlen(got));
+    cr_expect(strstr(got, "  unfolded: true since ok && φ2 && φ3 && φ4"), "%.300s", got);
+    free(got);
+    t_free(c);
+    zu_buf_free(&b);
+}
+
+/* `past` nested 10 deep over 10 lifelines: past φ is @L0(true since φ) ||
+ * … || @L9(true since φ), φ used 10 times per level; sub(Φ) grows by 20
+ * per level (the since, 10 @, 9 ||) and the printed tables by about 3.5 kB
+ * (the 20 rows, and 10 more views on each of the 10 lifelines), where
+ * they were 10 times longer per level (3 GB at 10 levels). */
+Test(guards, nested_past_is_linear, .timeout = 20)
+{
+    for (int depth = 1; depth <= 10; depth++) {
+        ZBuf f = {0};
+        zu_buf_puts(&f, "x > 0");
+        for (int k = 0; k < depth; k++) {
+            char *inner = src_printf("past (%s)", f.data);
+            zu_buf_free(&f);
+            zu_buf_puts(&f, inner);
+            free(inner);
+        }
+        ZBuf b = {0};
+        zu_buf_puts(&b, "lifeline L0, L1, L2, L3, L4, L5, L6, L7, L8, L9;\nvar x: int = 0;\n"
+                        "workflow w() {\n");
+        for (int i = 0; i < 10; i++) zu_buf_printf(&b, "  L%d(x) -> L%d(x);\n", i, (i + 1) % 10);
+        zu_buf_printf(&b, "  if %s @ L0 { L0: x = 1; }\n}\n", f.data);
+        TComp *c = compile_ok(b.data);
+        /* true, x > 0, then 20 per level */
+        cr_expect_eq(c->comp.guards->subs.len, 2 + 20 * depth, "depth %d", depth);
+        T_CAPTURE(got, zg_print(out, c->comp.guards));
+        cr_expect_lt(strlen(got), (size_t)6000 * (size_t)depth + 4000, "depth %d printed %zu bytes",
+                     depth, strlen(got));
+        free(got);
+        t_free(c);
+        zu_buf_free(&b);
+        zu_buf_free(&f);
+    }
+}
+
+/* An atom whose terms use a plain guard is kept with the guard written out
+ * while that is small, and with the guard's name beyond
+ * ZG_ATOM_INLINE_MAX nodes (a tower of 30 levels written out is 2^31). */
+Test(guards, large_guards_in_terms_keep_their_names, .timeout = 20)
+{
+    ZBuf b = {0};
+    zu_buf_puts(&b, RING_DECLS);
+    tower_decls(&b, "p", "x > 0", 30);
+    zu_buf_puts(&b, "workflow w() {\n" RING_MSGS "  if (p2 ? 1 : 0) == @B.x @ A { A: x = 1; }\n"
+                    "  if (p30 ? 1 : 0) == @B.x @ A { A: x = 2; }\n}\n");
+    TComp *c = compile_ok(b.data);
+    const ZGuardInfo *small = guard_at(c, 0), *big = guard_at(c, 1);
+    cr_assert_eq(small->root->kind, F_ATOM);
+    char *t = formula_text(c, small->root);
+    cr_expect_str_eq(t, "(x > 0 && x > 0 && (x > 0 && x > 0) ? 1 : 0) == @B.x");
+    free(t);
+    cr_assert_eq(big->root->kind, F_ATOM);
+    t = formula_text(c, big->root);
+    cr_expect_str_eq(t, "(p30 ? 1 : 0) == @B.x");
+    free(t);
+    cr_expect_eq(c->comp.guards->subs.len, 2);
+    t_free(c);
+    zu_buf_free(&b);
+}
+
+/* A chain of 20,000 guards, each using the previous one, unfolds in time
+ * linear in the chain (it was cubic: 4.5 s for 4,000). */
+Test(guards, long_chain_of_guards, .timeout = 30)
+{
+    int n = 20000;
+    ZBuf b = {0};
+    zu_buf_puts(&b, RING_DECLS "guard g0 = once ok;\n");
+    for (int k = 1; k <= n; k++) zu_buf_printf(&b, "guard g%d = g%d || x == %d;\n", k, k - 1, k);
+    zu_buf_printf(&b, "workflow w() {\n" RING_MSGS "  if g%d @ A { A: x = 1; }\n}\n", n);
+    TComp *c = compile_ok(b.data);
+    /* true, ok, since, then an atom and a disjunction per guard */
+    cr_expect_eq(c->comp.guards->subs.len, 3 + 2 * n);
+    cr_expect_eq(monitor(c, 0)->evaluates.len, 3 + 2 * n);
+    T_CAPTURE(got, zg_print(out, c->comp.guards));
+    cr_expect_lt(strlen(got), (size_t)200 * n);
+    free(got);
+    t_free(c);
+    zu_buf_free(&b);
+}

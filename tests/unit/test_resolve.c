@@ -481,3 +481,42 @@ Test(resolve, errors_do_not_stop_resolution)
     cr_expect_eq(t_count(c->diag_text, ": error: "), 5, "%s", c->diag_text);
     t_free(c);
 }
+
+/* Named guards nest at most ZR_MAX_GUARD_DEPTH deep: the passes look
+ * through them recursively (a chain of 200,000 crashed the checker on its
+ * stack).  A chain of guards each only naming the next one, and a guard
+ * that is too deep written out, are errors; a chain at the limit is not. */
+Test(resolve, guards_nest_within_a_limit, .timeout = 60)
+{
+    int n = ZR_MAX_GUARD_DEPTH;
+    ZBuf b = {0};
+    /* aliases: the expanded depth stays 2, the chain is n + 1 long */
+    zu_buf_puts(&b, "lifeline A;\nvar x: int = 0;\n");
+    for (int k = 0; k <= n; k++) zu_buf_printf(&b, "guard a%d = a%d;\n", k, k + 1);
+    zu_buf_printf(&b, "guard a%d = x > 0;\nworkflow w() { if a0 @ A { skip A; } }\n", n + 1);
+    expect_errors(b.data, 1,
+                  "test.zg:100002:16: error: `a100000` starts a chain of more than 100000 guards "
+                  "and pure actions, "
+                  "each using the next (the limit is 100000)",
+                  NULL);
+    zu_buf_free(&b);
+    /* deep written out: each guard adds one level */
+    zu_buf_puts(&b, "lifeline A;\nvar x: int = 0;\nguard d0 = x > 0;\n");
+    for (int k = 1; k <= n; k++) zu_buf_printf(&b, "guard d%d = !d%d;\n", k, k - 1);
+    zu_buf_printf(&b, "workflow w() { if d%d @ A { skip A; } }\n", n);
+    expect_errors(b.data, 1,
+                  "error: guard `d99999` is nested too deeply: with the guards it uses written "
+                  "out it is more than 100000 levels deep (the limit is 100000)",
+                  NULL);
+    zu_buf_free(&b);
+    /* just within (once (x > 0) is 3 levels), each guard declared before
+     * the one it uses, CPL: every pass looks through all of them */
+    zu_buf_puts(&b, "lifeline A;\nvar x: int = 0;\n");
+    for (int k = n - 3; k >= 1; k--) zu_buf_printf(&b, "guard d%d = !d%d;\n", k, k - 1);
+    zu_buf_printf(&b, "guard d0 = once (x > 0);\nworkflow w() { if d%d @ A { skip A; } }\n", n - 3);
+    TComp *c = t_compile(b.data, T_PLAN);
+    cr_expect(c->ok, "%.2000s", c->diag_text);
+    cr_expect_eq(c->comp.guards->subs.len, 3 + n - 3);
+    t_free(c);
+    zu_buf_free(&b);
+}
