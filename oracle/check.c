@@ -4,6 +4,8 @@
  * returned variables' values. */
 #include "zt.h"
 
+#include <pthread.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +119,8 @@ static void check_result(Check *c)
 /* The check                                                              */
 /* ===================================================================== */
 
-int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t len, char **msg,
-             ZtStats *st)
+static int check_here(const ZtModel *m, const char *trace_name, const char *text, size_t len,
+                      char **msg, ZtStats *st)
 {
     Check *c = zu_xcalloc(1, sizeof *c);
     c->m = m;
@@ -189,4 +191,41 @@ int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t 
     zu_arena_free(c->a);
     free(c);
     return rc;
+}
+
+typedef struct Job {
+    const ZtModel *m;
+    const char *trace_name, *text;
+    size_t len;
+    char **msg;
+    ZtStats *st;
+    int rc;
+} Job;
+
+static void *check_job(void *p)
+{
+    Job *j = p;
+    j->rc = check_here(j->m, j->trace_name, j->text, j->len, j->msg, j->st);
+    return NULL;
+}
+
+/* The check runs on a thread with the compiler's stack (ZC_STACK_BYTES,
+ * zgc.h): guards and pure actions nest as deep as the checker lets them
+ * (100,000 levels), and the formulas and values are evaluated by
+ * recursion over them.  Where no such thread can be made it runs here. */
+int zt_check(const ZtModel *m, const char *trace_name, const char *text, size_t len, char **msg,
+             ZtStats *st)
+{
+    Job job = {m, trace_name, text, len, msg, st, 1};
+    pthread_attr_t attr;
+    pthread_t t;
+    bool threaded = false;
+    if (pthread_attr_init(&attr) == 0) {
+        threaded = pthread_attr_setstacksize(&attr, ZC_STACK_BYTES) == 0 &&
+                   pthread_create(&t, &attr, check_job, &job) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!threaded) return check_here(m, trace_name, text, len, msg, st);
+    if (pthread_join(t, NULL) != 0) ZU_ICE("cannot join the trace checker's thread");
+    return job.rc;
 }

@@ -63,7 +63,7 @@
  *   - a value computed from the result of an `extern pure` action called
  *     inside a pure action's body;
  *   - beyond the evaluator's limits: an expression nested deeper than
- *     ZT_MAX_DEPTH (2000) levels, counting the bodies of the pure actions
+ *     ZT_MAX_DEPTH (200,000) levels, counting the bodies of the pure actions
  *     it calls (the parser allows 1000 in one expression), upper() or
  *     lower() of a string over 512 MB.
  * The summary counts them ("unverified"); a guard whose value depends on

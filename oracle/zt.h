@@ -50,10 +50,12 @@
 #define ZT_MAX_EVENTS 4000000L
 #define ZT_MAX_CELLS 60000000L /* events × variables, events × lifelines */
 /* expression evaluation depth: the parser allows 1000 levels
- * (ZP_MAX_EXPR_DEPTH), and pure actions nest (about 300 bytes of stack a
- * level: 2000 levels fit in 1 MB) */
-#define ZT_MAX_DEPTH 2000
-#define ZT_MAX_FORMULA_DEPTH 2000 /* guard formula nesting, named guards looked through */
+ * (ZP_MAX_EXPR_DEPTH), pure actions nest up to the checker's 100,000
+ * levels (about 300 bytes of stack a level: 200,000 levels take 60 MB of
+ * the check's ZC_STACK_BYTES, check.c); named guards add none (eval.c
+ * evaluates them bottom-up) */
+#define ZT_MAX_DEPTH 200000
+#define ZT_MAX_FORMULA_DEPTH 200000 /* guard formula nesting, named guards looked through */
 
 /* ===================================================================== */
 /* model.c — the workflow                                                 */
