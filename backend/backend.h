@@ -38,6 +38,8 @@ typedef struct ZBuildOptions {
     int opt_level;     /* 0..3 (default 2) */
     bool keep_objects; /* keep the .o files in out_dir */
     bool verbose;      /* print the commands run */
+    char *fingerprint; /* when not NULL: gets the program's fingerprint (65 bytes:
+                          64 hex digits, zgrt_abi.h: zgrt_program.fingerprint) */
 } ZBuildOptions;
 
 /* Both take a compilation run up to ZC_PLAN (compiler/pipeline.c): the

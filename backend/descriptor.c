@@ -7,7 +7,8 @@
  * tables as the monitor plan gives them (compiler/plan.c).  Action kinds,
  * parse modes and human kinds are coded from the vocabulary
  * (vocab/vocab.h) into the runtime's numbers (ZGRT_ACT_*, ZGRT_PARSE_*,
- * ZGRT_HUMAN_*).  `main` calls zgrt_main with the descriptor.
+ * ZGRT_HUMAN_*).  The program's fingerprint (link.c) goes in too.
+ * `main` calls zgrt_main with the descriptor.
  */
 #include <string.h>
 
@@ -344,14 +345,15 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         if (!tmp[i]) tmp[i] = zb_cstr(&md, "?");
     LLVMValueRef tags_v = zb_const_array(&md, pt, tmp, nt, "tags");
 
-    /* locations */
-    tmp = zu_alloc(g->a, sizeof *tmp * ((size_t)g->nlocs + 1));
-    for (int i = 0; i < g->nlocs; i++) {
+    /* locations (none in the descriptor a fingerprint hashes: moving a
+     * statement to another line does not change the program) */
+    int nlocs = g->for_hash ? 0 : g->nlocs;
+    tmp = zu_alloc(g->a, sizeof *tmp * ((size_t)nlocs + 1));
+    for (int i = 0; i < nlocs; i++) {
         LLVMValueRef f[2] = {ci32(g, g->locs[i].line), ci32(g, g->locs[i].col)};
         tmp[i] = cstruct(g, ZB_TY_LOC, f, 2);
     }
-    LLVMValueRef locs_v =
-        zb_const_array(&md, zb_desc_type(g->lc, ZB_TY_LOC), tmp, g->nlocs, "locs");
+    LLVMValueRef locs_v = zb_const_array(&md, zb_desc_type(g->lc, ZB_TY_LOC), tmp, nlocs, "locs");
 
     /* actions */
     tmp = zu_alloc(g->a, sizeof *tmp * ((size_t)g->nacts + 1));
@@ -384,7 +386,9 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
     LLVMValueRef f[] = {
         ci32(g, ZGRT_ABI_VERSION),
         ci32(g, nl),
-        zb_cstr(&md, p->src && p->src->path ? p->src->path : "?"),
+        zb_cstr(&md, g->for_hash              ? ""
+                     : p->src && p->src->path ? p->src->path
+                                              : "?"),
         zb_cstr(&md, wf->name),
         lifelines_v,
         bodies_v,
@@ -397,7 +401,7 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         ci32(g, nt),
         chans_v,
         tags_v,
-        ci32(g, g->nlocs),
+        ci32(g, nlocs),
         ci32(g, g->nacts),
         locs_v,
         acts_v,
@@ -411,6 +415,8 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         ci32(g, plan->nedges),
         keep_table(&md),
         edge_table(&md),
+        g->fingerprint ? zb_cstr(&md, g->fingerprint) : cnull(g),
+        g->fingerprint_parts ? zb_cstr(&md, g->fingerprint_parts) : cnull(g),
     };
     LLVMValueRef init = cstruct(g, ZB_TY_PROGRAM, f, sizeof f / sizeof f[0]);
     LLVMValueRef prog = LLVMAddGlobal(m, zb_desc_type(g->lc, ZB_TY_PROGRAM), "zg.program");

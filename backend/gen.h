@@ -111,6 +111,11 @@ typedef struct ZbGen {
     const ZDecl **enums;
     int nenums;
     bool failed;
+    /* the program's fingerprint and its parts (link.c), or NULL; while
+     * for_hash, the descriptor leaves out what does not change the program
+     * (its source path and locations) and the fingerprint itself */
+    const char *fingerprint, *fingerprint_parts;
+    bool for_hash;
     /* types */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_dbl, t_ptr, t_val;
 } ZbGen;

@@ -7,8 +7,15 @@
  *   <wf>.prog.<L>.o    descriptor + main of lifeline L's executable
  *   <wf>.user<k>.o     the user's C files, compiled once each
  * and links out_dir/<wf> (every body) and out_dir/<wf>.<L> (L's body) with
- * the system C compiler, libzgrt, jansson, pthreads and libm.  Commands run
- * through fork/execvp (no shell); their output is shown when they fail.
+ * the system C compiler, libzgrt, jansson, SQLite (the run store of
+ * durable runs), pthreads and libm.  Commands run through fork/execvp (no
+ * shell); their output is shown when they fail.
+ *
+ * Fingerprint.  Every descriptor carries the program's fingerprint
+ * (zgrt_abi.h), which a durable run checks before it resumes: SHA-256
+ * (libcrypto) of each lifeline's module as LLVM IR before optimisation
+ * (so -O levels do not change it), of the descriptor without its source
+ * path and locations, and of each C file's contents; then of those parts.
  *
  * Extern functions: the descriptor refers to zg_<action> weakly, so a
  * program whose C files do not define one still links, and the runtime
@@ -28,6 +35,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "gen.h"
 
@@ -159,6 +168,38 @@ static int mkdir_p(ZArena *a, const char *path)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* the fingerprint                                                     */
+/* ------------------------------------------------------------------ */
+
+/* SHA-256 of n bytes as 64 hex digits; false when libcrypto fails. */
+static bool sha256_hex(const void *data, size_t n, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (!EVP_Digest(data, n, md, &len, EVP_sha256(), NULL) || len != 32) return false;
+    for (unsigned i = 0; i < len; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return true;
+}
+
+/* Appends the part "NAME HEX\n" for n bytes at data. */
+static bool fp_part(ZArena *a, char **parts, const char *name, const void *data, size_t n)
+{
+    char hex[65];
+    if (!sha256_hex(data, n, hex)) return false;
+    *parts = zu_fmt(a, "%s%s %s\n", *parts ? *parts : "", name, hex);
+    return true;
+}
+
+/* The part of a module: its IR text. */
+static bool fp_module(ZArena *a, char **parts, const char *name, LLVMModuleRef m)
+{
+    char *ir = LLVMPrintModuleToString(m);
+    bool ok = fp_part(a, parts, name, ir, strlen(ir));
+    LLVMDisposeMessage(ir);
+    return ok;
+}
+
 static const char *env_or(const char *name, const char *dflt)
 {
     const char *v = getenv(name);
@@ -245,6 +286,7 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
     if (!*jl) jl = "-ljansson";
     argv_split(&cmd, jl, "|");
     argv_split(&cmd, ZGC_RUNTIME_LDFLAGS, "| ");
+    argv_push(&cmd, "-lsqlite3"); /* the run store (runtime/durable) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
     char *out = NULL;
@@ -259,6 +301,43 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
         fputs(out, stderr);
     }
     return rc == 0;
+}
+
+/* The fingerprint's other parts (the declarations, the C files) after
+ * the lifelines' in *parts, then the fingerprint of them all, for the
+ * descriptors.  false after reporting why. */
+static bool fingerprint(Build *b, char **parts)
+{
+    ZbGen *g = b->gen;
+    LLVMModuleRef m = zb_gen_module(g, "declarations");
+    zb_target_prepare(b->tm, m);
+    g->for_hash = true;
+    zb_gen_descriptor(g, m, -1);
+    g->for_hash = false;
+    bool ok = fp_module(b->a, parts, "declarations", m);
+    LLVMDisposeModule(m);
+    for (int k = 0; ok && k < b->o->n_c_files; k++) {
+        const char *path = b->o->c_files[k];
+        const char *why = NULL;
+        size_t len;
+        char *text = zu_read_file(path, &len, &why);
+        if (!text) {
+            zd_error(b->d, no_span, "cannot read the C file `%s`: %s", path, why ? why : "");
+            return false;
+        }
+        const char *base = strrchr(path, '/');
+        ok = fp_part(b->a, parts, zu_fmt(b->a, "C file %s", base ? base + 1 : path), text, len);
+        free(text);
+    }
+    char hex[65];
+    if (!ok || !sha256_hex(*parts, strlen(*parts), hex)) {
+        zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
+        return false;
+    }
+    g->fingerprint = zu_strdup(b->a, hex);
+    g->fingerprint_parts = *parts;
+    if (b->o->fingerprint) memcpy(b->o->fingerprint, hex, 65);
+    return true;
 }
 
 static int build(Build *b)
@@ -311,6 +390,7 @@ static int build(Build *b)
     }
 
     /* lifeline modules first: they number the source locations */
+    char *parts = NULL;
     const char **body_objs = zu_alloc(b->a, sizeof *body_objs * (size_t)(nl + 1));
     for (int L = 0; L < nl; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
@@ -322,8 +402,14 @@ static int build(Build *b)
             return 1;
         }
         body_objs[L] = zu_fmt(b->a, "%s/%s.body.%s.o", b->objdir, wfn, ld->name);
+        if (!fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s", ld->name), m)) {
+            LLVMDisposeModule(m);
+            zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
+            return 1;
+        }
         if (!emit_module(b, m, body_objs[L])) return 1;
     }
+    if (!fingerprint(b, &parts)) return 1;
     const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
     LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
     zb_target_prepare(b->tm, m);

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 3
+#define ZGRT_ABI_VERSION 4
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
@@ -216,6 +216,15 @@ typedef struct zgrt_program {
     /* the monitor plan (zgrt_keep, zgrt_edge above) */
     const zgrt_keep *keeps; /* per lifeline */
     const zgrt_edge *edges; /* nedges */
+    /* The program's fingerprint (backend/link.c), what a durable run
+     * checks before it resumes: 64 hex digits of a SHA-256 over its parts,
+     * which are one "NAME HEX" line each: "lifeline L …" (the code
+     * generated for lifeline L), "declarations …" (the descriptor without
+     * source path and locations: variables, actions and their prompts,
+     * inputs, results, the monitor plan) and "C file NAME …" (each C file
+     * given to zgc build, by its contents). */
+    const char *fingerprint;
+    const char *fingerprint_parts;
 } zgrt_program;
 
 /* The executable's entry point: parses the run options (see docs/runtime.md),
