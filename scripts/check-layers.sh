@@ -10,8 +10,8 @@
 #             zgc command (tests and benchmarks excluded), its undefined
 #             symbols that another object of the project defines
 #             (nm -u against nm --defined-only).
-# Each file belongs to a part (its top folder; runtime/net and
-# runtime/agent are parts of their own).  An edge from part P to part Q is
+# Each file belongs to a part (its top folder; runtime/net, runtime/agent
+# and runtime/durable are parts of their own).  An edge from part P to part Q is
 # allowed only when RULES lists Q for P; the runtime's public headers
 # zgrt_abi.h and zgrt.h may be included by the backend (the contract of the
 # code it generates) but nothing of the runtime may be called.  Neither
@@ -37,7 +37,8 @@ driver: grammar compiler backend oracle anomalies vocab
 runtime: vocab
 runtime/net: runtime vocab
 runtime/agent: runtime vocab
-runtime/main: runtime runtime/net runtime/agent vocab
+runtime/durable: runtime vocab
+runtime/main: runtime runtime/net runtime/agent runtime/durable vocab
 '}
 # headers one part may include from another without depending on its code
 HEADER_ONLY='
@@ -48,6 +49,7 @@ part_of() {
     case $1 in
     runtime/net/*) echo runtime/net ;;
     runtime/agent/*) echo runtime/agent ;;
+    runtime/durable/*) echo runtime/durable ;;
     runtime/main.c) echo runtime/main ;;
     */*) echo "${1%%/*}" ;;
     *) echo "" ;;

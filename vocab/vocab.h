@@ -101,45 +101,61 @@
     X(ACT, "act")         \
     X(CHOICE, "choice")
 /* The kinds of the trace's other lines: a lifeline's initial store, the
- * run's result or error, a failed model call about to be retried. */
+ * run's result or error, a failed model call about to be retried, and in
+ * a durable run the start of a resumed attempt (an earlier attempt's end
+ * line no longer ends the run). */
 #define ZV_TRACE_START "start"
 #define ZV_TRACE_END "end"
 #define ZV_TRACE_RETRY "retry"
+#define ZV_TRACE_RESUME "resume"
 
-/* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  Every run
- * option takes a value, given as `--name VALUE` or `--name=VALUE`.
+/* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  A run option
+ * takes a value, given as `--name VALUE` or `--name=VALUE`, unless its
+ * METAVAR says otherwise (zv_option_value): "" for a flag without a
+ * value, "[=META]" for a value that is optional and then given only as
+ * `--name=VALUE`.
  * SCOPE: ZV_RUN for `zgc run` and every built executable, ZV_EXE for the
  * per-lifeline executables only (`zgc run --processes` sets them).  Help
  * texts may span lines ("\n"); the printer indents them. */
 enum { ZV_RUN = 1, ZV_EXE = 2 };
-#define ZV_RUN_OPTIONS(X)                                                                  \
-    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                  \
-      "a workflow input (str: literally, json: JSON text,\n"                               \
-      "enum: a member name, others: their literal syntax)")                                \
-    X(LLM, "--llm", "SPEC", ZV_RUN,                                                        \
-      "model for every llm action: mock (default),\n"                                      \
-      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                \
-    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                              \
-      "model for the llm actions of lifeline L;\n"                                         \
-      "L.ACTION=SPEC for one llm action of lifeline L")                                    \
-    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                   \
-    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                           \
-      "answers for human actions (instead of the terminal)")                               \
-    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")     \
-    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS") \
-    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                     \
-      "time limit of one model call (default 120)")                                        \
-    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                       \
-      "multiply the delays between model retries by X")                                    \
-    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                              \
-      "perturb delivery and scheduling with seeded random\n"                               \
-      "delays, so that other interleavings occur (testing)")                               \
-    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                  \
-      "per-lifeline executables: listen on ADDR\n"                                         \
-      "(unix:PATH or tcp:HOST:PORT)")                                                      \
-    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                 \
-      "per-lifeline executables: address of lifeline NAME,\n"                              \
-      "once for every other lifeline")                                                     \
+#define ZV_RUN_OPTIONS(X)                                                                   \
+    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                   \
+      "a workflow input (str: literally, json: JSON text,\n"                                \
+      "enum: a member name, others: their literal syntax)")                                 \
+    X(LLM, "--llm", "SPEC", ZV_RUN,                                                         \
+      "model for every llm action: mock (default),\n"                                       \
+      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                 \
+    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                               \
+      "model for the llm actions of lifeline L;\n"                                          \
+      "L.ACTION=SPEC for one llm action of lifeline L")                                     \
+    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                    \
+    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                            \
+      "answers for human actions (instead of the terminal)")                                \
+    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")      \
+    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS")  \
+    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                      \
+      "time limit of one model call (default 120)")                                         \
+    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                        \
+      "multiply the delays between model retries by X")                                     \
+    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                               \
+      "perturb delivery and scheduling with seeded random\n"                                \
+      "delays, so that other interleavings occur (testing)")                                \
+    X(DURABLE, "--durable", "[=STORE]", ZV_RUN,                                             \
+      "a durable run, journaled in the run store STORE\n"                                   \
+      "(default: $ZGC_STORE, else .zgc/runs.db)")                                           \
+    X(RESUME, "--resume", "RUN", ZV_RUN,                                                    \
+      "resume durable run RUN with its stored inputs and\n"                                 \
+      "options (implies --durable)")                                                        \
+    X(RUN_ID, "--run-id", "ID", ZV_RUN, "the id of a new durable run (default: generated)") \
+    X(EXIT_WHEN_WAITING, "--exit-when-waiting", "", ZV_RUN,                                 \
+      "durable runs: stop with exit status 3 when nothing\n"                                \
+      "but human tasks can make progress")                                                  \
+    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                   \
+      "per-lifeline executables: listen on ADDR\n"                                          \
+      "(unix:PATH or tcp:HOST:PORT)")                                                       \
+    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                  \
+      "per-lifeline executables: address of lifeline NAME,\n"                               \
+      "once for every other lifeline")                                                      \
     X(RESULT_FILE, "--result-file", "FILE", ZV_EXE, "write the result to FILE instead of stdout")
 
 #define ZV_OPT_ENUM(id, name, meta, scope, help) ZV_OPT_##id,
@@ -158,6 +174,14 @@ static inline const zv_option_info *zv_option_table(void)
     static const zv_option_info table[] = {ZV_RUN_OPTIONS(ZV_OPT_ROW)};
 #undef ZV_OPT_ROW
     return table;
+}
+
+/* How an option takes its value (its METAVAR says, above). */
+enum { ZV_VALUE_REQUIRED = 0, ZV_VALUE_NONE = 1, ZV_VALUE_OPTIONAL = 2 };
+static inline int zv_option_value(const zv_option_info *o)
+{
+    if (!o->meta[0]) return ZV_VALUE_NONE;
+    return o->meta[0] == '[' ? ZV_VALUE_OPTIONAL : ZV_VALUE_REQUIRED;
 }
 
 /* The option that argument `arg` names, as `--name` or `--name=VALUE`,
@@ -181,7 +205,8 @@ static inline void zv_print_options(FILE *out, int scopes, int column)
     const zv_option_info *t = zv_option_table();
     for (int i = 0; i < ZV_OPT__COUNT; i++) {
         if (!(t[i].scope & scopes)) continue;
-        int n = fprintf(out, "  %s %s", t[i].name, t[i].meta);
+        int v = zv_option_value(&t[i]);
+        int n = fprintf(out, "  %s%s%s", t[i].name, v == ZV_VALUE_REQUIRED ? " " : "", t[i].meta);
         for (const char *h = t[i].help; *h;) {
             const char *nl = strchr(h, '\n');
             int len = nl ? (int)(nl - h) : (int)strlen(h);

@@ -218,8 +218,8 @@ static void get_value(rd *r, zri_heap *h, zgrt_value *out)
 /* A message of an MSG entry, made when h is given (one malloc block). */
 static zri_msg *get_msg(rd *r, zri_heap *h)
 {
-    int32_t from = get_count(r, INT32_MAX), chan = get_count(r, INT32_MAX),
-            kind = get_count(r, 2), tag = get_count(r, INT32_MAX), value = get_count(r, 1);
+    int32_t from = get_count(r, INT32_MAX), chan = get_count(r, INT32_MAX), kind = get_count(r, 2),
+            tag = get_count(r, INT32_MAX), value = get_count(r, 1);
     int64_t seq = (int64_t)get_varint(r);
     int32_t nvals = get_count(r, MAX_VALS);
     if (r->bad) return NULL;

@@ -136,7 +136,7 @@ typedef struct zrd_finish_info {
     char *const *res_text;
     int nlifelines_all; /* the program's lifelines */
     int nresults;       /* the program's result components */
-    int result_tuple; /* print them as an array */
+    int result_tuple;   /* print them as an array */
     const char *run_status;
     const char *result;
 } zrd_finish_info;

@@ -438,8 +438,7 @@ static void *commit_thread(void *arg)
 /* ---- life cycle ---------------------------------------------------------- */
 
 zrd_journal *zrd_journal_new(zrd_store *st, const zgrt_program *p, int64_t rid, const char *run_id,
-                             int nlives, const int32_t *lives, int replay, char *err,
-                             size_t errlen)
+                             int nlives, const int32_t *lives, int replay, char *err, size_t errlen)
 {
     zrd_journal *J = zri_xcalloc(1, sizeof *J);
     J->st = st;
@@ -492,7 +491,10 @@ int zrd_journal_flush(zrd_journal *J, char *err, size_t errlen)
     return rc;
 }
 
-int zrd_journal_failed(const zrd_journal *J) { return __atomic_load_n(&J->failed, __ATOMIC_ACQUIRE); }
+int zrd_journal_failed(const zrd_journal *J)
+{
+    return __atomic_load_n(&J->failed, __ATOMIC_ACQUIRE);
+}
 
 void zrd_journal_free(zrd_journal *J)
 {

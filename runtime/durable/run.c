@@ -141,9 +141,8 @@ static int check_fingerprint(zrd_run *D)
     const zgrt_program *p = D->p;
     const char *now = p->fingerprint ? p->fingerprint : "";
     if (strcmp(D->row.fingerprint, now) == 0) return 0;
-    const char *was_parts = D->row.fingerprint_parts, *now_parts =
-                                                          p->fingerprint_parts ? p->fingerprint_parts
-                                                                               : "";
+    const char *was_parts = D->row.fingerprint_parts,
+               *now_parts = p->fingerprint_parts ? p->fingerprint_parts : "";
     zri_buf why = {0};
     parts_diff(&why, now_parts, was_parts, 1, "changed: ");
     if (why.len) zri_buf_puts(&why, "; ");
@@ -244,8 +243,8 @@ int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self, zrd_run 
         if (self >= 0 && l != self) continue;
         int64_t pid = 0, start = 0;
         char *st_status = NULL, *opts = NULL;
-        int r = zrd_store_lifeline(st, D->row.rid, l, &st_status, &pid, &start, &opts, err,
-                                   sizeof err);
+        int r =
+            zrd_store_lifeline(st, D->row.rid, l, &st_status, &pid, &start, &opts, err, sizeof err);
         if (r < 0) status = err_exit(ZRD_EXIT_STORE, "%s", err);
         if (r > 0 && st_status && strcmp(st_status, "running") == 0 && proc_alive(pid, start))
             status = err_exit(1, "run %s is running (lifeline %s in process %" PRId64 ")",
@@ -277,8 +276,7 @@ const char *zrd_cwd(zrd_run *D) { return D->resume ? D->row.cwd : NULL; }
 
 const char *zrd_done_result(zrd_run *D)
 {
-    return D->resume && strcmp(D->row.status, "done") == 0 && D->row.result ? D->row.result
-                                                                            : NULL;
+    return D->resume && strcmp(D->row.status, "done") == 0 && D->row.result ? D->row.result : NULL;
 }
 
 const char *zrd_id(zrd_run *D) { return D->id; }
@@ -345,8 +343,10 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
             new_id(D->id, sizeof D->id);
         char *cwd = getcwd(NULL, 0);
         D->row.id = zri_xstrndup(D->id, strlen(D->id));
-        D->row.workflow = zri_xstrndup(p->workflow ? p->workflow : "?", strlen(p->workflow ? p->workflow : "?"));
-        D->row.source = zri_xstrndup(p->source ? p->source : "", strlen(p->source ? p->source : ""));
+        D->row.workflow =
+            zri_xstrndup(p->workflow ? p->workflow : "?", strlen(p->workflow ? p->workflow : "?"));
+        D->row.source =
+            zri_xstrndup(p->source ? p->source : "", strlen(p->source ? p->source : ""));
         const char *fp = p->fingerprint ? p->fingerprint : "";
         const char *fpp = p->fingerprint_parts ? p->fingerprint_parts : "";
         D->row.fingerprint = zri_xstrndup(fp, strlen(fp));
@@ -360,8 +360,7 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
     if (zrd_store_begin(D->st, &D->row, nl, rows, &D->attempt, err, sizeof err) < 0)
         status = err_exit(ZRD_EXIT_STORE, "%s", err);
     if (!status) {
-        D->J = zrd_journal_new(D->st, p, D->row.rid, D->id, nl, lives, D->resume, err,
-                               sizeof err);
+        D->J = zrd_journal_new(D->st, p, D->row.rid, D->id, nl, lives, D->resume, err, sizeof err);
         if (!D->J) status = err_exit(ZRD_EXIT_STORE, "%s", err);
     }
     free(lives);
@@ -386,8 +385,7 @@ int zrd_go(zrd_run *D, const zrd_output *out)
 {
     char err[512] = "";
     if (out) zrd_journal_output(D->J, out);
-    if (zrd_journal_start(D->J, D->R, err, sizeof err) < 0)
-        return err_exit(1, "%s", err);
+    if (zrd_journal_start(D->J, D->R, err, sizeof err) < 0) return err_exit(1, "%s", err);
     return 0;
 }
 
@@ -466,16 +464,14 @@ int zrd_finish(zrd_run *D, zri_run *R, const char *result_json, const char *erro
         return ZRD_EXIT_STORE;
     }
     char *cur = NULL;
-    int cancelled =
-        zrd_store_status(D->st, D->row.rid, &cur, err, sizeof err) == 0 && cur &&
-        strcmp(cur, "cancelled") == 0;
+    int cancelled = zrd_store_status(D->st, D->row.rid, &cur, err, sizeof err) == 0 && cur &&
+                    strcmp(cur, "cancelled") == 0;
     free(cur);
     int nl = D->self >= 0 ? 1 : p->nlifelines;
     int32_t *lives = zri_xcalloc((size_t)nl, sizeof *lives);
     for (int i = 0; i < nl; i++) lives[i] = D->self >= 0 ? D->self : i;
-    zrd_finish_info fi = {.nlifelines_all = p->nlifelines,
-                          .nresults = p->nresults,
-                          .result_tuple = p->result_tuple};
+    zrd_finish_info fi = {
+        .nlifelines_all = p->nlifelines, .nresults = p->nresults, .result_tuple = p->result_tuple};
     int32_t *idx = NULL;
     char **texts = NULL;
     if (zri_run_waiting(R)) {

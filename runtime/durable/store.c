@@ -88,8 +88,8 @@ static int fail(zrd_store *st, int rc, const char *step, char *err, size_t errle
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         zri_err(err, errlen,
-                "run store %s: %s: the store is locked by another process (waited %d s)",
-                st->path, step, ZRD_BUSY_TIMEOUT_MS / 1000);
+                "run store %s: %s: the store is locked by another process (waited %d s)", st->path,
+                step, ZRD_BUSY_TIMEOUT_MS / 1000);
         break;
     case SQLITE_FULL:
         zri_err(err, errlen, "run store %s: %s: the disk is full (%s)", st->path, step, why);
@@ -277,9 +277,8 @@ zrd_store *zrd_store_open(const char *path, char *err, size_t errlen)
     zrd_store *st = zri_xcalloc(1, sizeof *st);
     st->path = zri_xstrndup(path, strlen(path));
     pthread_mutex_init(&st->mu, NULL);
-    int rc = sqlite3_open_v2(path, &st->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
     if (rc != SQLITE_OK) {
         zri_err(err, errlen, "cannot open the run store %s: %s", path,
                 st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
@@ -334,8 +333,8 @@ const char *zrd_store_file(const zrd_store *st) { return st->path; }
 
 void zrd_runrow_free(zrd_runrow *r)
 {
-    char **f[] = {&r->id,     &r->workflow, &r->source,  &r->fingerprint, &r->fingerprint_parts,
-                  &r->mode,   &r->cwd,      &r->executable, &r->options,  &r->status,
+    char **f[] = {&r->id,     &r->workflow, &r->source,     &r->fingerprint, &r->fingerprint_parts,
+                  &r->mode,   &r->cwd,      &r->executable, &r->options,     &r->status,
                   &r->result, &r->error};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         free(*f[i]);
@@ -359,9 +358,10 @@ int zrd_store_find(zrd_store *st, const char *id, zrd_runrow *r, char *err, size
     if (rc == SQLITE_ROW) {
         found = 1;
         r->rid = sqlite3_column_int64(s, 0);
-        char **f[] = {&r->id,         &r->workflow, &r->source,  &r->fingerprint,
-                      &r->fingerprint_parts, &r->mode,  &r->cwd,   &r->executable,
-                      &r->options,    &r->status,   &r->result,  &r->error};
+        char **f[] = {
+            &r->id,     &r->workflow, &r->source,     &r->fingerprint, &r->fingerprint_parts,
+            &r->mode,   &r->cwd,      &r->executable, &r->options,     &r->status,
+            &r->result, &r->error};
         for (int i = 0; i < 12; i++) *f[i] = col_text(s, i + 1);
         r->attempts = sqlite3_column_int(s, 13);
     } else if (rc != SQLITE_DONE) {
@@ -446,8 +446,8 @@ static int begin_run(zrd_store *st, zrd_runrow *r, int nlives, char *err, size_t
     sqlite3_finalize(f);
     if (rc != SQLITE_DONE) return fail(st, rc, "reading the run", err, errlen);
     rc = sqlite3_prepare_v2(st->db, SQL_NEW_RUN, -1, &s, NULL);
-    const char *texts[] = {r->id,   r->workflow, r->source, r->fingerprint, r->fingerprint_parts,
-                           r->mode};
+    const char *texts[] = {r->id,          r->workflow,          r->source,
+                           r->fingerprint, r->fingerprint_parts, r->mode};
     for (int i = 0; i < 6 && rc == SQLITE_OK; i++) rc = bind_text(s, i + 1, texts[i]);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 7, r->nlifelines);
     if (rc == SQLITE_OK) rc = bind_text(s, 8, r->cwd);
@@ -568,8 +568,8 @@ int zrd_store_load(zrd_store *st, int64_t rid, int32_t l, zri_buf *out, int64_t 
     pthread_mutex_lock(&st->mu);
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
-        st->db, "SELECT chunk, data FROM journal WHERE rid = ? AND lifeline = ? ORDER BY chunk",
-        -1, &s, NULL);
+        st->db, "SELECT chunk, data FROM journal WHERE rid = ? AND lifeline = ? ORDER BY chunk", -1,
+        &s, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, rid);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 2, l);
     *next = 0;
@@ -720,10 +720,11 @@ int zrd_store_finish(zrd_store *st, int64_t rid, int nlives, const int32_t *live
     double t = now_s();
     for (int i = 0; i < nlives; i++) {
         sqlite3_stmt *s = NULL;
-        int rc = sqlite3_prepare_v2(st->db,
-                                    "UPDATE lifelines SET status = ?, state = coalesce(?, state), error = ?,"
-                                    " updated = ? WHERE rid = ? AND lifeline = ?",
-                                    -1, &s, NULL);
+        int rc = sqlite3_prepare_v2(
+            st->db,
+            "UPDATE lifelines SET status = ?, state = coalesce(?, state), error = ?,"
+            " updated = ? WHERE rid = ? AND lifeline = ?",
+            -1, &s, NULL);
         if (rc == SQLITE_OK) rc = bind_text(s, 1, fi->status);
         if (rc == SQLITE_OK) rc = bind_text(s, 2, fi->state);
         if (rc == SQLITE_OK) rc = bind_text(s, 3, fi->error);
@@ -848,9 +849,8 @@ int zrd_store_task(zrd_store *st, int64_t rid, const zri_task *t, int64_t *task,
     *created = 0;
     if (begin(st, err, errlen) < 0) goto fail_unlocked;
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(st->db,
-                                "SELECT task, status, answer FROM tasks WHERE rid = ? AND key = ?",
-                                -1, &s, NULL);
+    int rc = sqlite3_prepare_v2(
+        st->db, "SELECT task, status, answer FROM tasks WHERE rid = ? AND key = ?", -1, &s, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, rid);
     if (rc == SQLITE_OK) rc = bind_text(s, 2, t->key);
     if (rc == SQLITE_OK) rc = sqlite3_step(s);
@@ -889,14 +889,15 @@ int zrd_store_task(zrd_store *st, int64_t rid, const zri_task *t, int64_t *task,
         }
         zri_buf_puts(&members, "]");
     }
-    rc = sqlite3_prepare_v2(st->db,
-                            "INSERT INTO tasks(rid, task, lifeline, action, key, kind, prompt, type,"
-                            " members, current, status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                            " ?, 'pending', ?)",
-                            -1, &s, NULL);
+    rc =
+        sqlite3_prepare_v2(st->db,
+                           "INSERT INTO tasks(rid, task, lifeline, action, key, kind, prompt, type,"
+                           " members, current, status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                           " ?, 'pending', ?)",
+                           -1, &s, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, rid);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 2, *task);
-    const char *texts[] = {t->lifeline, t->action, t->key,      t->kind,
+    const char *texts[] = {t->lifeline, t->action, t->key,       t->kind,
                            t->prompt,   t->type,   members.data, t->current};
     for (int i = 0; i < 8 && rc == SQLITE_OK; i++) rc = bind_text(s, i + 3, texts[i]);
     if (rc == SQLITE_OK) rc = sqlite3_bind_double(s, 11, now_s());
@@ -918,8 +919,8 @@ fail_unlocked:
     return -1;
 }
 
-int zrd_store_task_poll(zrd_store *st, int64_t rid, int64_t task, char **answer,
-                        char **run_status, char *err, size_t errlen)
+int zrd_store_task_poll(zrd_store *st, int64_t rid, int64_t task, char **answer, char **run_status,
+                        char *err, size_t errlen)
 {
     pthread_mutex_lock(&st->mu);
     *answer = NULL;
