@@ -52,6 +52,11 @@ typedef struct ZBuildOptions {
  * diagnostics.  Returns 0 on success, 1 on error. */
 int zb_build(ZCompilation *c, const ZBuildOptions *o);
 
+/* The identity of the runtime library executables are linked with: 16
+ * hex digits of a SHA-256 of its contents (a cache of builds keys on it,
+ * beside the program's fingerprint).  0, or 1 with a message in err. */
+int zb_runtime_id(char out[17], const char **err);
+
 /* Prints the LLVM IR of the all-in-one executable (one module). */
 int zb_emit_llvm(FILE *out, ZCompilation *c);
 #endif

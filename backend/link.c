@@ -491,6 +491,24 @@ int zb_build(ZCompilation *c, const ZBuildOptions *o)
     return rc;
 }
 
+int zb_runtime_id(char out[17], const char **err)
+{
+    const char *lib = env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB);
+    size_t len;
+    char *data = zu_read_file(lib, &len, err);
+    if (!data) return 1;
+    char hex[65];
+    bool ok = sha256_hex(data, len, hex);
+    free(data);
+    if (!ok) {
+        *err = "libcrypto failed";
+        return 1;
+    }
+    memcpy(out, hex, 16);
+    out[16] = 0;
+    return 0;
+}
+
 int zb_emit_llvm(FILE *out, ZCompilation *c)
 {
     ZArena *a = c->arena;

@@ -247,6 +247,23 @@ static void read_components(const char *path, char **comp, int ncomp)
     free(data);
 }
 
+/* Which exit of a lifeline explains the run's (zx_run_processes): bad
+ * usage, then a failure of the store, then an error, then a stop to wait
+ * for humans; a lifeline killed, or stopped by a lost peer (5, durable
+ * runs), only follows the others. */
+static int exit_rank(int code)
+{
+    switch (code) {
+    case 0: return 0;
+    case 2: return 6;
+    case 4: return 5;
+    case 1: return 4;
+    case 3: return 3;
+    case 5: return 2;
+    default: return 1;
+    }
+}
+
 int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
 {
     int n = r->nlifelines;
@@ -273,7 +290,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         }
     for (int i = 0; i < n && status == 0; i++) {
         /* exe --listen ADDR --peer M=ADDR … --result-file F [--trace T.L] run options */
-        int nextra = 4 + 2 * (n - 1) + (r->trace ? 2 : 0);
+        int nextra = 4 + 2 * (n - 1) + (r->trace && !r->trace_stored ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
@@ -287,12 +304,17 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         }
         extra[k++] = "--result-file";
         extra[k++] = results[i];
-        if (r->trace) {
+        if (r->trace && !r->trace_stored) {
             extra[k++] = "--trace";
             extra[k++] = (char *)r->trace;
         }
         char *exe;
-        if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) zu_oom();
+        if (r->exes && r->exes[i]) {
+            exe = strdup(r->exes[i]);
+            if (!exe) zu_oom();
+        } else if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) {
+            zu_oom();
+        }
 
         char *head[] = {exe};
         char **v = build_argv(1, head, argc, argv, k, extra);
@@ -312,6 +334,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     }
     /* wait; when one fails, stop the others */
     int left = started;
+    int worst = status ? exit_rank(status) : 0; /* the rank of the exit that explains status */
     bool stopping = status != 0;
     if (stopping)
         for (int i = 0; i < started; i++) kill(pids[i], SIGTERM);
@@ -330,12 +353,13 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         pids[idx] = 0;
         left--;
         int code = exit_status(st);
-        if (code != 0 && status == 0) {
-            status = code == 2 ? 2 : 1;
-            /* a signal zgc forwarded needs no news about each lifeline */
-            if (code >= 128 && !got_signal)
+        if (code != 0 && exit_rank(code) > worst) {
+            worst = exit_rank(code);
+            /* a signal zgc forwarded, or its own stop, needs no news */
+            if (code >= 128 && !got_signal && !stopping)
                 fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[idx],
                         code - 128);
+            status = code == 2 || code == 3 || code == 4 ? code : 1;
         }
         if (code != 0 && !stopping) {
             stopping = true;
@@ -343,7 +367,16 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
                 if (pids[i] > 0) kill(pids[i], SIGTERM);
         }
     }
-    if (status == 0) {
+    if (status == 0 && r->stored_result) {
+        char *text = r->stored_result(r->u);
+        if (!text) {
+            status = 1;
+        } else {
+            if (r->trace && merge_traces(r, text) != 0) status = 1;
+            printf("%s\n", text);
+            free(text);
+        }
+    } else if (status == 0) {
         /* assemble the result: the components' JSON texts are copied as the
          * lifelines wrote them (no reformatting, so numbers print exactly as
          * in an all-in-one run), a tuple as `[a, b]` */

@@ -2,8 +2,11 @@
  * format"), parsed with jansson, one object a line.  Events must name
  * known lifelines and variables, be numbered 1, 2, … per lifeline and
  * carry the fields of their kind; every lifeline has a start line and the
- * run an end line.  Lines of any other kind ("retry", "note", …) are
- * ignored.  The limits of zt.h bound what a hostile trace can make the
+ * run an end line.  A durable run's trace may hold several attempts: a
+ * "resume" line begins the next one, and an end line before it (of an
+ * attempt that failed) no longer ends the run; the events of all the
+ * attempts make one chart.  Lines of any other kind ("retry", "note", …)
+ * are ignored.  The limits of zt.h bound what a hostile trace can make the
  * checker allocate.
  *
  * A disagreement is reported once, as "TRACE:LINE: …", by zt_fail, which
@@ -209,6 +212,10 @@ void zt_read_trace(Check *c, const char *text, size_t len)
             c->end_results[c->nends] = err ? NULL : res;
             c->end_lines[c->nends] = line;
             c->nends++;
+        } else if (!strcmp(k, ZV_TRACE_RESUME)) {
+            /* the run goes on: an earlier attempt's end did not end it */
+            c->nends = 0;
+            c->ended_error = false;
         } else {
             int ek = event_kind(k);
             if (ek >= 0) read_event(c, o, ek, line);

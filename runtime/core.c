@@ -902,7 +902,7 @@ static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_
     if (R->self >= 0 && journaled(R) && peer != R->self && q->last_seq > q->jseq) {
         /* per-lifeline mode: a message from another process is an input
          * the journal keeps (the restored ones it has already) */
-        zri_jentry e = {.kind = ZRI_J_MSG, .pos = ctx->tpos + 1, .msg = m};
+        zri_jentry e = {.kind = ZRI_J_MSG, .pos = ctx->tpos + 1, .msg = m, .again = 1};
         journal_record(ctx, &e);
         q->jseq = q->last_seq;
     }
@@ -1235,7 +1235,8 @@ static void choice_replay(zgrt_ctx *ctx, int32_t loc, int32_t tag, const zri_jen
 
 static void choice_record(zgrt_ctx *ctx, int32_t tag, int32_t value)
 {
-    zri_jentry e = {.kind = ZRI_J_CHOICE, .pos = ctx->tpos + 1, .a = tag, .b = value != 0};
+    zri_jentry e = {
+        .kind = ZRI_J_CHOICE, .pos = ctx->tpos + 1, .a = tag, .b = value != 0, .again = 1};
     journal_record(ctx, &e);
 }
 
@@ -1316,21 +1317,24 @@ static int action_visible(void *user, char *err, size_t errlen)
 /* A human task (durable runs): the thread waits for a human, which the
  * accounting counts apart from running and blocked threads, so that
  * --exit-when-waiting can tell when nothing but humans can go on. */
-static int action_task(void *user, const zri_task *t, volatile int *cancel, void **answer,
-                       char *err, size_t errlen)
+static void human_waits(void *u, int on)
 {
-    note_user *u = user;
-    run *R = u->ctx->run;
-    if (R->accounting) {
+    run *R = u;
+    if (!R->accounting) return;
+    if (on) {
         __atomic_add_fetch(&R->humans, 1, __ATOMIC_SEQ_CST);
         if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_SEQ_CST) == 0) all_idle(R, 0);
-    }
-    int rc = R->task(R->task_user, t, cancel, answer, err, errlen);
-    if (R->accounting) {
+    } else {
         __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
         __atomic_sub_fetch(&R->humans, 1, __ATOMIC_SEQ_CST);
     }
-    return rc;
+}
+
+static int action_task(void *user, const zri_task *t, void **answer, char *err, size_t errlen)
+{
+    note_user *u = user;
+    run *R = u->ctx->run;
+    return R->task(R->task_user, t, &R->cancel, human_waits, R, answer, err, errlen);
 }
 
 static void action_note(void *user, const char *fmt, ...) ZRI_PRINTF(2, 3);
@@ -1430,7 +1434,12 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
                             .b = attempts,
                             .c = env.source,
                             .nvals = A->nresults,
-                            .vals = res};
+                            .vals = res,
+                            /* a mock model or an extern pure action makes it
+                             * again; not inside a parallel region, whose
+                             * calls may number differently */
+                            .again =
+                                !nu.visible && !(env.source & ZRI_SRC_SCRIPT) && !ctx->path[0]};
             journal_record(ctx, &e);
             /* a call the outside saw is committed at once: only a call in
              * flight at a crash may be repeated, never a completed one */

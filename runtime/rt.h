@@ -366,12 +366,17 @@ typedef struct zri_task {
     const char *current; /* edit: the current text, or NULL */
 } zri_task;
 
+/* Tells the run that a thread begins (on = 1) or ends (0) to wait for a
+ * human (the task function calls it around its wait, not when the answer
+ * is there already). */
+typedef void (*zri_waits_fn)(void *u, int on);
+
 /* Waits for a task's answer.  Returns 0 with the answer object (a new
  * json_t * reference, {"value": …} as in --answers) in *answer; 1 when the
  * run stops waiting (cancelled, or --exit-when-waiting found nothing else
  * to do); -1 with a message in err. */
-typedef int (*zri_task_fn)(void *user, const zri_task *t, volatile int *cancel, void **answer,
-                           char *err, size_t errlen);
+typedef int (*zri_task_fn)(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn waits,
+                           void *waits_u, void **answer, char *err, size_t errlen);
 
 /* Sources of an action's results, as a replay must redo them (bits). */
 enum {
@@ -403,8 +408,8 @@ typedef struct zri_action_env {
      * entries are then committed.  -1 with a message: the action fails. */
     int (*visible)(void *user, char *err, size_t errlen);
     /* Durable runs: where a human question goes when nothing else can
-     * answer it (with note_user), or NULL. */
-    zri_task_fn task;
+     * answer it (with note_user, which the core passes on), or NULL. */
+    int (*task)(void *user, const zri_task *t, void **answer, char *err, size_t errlen);
     /* Set by the action: ZRI_SRC_* bits of where its results came from. */
     int source;
     /* Replay: the action ran before and its results come from the journal;
@@ -454,6 +459,13 @@ typedef struct zri_jentry {
     const zgrt_value *vals;
     const char *path;   /* TURN: the thread's path */
     const zri_msg *msg; /* MSG */
+    /* A re-execution makes this entry again, exactly: decisions, messages
+     * a resumed sender sends again, and results of mock models and extern
+     * pure actions outside parallel regions.  No output waits for such an
+     * entry's commit (zri_journal.commit); the others (picks, turns, the
+     * results of scripts and of calls inside parallel regions) it waits
+     * for, and calls the outside saw are committed as soon as they return. */
+    int32_t again;
 } zri_jentry;
 
 typedef struct zri_journal {
@@ -475,8 +487,8 @@ typedef struct zri_journal {
                     char *err, size_t errlen);
     /* Records an entry of thread `path` of lifeline l (thread-safe). */
     void (*record)(void *impl, int32_t l, const char *path, const zri_jentry *e);
-    /* Output commit: returns 0 once every entry recorded so far that
-     * something may depend on (all but choices) is committed; cheap when
+    /* Output commit: returns 0 once every entry recorded so far that a
+     * re-execution could not make again (!again) is committed; cheap when
      * they are.  -1 with a message when the store fails. */
     int (*commit)(void *impl, char *err, size_t errlen);
     void *impl;

@@ -618,7 +618,7 @@ static int human_task(zri_action_env *env, const zgrt_action *a, const zgrt_valu
                   .current = a->human_kind == ZGRT_HUMAN_EDIT && current ? current->data : NULL};
     void *answer = NULL;
     int rc = env->visible ? env->visible(env->note_user, err, errlen) : 0;
-    if (rc == 0) rc = env->task(env->note_user, &t, env->cancel, &answer, err, errlen);
+    if (rc == 0) rc = env->task(env->note_user, &t, &answer, err, errlen);
     free(prompt);
     if (rc == 1) snprintf(err, errlen, "cancelled");
     if (rc != 0) return -1;

@@ -247,8 +247,8 @@ ZRI_HIDDEN int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *atte
  * returns the exit status, else 0. */
 ZRI_HIDDEN int zrd_go(zrd_run *D, const zrd_output *out);
 /* The run's zri_task_fn (user: D). */
-ZRI_HIDDEN int zrd_task(void *user, const zri_task *t, volatile int *cancel, void **answer,
-                        char *err, size_t errlen);
+ZRI_HIDDEN int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn waits,
+                        void *waits_u, void **answer, char *err, size_t errlen);
 /* The end of an attempt: commits, and records the outcome (result or
  * error, waiting, or an interruption by a lost peer).  Returns the exit
  * status: status unchanged, or ZRD_EXIT_STORE after printing why. */

@@ -268,7 +268,7 @@ static void j_record(void *impl, int32_t l, const char *path, const zri_jentry *
     }
     zrd_encode(&x->pend, path, e);
     J->pend_bytes += x->pend.len - before;
-    if (e->kind != ZRI_J_CHOICE) J->det_seq++;
+    if (!e->again) J->det_seq++;
     if (J->pend_bytes >= ZRD_COMMIT_BYTES) pthread_cond_signal(&J->cv);
     pthread_mutex_unlock(&J->mu);
 }

@@ -404,8 +404,8 @@ static int answer_json(const char *text, void **answer, char *err, size_t errlen
     return 0;
 }
 
-int zrd_task(void *user, const zri_task *t, volatile int *cancel, void **answer, char *err,
-             size_t errlen)
+int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn waits, void *waits_u,
+             void **answer, char *err, size_t errlen)
 {
     zrd_run *D = user;
     int64_t task = 0;
@@ -427,28 +427,40 @@ int zrd_task(void *user, const zri_task *t, volatile int *cancel, void **answer,
             "zgc: note: run %s: lifeline %s waits for human task %" PRId64
             " (%s); answer with: zgc answer %s %" PRId64 " VALUE\n",
             D->id, t->lifeline, task, t->action, D->id, task);
+    waits(waits_u, 1);
+    int rc;
     for (;;) {
-        for (int i = 0; i < TASK_POLL_MS / 50; i++) {
-            if (cancel && *cancel) return 1;
+        int stop = 0;
+        for (int i = 0; i < TASK_POLL_MS / 50 && !stop; i++) {
+            if (cancel && *cancel) stop = 1;
             struct timespec ts = {0, 50000000L};
-            nanosleep(&ts, NULL);
+            if (!stop) nanosleep(&ts, NULL);
+        }
+        if (stop) {
+            rc = 1;
+            break;
         }
         char *run_status = NULL;
-        if (zrd_store_task_poll(D->st, D->row.rid, task, &text, &run_status, err, errlen) < 0)
-            return -1;
+        if (zrd_store_task_poll(D->st, D->row.rid, task, &text, &run_status, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
         int cancelled = run_status && strcmp(run_status, "cancelled") == 0;
         free(run_status);
         if (text) {
-            int rc = answer_json(text, answer, err, errlen);
+            rc = answer_json(text, answer, err, errlen);
             free(text);
             if (rc == 0 && l >= 0) zrd_store_state(D->st, D->row.rid, l, "running", err, errlen);
-            return rc;
+            break;
         }
         if (cancelled) {
             zri_err(err, errlen, "run %s was cancelled (zgc runs cancel)", D->id);
-            return -1;
+            rc = -1;
+            break;
         }
     }
+    waits(waits_u, 0);
+    return rc;
 }
 
 /* ---- finish ------------------------------------------------------------------- */
