@@ -191,10 +191,16 @@ static bool fp_part(ZArena *a, char **parts, const char *name, const void *data,
     return true;
 }
 
-/* The part of a module: its IR text. */
+/* The part of a module: its IR text, without the source file's name (the
+ * same program in another file is the same program). */
 static bool fp_module(ZArena *a, char **parts, const char *name, LLVMModuleRef m)
 {
+    size_t n = 0;
+    const char *src = LLVMGetSourceFileName(m, &n);
+    char *keep = zu_strndup(a, src ? src : "", n);
+    LLVMSetSourceFileName(m, "", 0);
     char *ir = LLVMPrintModuleToString(m);
+    LLVMSetSourceFileName(m, keep, strlen(keep));
     bool ok = fp_part(a, parts, name, ir, strlen(ir));
     LLVMDisposeMessage(ir);
     return ok;

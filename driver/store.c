@@ -3,7 +3,8 @@
  * Reads with plain SELECTs (WAL: a reader never waits for a running
  * run's writes); writes (an answer, a cancellation, gc) in transactions
  * begun IMMEDIATE, under the same busy timeout as the runtime's
- * (ZS_BUSY_MS).  Every return code is checked. */
+ * (ZS_BUSY_MS, or $ZGC_STORE_TIMEOUT seconds).  Every return code is
+ * checked. */
 #define _GNU_SOURCE
 #include "store.h"
 #include "zgc.h"
@@ -22,6 +23,8 @@
 struct ZsStore {
     sqlite3 *db;
     char *path;
+    int busy_ms; /* ZS_BUSY_MS, or $ZGC_STORE_TIMEOUT seconds */
+    bool empty;  /* no table yet: a run was stopped while it made the store */
 };
 
 static int fail(ZsStore *s, int rc, const char *step, char *err)
@@ -31,8 +34,8 @@ static int fail(ZsStore *s, int rc, const char *step, char *err)
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         snprintf(err, ZS_ERRLEN,
-                 "run store %s: %s: the store is locked by another process (waited %d s)", s->path,
-                 step, ZS_BUSY_MS / 1000);
+                 "run store %s: %s: the store is locked by another process (waited %g s)", s->path,
+                 step, s->busy_ms / 1000.0);
         break;
     case SQLITE_FULL:
         snprintf(err, ZS_ERRLEN, "run store %s: %s: the disk is full (%s)", s->path, step, why);
@@ -91,8 +94,23 @@ ZsStore *zs_open(const char *path, char *err)
         return NULL;
     }
     sqlite3_extended_result_codes(s->db, 1);
+    s->busy_ms = ZS_BUSY_MS;
+    const char *t = getenv("ZGC_STORE_TIMEOUT");
+    char *end = NULL;
+    double secs = t && *t ? strtod(t, &end) : -1;
+    if (t && *t && end && !*end && secs >= 0 && secs <= 86400) s->busy_ms = (int)(secs * 1000);
     sqlite3_stmt *st = NULL;
-    if ((rc = sqlite3_busy_timeout(s->db, ZS_BUSY_MS)) != SQLITE_OK ||
+    if ((rc = sqlite3_busy_timeout(s->db, s->busy_ms)) == SQLITE_OK &&
+        (rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL)) ==
+            SQLITE_OK &&
+        (rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_int(st, 0) == 0) {
+        sqlite3_finalize(st);
+        s->empty = true;
+        return s;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = sqlite3_busy_timeout(s->db, s->busy_ms)) != SQLITE_OK ||
         (rc = sqlite3_prepare_v2(s->db, "SELECT version FROM zgc_schema", -1, &st, NULL)) !=
             SQLITE_OK ||
         (rc = sqlite3_step(st)) != SQLITE_ROW) {
@@ -141,6 +159,8 @@ static long long proc_start(long long pid)
     char *p = strrchr(buf, ')');
     if (!p) return -1;
     p++;
+    /* a zombie (Z) or a dead process (X) runs no more */
+    if (p[0] == ' ' && (p[1] == 'Z' || p[1] == 'X')) return -1;
     for (int field = 3; field < 22; field++) {
         p = strchr(p + 1, ' ');
         if (!p) return -1;
@@ -224,6 +244,7 @@ int zs_runs(ZsStore *s, ZsRun **out, int *n, char *err)
 {
     *out = NULL;
     *n = 0;
+    if (s->empty) return 0;
     char *sql;
     if (asprintf(&sql, "%s ORDER BY created DESC, rid DESC", RUN_COLS) < 0) zu_oom();
     sqlite3_stmt *st = NULL;
@@ -248,6 +269,7 @@ int zs_runs(ZsStore *s, ZsRun **out, int *n, char *err)
 
 int zs_run(ZsStore *s, const char *id, ZsRun *out, char *err)
 {
+    if (s->empty) return 0;
     char *sql;
     if (asprintf(&sql, "%s WHERE id = ?", RUN_COLS) < 0) zu_oom();
     sqlite3_stmt *st = NULL;
@@ -302,6 +324,7 @@ int zs_tasks(ZsStore *s, const char *id, bool all, ZsTask **out, int *n, char *e
 {
     *out = NULL;
     *n = 0;
+    if (s->empty) return 0;
     char *sql;
     if (asprintf(&sql,
                  "SELECT r.id, t.task, t.lifeline, t.action, t.kind, t.prompt, t.type, t.members,"
@@ -374,6 +397,10 @@ static int change(ZsStore *s, sqlite3_stmt *st, int rc, const char *step, char *
 
 int zs_answer(ZsStore *s, const char *id, long long task, const char *answer, char *err)
 {
+    if (s->empty) {
+        snprintf(err, ZS_ERRLEN, "no run %s in the run store %s", id, s->path);
+        return 0;
+    }
     if (exec(s, "BEGIN IMMEDIATE", "beginning a transaction", err) < 0) return -1;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(s->db,
@@ -414,6 +441,10 @@ int zs_answer(ZsStore *s, const char *id, long long task, const char *answer, ch
 
 int zs_cancel(ZsStore *s, const char *id, char *err)
 {
+    if (s->empty) {
+        snprintf(err, ZS_ERRLEN, "no run %s in the run store %s", id, s->path);
+        return 0;
+    }
     if (exec(s, "BEGIN IMMEDIATE", "beginning a transaction", err) < 0) return -1;
     ZsRun r;
     int found = zs_run(s, id, &r, err);
@@ -449,10 +480,14 @@ int zs_gc(ZsStore *s, bool failed, int *removed, char ***keep, char *err)
 {
     *removed = 0;
     *keep = NULL;
+    if (s->empty) {
+        *keep = zu_xcalloc(1, sizeof **keep);
+        return 0;
+    }
     if (exec(s, "BEGIN IMMEDIATE", "beginning a transaction", err) < 0) return -1;
     const char *which =
         failed ? "status IN ('done', 'cancelled', 'failed')" : "status IN ('done', 'cancelled')";
-    static const char *const tables[] = {"journal", "lifelines", "results", "tasks"};
+    static const char *const tables[] = {"journal", "lifelines", "results", "tasks", "channels"};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         char *sql;
         if (asprintf(&sql, "DELETE FROM %s WHERE rid IN (SELECT rid FROM runs WHERE %s)", tables[i],

@@ -587,8 +587,9 @@ static void turn_wait(zgrt_ctx *ctx)
 {
     run *R = ctx->run;
     life *L = ctx->life;
-    int64_t idx = L->nevents + 1;
     while (!L->turn_live) {
+        /* the next event of the lifeline: others make theirs meanwhile */
+        int64_t idx = L->nevents + 1;
         const char *want = NULL;
         int r = R->jr.turn(R->jr.impl, L->index, idx, &want);
         if (r == 0) {
@@ -608,7 +609,7 @@ static void turn_wait(zgrt_ctx *ctx)
         if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
         pthread_cond_timedwait(&L->turn_cv, &L->mu, &t);
     }
-    zri_jentry e = {.kind = ZRI_J_TURN, .pos = idx, .path = ctx->path};
+    zri_jentry e = {.kind = ZRI_J_TURN, .pos = L->nevents + 1, .path = ctx->path};
     journal_record(ctx, &e);
 }
 
@@ -1013,6 +1014,11 @@ static void send_remote(zgrt_ctx *ctx, zri_msg *m, int32_t loc)
 {
     run *R = ctx->run;
     char err[512] = "";
+    if (journaled(R) && m->seq <= R->jr.taken(R->jr.impl, m->from, m->to, m->chan)) {
+        /* the receiver's journal has it: a resumed receiver takes it from there */
+        msg_release(R, m);
+        return;
+    }
     if (journaled(R) && R->jr.commit(R->jr.impl, err, sizeof err) != 0) {
         free(m);
         ctx_fail(ctx, loc, "%s", err);

@@ -24,7 +24,8 @@
  *
  * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors);
  * durable runs also 3 (stopped to wait for human tasks,
- * --exit-when-waiting) and 4 (the run store failed).
+ * --exit-when-waiting), 4 (the run store failed) and 5 (per-lifeline
+ * mode: a peer process was lost; the run can be resumed).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -253,8 +254,10 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     /* result or error */
     char *json = NULL;
     if (!error && !waiting) json = zri_run_result_json(R);
-    /* a durable run: committed before anything is printed */
-    if (D) status = zrd_finish(D, R, json, error, status);
+    /* a durable run: everything committed (and the trace's lines
+     * released) before the trace ends; the run's outcome is recorded after
+     * its trace is whole, and before anything is printed */
+    int store_failed = D ? zrd_flush(D, error) : 0;
     if (trace && waiting) {
         if (zri_trace_close(trace) != 0) {
             fprintf(stderr, "zgc: error: writing the trace %s failed\n", opts.trace);
@@ -270,7 +273,15 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         }
         trace = NULL;
     }
-    if (error) {
+    if (store_failed)
+        status = store_failed;
+    else if (D)
+        status = zrd_finish(D, R, json, error, status);
+    if (error && D && zri_run_lost_peer(R) && status == 0) {
+        /* a durable run stops, to be resumed: another process ended it */
+        fprintf(stderr, "zgc: note: stopped: %s (run %s can be resumed)\n", error, zrd_id(D));
+        status = ZRD_EXIT_LOST;
+    } else if (error) {
         fprintf(stderr, "zgc: error: %s\n", error);
         if (status == 0) status = 1;
     } else if (status == 0 && !waiting) {

@@ -491,6 +491,11 @@ typedef struct zri_journal {
      * re-execution could not make again (!again) is committed; cheap when
      * they are.  -1 with a message when the store fails. */
     int (*commit)(void *impl, char *err, size_t errlen);
+    /* Replay, per-lifeline mode: the last message from `from` to `to` on
+     * chan that the receiver's journal holds (0: none): a resumed sender
+     * does not send those again, so that a peer never gets a message it
+     * has already (and a peer that has ended gets none). */
+    int64_t (*taken)(void *impl, int32_t from, int32_t to, int32_t chan);
     void *impl;
 } zri_journal;
 

@@ -31,6 +31,8 @@
 enum {
     ZRD_EXIT_WAITING = 3, /* --exit-when-waiting: stopped, human tasks pending */
     ZRD_EXIT_STORE = 4,   /* the run store failed */
+    ZRD_EXIT_LOST = 5,    /* per-lifeline mode: a peer process was lost; the run
+                             can be resumed */
 };
 
 /* How long a statement waits for another process's lock on the store
@@ -89,13 +91,15 @@ typedef struct zrd_liferow {
 
 /* Starts an attempt in one transaction.  A new run (r->rid == 0): inserts
  * it (an id that exists is an error, except in per-lifeline mode for a
- * run of the same program whose row for this lifeline does not exist
- * yet: the processes of one run start together) and its lifelines; a
- * resume: the run is running again, with one more attempt.  Every
- * lifeline of `lives` is marked running by this process, its attempt
- * counted.  *attempt: the attempt of lives[0].  0, or -1 with a message. */
+ * run of the same program whose lifeline has not started yet: the
+ * processes of one run start together) with a row for each of `others`
+ * (per-lifeline mode: the other lifelines, not started); a resume: the
+ * run is running again, with one more attempt.  Every lifeline of `lives`
+ * is marked running by this process, its attempt counted.  *attempt: the
+ * attempt of lives[0].  0, or -1 with a message. */
 ZRI_HIDDEN int zrd_store_begin(zrd_store *st, zrd_runrow *r, int nlives, const zrd_liferow *lives,
-                               int *attempt, char *err, size_t errlen);
+                               int nothers, const zrd_liferow *others, int *attempt, char *err,
+                               size_t errlen);
 /* The lifeline's status, pid and start time (whether its process runs),
  * 1; 0 when the run has no such lifeline row. */
 ZRI_HIDDEN int zrd_store_lifeline(zrd_store *st, int64_t rid, int32_t l, char **status,
@@ -106,8 +110,16 @@ ZRI_HIDDEN int zrd_store_lifeline(zrd_store *st, int64_t rid, int32_t l, char **
 ZRI_HIDDEN int zrd_store_load(zrd_store *st, int64_t rid, int32_t l, zri_buf *out, int64_t *next,
                               char *err, size_t errlen);
 
-/* A commit: per lifeline a chunk (or none) and what `zgc runs show`
- * prints of it; and the run's status as the store has it afterwards. */
+/* Per-lifeline mode: the last message a lifeline's journal holds of one
+ * channel (sender, chan). */
+typedef struct zrd_taken {
+    int32_t sender, chan;
+    int64_t seq;
+} zrd_taken;
+
+/* A commit: per lifeline a chunk (or none), the channels whose taken
+ * messages it adds to, and what `zgc runs show` prints of it; and the
+ * run's status as the store has it afterwards. */
 typedef struct zrd_chunk {
     int32_t lifeline;
     int64_t chunk;
@@ -115,9 +127,15 @@ typedef struct zrd_chunk {
     size_t len;
     int64_t events;     /* the lifeline's events so far */
     const char *recent; /* JSON array of its last acts, or NULL */
+    int ntaken;
+    const zrd_taken *taken;
 } zrd_chunk;
 ZRI_HIDDEN int zrd_store_commit(zrd_store *st, int64_t rid, int n, const zrd_chunk *chunks,
                                 char **status, char *err, size_t errlen);
+/* What the other lifelines' journals hold of the messages `sender` sent
+ * them (per receiver, in .sender, and channel). */
+ZRI_HIDDEN int zrd_store_taken(zrd_store *st, int64_t rid, int32_t sender, zrd_taken **out, int *n,
+                               char *err, size_t errlen);
 /* The run's status (cancellation checks). */
 ZRI_HIDDEN int zrd_store_status(zrd_store *st, int64_t rid, char **status, char *err,
                                 size_t errlen);
@@ -213,6 +231,9 @@ ZRI_HIDDEN int zrd_journal_start(zrd_journal *J, zri_run *R, char *err, size_t e
 ZRI_HIDDEN zri_journal zrd_journal_iface(zrd_journal *J);
 /* Commits everything recorded (the end of an attempt); 0 or -1. */
 ZRI_HIDDEN int zrd_journal_flush(zrd_journal *J, char *err, size_t errlen);
+/* Stops the commit thread and forgets the output (the trace is about to
+ * close); later commits are the caller's. */
+ZRI_HIDDEN void zrd_journal_stop(zrd_journal *J);
 /* 1 when the store failed under it (exit status 4). */
 ZRI_HIDDEN int zrd_journal_failed(const zrd_journal *J);
 /* Stops the commit thread and frees the journal. */
@@ -249,6 +270,9 @@ ZRI_HIDDEN int zrd_go(zrd_run *D, const zrd_output *out);
 /* The run's zri_task_fn (user: D). */
 ZRI_HIDDEN int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn waits,
                         void *waits_u, void **answer, char *err, size_t errlen);
+/* The end of an attempt, first: commits everything (trace lines are
+ * released).  0, or ZRD_EXIT_STORE after printing why. */
+ZRI_HIDDEN int zrd_flush(zrd_run *D, const char *error);
 /* The end of an attempt: commits, and records the outcome (result or
  * error, waiting, or an interruption by a lost peer).  Returns the exit
  * status: status unchanged, or ZRD_EXIT_STORE after printing why. */

@@ -79,6 +79,8 @@ typedef struct lj {
     zri_buf pend, spare;
     size_t acts[RECENT];
     int nacts, actpos;
+    zrd_taken *taken; /* MSG entries in pend: the last of each channel */
+    int ntaken, captaken;
     int64_t chunk;       /* the next chunk's number */
     int64_t events_seen; /* the events the store has */
     char *recent[RECENT];
@@ -103,6 +105,8 @@ struct zrd_journal {
     size_t pend_bytes;         /* under mu */
     pthread_t th;
     int th_started, stop; /* stop under mu */
+    int64_t *sent_taken;  /* per-lifeline mode, a resume: [to * nchans + chan], what
+                             the receivers' journals hold of this lifeline's messages */
     int failed;           /* atomic */
     char err[600];        /* the failure, under commit_mu */
     double last_status;   /* the last look at the run's status */
@@ -268,6 +272,20 @@ static void j_record(void *impl, int32_t l, const char *path, const zri_jentry *
     }
     zrd_encode(&x->pend, path, e);
     J->pend_bytes += x->pend.len - before;
+    if (e->kind == ZRI_J_MSG) {
+        int k = 0;
+        while (k < x->ntaken &&
+               (x->taken[k].sender != e->msg->from || x->taken[k].chan != e->msg->chan))
+            k++;
+        if (k == x->ntaken) {
+            if (x->ntaken == x->captaken) {
+                x->captaken = x->captaken ? x->captaken * 2 : 8;
+                x->taken = zri_xrealloc(x->taken, (size_t)x->captaken * sizeof *x->taken);
+            }
+            x->taken[x->ntaken++] = (zrd_taken){e->msg->from, e->msg->chan, 0};
+        }
+        if (e->msg->seq > x->taken[k].seq) x->taken[k].seq = e->msg->seq;
+    }
     if (!e->again) J->det_seq++;
     if (J->pend_bytes >= ZRD_COMMIT_BYTES) pthread_cond_signal(&J->cv);
     pthread_mutex_unlock(&J->mu);
@@ -302,6 +320,13 @@ static int commit_now(zrd_journal *J, char *err, size_t errlen)
         x->nacts = x->actpos = 0;
         int64_t ev = J->R ? zri_run_events(J->R, x->l) : 0;
         chunks[i].lifeline = x->l;
+        if (x->ntaken) {
+            zrd_taken *tk = zri_xmalloc((size_t)x->ntaken * sizeof *tk);
+            memcpy(tk, x->taken, (size_t)x->ntaken * sizeof *tk);
+            chunks[i].taken = tk;
+            chunks[i].ntaken = x->ntaken;
+            x->ntaken = 0;
+        }
         chunks[i].events = ev;
         if (x->spare.len || ev != x->events_seen) any = 1;
     }
@@ -349,7 +374,10 @@ static int commit_now(zrd_journal *J, char *err, size_t errlen)
                 x->events_seen = chunks[i].events;
             }
     }
-    for (int i = 0; i < J->n; i++) J->ljs[i].spare.len = 0;
+    for (int i = 0; i < J->n; i++) {
+        J->ljs[i].spare.len = 0;
+        free((void *)chunks[i].taken);
+    }
     free(chunks);
     free(nacts);
     free(actoffs);
@@ -386,9 +414,18 @@ static int j_commit(void *impl, char *err, size_t errlen)
     return rc;
 }
 
+static int64_t j_taken(void *impl, int32_t from, int32_t to, int32_t chan)
+{
+    zrd_journal *J = impl;
+    if (!J->sent_taken || J->n != 1 || from != J->ljs[0].l || to < 0 || to >= J->p->nlifelines ||
+        chan < 0 || chan >= J->p->nchans)
+        return 0;
+    return J->sent_taken[(size_t)to * (size_t)J->p->nchans + (size_t)chan];
+}
+
 zri_journal zrd_journal_iface(zrd_journal *J)
 {
-    zri_journal j = {j_cursor, j_next, j_turn, j_messages, j_record, j_commit, J};
+    zri_journal j = {j_cursor, j_next, j_turn, j_messages, j_record, j_commit, j_taken, J};
     return j;
 }
 
@@ -466,6 +503,22 @@ zrd_journal *zrd_journal_new(zrd_store *st, const zgrt_program *p, int64_t rid, 
             return NULL;
         }
     }
+    if (replay && nlives == 1 && p->nlifelines > 1) {
+        zrd_taken *t = NULL;
+        int nt = 0;
+        if (zrd_store_taken(st, rid, lives[0], &t, &nt, err, errlen) < 0) {
+            zrd_journal_free(J);
+            return NULL;
+        }
+        J->sent_taken = zri_xcalloc((size_t)p->nlifelines * (size_t)(p->nchans > 0 ? p->nchans : 1),
+                                    sizeof *J->sent_taken);
+        for (int k = 0; k < nt; k++)
+            if (t[k].sender >= 0 && t[k].sender < p->nlifelines && t[k].chan >= 0 &&
+                t[k].chan < p->nchans)
+                J->sent_taken[(size_t)t[k].sender * (size_t)p->nchans + (size_t)t[k].chan] =
+                    t[k].seq;
+        free(t);
+    }
     return J;
 }
 
@@ -491,6 +544,21 @@ int zrd_journal_flush(zrd_journal *J, char *err, size_t errlen)
     return rc;
 }
 
+void zrd_journal_stop(zrd_journal *J)
+{
+    if (J->th_started) {
+        pthread_mutex_lock(&J->mu);
+        J->stop = 1;
+        pthread_cond_signal(&J->cv);
+        pthread_mutex_unlock(&J->mu);
+        pthread_join(J->th, NULL);
+        J->th_started = 0;
+    }
+    pthread_mutex_lock(&J->commit_mu);
+    memset(&J->out, 0, sizeof J->out);
+    pthread_mutex_unlock(&J->commit_mu);
+}
+
 int zrd_journal_failed(const zrd_journal *J)
 {
     return __atomic_load_n(&J->failed, __ATOMIC_ACQUIRE);
@@ -499,13 +567,7 @@ int zrd_journal_failed(const zrd_journal *J)
 void zrd_journal_free(zrd_journal *J)
 {
     if (!J) return;
-    if (J->th_started) {
-        pthread_mutex_lock(&J->mu);
-        J->stop = 1;
-        pthread_cond_signal(&J->cv);
-        pthread_mutex_unlock(&J->mu);
-        pthread_join(J->th, NULL);
-    }
+    zrd_journal_stop(J);
     for (int i = 0; i < J->n; i++) {
         lj *x = &J->ljs[i];
         zri_buf_free(&x->data);
@@ -523,7 +585,9 @@ void zrd_journal_free(zrd_journal *J)
         free(x->turns);
         free(x->msgs);
         for (int k = 0; k < x->nrecent; k++) free(x->recent[k]);
+        free(x->taken);
     }
+    free(J->sent_taken);
     free(J->ljs);
     free(J->by_life);
     free(J->run_id);

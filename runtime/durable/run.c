@@ -84,6 +84,8 @@ static int64_t proc_start(int64_t pid)
     char *p = strrchr(buf, ')');
     if (!p) return -1;
     p++;
+    /* a zombie (Z) or a dead process (X) runs no more */
+    if (p[0] == ' ' && (p[1] == 'Z' || p[1] == 'X')) return -1;
     for (int field = 3; field < 22; field++) {
         p = strchr(p + 1, ' ');
         if (!p) return -1;
@@ -335,6 +337,30 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
                                 .pid = pid,
                                 .pid_start = start};
     }
+    /* per-lifeline mode: the other lifelines' rows, their executables
+     * beside this one (DIR/<workflow>.<Lifeline>) */
+    int nothers = 0;
+    zrd_liferow *others = NULL;
+    char **other_exes = NULL;
+    if (D->self >= 0 && !D->resume) {
+        others = zri_xcalloc((size_t)p->nlifelines, sizeof *others);
+        other_exes = zri_xcalloc((size_t)p->nlifelines, sizeof *other_exes);
+        const char *slash = exe ? strrchr(exe, '/') : NULL;
+        for (int32_t l = 0; l < p->nlifelines; l++) {
+            if (l == D->self) continue;
+            if (slash) {
+                zri_buf b = {0};
+                zri_buf_printf(&b, "%.*s/%s.%s", (int)(slash - exe), exe, p->workflow,
+                               p->lifelines[l]);
+                other_exes[nothers] = zri_buf_take(&b);
+            }
+            others[nothers] = (zrd_liferow){.lifeline = l,
+                                            .name = p->lifelines[l],
+                                            .executable = other_exes[nothers],
+                                            .options = opts};
+            nothers++;
+        }
+    }
     int status = 0;
     if (!D->resume) {
         if (o->run_id)
@@ -357,8 +383,12 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
         D->row.executable = D->self >= 0 ? NULL : exe ? zri_xstrndup(exe, strlen(exe)) : NULL;
         D->row.options = zri_xstrndup(opts, strlen(opts));
     }
-    if (zrd_store_begin(D->st, &D->row, nl, rows, &D->attempt, err, sizeof err) < 0)
+    if (zrd_store_begin(D->st, &D->row, nl, rows, nothers, others, &D->attempt, err, sizeof err) <
+        0)
         status = err_exit(ZRD_EXIT_STORE, "%s", err);
+    for (int i = 0; i < nothers; i++) free(other_exes[i]);
+    free(other_exes);
+    free(others);
     if (!status) {
         D->J = zrd_journal_new(D->st, p, D->row.rid, D->id, nl, lives, D->resume, err, sizeof err);
         if (!D->J) status = err_exit(ZRD_EXIT_STORE, "%s", err);
@@ -465,16 +495,28 @@ int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn w
 
 /* ---- finish ------------------------------------------------------------------- */
 
-int zrd_finish(zrd_run *D, zri_run *R, const char *result_json, const char *error, int status)
+int zrd_flush(zrd_run *D, const char *error)
 {
-    const zgrt_program *p = D->p;
     char err[1024] = "";
-    if (zrd_journal_flush(D->J, err, sizeof err) < 0 || zrd_journal_failed(D->J)) {
+    int rc = zrd_journal_flush(D->J, err, sizeof err);
+    /* nothing commits behind the caller's back any more: the trace may
+     * close */
+    zrd_journal_stop(D->J);
+    if (rc < 0 || zrd_journal_failed(D->J)) {
         if (!err[0]) snprintf(err, sizeof err, "the run store failed");
         /* the run's own error says it already, unless it ended first */
         if (!error || !strstr(error, "run store")) fprintf(stderr, "zgc: error: %s\n", err);
         return ZRD_EXIT_STORE;
     }
+    return 0;
+}
+
+int zrd_finish(zrd_run *D, zri_run *R, const char *result_json, const char *error, int status)
+{
+    const zgrt_program *p = D->p;
+    char err[1024] = "";
+    int flushed = zrd_flush(D, error);
+    if (flushed) return flushed;
     char *cur = NULL;
     int cancelled = zrd_store_status(D->st, D->row.rid, &cur, err, sizeof err) == 0 && cur &&
                     strcmp(cur, "cancelled") == 0;

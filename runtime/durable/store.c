@@ -14,13 +14,18 @@
  *                                             result components
  *   journal(rid, lifeline, chunk, data)       the entries of one commit
  *                                             of one lifeline (codec.c)
+ *   channels(rid, receiver, sender, chan, taken)   per-lifeline mode: the
+ *                                             messages a lifeline's journal
+ *                                             holds per channel (a resumed
+ *                                             sender does not send them
+ *                                             again)
  *   tasks(rid, task, lifeline, action, key, kind, prompt, type, members,
  *        current, status, answer, created, answered)
  *
  * The connection: WAL (readers never block the writer, and the commands
  * read while a run writes), synchronous=FULL (a commit is on disk when
  * COMMIT returns: the journal's promise), a busy timeout of
- * ZRD_BUSY_TIMEOUT_MS for the processes of one run and the commands that
+ * ZRD_BUSY_TIMEOUT_MS (or $ZGC_STORE_TIMEOUT seconds) for the processes of one run and the commands that
  * write (zgc answer, zgc runs cancel).  Every write is a transaction begun
  * IMMEDIATE (the write lock first, so two writers never deadlock on an
  * upgrade).  The connection is shared by a run's threads: a mutex keeps
@@ -45,6 +50,7 @@
 struct zrd_store {
     sqlite3 *db;
     char *path;
+    int busy_ms; /* ZRD_BUSY_TIMEOUT_MS, or $ZGC_STORE_TIMEOUT seconds */
     pthread_mutex_t mu;
     /* prepared statements of the commit, kept (by SQL text) */
     const char *sql[8];
@@ -67,6 +73,9 @@ static const char SCHEMA[] =
     " PRIMARY KEY(rid, component));"
     "CREATE TABLE journal(rid INTEGER NOT NULL, lifeline INTEGER NOT NULL, chunk INTEGER NOT NULL,"
     " data BLOB NOT NULL, PRIMARY KEY(rid, lifeline, chunk)) WITHOUT ROWID;"
+    "CREATE TABLE channels(rid INTEGER NOT NULL, receiver INTEGER NOT NULL,"
+    " sender INTEGER NOT NULL, chan INTEGER NOT NULL, taken INTEGER NOT NULL,"
+    " PRIMARY KEY(rid, receiver, sender, chan)) WITHOUT ROWID;"
     "CREATE TABLE tasks(rid INTEGER NOT NULL, task INTEGER NOT NULL, lifeline TEXT NOT NULL,"
     " action TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, prompt TEXT NOT NULL,"
     " type TEXT NOT NULL, members TEXT, current TEXT, status TEXT NOT NULL, answer TEXT,"
@@ -88,8 +97,8 @@ static int fail(zrd_store *st, int rc, const char *step, char *err, size_t errle
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         zri_err(err, errlen,
-                "run store %s: %s: the store is locked by another process (waited %d s)", st->path,
-                step, ZRD_BUSY_TIMEOUT_MS / 1000);
+                "run store %s: %s: the store is locked by another process (waited %g s)", st->path,
+                step, st->busy_ms / 1000.0);
         break;
     case SQLITE_FULL:
         zri_err(err, errlen, "run store %s: %s: the disk is full (%s)", st->path, step, why);
@@ -286,7 +295,12 @@ zrd_store *zrd_store_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     sqlite3_extended_result_codes(st->db, 1);
-    if ((rc = sqlite3_busy_timeout(st->db, ZRD_BUSY_TIMEOUT_MS)) != SQLITE_OK) {
+    st->busy_ms = ZRD_BUSY_TIMEOUT_MS;
+    const char *t = getenv("ZGC_STORE_TIMEOUT");
+    double secs;
+    if (t && *t && zri_parse_float(t, strlen(t), &secs) == 0 && secs >= 0 && secs <= 86400)
+        st->busy_ms = (int)(secs * 1000);
+    if ((rc = sqlite3_busy_timeout(st->db, st->busy_ms)) != SQLITE_OK) {
         fail(st, rc, "setting the busy timeout", err, errlen);
         zrd_store_close(st);
         return NULL;
@@ -383,12 +397,14 @@ static const char SQL_RESUME_RUN[] =
 static const char SQL_LIFE_GET[] = "SELECT attempt FROM lifelines WHERE rid = ? AND lifeline = ?";
 static const char SQL_LIFE_NEW[] =
     "INSERT INTO lifelines(rid, lifeline, name, executable, options, status, attempt, pid,"
-    " pid_start, state, updated) VALUES (?, ?, ?, ?, ?, 'running', 1, ?, ?, 'running', ?)";
+    " pid_start, state, updated) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)";
 static const char SQL_LIFE_RESUME[] =
     "UPDATE lifelines SET status = 'running', attempt = attempt + 1, pid = ?, pid_start = ?,"
     " state = 'running', error = NULL, updated = ? WHERE rid = ? AND lifeline = ?";
 
-/* The attempt of lifeline l's row, 0 when it has none, -1 on error. */
+/* 1 + the attempt of lifeline l's row (whose attempt is 0 when the row
+ * was made before its process started), 0 when it has none, -1 on
+ * error. */
 static int life_attempt(zrd_store *st, int64_t rid, int32_t l, char *err, size_t errlen)
 {
     sqlite3_stmt *s = NULL;
@@ -396,13 +412,38 @@ static int life_attempt(zrd_store *st, int64_t rid, int32_t l, char *err, size_t
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, rid);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 2, l);
     if (rc == SQLITE_OK) rc = sqlite3_step(s);
-    int a = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : rc == SQLITE_DONE ? 0 : -1;
+    int a = rc == SQLITE_ROW ? 1 + sqlite3_column_int(s, 0) : rc == SQLITE_DONE ? 0 : -1;
     if (a < 0) fail(st, rc, "reading a lifeline", err, errlen);
     sqlite3_finalize(s);
     return a;
 }
 
-static int begin_run(zrd_store *st, zrd_runrow *r, int nlives, char *err, size_t errlen)
+/* Inserts a lifeline's row: its attempt (0: its process has not started),
+ * its process. */
+static int new_life(zrd_store *st, int64_t rid, const zrd_liferow *lr, int attempt, double t,
+                    char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, SQL_LIFE_NEW, -1, &s, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, rid);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 2, lr->lifeline);
+    if (rc == SQLITE_OK) rc = bind_text(s, 3, lr->name);
+    if (rc == SQLITE_OK) rc = bind_text(s, 4, lr->executable);
+    if (rc == SQLITE_OK) rc = bind_text(s, 5, lr->options);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 6, attempt);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 7, lr->pid);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 8, lr->pid_start);
+    if (rc == SQLITE_OK) rc = bind_text(s, 9, attempt ? "running" : "not started");
+    if (rc == SQLITE_OK) rc = sqlite3_bind_double(s, 10, t);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return fail(st, rc, "starting a lifeline", err, errlen);
+    }
+    return step_done(st, s, "starting a lifeline", err, errlen);
+}
+
+static int begin_run(zrd_store *st, zrd_runrow *r, int nlives, int nothers,
+                     const zrd_liferow *others, char *err, size_t errlen)
 {
     double t = now_s();
     sqlite3_stmt *s = NULL;
@@ -461,39 +502,39 @@ static int begin_run(zrd_store *st, zrd_runrow *r, int nlives, char *err, size_t
     }
     if (step_done(st, s, "creating the run", err, errlen) < 0) return -1;
     r->rid = sqlite3_last_insert_rowid(st->db);
+    /* per-lifeline mode: every lifeline has its row from the start, so
+     * that a run stopped before some of its processes started can be
+     * resumed with all of them */
+    for (int i = 0; i < nothers; i++)
+        if (new_life(st, r->rid, &others[i], 0, t, err, errlen) < 0) return -1;
     return 0;
 }
 
-int zrd_store_begin(zrd_store *st, zrd_runrow *r, int nlives, const zrd_liferow *lives,
-                    int *attempt, char *err, size_t errlen)
+int zrd_store_begin(zrd_store *st, zrd_runrow *r, int nlives, const zrd_liferow *lives, int nothers,
+                    const zrd_liferow *others, int *attempt, char *err, size_t errlen)
 {
     pthread_mutex_lock(&st->mu);
     int resume = r->rid != 0;
     if (begin(st, err, errlen) < 0) goto fail_unlocked;
-    if (begin_run(st, r, nlives, err, errlen) < 0) goto fail;
+    if (begin_run(st, r, nlives, nothers, others, err, errlen) < 0) goto fail;
     double t = now_s();
     for (int i = 0; i < nlives; i++) {
         const zrd_liferow *lr = &lives[i];
         int a = life_attempt(st, r->rid, lr->lifeline, err, errlen);
         if (a < 0) goto fail;
-        if (a > 0 && !resume) {
+        if (a > 1 && !resume) {
             zri_err(err, errlen, "run store %s: run %s already has a process for lifeline %s",
                     st->path, r->id, lr->name);
             goto fail;
         }
+        if (a == 0) {
+            if (new_life(st, r->rid, lr, 1, t, err, errlen) < 0) goto fail;
+            if (i == 0) *attempt = 1;
+            continue;
+        }
         sqlite3_stmt *s = NULL;
         int rc;
-        if (a == 0) {
-            rc = sqlite3_prepare_v2(st->db, SQL_LIFE_NEW, -1, &s, NULL);
-            if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, r->rid);
-            if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 2, lr->lifeline);
-            if (rc == SQLITE_OK) rc = bind_text(s, 3, lr->name);
-            if (rc == SQLITE_OK) rc = bind_text(s, 4, lr->executable);
-            if (rc == SQLITE_OK) rc = bind_text(s, 5, lr->options);
-            if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 6, lr->pid);
-            if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 7, lr->pid_start);
-            if (rc == SQLITE_OK) rc = sqlite3_bind_double(s, 8, t);
-        } else {
+        {
             rc = sqlite3_prepare_v2(st->db, SQL_LIFE_RESUME, -1, &s, NULL);
             if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, lr->pid);
             if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 2, lr->pid_start);
@@ -507,7 +548,7 @@ int zrd_store_begin(zrd_store *st, zrd_runrow *r, int nlives, const zrd_liferow 
             goto fail;
         }
         if (step_done(st, s, "starting a lifeline", err, errlen) < 0) goto fail;
-        if (i == 0) *attempt = a + 1;
+        if (i == 0) *attempt = a; /* one more than before */
     }
     if (resume && nlives == 1) {
         /* per-lifeline mode: the run's attempts are its lifelines' most */
@@ -595,6 +636,9 @@ static const char SQL_SUMMARY[] =
     "UPDATE lifelines SET events = ?, recent = coalesce(?, recent), updated = ?"
     " WHERE rid = ? AND lifeline = ?";
 static const char SQL_STATUS[] = "SELECT status FROM runs WHERE rid = ?";
+static const char SQL_TAKEN[] =
+    "INSERT INTO channels(rid, receiver, sender, chan, taken) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT(rid, receiver, sender, chan) DO UPDATE SET taken = max(taken, excluded.taken)";
 
 static int read_status(zrd_store *st, int64_t rid, char **status, char *err, size_t errlen)
 {
@@ -648,6 +692,21 @@ int zrd_store_commit(zrd_store *st, int64_t rid, int n, const zrd_chunk *chunks,
             goto fail;
         }
         if (step_done(st, s, "writing the journal", err, errlen) < 0) goto fail;
+        for (int k = 0; k < c->ntaken; k++) {
+            const zrd_taken *tk = &c->taken[k];
+            s = kept(st, SQL_TAKEN, &rc);
+            if (s) rc = sqlite3_bind_int64(s, 1, rid);
+            if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 2, c->lifeline);
+            if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 3, tk->sender);
+            if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 4, tk->chan);
+            if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 5, tk->seq);
+            if (rc != SQLITE_OK) {
+                if (s) done_stmt(st, s);
+                fail(st, rc, "writing the journal", err, errlen);
+                goto fail;
+            }
+            if (step_done(st, s, "writing the journal", err, errlen) < 0) goto fail;
+        }
     }
     if (read_status(st, rid, status, err, errlen) < 0) goto fail;
     if (commit(st, err, errlen) < 0) goto fail_unlocked;
@@ -660,6 +719,34 @@ fail_unlocked:
     *status = NULL;
     pthread_mutex_unlock(&st->mu);
     return -1;
+}
+
+int zrd_store_taken(zrd_store *st, int64_t rid, int32_t sender, zrd_taken **out, int *n, char *err,
+                    size_t errlen)
+{
+    pthread_mutex_lock(&st->mu);
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(
+        st->db, "SELECT receiver, chan, taken FROM channels WHERE rid = ? AND sender = ?", -1, &s,
+        NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(s, 1, rid);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(s, 2, sender);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW) break;
+        *out = zri_xrealloc(*out, (size_t)(*n + 1) * sizeof **out);
+        (*out)[*n].sender = sqlite3_column_int(s, 0); /* here: the receiver */
+        (*out)[*n].chan = sqlite3_column_int(s, 1);
+        (*out)[*n].seq = sqlite3_column_int64(s, 2);
+        (*n)++;
+    }
+    int ok = rc == SQLITE_DONE;
+    if (!ok) fail(st, rc, "reading the channels", err, errlen);
+    sqlite3_finalize(s);
+    pthread_mutex_unlock(&st->mu);
+    return ok ? 0 : -1;
 }
 
 int zrd_store_status(zrd_store *st, int64_t rid, char **status, char *err, size_t errlen)
