@@ -8,10 +8,23 @@
  * parallel regions add threads with child contexts of the same lifeline.
  * zgrt_main (main.c) makes the run, wires it and runs it (zri_run_exec).
  *
- * What the core does not know: the trace, the sockets and the actions.  It
- * reaches them through the interfaces of rt.h, given by zgrt_main: an
- * observer (zri_observer: the trace), a transport (zri_transport: net/)
- * and an action runner (zri_action_fn: agent/).
+ * What the core does not know: the trace, the sockets, the actions and the
+ * run store.  It reaches them through the interfaces of rt.h, given by
+ * zgrt_main: an observer (zri_observer: the trace), a transport
+ * (zri_transport: net/), an action runner (zri_action_fn: agent/) and, in
+ * a durable run, a journal and human tasks (zri_journal, zri_task_fn:
+ * durable/).
+ *
+ * Durable runs.  Each thread knows its journal key (its path and the
+ * number of its events, rt.h: zri_journal); the core records an entry
+ * where the program depends on something it cannot recompute (zgrt_act,
+ * zgrt_wait_any, the turns of do_event inside parallel regions, take in
+ * per-lifeline mode) and a decision at every choice, and while a thread's
+ * cursor has entries it takes them instead of running the action or
+ * picking by arrival, and waits for its turn; a replay that differs from
+ * the journal fails the run.  Output commit: before a frame leaves
+ * (send_remote, net_flush) and before an action the outside sees
+ * (action_visible), the journal commits what could not be made again.
  *
  * Modes
  *   in-process      every body is present (or there is one lifeline): one
@@ -955,7 +968,7 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
             ctx->hold[0] = ctx->hold[1] = NULL;
         }
     }
-    L->nevents++;
+    __atomic_store_n(&L->nevents, L->nevents + 1, __ATOMIC_RELAXED); /* read by the journal */
     ctx->tpos++;
     if (R->kill_at && __atomic_add_fetch(&R->nevents_all, 1, __ATOMIC_RELAXED) == R->kill_at)
         raise(SIGKILL);

@@ -17,19 +17,23 @@
  *   core.c      a run: lifeline threads, channels, events, parallel
  *               regions, cancellation, deadlock detection, results.  It
  *               calls values.c and monitor.c, and reaches the trace, the
- *               transport and the actions only through the interfaces
- *               below (zri_observer, zri_transport, zri_action_fn)
+ *               transport, the actions and a durable run's journal only
+ *               through the interfaces below (zri_observer,
+ *               zri_transport, zri_action_fn, zri_journal, zri_task_fn)
  *   builtins.c  zgrt_concat and zgrt_builtin (they need a context)
  *   net/        frames and the socket transport between per-lifeline
  *               processes (net/net.h): a zri_transport
  *   agent/      llm, human and extern actions, model backends, HTTP
  *               (agent/agent.h): the zri_action_fn
+ *   durable/    durable runs: the SQLite run store, the journal, replay,
+ *               human tasks (durable/durable.h): the zri_journal and the
+ *               zri_task_fn
  *   main.c      zgrt_main: options, mode, trace, transport, actions, run,
  *               result — the one file that knows all the others
  *
  * Libraries (CMakeLists.txt): zgrt_core (values.c … builtins.c),
- * zgrt_net, zgrt_agent, and libzgrt.a, which bundles them with main.c:
- * the archive `zgc build` links.
+ * zgrt_net, zgrt_agent, zgrt_durable, and libzgrt.a, which bundles them
+ * with main.c: the archive `zgc build` links.
  *
  * Errors, one convention for the whole runtime:
  *   - A function that can fail returns 0 (or a pointer) on success and -1

@@ -12,6 +12,8 @@ pkgs=(
   libcriterion-dev  # unit test framework
   libjansson-dev    # JSON reading/writing (traces, histories)
   libcurl4-openssl-dev  # HTTP client for OpenAI-compatible model servers
+  libsqlite3-dev    # the run store of durable runs (runtime/durable, driver/store.c)
+  libssl-dev        # SHA-256 of program fingerprints (backend/link.c)
   libicu-dev        # Unicode case mapping of the trace oracle (oracle/eval.c)
   clang-format      # the house style (.clang-format), checked by scripts/format.sh
   git

@@ -109,12 +109,6 @@ merge_trace() { # TRACE NL RESULT
   } > "$t"
 }
 
-# The run's status and result from the store.
-run_field() { # STORE ID FIELD
-  "$zgc" runs show "$2" --json --store "$1" 2>/dev/null |
-    awk -v f="\"$3\":" '$1 == f { sub(/^[^:]*: /, ""); sub(/,$/, ""); print; exit }'
-}
-
 # One attempt of a run, killed or not.  Sets att_status.  The attempt runs
 # in a process group of its own (setsid), so that a kill reaches every
 # process of it (zgc, its lifeline processes, or the lifelines started
@@ -207,25 +201,24 @@ one_case() { # WF_DIR NL DET MODEL_OPTS... (globals: exe, store, ref_result, ref
     attempt "$how" "$case_dir/out" bash -c 'start_processes "$@"' _ "$d" "$nl" "$store" "$id" \
       "${opts[@]}"
   fi
-  local first=$att_status
-  local n=0 status
-  status=$(run_field "$store" "$id" status)
-  if [ -z "$status" ]; then
-    # killed before the run was in the store: there is nothing to resume,
-    # the run starts again
-    if [ "$mode" = single ]; then
-      attempt none "$case_dir/out" "$exe" --durable="$store" --run-id "$id" "${opts[@]}"
-    else
-      attempt none "$case_dir/out" bash -c 'start_processes "$@"' _ "$case_dir/sock" "$nl" \
-        "$store" "$id" "${opts[@]}"
-    fi
-    status=$(run_field "$store" "$id" status)
+  # resume until it finishes; the first resumes may be killed again.  An
+  # attempt that ends without a kill must succeed; its output is the
+  # result (the store's, for per-lifeline processes started here)
+  local n=0 result="" kills_before
+  local done=0
+  if [ "$att_status" -eq 0 ]; then
+    done=1
+    if [ "$mode" = single ]; then result=$(cat "$case_dir/out"); else
+      result=$("$zgc" runs resume "$id" --store "$store" 2>> "$case_dir/stderr"); fi
+  elif [ "$case_kills" -eq 0 ]; then
+    failed "$id ($mode, $how): the first attempt exited $att_status without a kill"
+    sed 's/^/  /' "$case_dir/stderr" | tail -5
+    return
   fi
-  # resume until it finishes; the first resumes may be killed again
-  while [ "$status" != '"done"' ]; do
+  while [ "$done" = 0 ]; do
     n=$((n + 1))
     if [ $n -gt 8 ]; then
-      failed "$id ($mode, $how): not done after 8 resumes (status $status, first exit $first)"
+      failed "$id ($mode, $how): not done after 8 resumes"
       sed 's/^/  /' "$case_dir/stderr" | tail -5
       return
     fi
@@ -241,18 +234,35 @@ one_case() { # WF_DIR NL DET MODEL_OPTS... (globals: exe, store, ref_result, ref
         again=time:$(( 1 + R ))
       fi
     fi
-    attempt "$again" "$case_dir/out" "$zgc" runs resume "$id" --store "$store"
-    if [ "$again" = none ] && [ "$att_status" -ne 0 ]; then
+    kills_before=$case_kills
+    # one process: the executable resumes it, or zgc runs resume; one
+    # process per lifeline: zgc runs resume starts them all
+    rnd 2
+    if [ "$mode" = single ] && [ "$R" = 0 ]; then
+      attempt "$again" "$case_dir/out" "$exe" --resume "$id" --durable="$store"
+    else
+      attempt "$again" "$case_dir/out" "$zgc" runs resume "$id" --store "$store"
+    fi
+    if [ "$att_status" -eq 0 ]; then
+      done=1
+      result=$(cat "$case_dir/out")
+    elif [ "$case_kills" -eq "$kills_before" ]; then
+      if tail -3 "$case_dir/stderr" | grep -q "no run $id in the run store"; then
+        # killed before the run was in the store: nothing to resume, the
+        # run starts again
+        if [ "$mode" = single ]; then
+          attempt none "$case_dir/out" "$exe" --durable="$store" --run-id "$id" "${opts[@]}"
+        else
+          attempt none "$case_dir/out" bash -c 'start_processes "$@"' _ "$case_dir/sock" "$nl" \
+            "$store" "$id" "${opts[@]}"
+        fi
+        [ "$att_status" -eq 0 ] && continue
+      fi
       failed "$id ($mode, $how): resume exited $att_status"
       sed 's/^/  /' "$case_dir/stderr" | tail -5
       return
     fi
-    status=$(run_field "$store" "$id" status)
   done
-  # the result as the store has it (zgc runs resume prints it for a run
-  # that is done)
-  local result
-  result=$("$zgc" runs resume "$id" --store "$store" 2>/dev/null)
   # the trace: merged by zgc runs resume, or here when no resume was needed
   if [ "$mode" = processes ] && [ ! -s "$trace" ] && [ -s "$trace.L0" ]; then
     merge_trace "$trace" "$nl" "$result"

@@ -45,6 +45,23 @@ S=$tmp/store/runs.db
 export ZGC_STORE=$S
 "$zgc" build "$here/approve.zg" -o v1 > /dev/null || { echo "FAIL build"; exit 1; }
 
+# ---- help texts and usage errors
+for c in runs tasks answer; do
+  expect "$c --help" 0 "" "$zgc" $c --help
+  grep -q "^usage: zgc $c" out && pass=$((pass + 1)) || { echo "FAIL $c --help: $(head -1 out)"; fail=$((fail + 1)); }
+  expect "help $c" 0 "" "$zgc" help $c
+done
+expect "runs: no subcommand" 2 "usage: zgc runs list" "$zgc" runs
+expect "runs: unknown subcommand" 2 "unknown runs command \`frob\`" "$zgc" runs frob
+expect "runs show: no run" 2 "runs show needs a RUN" "$zgc" runs show
+expect "answer: arguments" 2 "answer needs RUN TASK VALUE" "$zgc" answer r1 1
+expect "answer: task number" 2 "TASK is a task's number, not \`x\`" "$zgc" answer r1 x y
+expect "runs list: option" 2 "unknown option \`--bogus\`" "$zgc" runs list --bogus
+expect "run: --run-id alone" 2 "--run-id applies to durable runs only" "$zgc" run "$here/approve.zg" --run-id x
+expect "executable: --exit-when-waiting alone" 2 "--exit-when-waiting applies to durable runs only" \
+  "$zgc" run "$here/approve.zg" --arg topic=t --exit-when-waiting
+expect "run id syntax" 2 "--run-id expects a run id" "$zgc" run "$here/approve.zg" --durable --run-id "a b"
+
 # ---- a missing run id and a missing store
 expect "no store: list" 4 "no run store at $tmp/none.db" "$zgc" runs list --store "$tmp/none.db"
 expect "first run waits" 3 "waits for human task 1" v1/review --durable --run-id r1 --arg topic=tea --exit-when-waiting
