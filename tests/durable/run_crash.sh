@@ -109,6 +109,13 @@ merge_trace() { # TRACE NL RESULT
   } > "$t"
 }
 
+# Waits until every process of a killed group is gone (a killed process
+# lives on for a moment, and a resume would find it running); its leader
+# has been waited for.
+group_gone() { # PGID
+  for _ in $(seq 200); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.01; done
+}
+
 # One attempt of a run, killed or not.  Sets att_status.  The attempt runs
 # in a process group of its own (setsid), so that a kill reaches every
 # process of it (zgc, its lifeline processes, or the lifelines started
@@ -132,6 +139,7 @@ attempt() { # KILL OUTFILE COMMAND...
   fi
   { wait "$pid"; } 2> /dev/null
   att_status=$?
+  [ "$att_status" -ne 0 ] && kill -9 -- "-$pid" 2>/dev/null && group_gone "$pid"
   if [[ $how == event:* ]] && [ "$att_status" -ne 0 ]; then
     # every process of the attempt goes: the one that killed itself and
     # the others with it
@@ -247,7 +255,7 @@ one_case() { # WF_DIR NL DET MODEL_OPTS... (globals: exe, store, ref_result, ref
       done=1
       result=$(cat "$case_dir/out")
     elif [ "$case_kills" -eq "$kills_before" ]; then
-      if tail -3 "$case_dir/stderr" | grep -q "no run $id in the run store"; then
+      if tail -3 "$case_dir/stderr" | grep -qE "no run $id in the run store|no run store at"; then
         # killed before the run was in the store: nothing to resume, the
         # run starts again
         if [ "$mode" = single ]; then
