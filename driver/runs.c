@@ -597,6 +597,13 @@ int zo_resume(const char *path, const char *id, const char *exe_dir, bool exit_w
                     rc = 1;
                 }
             char *trace = stored_option(nl ? lives[0].options : r.options, "--trace");
+            if (trace && trace[0] != '/' && r.cwd) {
+                /* the lifelines work in the run's directory */
+                char *abs;
+                if (asprintf(&abs, "%s/%s", r.cwd, trace) < 0) zu_oom();
+                free(trace);
+                trace = abs;
+            }
             const char *tmp = getenv("TMPDIR");
             char *dir;
             if (asprintf(&dir, "%s/zgc-run-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) zu_oom();

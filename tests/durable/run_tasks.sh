@@ -95,7 +95,9 @@ run 0 "$zgc" runs show p1 --json
 has out '"mode": "processes"'
 has out '"status": "waiting"'
 run 0 "$zgc" answer p1 1 y
-run 3 "$zgc" runs resume p1 --exit-when-waiting
+# from another directory: the run works in its own (its trace too)
+mkdir -p elsewhere
+run 3 bash -c "cd elsewhere && exec '$zgc' runs resume p1 --exit-when-waiting"
 run 0 "$zgc" answer p1 2 1
 run 0 "$zgc" runs resume p1
 [ "$(cat out)" = '[true, "warm"]' ] && ok || bad "p1 result: $(cat out)"
