@@ -345,9 +345,12 @@ static int runs_show(const Args *a)
             json_array_foreach(rec, k, e)
             {
                 char *txt = json_dumps(json_object_get(e, "results"), JSON_COMPACT);
-                printf("      %s -> %s\n", json_string_value(json_object_get(e, "action")),
-                       txt ? txt : "?");
+                char *raw = json_dumps(json_object_get(e, "answer"), JSON_ENCODE_ANY);
+                printf("      %s -> %s%s%s%s\n", json_string_value(json_object_get(e, "action")),
+                       txt ? txt : "?", raw ? " (the model's answer: " : "", raw ? raw : "",
+                       raw ? ")" : "");
                 free(txt);
+                free(raw);
             }
             json_decref(rec);
         }

@@ -1454,6 +1454,7 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
                             .c = env.source,
                             .nvals = A->nresults,
                             .vals = res,
+                            .raw = env.raw,
                             /* a mock model or an extern pure action makes it
                              * again; not inside a parallel region, whose
                              * calls may number differently */
@@ -1466,6 +1467,7 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
         }
     }
     zri_buf_free(&key);
+    free(env.raw);
     if (rc != 0 || cancelled(R)) {
         if (res != small) free(res);
         if (cancelled(R)) unwind(ctx);

@@ -414,8 +414,11 @@ typedef struct zri_action_env {
     /* Durable runs: where a human question goes when nothing else can
      * answer it (with note_user, which the core passes on), or NULL. */
     int (*task)(void *user, const zri_task *t, void **answer, char *err, size_t errlen);
-    /* Set by the action: ZRI_SRC_* bits of where its results came from. */
+    /* Set by the action: ZRI_SRC_* bits of where its results came from,
+     * and a network model's raw answer (the text its last attempt got,
+     * malloc'd; the caller frees it), which a durable run journals. */
     int source;
+    char *raw;
     /* Replay: the action ran before and its results come from the journal;
      * the action only takes again what its `replay_attempts` attempts
      * consumed (ZRI_SRC_* in replay_source) and sets no result. */
@@ -463,6 +466,7 @@ typedef struct zri_jentry {
     const zgrt_value *vals;
     const char *path;   /* TURN: the thread's path */
     const zri_msg *msg; /* MSG */
+    const char *raw;    /* ACT: a network model's raw answer, or NULL (kept, not replayed) */
     /* A re-execution makes this entry again, exactly: decisions, messages
      * a resumed sender sends again, and results of mock models and extern
      * pure actions outside parallel regions.  No output waits for such an

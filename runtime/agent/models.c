@@ -1012,6 +1012,8 @@ static int reply_answer(zri_action_env *env, const zgrt_action *a, const zri_htt
         zri_buf_puts(why, "the answer contains the API key (OPENAI_API_KEY); it is refused");
         rc = ZRI_MODEL_FAILED;
     } else if (json_is_string(content)) {
+        free(env->raw); /* the raw answer, for a durable run's journal */
+        env->raw = zri_xstrndup(json_string_value(content), json_string_length(content));
         rc = parse_answer(env, a, json_string_value(content), json_string_length(content), outs,
                           key, why);
     } else if (json_is_string(json_object_get(msg, "refusal"))) {

@@ -84,6 +84,7 @@ void zrd_encode(zri_buf *b, const char *path, const zri_jentry *e)
         put_varint(b, (uint64_t)e->c);
         put_varint(b, (uint64_t)e->nvals);
         for (int32_t k = 0; k < e->nvals; k++) put_value(b, &e->vals[k]);
+        put_bytes(b, e->raw ? e->raw : "", e->raw ? strlen(e->raw) : 0);
         break;
     case ZRI_J_PICK: put_varint(b, (uint64_t)e->a); break;
     case ZRI_J_CHOICE:
@@ -300,6 +301,8 @@ int zrd_decode(const uint8_t *buf, size_t len, size_t *pos, const zgrt_program *
         }
         for (int32_t k = 0; k < e->nvals && !r.bad; k++) get_value(&r, h, h ? &(*vals)[k] : NULL);
         e->vals = h ? *vals : NULL;
+        size_t rn;
+        get_bytes(&r, &rn); /* the raw answer: kept, not replayed */
         break;
     }
     case ZRI_J_PICK: e->a = get_count(&r, INT32_MAX); break;
@@ -361,5 +364,14 @@ void zrd_act_text(zri_buf *out, const zgrt_program *p, const uint8_t *buf, size_
             if (!r.bad) zri_buf_json_value(out, p, &v);
         }
     }
-    zri_buf_puts(out, "]}");
+    zri_buf_puts(out, "]");
+    size_t rn;
+    const uint8_t *raw = get_bytes(&r, &rn);
+    if (raw && rn) {
+        size_t keep = rn > 200 ? 200 : rn;
+        while (keep < rn && keep > 0 && (raw[keep] & 0xc0) == 0x80) keep--;
+        zri_buf_puts(out, ",\"answer\":");
+        zri_buf_json_string(out, (const char *)raw, keep);
+    }
+    zri_buf_puts(out, "}");
 }

@@ -180,7 +180,8 @@ ZRI_HIDDEN int zrd_store_task_poll(zrd_store *st, int64_t rid, int64_t task, cha
 
 /* An entry (rt.h: zri_jentry) of thread `path` appended as bytes:
  *   kind u8, path (varint length, bytes), pos varint, then per kind
- *   ACT     action, attempts, source varints, nvals varint, values
+ *   ACT     action, attempts, source varints, nvals varint, values, the
+ *           raw answer of a network model (varint length, bytes; 0: none)
  *   PICK    the sender varint       CHOICE  tag varint, decision u8
  *   TURN    nothing (the path is the thread that made the event)
  *   MSG     from, chan, kind, tag, value, seq, nvals varints, values,
