@@ -118,44 +118,44 @@
  * per-lifeline executables only (`zgc run --processes` sets them).  Help
  * texts may span lines ("\n"); the printer indents them. */
 enum { ZV_RUN = 1, ZV_EXE = 2 };
-#define ZV_RUN_OPTIONS(X)                                                                   \
-    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                   \
-      "a workflow input (str: literally, json: JSON text,\n"                                \
-      "enum: a member name, others: their literal syntax)")                                 \
-    X(LLM, "--llm", "SPEC", ZV_RUN,                                                         \
-      "model for every llm action: mock (default),\n"                                       \
-      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                 \
-    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                               \
-      "model for the llm actions of lifeline L;\n"                                          \
-      "L.ACTION=SPEC for one llm action of lifeline L")                                     \
-    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                    \
-    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                            \
-      "answers for human actions (instead of the terminal)")                                \
-    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")      \
-    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS")  \
-    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                      \
-      "time limit of one model call (default 120)")                                         \
-    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                        \
-      "multiply the delays between model retries by X")                                     \
-    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                               \
-      "perturb delivery and scheduling with seeded random\n"                                \
-      "delays, so that other interleavings occur (testing)")                                \
-    X(DURABLE, "--durable", "[=STORE]", ZV_RUN,                                             \
-      "a durable run, journaled in the run store STORE\n"                                   \
-      "(default: $ZGC_STORE, else .zgc/runs.db)")                                           \
-    X(RESUME, "--resume", "RUN", ZV_RUN,                                                    \
-      "resume durable run RUN with its stored inputs and\n"                                 \
-      "options (implies --durable)")                                                        \
-    X(RUN_ID, "--run-id", "ID", ZV_RUN, "the id of a new durable run (default: generated)") \
-    X(EXIT_WHEN_WAITING, "--exit-when-waiting", "", ZV_RUN,                                 \
-      "durable runs: stop with exit status 3 when nothing\n"                                \
-      "but human tasks can make progress")                                                  \
-    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                   \
-      "per-lifeline executables: listen on ADDR\n"                                          \
-      "(unix:PATH or tcp:HOST:PORT)")                                                       \
-    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                  \
-      "per-lifeline executables: address of lifeline NAME,\n"                               \
-      "once for every other lifeline")                                                      \
+#define ZV_RUN_OPTIONS(X)                                                                  \
+    X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                  \
+      "a workflow input (str: literally, json: JSON text,\n"                               \
+      "enum: a member name, others: their literal syntax)")                                \
+    X(LLM, "--llm", "SPEC", ZV_RUN,                                                        \
+      "model for every llm action: mock (default),\n"                                      \
+      "scripted:FILE.json, openai[:MODEL], ollama[:MODEL]")                                \
+    X(LLM_FOR, "--llm-for", "L=SPEC", ZV_RUN,                                              \
+      "model for the llm actions of lifeline L;\n"                                         \
+      "L.ACTION=SPEC for one llm action of lifeline L")                                    \
+    X(SEED, "--seed", "N", ZV_RUN, "seed of the mock model (default 0)")                   \
+    X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                           \
+      "answers for human actions (instead of the terminal)")                               \
+    X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")     \
+    X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS") \
+    X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                     \
+      "time limit of one model call (default 120)")                                        \
+    X(BACKOFF_SCALE, "--backoff-scale", "X", ZV_RUN,                                       \
+      "multiply the delays between model retries by X")                                    \
+    X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                              \
+      "perturb delivery and scheduling with seeded random\n"                               \
+      "delays, so that other interleavings occur (testing)")                               \
+    X(DURABLE, "--durable", "[=STORE]", ZV_RUN,                                            \
+      "a durable run, journaled in the run store STORE\n"                                  \
+      "(default: $ZGC_STORE, else .zgc/runs.db)")                                          \
+    X(RESUME, "--resume", "RUN", ZV_RUN,                                                   \
+      "resume durable run RUN with its stored inputs and\n"                                \
+      "options (implies --durable)")                                                       \
+    X(RUN_ID, "--run-id", "ID", ZV_RUN, "a new durable run's id (default: generated)")     \
+    X(EXIT_WHEN_WAITING, "--exit-when-waiting", "", ZV_RUN,                                \
+      "durable runs: stop with exit status 3 when nothing\n"                               \
+      "but human tasks can make progress")                                                 \
+    X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                  \
+      "per-lifeline executables: listen on ADDR\n"                                         \
+      "(unix:PATH or tcp:HOST:PORT)")                                                      \
+    X(PEER, "--peer", "NAME=ADDR", ZV_EXE,                                                 \
+      "per-lifeline executables: address of lifeline NAME,\n"                              \
+      "once for every other lifeline")                                                     \
     X(RESULT_FILE, "--result-file", "FILE", ZV_EXE, "write the result to FILE instead of stdout")
 
 #define ZV_OPT_ENUM(id, name, meta, scope, help) ZV_OPT_##id,

@@ -25,10 +25,10 @@
 #
 #   run_crash.sh --zgc ZGC --zggen ZGGEN --fake FAKE_OPENAI [--cases N]
 #                [--seed S] [--per N] [--keep DIR] [-v]
-# --cases: cases in all (default 240); --per: cases per workflow (8).
+# --cases: cases in all (default 200); --per: cases per workflow (8).
 # Soak results: tests/durable/README.md.
 set -u
-zgc="" zggen="" fake="" cases=240 seed=1 per=8 keep="" verbose=0
+zgc="" zggen="" fake="" cases=200 seed=1 per=8 keep="" verbose=0
 while [ $# -gt 0 ]; do
   case $1 in
     --zgc) zgc=$(realpath "$2"); shift ;;
