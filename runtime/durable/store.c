@@ -305,19 +305,35 @@ zrd_store *zrd_store_open(const char *path, char *err, size_t errlen)
         zrd_store_close(st);
         return NULL;
     }
-    /* WAL: the mode is asked for and must be what SQLite reports back */
-    sqlite3_stmt *s = NULL;
-    rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_step(s);
-    if (rc != SQLITE_ROW) {
-        fail(st, rc, "switching to WAL mode", err, errlen);
+    /* WAL: asked for unless the store has it (the change needs a lock the
+     * busy handler does not always wait for: while another process
+     * recovers the WAL of a killed one, SQLite may answer busy at once, so
+     * this step is retried until the busy timeout passes) */
+    int wal = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (const char *sql = "PRAGMA journal_mode";;) {
+        sqlite3_stmt *s = NULL;
+        rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(s);
+        const char *mode = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+        wal = mode && strcmp(mode, "wal") == 0;
         sqlite3_finalize(s);
-        zrd_store_close(st);
-        return NULL;
+        if (rc == SQLITE_ROW && (wal || strcmp(sql, "PRAGMA journal_mode") != 0)) break;
+        if (rc == SQLITE_ROW) {
+            sql = "PRAGMA journal_mode=WAL";
+            continue;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if ((rc & 0xff) != SQLITE_BUSY || waited * 1000 > st->busy_ms) {
+            fail(st, rc, "switching to WAL mode", err, errlen);
+            zrd_store_close(st);
+            return NULL;
+        }
+        struct timespec d = {0, 20000000L};
+        nanosleep(&d, NULL);
     }
-    const char *mode = (const char *)sqlite3_column_text(s, 0);
-    int wal = mode && strcmp(mode, "wal") == 0;
-    sqlite3_finalize(s);
     if (!wal) {
         zri_err(err, errlen, "run store %s: the file system does not allow WAL mode", path);
         zrd_store_close(st);
