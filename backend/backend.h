@@ -38,6 +38,8 @@ typedef struct ZBuildOptions {
     int opt_level;     /* 0..3 (default 2) */
     bool keep_objects; /* keep the .o files in out_dir */
     bool verbose;      /* print the commands run */
+    char *fingerprint; /* when not NULL: gets the program's fingerprint (65 bytes:
+                          64 hex digits, zgrt_abi.h: zgrt_program.fingerprint) */
 } ZBuildOptions;
 
 /* Both take a compilation run up to ZC_PLAN (compiler/pipeline.c): the
@@ -49,6 +51,11 @@ typedef struct ZBuildOptions {
  * link, an unwritable directory, …: see above) are reported as
  * diagnostics.  Returns 0 on success, 1 on error. */
 int zb_build(ZCompilation *c, const ZBuildOptions *o);
+
+/* The identity of the runtime library executables are linked with: 16
+ * hex digits of a SHA-256 of its contents (a cache of builds keys on it,
+ * beside the program's fingerprint).  0, or 1 with a message in err. */
+int zb_runtime_id(char out[17], const char **err);
 
 /* Prints the LLVM IR of the all-in-one executable (one module). */
 int zb_emit_llvm(FILE *out, ZCompilation *c);

@@ -7,14 +7,8 @@
  * tables as the monitor plan gives them (compiler/plan.c).  Action kinds,
  * parse modes and human kinds are coded from the vocabulary
  * (vocab/vocab.h) into the runtime's numbers (ZGRT_ACT_*, ZGRT_PARSE_*,
- * ZGRT_HUMAN_*).  `main` calls zgrt_main with the descriptor.
- *
- * Code hash.  zgrt_program.code_hash points to g->code_hash (link.c
- * computes it over the lifeline modules and the canonical descriptor
- * below), or is NULL before that (`zgc emit-llvm`, tests).  The canonical
- * descriptor is the all-in-one descriptor without the source path (the
- * same program built from another directory is the same program) and
- * without the hash itself.
+ * ZGRT_HUMAN_*).  The program's fingerprint (link.c) goes in too.
+ * `main` calls zgrt_main with the descriptor.
  */
 #include <string.h>
 
@@ -264,19 +258,6 @@ static LLVMValueRef edge_table(ZbMod *md)
     return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_EDGE), vals, pl->nedges, "edges");
 }
 
-/* zg.code_hash, ZGRT_CODE_HASH_BYTES bytes, or a null pointer. */
-static LLVMValueRef code_hash(ZbMod *md, const uint8_t *hash)
-{
-    if (!hash) return cnull(md->g);
-    LLVMValueRef init = LLVMConstStringInContext(md->g->lc, (const char *)hash,
-                                                 ZGRT_CODE_HASH_BYTES, 1 /* no NUL */);
-    LLVMValueRef gv = LLVMAddGlobal(md->m, LLVMTypeOf(init), "zg.code_hash");
-    LLVMSetInitializer(gv, init);
-    LLVMSetGlobalConstant(gv, 1);
-    LLVMSetLinkage(gv, LLVMPrivateLinkage);
-    return as_ptr(md, gv);
-}
-
 static LLVMValueRef fn_ref(ZbMod *md, const char *name, LLVMTypeRef ty)
 {
     LLVMValueRef fn = LLVMGetNamedFunction(md->m, name);
@@ -284,7 +265,7 @@ static LLVMValueRef fn_ref(ZbMod *md, const char *name, LLVMTypeRef ty)
     return as_ptr(md, fn);
 }
 
-static void gen_descriptor(ZbGen *g, LLVMModuleRef m, int only, bool canonical)
+void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
 {
     ZbMod md;
     zb_mod_init(&md, g, m);
@@ -364,14 +345,15 @@ static void gen_descriptor(ZbGen *g, LLVMModuleRef m, int only, bool canonical)
         if (!tmp[i]) tmp[i] = zb_cstr(&md, "?");
     LLVMValueRef tags_v = zb_const_array(&md, pt, tmp, nt, "tags");
 
-    /* locations */
-    tmp = zu_alloc(g->a, sizeof *tmp * ((size_t)g->nlocs + 1));
-    for (int i = 0; i < g->nlocs; i++) {
+    /* locations (none in the descriptor a fingerprint hashes: moving a
+     * statement to another line does not change the program) */
+    int nlocs = g->for_hash ? 0 : g->nlocs;
+    tmp = zu_alloc(g->a, sizeof *tmp * ((size_t)nlocs + 1));
+    for (int i = 0; i < nlocs; i++) {
         LLVMValueRef f[2] = {ci32(g, g->locs[i].line), ci32(g, g->locs[i].col)};
         tmp[i] = cstruct(g, ZB_TY_LOC, f, 2);
     }
-    LLVMValueRef locs_v =
-        zb_const_array(&md, zb_desc_type(g->lc, ZB_TY_LOC), tmp, g->nlocs, "locs");
+    LLVMValueRef locs_v = zb_const_array(&md, zb_desc_type(g->lc, ZB_TY_LOC), tmp, nlocs, "locs");
 
     /* actions */
     tmp = zu_alloc(g->a, sizeof *tmp * ((size_t)g->nacts + 1));
@@ -404,7 +386,7 @@ static void gen_descriptor(ZbGen *g, LLVMModuleRef m, int only, bool canonical)
     LLVMValueRef f[] = {
         ci32(g, ZGRT_ABI_VERSION),
         ci32(g, nl),
-        zb_cstr(&md, canonical                ? ""
+        zb_cstr(&md, g->for_hash              ? ""
                      : p->src && p->src->path ? p->src->path
                                               : "?"),
         zb_cstr(&md, wf->name),
@@ -419,7 +401,7 @@ static void gen_descriptor(ZbGen *g, LLVMModuleRef m, int only, bool canonical)
         ci32(g, nt),
         chans_v,
         tags_v,
-        ci32(g, g->nlocs),
+        ci32(g, nlocs),
         ci32(g, g->nacts),
         locs_v,
         acts_v,
@@ -433,7 +415,8 @@ static void gen_descriptor(ZbGen *g, LLVMModuleRef m, int only, bool canonical)
         ci32(g, plan->nedges),
         keep_table(&md),
         edge_table(&md),
-        code_hash(&md, canonical ? NULL : g->code_hash),
+        g->fingerprint ? zb_cstr(&md, g->fingerprint) : cnull(g),
+        g->fingerprint_parts ? zb_cstr(&md, g->fingerprint_parts) : cnull(g),
     };
     LLVMValueRef init = cstruct(g, ZB_TY_PROGRAM, f, sizeof f / sizeof f[0]);
     LLVMValueRef prog = LLVMAddGlobal(m, zb_desc_type(g->lc, ZB_TY_PROGRAM), "zg.program");
@@ -451,7 +434,3 @@ static void gen_descriptor(ZbGen *g, LLVMModuleRef m, int only, bool canonical)
     LLVMBuildRet(mf.b, rc);
     zb_fn_end(&mf);
 }
-
-void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only) { gen_descriptor(g, m, only, false); }
-
-void zb_gen_descriptor_canonical(ZbGen *g, LLVMModuleRef m) { gen_descriptor(g, m, -1, true); }

@@ -122,9 +122,11 @@ typedef struct ZbGen {
     int *guard_uses, *guard_nodes;
     int nparts; /* zg.part.L.n functions so far (body.c) */
     bool failed;
-    /* zgrt_program.code_hash of the descriptors (ZGRT_CODE_HASH_BYTES
-     * bytes, link.c), or NULL */
-    const uint8_t *code_hash;
+    /* the program's fingerprint and its parts (link.c), or NULL; while
+     * for_hash, the descriptor leaves out what does not change the program
+     * (its source path and locations) and the fingerprint itself */
+    const char *fingerprint, *fingerprint_parts;
+    bool for_hash;
     /* types */
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_dbl, t_ptr, t_val;
 } ZbGen;
@@ -317,11 +319,8 @@ void zb_gen_eval(ZbGen *g, ZbMod *md, int life);
 
 /* Adds the zgrt_program descriptor and `main` to m: with the bodies and
  * evaluation functions of every lifeline (only < 0) or of lifeline `only`
- * (NULL elsewhere), and g->code_hash. */
+ * (NULL elsewhere), and the program's fingerprint (g->fingerprint). */
 void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only);
-/* The descriptor the code hash covers (link.c): every lifeline, no
- * source path, no code hash. */
-void zb_gen_descriptor_canonical(ZbGen *g, LLVMModuleRef m);
 
 /* ---- emit.c ------------------------------------------------------------- */
 

@@ -7,21 +7,18 @@
  *   <wf>.prog.<L>.o    descriptor + main of lifeline L's executable
  *   <wf>.user<k>.o     the user's C files, compiled once each
  * and links out_dir/<wf> (every body) and out_dir/<wf>.<L> (L's body) with
- * the system C compiler, libzgrt, jansson, libcrypto, pthreads and libm.
- * Commands run through fork/execvp (no shell); their output is shown when
- * they fail.
+ * the system C compiler, libzgrt, jansson, libcrypto (the handshake of
+ * lifeline processes), SQLite (the run store of durable runs), pthreads
+ * and libm.  Commands run through fork/execvp (no
+ * shell); their output is shown when they fail.
  *
- * Code hash.  Every descriptor carries the SHA-256 of the program's code
- * (zgrt_program.code_hash), which per-lifeline executables compare when
- * they connect (runtime/net/hello.c): a lifeline built from another
- * program with the same declarations is refused.  It covers, in this
- * order, the bitcode of every lifeline module before optimisation (so it
- * does not depend on -O) and without its source file name, the bitcode of
- * the canonical descriptor (all lifelines, without the source path and
- * the hash: descriptor.c), and the bytes of each C file given (not the
- * headers they include), each preceded by its length.  The modules are
- * generated the same way for the same source, so every build of one
- * program by one zgc has the same hash.
+ * Fingerprint.  Every descriptor carries the program's fingerprint
+ * (zgrt_abi.h), which a durable run checks before it resumes and which
+ * lifeline processes compare when they connect (runtime/net/hello.c), so
+ * a lifeline built from another program is refused: SHA-256
+ * (libcrypto) of each lifeline's module as LLVM IR before optimisation
+ * (so -O levels do not change it), of the descriptor without its source
+ * path and locations, and of each C file's contents; then of those parts.
  *
  * Extern functions: the descriptor refers to zg_<action> weakly, so a
  * program whose C files do not define one still links, and the runtime
@@ -42,7 +39,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <llvm-c/BitWriter.h>
 #include <openssl/evp.h>
 
 #include "gen.h"
@@ -178,6 +174,44 @@ static int mkdir_p(ZArena *a, const char *path)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* the fingerprint                                                     */
+/* ------------------------------------------------------------------ */
+
+/* SHA-256 of n bytes as 64 hex digits; false when libcrypto fails. */
+static bool sha256_hex(const void *data, size_t n, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (!EVP_Digest(data, n, md, &len, EVP_sha256(), NULL) || len != 32) return false;
+    for (unsigned i = 0; i < len; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return true;
+}
+
+/* Appends the part "NAME HEX\n" for n bytes at data. */
+static bool fp_part(ZArena *a, char **parts, const char *name, const void *data, size_t n)
+{
+    char hex[65];
+    if (!sha256_hex(data, n, hex)) return false;
+    *parts = zu_fmt(a, "%s%s %s\n", *parts ? *parts : "", name, hex);
+    return true;
+}
+
+/* The part of a module: its IR text, without the source file's name (the
+ * same program in another file is the same program). */
+static bool fp_module(ZArena *a, char **parts, const char *name, LLVMModuleRef m)
+{
+    size_t n = 0;
+    const char *src = LLVMGetSourceFileName(m, &n);
+    char *keep = zu_strndup(a, src ? src : "", n);
+    LLVMSetSourceFileName(m, "", 0);
+    char *ir = LLVMPrintModuleToString(m);
+    LLVMSetSourceFileName(m, keep, strlen(keep));
+    bool ok = fp_part(a, parts, name, ir, strlen(ir));
+    LLVMDisposeMessage(ir);
+    return ok;
+}
+
 static const char *env_or(const char *name, const char *dflt)
 {
     const char *v = getenv(name);
@@ -200,37 +234,7 @@ typedef struct Build {
     const char *objdir;
     ZVec made; /* files to remove at the end (char*) */
     const char *cc;
-    EVP_MD_CTX *hash; /* the code hash being computed */
-    uint8_t code_hash[ZGRT_CODE_HASH_BYTES];
 } Build;
-
-/* ------------------------------------------------------------------ */
-/* the code hash                                                       */
-/* ------------------------------------------------------------------ */
-
-static void hash_part(Build *b, const void *d, size_t n)
-{
-    uint8_t len[8];
-    for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
-    if (EVP_DigestUpdate(b->hash, len, 8) != 1 || (n && EVP_DigestUpdate(b->hash, d, n) != 1))
-        zu_oom(); /* libcrypto fails only without memory */
-}
-
-/* The module's bitcode, without its source file name (the path of the
- * .zg file: the same program built from another directory is the same
- * program). */
-static void hash_module(Build *b, LLVMModuleRef m)
-{
-    size_t n = 0;
-    const char *src = LLVMGetSourceFileName(m, &n);
-    char *saved = zu_strndup(b->a, src ? src : "", n);
-    LLVMSetSourceFileName(m, "", 0);
-    LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(m);
-    LLVMSetSourceFileName(m, saved, n);
-    if (!mb) zu_oom();
-    hash_part(b, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
-    LLVMDisposeMemoryBuffer(mb);
-}
 
 static bool emit_module(Build *b, LLVMModuleRef m, const char *path)
 {
@@ -296,6 +300,7 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
     const char *cl = ZGC_CRYPTO_LIBS;
     argv_split(&cmd, *cl ? cl : "-lcrypto", "|");
     argv_split(&cmd, ZGC_RUNTIME_LDFLAGS, "| ");
+    argv_push(&cmd, "-lsqlite3"); /* the run store (runtime/durable) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
     char *out = NULL;
@@ -310,6 +315,43 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
         fputs(out, stderr);
     }
     return rc == 0;
+}
+
+/* The fingerprint's other parts (the declarations, the C files) after
+ * the lifelines' in *parts, then the fingerprint of them all, for the
+ * descriptors.  false after reporting why. */
+static bool fingerprint(Build *b, char **parts)
+{
+    ZbGen *g = b->gen;
+    LLVMModuleRef m = zb_gen_module(g, "declarations");
+    zb_target_prepare(b->tm, m);
+    g->for_hash = true;
+    zb_gen_descriptor(g, m, -1);
+    g->for_hash = false;
+    bool ok = fp_module(b->a, parts, "declarations", m);
+    LLVMDisposeModule(m);
+    for (int k = 0; ok && k < b->o->n_c_files; k++) {
+        const char *path = b->o->c_files[k];
+        const char *why = NULL;
+        size_t len;
+        char *text = zu_read_file(path, &len, &why);
+        if (!text) {
+            zd_error(b->d, no_span, "cannot read the C file `%s`: %s", path, why ? why : "");
+            return false;
+        }
+        const char *base = strrchr(path, '/');
+        ok = fp_part(b->a, parts, zu_fmt(b->a, "C file %s", base ? base + 1 : path), text, len);
+        free(text);
+    }
+    char hex[65];
+    if (!ok || !sha256_hex(*parts, strlen(*parts), hex)) {
+        zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
+        return false;
+    }
+    g->fingerprint = zu_strdup(b->a, hex);
+    g->fingerprint_parts = *parts;
+    if (b->o->fingerprint) memcpy(b->o->fingerprint, hex, 65);
+    return true;
 }
 
 static int build(Build *b)
@@ -362,6 +404,7 @@ static int build(Build *b)
     }
 
     /* lifeline modules first: they number the source locations */
+    char *parts = NULL;
     const char **body_objs = zu_alloc(b->a, sizeof *body_objs * (size_t)(nl + 1));
     for (int L = 0; L < nl; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
@@ -372,34 +415,17 @@ static int build(Build *b)
             LLVMDisposeModule(m);
             return 1;
         }
-        hash_module(b, m);
         body_objs[L] = zu_fmt(b->a, "%s/%s.body.%s.o", b->objdir, wfn, ld->name);
-        if (!emit_module(b, m, body_objs[L])) return 1;
-    }
-    /* the rest of the code hash: the canonical descriptor, the C files */
-    LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
-    zb_target_prepare(b->tm, m);
-    zb_gen_descriptor_canonical(b->gen, m);
-    hash_module(b, m);
-    LLVMDisposeModule(m);
-    for (int i = 0; i < o->n_c_files; i++) {
-        size_t len;
-        const char *why;
-        char *text = zu_read_file(o->c_files[i], &len, &why);
-        if (!text) {
-            zd_error(b->d, no_span, "cannot read the C file `%s`: %s", o->c_files[i], why);
+        if (!fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s", ld->name), m)) {
+            LLVMDisposeModule(m);
+            zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
             return 1;
         }
-        hash_part(b, text, len);
-        free(text);
+        if (!emit_module(b, m, body_objs[L])) return 1;
     }
-    unsigned hlen = 0;
-    if (EVP_DigestFinal_ex(b->hash, b->code_hash, &hlen) != 1 || hlen != ZGRT_CODE_HASH_BYTES)
-        zu_oom();
-    b->gen->code_hash = b->code_hash;
-
+    if (!fingerprint(b, &parts)) return 1;
     const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
-    m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
+    LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
     zb_target_prepare(b->tm, m);
     zb_gen_descriptor(b->gen, m, -1);
     if (!emit_module(b, m, prog_obj)) return 1;
@@ -471,16 +497,30 @@ int zb_build(ZCompilation *c, const ZBuildOptions *o)
     b.lc = LLVMContextCreate();
     zb_install_diagnostics(b.lc);
     b.gen = zb_gen_new(b.lc, c);
-    b.hash = EVP_MD_CTX_new();
-    if (!b.hash || EVP_DigestInit_ex(b.hash, EVP_sha256(), NULL) != 1) zu_oom();
-    hash_part(&b, "zgc code hash 1", 15);
     int rc = build(&b);
-    EVP_MD_CTX_free(b.hash);
     for (int i = 0; i < b.made.len; i++) unlink(ZU_VEC_AT(b.made, i));
     if (!o->keep_objects && b.objdir) rmdir(b.objdir);
     zb_target_free(b.tm);
     LLVMContextDispose(b.lc);
     return rc;
+}
+
+int zb_runtime_id(char out[17], const char **err)
+{
+    const char *lib = env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB);
+    size_t len;
+    char *data = zu_read_file(lib, &len, err);
+    if (!data) return 1;
+    char hex[65];
+    bool ok = sha256_hex(data, len, hex);
+    free(data);
+    if (!ok) {
+        *err = "libcrypto failed";
+        return 1;
+    }
+    memcpy(out, hex, 16);
+    out[16] = 0;
+    return 0;
 }
 
 int zb_emit_llvm(FILE *out, ZCompilation *c)

@@ -127,7 +127,8 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
             i32, /* nedges */
             p,   /* keeps */
             p,   /* edges */
-            p,   /* code_hash */
+            p,   /* fingerprint */
+            p,   /* fingerprint_parts */
         };
         return named_struct(lc, "zgrt_program", f, sizeof f / sizeof f[0]);
     }

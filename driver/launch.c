@@ -494,6 +494,23 @@ static void follow_end(follower *fo, const char *result, const char *error)
     free(fo);
 }
 
+/* Which exit of a lifeline explains the run's (zx_run_processes): bad
+ * usage, then a failure of the store, then an error, then a stop to wait
+ * for humans; a lifeline killed, or stopped by a lost peer (5, durable
+ * runs), only follows the others. */
+static int exit_rank(int code)
+{
+    switch (code) {
+    case 0: return 0;
+    case 2: return 6;
+    case 4: return 5;
+    case 1: return 4;
+    case 3: return 3;
+    case 5: return 2;
+    default: return 1;
+    }
+}
+
 int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
 {
     int n = r->nlifelines;
@@ -539,9 +556,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         if (!fo) status = 2;
     }
     for (int i = 0; i < n && status == 0; i++) {
-        /* exe run options --listen ADDR --peer M=ADDR … --secret-file K --result-file F
-         * --error-file E [--trace T] */
-        int nextra = 8 + 2 * (n - 1) + (trace ? 2 : 0);
+        /* exe --listen ADDR --peer M=ADDR … --secret-file K --result-file F
+         * --error-file E [--trace T] run options */
+        int nextra = 8 + 2 * (n - 1) + (trace && !r->trace_stored ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
@@ -559,12 +576,17 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         extra[k++] = results[i];
         extra[k++] = "--error-file";
         extra[k++] = errfiles[i];
-        if (trace) {
+        if (trace && !r->trace_stored) {
             extra[k++] = "--trace";
             extra[k++] = (char *)trace;
         }
         char *exe;
-        if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) zu_oom();
+        if (r->exes && r->exes[i]) {
+            exe = strdup(r->exes[i]);
+            if (!exe) zu_oom();
+        } else if (asprintf(&exe, "%s/%s.%s", r->dir, r->workflow, r->lifelines[i]) < 0) {
+            zu_oom();
+        }
 
         char *head[] = {exe};
         char **v = build_argv(1, head, argc, argv, k, extra);
@@ -584,6 +606,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     }
     /* wait; when one fails, stop the others */
     int left = started, first = -1;
+    int worst = status ? exit_rank(status) : 0; /* the rank of the exit that explains status */
     bool stopping = status != 0;
     if (stopping)
         for (int i = 0; i < started; i++) kill(pids[i], SIGTERM);
@@ -603,7 +626,10 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         left--;
         int code = exit_status(st);
         codes[idx] = code;
-        if (code != 0 && status == 0) status = code == 2 ? 2 : 1;
+        if (code != 0 && exit_rank(code) > worst) {
+            worst = exit_rank(code);
+            status = code == 2 || code == 3 || code == 4 ? code : 1;
+        }
         if (code != 0 && !stopping) {
             first = idx;
             stopping = true;
@@ -611,11 +637,23 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
                 if (pids[i] > 0) kill(pids[i], SIGTERM);
         }
     }
-    /* a signal zgc forwarded needs no news about each lifeline */
+    /* a signal zgc forwarded needs no news about each lifeline; a stop to
+     * wait for humans is no failure */
     char *first_error = NULL;
-    if (status != 0 && started > 0 && !got_signal)
+    if (status != 0 && status != 3 && started > 0 && !got_signal)
         first_error = report_failure(r, errfiles, codes, first);
-    if (status == 0) {
+    if (status == 0 && r->stored_result) {
+        char *text = r->stored_result(r->u);
+        if (!text) {
+            status = 1;
+        } else {
+            follow_end(fo, text, NULL); /* before the merge removes the lifelines' traces */
+            fo = NULL;
+            if (r->trace && merge_traces(r, text) != 0) status = 1;
+            printf("%s\n", text);
+            free(text);
+        }
+    } else if (status == 0) {
         /* assemble the result: the components' JSON texts are copied as the
          * lifelines wrote them (no reformatting, so numbers print exactly as
          * in an all-in-one run), a tuple as `[a, b]` */

@@ -27,10 +27,21 @@ typedef struct ZxProcessRun {
     bool result_tuple;
     const char *trace; /* --trace FILE, or NULL */
     const char *view;  /* --view[=ADDR]: "" or ADDR; NULL: no live view */
+    /* A resumed durable run (zgc runs resume): each lifeline's executable
+     * (NULL: DIR/<workflow>.<Lifeline>); the lifelines know their trace
+     * from their stored options (it is only merged here); the result is
+     * the one the lifelines composed in the run store. */
+    const char *const *exes;
+    bool trace_stored;
+    char *(*stored_result)(void *u); /* malloc'd, or NULL after saying why */
+    void *u;
 } ZxProcessRun;
 
 /* Runs one process per lifeline on Unix sockets in r->dir; prints the
- * assembled result; returns 0, 1 (a lifeline failed) or 2 (bad usage).
+ * assembled result; returns 0, 1 (a lifeline failed) or 2 (bad usage),
+ * and for durable runs 3 (a lifeline stopped to wait for human tasks; the
+ * others are stopped) or 4 (the run store failed).  A lifeline that exits
+ * 5 (it lost a peer, durable runs) only follows another's failure.
  * With r->view, serves the live view of all lifelines (runtime/view): the
  * lifelines write their traces (to r->dir when no trace was asked for),
  * and the launcher follows them as they grow. */

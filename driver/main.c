@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,8 @@
 #include "launch.h"
 #include "oracle.h"
 #include "viewer.h"
+#include "runs.h"
+#include "store.h"
 
 #define ZGC_VERSION "0.1.0"
 
@@ -63,6 +66,9 @@ static const char usage_main[] =
     "  trace      check run traces against the workflow (trace check FILE.zg TRACE),\n"
     "             or list a trace as a table (trace show TRACE)\n"
     "  view       draw a run's trace or a workflow as a message sequence chart (HTML)\n"
+    "  runs       durable runs: list, show, cancel, gc, resume\n"
+    "  tasks      the pending human tasks of durable runs\n"
+    "  answer     answer a human task of a durable run (answer RUN TASK VALUE)\n"
     "  help CMD   show the help of a command\n"
     "\n"
     "options:\n"
@@ -157,6 +163,10 @@ static const char usage_run_head[] =
     "lifeline runs in its own process, connected by Unix sockets and\n"
     "authenticated with a secret made for the run; a failed run prints the\n"
     "error that occurred first.\n"
+    "A durable run (--durable) is journaled in a run store, so that it can be\n"
+    "resumed after a crash (zgc runs resume RUN, or zgc run FILE.zg --resume\n"
+    "RUN, which builds the program again); its build is kept in the cache\n"
+    "beside the store (DIR/cache/<fingerprint>/, with the source).\n"
     "\n"
     "  --workflow NAME         the workflow (default: the only or the last one)\n"
     "  --processes             one process per lifeline\n"
@@ -165,7 +175,9 @@ static const char usage_run_head[] =
     "run options (also taken by the built executables):\n";
 static const char usage_run_tail[] =
     "\n"
-    "exit status: 0 success, 1 compile or run-time error, 2 bad usage.\n";
+    "exit status: 0 success, 1 compile or run-time error, 2 bad usage; durable\n"
+    "runs: 3 stopped to wait for human tasks (--exit-when-waiting), 4 the run\n"
+    "store failed.\n";
 
 /* The usage of `zgc run`: its run options come from vocab/vocab.h, as do
  * those the built executables print. */
@@ -478,13 +490,121 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 /* Removes the temporary build directory and everything in it. */
 static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+/* A fresh run id for the processes of a durable run (the runtime makes
+ * the same kind for one process: runtime/durable/run.c). */
+static char *new_run_id(void)
+{
+    unsigned rnd = 0;
+    FILE *f = fopen("/dev/urandom", "r");
+    if (!f || fread(&rnd, sizeof rnd, 1, f) != 1) rnd = (unsigned)getpid() * 2654435761u;
+    if (f) fclose(f);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char day[32], *id;
+    strftime(day, sizeof day, "%Y%m%d-%H%M%S", &tm);
+    if (asprintf(&id, "%s-%06x", day, rnd & 0xffffff) < 0) zu_oom();
+    return id;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+    char *p = strdup(path);
+    if (!p) zu_oom();
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s) continue;
+        char c = *s;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = c;
+        if (!c) break;
+    }
+    free(p);
+    return 0;
+}
+
+/* Copies file `from` to `to` (the cache keeps the source of its builds). */
+static int copy_file(const char *from, const char *to)
+{
+    size_t len;
+    const char *why;
+    char *data = zu_read_file(from, &len, &why);
+    if (!data) return -1;
+    FILE *f = fopen(to, "w");
+    int ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = 0;
+    free(data);
+    return ok ? 0 : -1;
+}
+
+/* zgc run --durable: builds into the cache beside the store, in a
+ * directory named by the program's fingerprint and the runtime's identity
+ * (zb_runtime_id), made under a temporary name and renamed into place (a
+ * build that is there already is used); *exe_dir gets it.  Returns the
+ * exit status. */
+static int durable_build(ZCompilation *c, ZBuildOptions *b, const char *store, const char *src,
+                         char **exe_dir)
+{
+    char *cache = zo_cache_dir(store);
+    char *tmp;
+    if (asprintf(&tmp, "%s/build-XXXXXX", cache) < 0) zu_oom();
+    int rc = 0;
+    if (make_dirs(cache) != 0 || !mkdtemp(tmp)) {
+        fprintf(stderr, "zgc: error: cannot create a directory in the build cache %s: %s\n", cache,
+                strerror(errno));
+        rc = 1;
+    }
+    char fp[65] = "";
+    if (rc == 0) {
+        b->out_dir = tmp;
+        b->fingerprint = fp;
+        rc = zb_build(c, b);
+    }
+    char rt[17] = "";
+    const char *why = NULL;
+    if (rc == 0 && zb_runtime_id(rt, &why) != 0) {
+        fprintf(stderr, "zgc: error: cannot read the runtime library: %s\n", why ? why : "");
+        rc = 1;
+    }
+    if (rc == 0) {
+        /* the build of this program with this runtime */
+        char *final;
+        if (asprintf(&final, "%s/%s-%s", cache, fp, rt) < 0) zu_oom();
+        char *copy;
+        if (asprintf(&copy, "%s/source.zg", tmp) < 0) zu_oom();
+        if (copy_file(src, copy) != 0)
+            fprintf(stderr, "zgc: warning: cannot keep the source in the build cache: %s\n",
+                    strerror(errno));
+        free(copy);
+        if (rename(tmp, final) != 0) {
+            /* the same program was built before: that build is the one */
+            if (errno != EEXIST && errno != ENOTEMPTY) {
+                fprintf(stderr, "zgc: error: cannot keep the build in the cache %s: %s\n", final,
+                        strerror(errno));
+                rc = 1;
+            }
+            zo_remove_tree(tmp);
+        }
+        *exe_dir = final;
+    } else {
+        zo_remove_tree(tmp);
+    }
+    free(tmp);
+    free(cache);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     Options o = {0};
-    bool processes = false;
-    const char *trace = NULL, *view = NULL;
+    bool processes = false, durable = false, exit_when_waiting = false;
+    const char *trace = NULL, *view = NULL, *store = NULL, *run_id = NULL, *resume = NULL;
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
-    char **pass = zu_xcalloc((size_t)argc + 4, sizeof *pass);
+    char **pass = zu_xcalloc((size_t)argc + 8, sizeof *pass);
     int ncfiles = 0, npass = 0, rc = -1, opt;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
@@ -501,17 +621,36 @@ static int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--processes")) {
             processes = true;
         } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
-            /* a run option takes a value: --opt VALUE or --opt=VALUE; an
-             * optional one only as --opt=VALUE */
+            /* --opt VALUE or --opt=VALUE, but for the flags and optional
+             * values (vocab.h: zv_option_value) */
+            int how = zv_option_value(&zv_option_table()[opt]);
             const char *value = strchr(a, '=');
-            if (zv_option_table()[opt].scope & ZV_OPTIONAL) {
-                if (opt == ZV_OPT_VIEW) view = value ? value + 1 : "";
-                if (opt != ZV_OPT_VIEW || !processes) pass[npass++] = argv[i];
+            if (opt == ZV_OPT_VIEW) {
+                /* given to the run below: to the lifelines' launcher of
+                 * --processes, which serves their merged view */
+                view = value ? value + 1 : "";
                 continue;
             }
-            if (!value && i + 1 >= argc) {
+            if (how == ZV_VALUE_REQUIRED && !value && i + 1 >= argc) {
                 rc = usage_error(usage_run(), "%s needs a value", a);
                 break;
+            }
+            if (opt == ZV_OPT_DURABLE) {
+                durable = true;
+                store = value ? value + 1 : NULL;
+                continue;
+            }
+            if (opt == ZV_OPT_EXIT_WHEN_WAITING) {
+                exit_when_waiting = true;
+                continue;
+            }
+            if (opt == ZV_OPT_RUN_ID || opt == ZV_OPT_RESUME) {
+                const char *v = value ? value + 1 : argv[++i];
+                if (opt == ZV_OPT_RUN_ID)
+                    run_id = v;
+                else
+                    resume = v, durable = true;
+                continue;
             }
             if (opt == ZV_OPT_TRACE) {
                 trace = value ? value + 1 : argv[++i];
@@ -522,7 +661,7 @@ static int cmd_run(int argc, char **argv)
                 continue;
             }
             pass[npass++] = argv[i];
-            if (!value) pass[npass++] = argv[++i];
+            if (!value && how == ZV_VALUE_REQUIRED) pass[npass++] = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             rc = usage_error(usage_run(), "unknown option `%s`", a);
         } else if (ends_with(a, ".c")) {
@@ -534,6 +673,13 @@ static int cmd_run(int argc, char **argv)
         }
     }
     if (rc < 0 && !o.file) rc = usage_error(usage_run(), "%s", "no input file");
+    if (rc < 0 && resume && (npass || trace || run_id))
+        rc =
+            usage_error(usage_run(),
+                        "--resume %s takes the run's stored inputs and options; give none", resume);
+    if (rc < 0 && !durable && (run_id || exit_when_waiting))
+        rc = usage_error(usage_run(), "%s applies to durable runs only (--durable)",
+                         run_id ? "--run-id" : "--exit-when-waiting");
     if (rc >= 0) {
         free(cfiles);
         free(pass);
@@ -569,39 +715,76 @@ static int cmd_run(int argc, char **argv)
     }
     ZBuildOptions b = {.out_dir = dir, .opt_level = 1, .c_files = cfiles, .n_c_files = ncfiles};
     ZCompilation c;
+    char *store_path = durable ? zs_path(store) : NULL, *exe_dir = NULL, *fresh_id = NULL;
+    char *store_opt = NULL;
     rc = compile(&c, &o, ZC_PLAN, false);
-    if (rc == 0) rc = zb_build(&c, &b);
+    if (rc == 0 && durable)
+        rc = durable_build(&c, &b, store_path, o.file, &exe_dir);
+    else if (rc == 0)
+        rc = zb_build(&c, &b);
     if (rc == 0 && zx_signal_received()) rc = 1; /* stopped while compiling */
+    if (rc == 0 && resume) {
+        rc = zo_resume(store_path, resume, exe_dir, exit_when_waiting);
+        goto finish;
+    }
+    if (rc == 0 && durable) {
+        /* the executables get the store as an absolute path, and the
+         * processes of one run one id */
+        if (asprintf(&store_opt, "--durable=%s", store_path) < 0) zu_oom();
+        pass[npass++] = store_opt;
+        if (!run_id && processes && c.prog->lifelines.len > 1) {
+            run_id = fresh_id = new_run_id();
+            fprintf(stderr, "zgc: note: durable run %s (store %s)\n", run_id, store_path);
+        }
+        if (run_id) {
+            pass[npass++] = "--run-id";
+            pass[npass++] = (char *)run_id;
+        }
+        if (exit_when_waiting) pass[npass++] = "--exit-when-waiting";
+    }
     /* one lifeline: its own executable is the whole workflow */
     if (rc == 0 && processes && c.prog->lifelines.len == 1 && trace) {
         pass[npass++] = "--trace";
         pass[npass++] = (char *)trace;
     }
     char *view_opt = NULL;
-    if (rc == 0 && processes && c.prog->lifelines.len == 1 && view) {
+    if (rc == 0 && view && (!processes || c.prog->lifelines.len == 1)) {
         if (asprintf(&view_opt, "--view%s%s", *view ? "=" : "", view) < 0) zu_oom();
         pass[npass++] = view_opt;
     }
     if (rc == 0 && (!processes || c.prog->lifelines.len == 1)) {
         char *exe;
-        if (asprintf(&exe, "%s/%s", dir, c.wf->name) < 0) zu_oom();
+        if (asprintf(&exe, "%s/%s", exe_dir ? exe_dir : dir, c.wf->name) < 0) zu_oom();
         rc = zx_run_single(exe, npass, pass);
         free(exe);
     } else if (rc == 0) {
-        const char **names = zu_xcalloc((size_t)c.prog->lifelines.len, sizeof *names);
-        for (int i = 0; i < c.prog->lifelines.len; i++)
+        int nl = c.prog->lifelines.len;
+        const char **names = zu_xcalloc((size_t)nl, sizeof *names);
+        char **exes = zu_xcalloc((size_t)nl + 1, sizeof *exes);
+        for (int i = 0; i < nl; i++) {
             names[i] = ((ZDecl *)c.prog->lifelines.items[i])->name;
+            if (exe_dir && asprintf(&exes[i], "%s/%s.%s", exe_dir, c.wf->name, names[i]) < 0)
+                zu_oom();
+        }
         ZxProcessRun r = {.dir = dir,
                           .workflow = c.wf->name,
-                          .nlifelines = c.prog->lifelines.len,
+                          .nlifelines = nl,
                           .lifelines = names,
                           .nresults = c.wf->results.len,
                           .result_tuple = c.wf->results.len > 1,
                           .trace = trace,
-                          .view = view};
+                          .view = view,
+                          .exes = exe_dir ? (const char *const *)exes : NULL};
         rc = zx_run_processes(&r, npass, pass);
+        for (int i = 0; i < nl; i++) free(exes[i]);
+        free(exes);
         free(names);
     }
+finish:
+    free(store_path);
+    free(exe_dir);
+    free(fresh_id);
+    free(store_opt);
     zc_free(&c);
     remove_tree(dir);
     free(dir);
@@ -799,6 +982,9 @@ static const Command commands[] = {
     {"anomalies", zgan_main, NULL},
     {"trace", cmd_trace, NULL},
     {"view", cmd_view, usage_view},
+    {"runs", zo_runs_main, NULL},
+    {"tasks", zo_tasks_main, NULL},
+    {"answer", zo_answer_main, NULL},
 };
 
 static const Command *find_command(const char *name)

@@ -132,6 +132,8 @@ static int check_here(const ZtModel *m, const char *trace_name, const char *text
     c->capbyl = zu_xcalloc((size_t)nl, sizeof(int));
     c->start = zu_xcalloc((size_t)nl, sizeof *c->start);
     c->start_line = zu_xcalloc((size_t)nl, sizeof(int));
+    c->attempt = zu_alloc(c->a, sizeof(int64_t) * (size_t)(nl + 1));
+    c->attempt_seen = zu_alloc(c->a, sizeof(int64_t) * (size_t)(nl + 1));
     int rc = 0;
     if (setjmp(c->fail_jb) == 0) {
         zt_read_trace(c, text, len);

@@ -12,6 +12,11 @@
  *     segment per lifeline, its start line, its own events and retry
  *     lines, its end line.
  *
+ * A durable run's trace may hold several attempts: a "resume" line begins
+ * the next one (its events carry "run_attempt"), an end line right before
+ * it (of an attempt that failed) no longer ends the run, and the events of
+ * all the attempts make one chart.
+ *
  * The order of the lines of different lifelines is not checked: the
  * runtime writes them in the order the events happen, and `zgc run
  * --processes` merges the per-lifeline traces lifeline after lifeline;
@@ -25,6 +30,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #define ZT_KIND_NAME(id, name) name,
@@ -153,16 +159,17 @@ static const char *const event_keys[K__COUNT][5] = {
     {"construct", "value"},
 };
 static const int event_nkeys[K__COUNT] = {5, 5, 2, 2};
-/* The optional keys of each event kind: what a coregion's receive and an
- * llm or human action record (runtime/trace.c); replay.c checks where
- * they stand and what they say. */
-static const char *const event_opt_keys[K__COUNT][3] = {
-    {NULL},
-    {"coregion"},
-    {"prompt", "question", "answer"},
-    {NULL},
+/* The optional keys of each event kind: a durable run's attempt, and what
+ * a coregion's receive and an llm or human action record
+ * (runtime/trace.c); replay.c checks where the latter stand and what they
+ * say. */
+static const char *const event_opt_keys[K__COUNT][4] = {
+    {"run_attempt"},
+    {"run_attempt", "coregion"},
+    {"run_attempt", "prompt", "question", "answer"},
+    {"run_attempt"},
 };
-static const int event_nopt_keys[K__COUNT] = {0, 1, 3, 0};
+static const int event_nopt_keys[K__COUNT] = {1, 2, 4, 1};
 
 /* The optional fields' form: "coregion" is true; "prompt" an object of
  * the strings "system" and "user", one of them at least; "question" and
@@ -244,6 +251,22 @@ static void read_event(Check *c, json_t *o, int k, int line)
         e->value = json_is_true(v);
     }
     read_optional(c, o, e, line);
+    /* a durable run's attempt: after a resume line, the attempt it begins */
+    json_t *ra = json_object_get(o, "run_attempt");
+    if (ra) {
+        int64_t a = get_count(c, o, "run_attempt", line);
+        if (c->attempt[l] && a != c->attempt[l])
+            zt_fail(c, line,
+                    "lifeline %s event %d: \"run_attempt\" %" PRId64
+                    ", but the resume line before it began attempt %" PRId64,
+                    c->m->lnames[l], e->index, a, c->attempt[l]);
+        if (a > c->attempt_seen[l]) c->attempt_seen[l] = a;
+    } else if (c->attempt[l]) {
+        zt_fail(c, line,
+                "lifeline %s event %d: an event of resumed attempt %" PRId64
+                " lacks \"run_attempt\"",
+                c->m->lnames[l], e->index, c->attempt[l]);
+    }
     e->writes = json_object_get(o, "writes");
     if (!json_is_object(e->writes)) zt_fail(c, line, "event lacks a \"writes\" object");
     const char *key;
@@ -277,6 +300,43 @@ static void read_start(Check *c, json_t *o, int line)
     }
     c->start[l] = st;
     c->start_line[l] = line;
+    c->attempt[l] = c->attempt_seen[l] = 0; /* its segment begins */
+}
+
+/* A resume line: a durable run's next attempt begins, of one lifeline
+ * (a per-lifeline executable's trace names it) or of all.  An end line
+ * right before it (of an attempt that stopped with an error) no longer
+ * ends the run or the lifeline's segment; the events of all attempts make
+ * one chart. */
+static void read_resume(Check *c, json_t *o, int line)
+{
+    static const char *const keys[] = {"kind", "run", "run_attempt"}, *const opt[] = {"lifeline"};
+    line_keys(c, o, line, ZV_TRACE_RESUME, keys, 3, opt, 1);
+    int only = json_object_get(o, "lifeline") ? get_life(c, o, "lifeline", line) : -1;
+    json_t *run = json_object_get(o, "run");
+    if (!json_is_string(run) || !json_string_length(run))
+        zt_fail(c, line, "\"run\" must be a run id (a non-empty string), not %s", zt_jtext(c, run));
+    if (c->run_id && strcmp(c->run_id, json_string_value(run)))
+        zt_fail(c, line, "a resume line of run \"%s\" in a trace of run \"%s\"",
+                json_string_value(run), c->run_id);
+    c->run_id = json_string_value(run);
+    int64_t a = get_count(c, o, "run_attempt", line);
+    for (int l = 0; l < c->m->nl; l++) {
+        if (only >= 0 && l != only) continue;
+        if (!c->start[l])
+            zt_fail(c, line, "a resume line before the start line of lifeline %s", c->m->lnames[l]);
+        int64_t before = c->attempt[l] > c->attempt_seen[l] ? c->attempt[l] : c->attempt_seen[l];
+        if (a <= before)
+            zt_fail(c, line,
+                    "lifeline %s: resume line of attempt %" PRId64 " after attempt %" PRId64
+                    " (attempts are numbered upwards)",
+                    c->m->lnames[l], a, before);
+        c->attempt[l] = a;
+    }
+    if (c->nli > 0 && c->li[c->nli - 1].what == L_END) {
+        c->nli--;
+        c->nends--;
+    }
 }
 
 static void read_retry(Check *c, json_t *o, int line)
@@ -422,12 +482,15 @@ void zt_read_trace(Check *c, const char *text, size_t len)
             read_retry(c, o, line);
             info.what = L_RETRY;
             info.life = c->retries[c->nretries - 1].life;
+        } else if (!strcmp(k, ZV_TRACE_RESUME)) {
+            read_resume(c, o, line);
+            continue; /* not a line of its own place */
         } else {
             int ek = event_kind(k);
             if (ek < 0)
                 zt_fail(c, line,
                         "unknown line kind \"%s\" (the runtime writes start, %s, %s, %s, %s, "
-                        "retry and end lines)",
+                        "retry, resume and end lines)",
                         k, zt_kind_names[K_SEND], zt_kind_names[K_RECV], zt_kind_names[K_ACT],
                         zt_kind_names[K_CHOICE]);
             read_event(c, o, ek, line);

@@ -180,6 +180,11 @@ typedef struct Check {
      * per lifeline for per-lifeline traces put together, each closing its
      * lifeline's segment. */
     int nends, capends;
+    /* a durable run's attempts (trace.c), per lifeline: the attempt of its
+     * last resume line (0: none yet) and the highest "run_attempt" of its
+     * events so far; the run's id */
+    int64_t *attempt, *attempt_seen;
+    const char *run_id;
     json_t **end_results; /* NULL: the end line reports an error */
     int *end_lines;
     int *end_life;    /* per end line: its segment's lifeline, -1 for all */

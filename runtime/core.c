@@ -8,10 +8,23 @@
  * parallel regions add threads with child contexts of the same lifeline.
  * zgrt_main (main.c) makes the run, wires it and runs it (zri_run_exec).
  *
- * What the core does not know: the trace, the sockets and the actions.  It
- * reaches them through the interfaces of rt.h, given by zgrt_main: an
- * observer (zri_observer: the trace), a transport (zri_transport: net/)
- * and an action runner (zri_action_fn: agent/).
+ * What the core does not know: the trace, the sockets, the actions and the
+ * run store.  It reaches them through the interfaces of rt.h, given by
+ * zgrt_main: an observer (zri_observer: the trace), a transport
+ * (zri_transport: net/), an action runner (zri_action_fn: agent/) and, in
+ * a durable run, a journal and human tasks (zri_journal, zri_task_fn:
+ * durable/).
+ *
+ * Durable runs.  Each thread knows its journal key (its path and the
+ * number of its events, rt.h: zri_journal); the core records an entry
+ * where the program depends on something it cannot recompute (zgrt_act,
+ * zgrt_wait_any, the turns of do_event inside parallel regions, take in
+ * per-lifeline mode) and a decision at every choice, and while a thread's
+ * cursor has entries it takes them instead of running the action or
+ * picking by arrival, and waits for its turn; a replay that differs from
+ * the journal fails the run.  Output commit: before a frame leaves
+ * (send_remote, net_flush) and before an action the outside sees
+ * (action_visible), the journal commits what could not be made again.
  *
  * Modes
  *   in-process      every body is present (or there is one lifeline): one
@@ -76,10 +89,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +143,11 @@ typedef struct queue {
     /* consumer's line */
     zri_msg *head;    /* the last message taken, NULL: &stub */
     int64_t last_seq; /* seq of the last message taken */
+    int64_t jseq;     /* journaled run, per-lifeline mode: seq of the last message
+                         the journal holds (taken ones are recorded past it) */
+    int64_t got_seq;  /* journaled run, per-lifeline mode: seq of the last message
+                         put in the queue (the transport's thread; copies of
+                         earlier ones are dropped) */
     zri_msg *cfree;   /* released blocks not yet handed back … */
     int32_t ncfree;
     /* producer's line */
@@ -188,6 +208,10 @@ typedef struct life {
     uint64_t *meta_count;
     size_t *meta_min, *meta_max;
     uint64_t action_calls;
+    int64_t nevents; /* events so far (under mu while parallel regions run) */
+    /* journaled runs: replay of the order of events in parallel regions */
+    pthread_cond_t turn_cv; /* with mu */
+    int turn_live;          /* the journal has no more turns: events record theirs */
     zri_heap *heap;
     inbox in;
 } life;
@@ -204,6 +228,17 @@ typedef struct zri_run {
     zri_observer obs;  /* the trace, or no functions */
     zri_transport net; /* per-lifeline mode: the other processes */
     zri_action_fn run_action;
+    /* a durable run (runtime/durable): its journal and human tasks */
+    zri_journal jr; /* jr.impl NULL: not journaled */
+    char run_id[80];
+    zri_task_fn task;
+    void *task_user;
+    int humans; /* atomic: threads waiting for a human task */
+    /* ZGRT_KILL_AT_EVENT=N (testing): the process kills itself with
+     * SIGKILL at its N-th event, counted over its lifelines */
+    int64_t kill_at, nevents_all;
+    int waiting; /* stopped: nothing but human tasks could go on */
+    int lost;    /* the error is a lost peer process */
     volatile int cancel;
     pthread_mutex_t err_mu;
     char *error;      /* the first error: "lifeline L: file:l:c: cause" */
@@ -211,6 +246,8 @@ typedef struct zri_run {
     int *ended;       /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
     /* deadlock detection (in-process mode) */
     int deadlock_check;
+    int accounting;      /* active and blocked are counted: deadlock_check or
+                            --exit-when-waiting */
     int active, blocked; /* atomics */
     int ncpu;            /* receivers spin only while active <= ncpu */
     /* completion: body threads still running, woken on errors too */
@@ -230,6 +267,10 @@ struct zgrt_ctx {
     long spin_ns;   /* this thread's spinning budget (0: SPIN_NS) */
     uint32_t waits; /* waits that spun (for SPIN_PROBE) */
     int any;        /* the next receive is a coregion's (zgrt_wait_any chose it) */
+    /* the journal's key of this thread (rt.h: zri_journal) */
+    const char *path; /* "" for a lifeline's body */
+    int64_t tpos;     /* events this thread made (a body's count takes in its regions') */
+    void *jcur;       /* replay: the thread's entries; NULL: live */
     jmp_buf jb;
 };
 
@@ -446,13 +487,149 @@ static void report_deadlock(run *R)
     zri_buf_free(&b);
 }
 
+/* --exit-when-waiting: nothing but human tasks can go on, so the run
+ * stops without an error (zri_run_waiting); the tasks stay pending. */
+static void stop_waiting(run *R)
+{
+    R->waiting = 1;
+    __atomic_store_n(&R->cancel, 1, __ATOMIC_RELEASE);
+    wake_all(R);
+}
+
+/* No thread is running (active reached 0): the run waits for humans (and
+ * stops when --exit-when-waiting says so), or, in one process, when a
+ * thread waits for a message, it is deadlocked.  Returns 1 when the
+ * caller, about to wait, must not (the run stops). */
+static int all_idle(run *R, int caller_blocks)
+{
+    if (cancelled(R)) return 0;
+    if (__atomic_load_n(&R->humans, __ATOMIC_SEQ_CST) > 0) {
+        if (!R->opts->exit_when_waiting) return 0;
+        if (!caller_blocks) stop_waiting(R);
+        return 1;
+    }
+    if (!R->deadlock_check ||
+        (!caller_blocks && __atomic_load_n(&R->blocked, __ATOMIC_SEQ_CST) == 0))
+        return 0;
+    if (!caller_blocks) report_deadlock(R);
+    return 1;
+}
+
 /* A thread stops running for good (its body or branch ended). */
 static void thread_gone(run *R)
 {
-    if (!R->deadlock_check) return;
-    if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_ACQ_REL) == 0 &&
-        __atomic_load_n(&R->blocked, __ATOMIC_ACQUIRE) > 0 && !cancelled(R))
-        report_deadlock(R);
+    if (!R->accounting) return;
+    if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_SEQ_CST) == 0) all_idle(R, 0);
+}
+
+/* ---- the journal (durable runs, rt.h: zri_journal) ------------------------- */
+
+static int journaled(const run *R) { return R->jr.impl != NULL; }
+
+static const char *jkind_name(int32_t k)
+{
+    switch (k) {
+    case ZRI_J_ACT: return "an action";
+    case ZRI_J_PICK: return "a coregion's pick";
+    case ZRI_J_CHOICE: return "a decision";
+    case ZRI_J_TURN: return "a turn";
+    case ZRI_J_MSG: return "a message";
+    default: return "an unknown entry";
+    }
+}
+
+/* Replay: the thread's next entry in *e (1), or 0 when it has none left:
+ * the thread runs live from then on. */
+static int replay_next(zgrt_ctx *ctx, int32_t loc, zri_jentry *e)
+{
+    if (!ctx->jcur) return 0;
+    run *R = ctx->run;
+    char err[512] = "";
+    memset(e, 0, sizeof *e);
+    int r = R->jr.next(R->jr.impl, ctx->jcur, ctx->life->heap, e, err, sizeof err);
+    if (r < 0) ctx_fail(ctx, loc, "%s", err);
+    if (r == 0) ctx->jcur = NULL;
+    return r > 0;
+}
+
+/* A replay that does not do what the journal says: the program or its
+ * inputs are not those of the run (a divergence is an error, never
+ * silent). */
+static void diverged(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...) ZRI_PRINTF(3, 4)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+static void diverged(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ctx_fail(ctx, loc, "the resumed run diverged from its journal at event %s%" PRId64 ": %s",
+             ctx->path, ctx->tpos + 1, what);
+}
+
+/* The replayed entry must be of this kind, at this position. */
+static void replay_expect(zgrt_ctx *ctx, int32_t loc, const zri_jentry *e, int32_t kind)
+{
+    if (e->kind == kind && e->pos == ctx->tpos + 1) return;
+    diverged(ctx, loc, "the program makes %s, the journal has %s at event %s%" PRId64,
+             jkind_name(kind), jkind_name(e->kind), ctx->path, e->pos);
+}
+
+static void journal_record(zgrt_ctx *ctx, zri_jentry *e)
+{
+    run *R = ctx->run;
+    R->jr.record(R->jr.impl, ctx->life->index, ctx->path, e);
+}
+
+/* Output commit: before anything outside the run sees what this lifeline
+ * did (a frame to another process, an effect, a model call, a human's
+ * question), the journal's entries are committed. */
+static void output_commit(zgrt_ctx *ctx, int32_t loc)
+{
+    run *R = ctx->run;
+    if (!journaled(R)) return;
+    char err[512] = "";
+    if (R->jr.commit(R->jr.impl, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
+}
+
+/* Inside a parallel region, with the lifeline's lock: replay makes the
+ * lifeline's events in the order of the journal's turns (the branches'
+ * interleaving decides vector clocks, views and event numbers); once the
+ * turns run out, each event records its own.  The condition variable is
+ * waited on with a timeout, so that a cancelled run is noticed without
+ * taking this lock from wake_all (which may run under it). */
+static void turn_wait(zgrt_ctx *ctx)
+{
+    run *R = ctx->run;
+    life *L = ctx->life;
+    while (!L->turn_live) {
+        /* the next event of the lifeline: others make theirs meanwhile */
+        int64_t idx = L->nevents + 1;
+        const char *want = NULL;
+        int r = R->jr.turn(R->jr.impl, L->index, idx, &want);
+        if (r == 0) {
+            L->turn_live = 1;
+            break;
+        }
+        if (r < 0)
+            ctx_fail(ctx, -1,
+                     "the resumed run diverged from its journal: event %" PRId64
+                     " of lifeline %s, in a parallel region, has no recorded turn",
+                     idx, lname(R, L->index));
+        if (strcmp(want, ctx->path) == 0) return;
+        if (cancelled(R)) unwind(ctx);
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 10000000L;
+        if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&L->turn_cv, &L->mu, &t);
+    }
+    zri_jentry e = {.kind = ZRI_J_TURN, .pos = L->nevents + 1, .path = ctx->path};
+    journal_record(ctx, &e);
 }
 
 /* ---- messages ----------------------------------------------------------- */
@@ -575,8 +752,8 @@ static void deliver_local(run *R, zri_msg *m)
     for (waiter *w = in->waiters; w; w = w->next) {
         if (!w->counted || w->woken || !waits_for(w, m->from, m->chan)) continue;
         w->woken = 1;
-        __atomic_add_fetch(&R->active, 1, __ATOMIC_ACQ_REL);
-        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
+        __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
     }
     pthread_cond_broadcast(&in->cv);
     pthread_mutex_unlock(&in->mu);
@@ -634,6 +811,7 @@ static void net_flush(zgrt_ctx *ctx, int32_t loc)
 {
     run *R = ctx->run;
     if (!R->net.flush) return;
+    output_commit(ctx, loc);
     char err[512];
     err[0] = '\0';
     if (R->net.flush(R->net.impl, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
@@ -720,13 +898,13 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
         k = pick_head(R, in, chan, n, peers, done_mask);
         if (k >= 0 || cancelled(R)) break;
         if ((gone = ended_peer(R, in, chan, n, peers, done_mask)) >= 0) break;
-        if (R->deadlock_check && !w.counted) {
+        if (R->accounting && !w.counted) {
             /* counted only after the check above found nothing: a sender
              * that links a message from now on sees this waiter */
             w.counted = 1;
             w.woken = 0;
-            __atomic_add_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
-            if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_ACQ_REL) == 0) {
+            __atomic_add_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_SEQ_CST) == 0 && all_idle(R, 1)) {
                 deadlock = 1;
                 break;
             }
@@ -735,13 +913,19 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
         if (w.woken) w.counted = w.woken = 0; /* a sender counted us active again */
     }
     pthread_mutex_unlock(&in->mu);
-    if (deadlock) report_deadlock(R); /* describes this waiter too */
+    if (deadlock) {
+        /* describes this waiter too */
+        if (__atomic_load_n(&R->humans, __ATOMIC_SEQ_CST) > 0)
+            stop_waiting(R);
+        else
+            report_deadlock(R);
+    }
     pthread_mutex_lock(&in->mu);
     unlink_waiter(in, &w);
     __atomic_sub_fetch(&in->nwait, 1, __ATOMIC_SEQ_CST);
     if (w.counted && !w.woken && !deadlock) {
-        __atomic_add_fetch(&R->active, 1, __ATOMIC_ACQ_REL);
-        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_ACQ_REL);
+        __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
     }
     pthread_mutex_unlock(&in->mu);
     if (k < 0 && gone >= 0 && !cancelled(R))
@@ -774,6 +958,13 @@ static zri_msg *take(zgrt_ctx *ctx, int32_t peer, int32_t chan, int64_t *expect_
     q->head = m;
     if (old) msg_release(R, old);
     *expect_seq = ++q->last_seq;
+    if (R->self >= 0 && journaled(R) && peer != R->self && q->last_seq > q->jseq) {
+        /* per-lifeline mode: a message from another process is an input
+         * the journal keeps (the restored ones it has already) */
+        zri_jentry e = {.kind = ZRI_J_MSG, .pos = ctx->tpos + 1, .msg = m, .again = 1};
+        journal_record(ctx, &e);
+        q->jseq = q->last_seq;
+    }
     return m;
 }
 
@@ -810,7 +1001,22 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
 
     perturb(ctx);
     int locked = __atomic_load_n(&L->pars, __ATOMIC_ACQUIRE) > 0;
-    if (locked) pthread_mutex_lock(&L->mu);
+    if (locked) {
+        pthread_mutex_lock(&L->mu);
+        if (journaled(R)) {
+            /* a failure frees these blocks and releases the lock */
+            ctx->hold[0] = out;
+            ctx->hold[1] = extra;
+            ctx->in_event = ctx->locked = 1;
+            turn_wait(ctx);
+            ctx->in_event = ctx->locked = 0;
+            ctx->hold[0] = ctx->hold[1] = NULL;
+        }
+    }
+    __atomic_store_n(&L->nevents, L->nevents + 1, __ATOMIC_RELAXED); /* read by the journal */
+    ctx->tpos++;
+    if (R->kill_at && __atomic_add_fetch(&R->nevents_all, 1, __ATOMIC_RELAXED) == R->kill_at)
+        raise(SIGKILL);
     /* Algorithm 1 (monitor.c): merge on a receive, the event's own clock
      * entry (inline here: every event takes this step, with or without a
      * monitor), the store effect, then the evaluation and own slots */
@@ -846,7 +1052,10 @@ static int do_event(zgrt_ctx *ctx, zri_event *e, zri_msg *in, zri_msg *out, void
     /* in-process: deliver under the lifeline's lock (lock order: lifeline,
      * then inbox), after the send's trace line */
     if (out && (R->self < 0 || out->to == R->self)) deliver_local(R, out);
-    if (locked) pthread_mutex_unlock(&L->mu);
+    if (locked) {
+        if (journaled(R)) pthread_cond_broadcast(&L->turn_cv);
+        pthread_mutex_unlock(&L->mu);
+    }
     return result;
 }
 
@@ -863,6 +1072,15 @@ static void send_remote(zgrt_ctx *ctx, zri_msg *m, int32_t loc)
 {
     run *R = ctx->run;
     char err[512] = "";
+    if (journaled(R) && m->seq <= R->jr.taken(R->jr.impl, m->from, m->to, m->chan)) {
+        /* the receiver's journal has it: a resumed receiver takes it from there */
+        msg_release(R, m);
+        return;
+    }
+    if (journaled(R) && R->jr.commit(R->jr.impl, err, sizeof err) != 0) {
+        free(m);
+        ctx_fail(ctx, loc, "%s", err);
+    }
     int rc = R->net.send(R->net.impl, m, err, sizeof err);
     int32_t to = m->to;
     msg_release(R, m);
@@ -1048,9 +1266,46 @@ int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *pee
     int64_t all = n == 64 ? -1 : (int64_t)((UINT64_C(1) << n) - 1);
     if ((done_mask & all) == all) ctx_fail(ctx, loc, "internal error: waiting for no sender");
     for (int32_t k = 0; k < n; k++) check_peer(ctx, peers[k], chan, loc);
+    zri_jentry je;
+    if (replay_next(ctx, loc, &je)) {
+        /* the sender the coregion took from in the journaled run */
+        replay_expect(ctx, loc, &je, ZRI_J_PICK);
+        for (int32_t k = 0; k < n; k++)
+            if (!((done_mask >> k) & 1) && peers[k] == je.a) {
+                wait_heads(ctx, chan, 1, &peers[k], 0, loc);
+                ctx->any = 1;
+                return k;
+            }
+        diverged(ctx, loc,
+                 "the journal's coregion took a message from lifeline %d, not awaited here",
+                 (int)je.a);
+    }
     int32_t k = wait_heads(ctx, chan, n, peers, done_mask, loc);
     ctx->any = 1;
+    if (journaled(ctx->run)) {
+        zri_jentry e = {.kind = ZRI_J_PICK, .pos = ctx->tpos + 1, .a = peers[k]};
+        journal_record(ctx, &e);
+    }
     return k;
+}
+
+/* A decision: replayed ones must come out as the journal has them. */
+static void choice_replay(zgrt_ctx *ctx, int32_t loc, int32_t tag, const zri_jentry *je,
+                          int32_t value)
+{
+    replay_expect(ctx, loc, je, ZRI_J_CHOICE);
+    const zgrt_program *p = ctx->run->prog;
+    if (je->a != tag || je->b != (value != 0))
+        diverged(ctx, loc, "%s decides %s, the journal has %s deciding %s",
+                 tag >= 0 && tag < p->ntags ? p->tags[tag] : "?", value ? "true" : "false",
+                 je->a >= 0 && je->a < p->ntags ? p->tags[je->a] : "?", je->b ? "true" : "false");
+}
+
+static void choice_record(zgrt_ctx *ctx, int32_t tag, int32_t value)
+{
+    zri_jentry e = {
+        .kind = ZRI_J_CHOICE, .pos = ctx->tpos + 1, .a = tag, .b = value != 0, .again = 1};
+    journal_record(ctx, &e);
 }
 
 void zgrt_choice(zgrt_ctx *ctx, int32_t tag, int32_t value, int32_t loc)
@@ -1058,6 +1313,11 @@ void zgrt_choice(zgrt_ctx *ctx, int32_t tag, int32_t value, int32_t loc)
     enter(ctx);
     if (tag < 0 || tag >= ctx->run->prog->ntags)
         ctx_fail(ctx, loc, "internal error: construct %d", (int)tag);
+    zri_jentry je;
+    if (replay_next(ctx, loc, &je))
+        choice_replay(ctx, loc, tag, &je, value);
+    else if (journaled(ctx->run))
+        choice_record(ctx, tag, value);
     zri_event e = {.kind = ZRI_EV_CHOICE, .construct = tag, .value = value != 0, .attempts = 1};
     do_event(ctx, &e, NULL, NULL, NULL, -1);
 }
@@ -1070,8 +1330,19 @@ int32_t zgrt_choice_cpl(zgrt_ctx *ctx, int32_t tag, int32_t root, int32_t loc)
     int32_t pos = root >= 0 && root < p->nsubs ? zri_monitor_pos(&ctx->life->mon, root) : -1;
     if (!ctx->run->monitor || pos < 0)
         ctx_fail(ctx, loc, "internal error: CPL guard %d without its monitor", (int)root);
+    zri_jentry je;
+    int replayed = replay_next(ctx, loc, &je);
+    if (replayed) replay_expect(ctx, loc, &je, ZRI_J_CHOICE);
     zri_event e = {.kind = ZRI_EV_CHOICE, .construct = tag, .attempts = 1};
-    return do_event(ctx, &e, NULL, NULL, NULL, pos);
+    int32_t value = do_event(ctx, &e, NULL, NULL, NULL, pos);
+    /* the guard's value is known after the event: compared after it */
+    ctx->tpos--;
+    if (replayed)
+        choice_replay(ctx, loc, tag, &je, value);
+    else if (journaled(ctx->run))
+        choice_record(ctx, tag, value);
+    ctx->tpos++;
+    return value;
 }
 
 void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *vars,
@@ -1099,6 +1370,7 @@ typedef struct note_user {
     zgrt_ctx *ctx;
     const char *action;
     const char *detail[4]; /* system, user, question, answer (action_detail) */
+    int visible;           /* the action did something outside the run sees */
 } note_user;
 
 static const char *const detail_keys[4] = {"system", "user", "question", "answer"};
@@ -1112,6 +1384,39 @@ static void action_detail(void *user, const char *key, const char *text)
     for (int k = 0; k < 4; k++)
         if (!strcmp(key, detail_keys[k]))
             u->detail[k] = text ? zri_str(u->ctx->life->heap, text, strlen(text))->data : NULL;
+}
+
+/* Output commit before an action does something outside the run sees
+ * (rt.h: zri_action_env.visible). */
+static int action_visible(void *user, char *err, size_t errlen)
+{
+    note_user *u = user;
+    run *R = u->ctx->run;
+    u->visible = 1;
+    return R->jr.commit(R->jr.impl, err, errlen);
+}
+
+/* A human task (durable runs): the thread waits for a human, which the
+ * accounting counts apart from running and blocked threads, so that
+ * --exit-when-waiting can tell when nothing but humans can go on. */
+static void human_waits(void *u, int on)
+{
+    run *R = u;
+    if (!R->accounting) return;
+    if (on) {
+        __atomic_add_fetch(&R->humans, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_sub_fetch(&R->active, 1, __ATOMIC_SEQ_CST) == 0) all_idle(R, 0);
+    } else {
+        __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&R->humans, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+static int action_task(void *user, const zri_task *t, void **answer, char *err, size_t errlen)
+{
+    note_user *u = user;
+    run *R = u->ctx->run;
+    return R->task(R->task_user, t, &R->cancel, human_waits, R, answer, err, errlen);
 }
 
 static void action_note(void *user, const char *fmt, ...) ZRI_PRINTF(2, 3);
@@ -1154,9 +1459,13 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     memset(res, 0, (size_t)(A->nresults > 8 ? A->nresults : 8) * sizeof *res);
 
     uint64_t call_index = __atomic_fetch_add(&L->action_calls, 1, __ATOMIC_RELAXED);
-    net_flush(ctx, loc);
 
-    note_user nu = {ctx, A->name, {NULL, NULL, NULL, NULL}};
+    /* the idempotency key (zgrt.h: zgrt_call_key): run, lifeline, position */
+    zri_buf key = {0};
+    if (A->kind != ZGRT_ACT_LLM)
+        zri_buf_printf(&key, "%s/%s/%s%" PRId64, R->run_id, lname(R, L->index), ctx->path,
+                       ctx->tpos + 1);
+    note_user nu = {ctx, A->name, {NULL, NULL, NULL, NULL}, 0};
     zri_action_env env = {.prog = p,
                           .opts = R->opts,
                           .lifeline = L->index,
@@ -1166,7 +1475,10 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
                           .note = action_note,
                           .note_user = &nu,
                           .retry = action_retry,
-                          .detail = R->obs.event ? action_detail : NULL};
+                          .detail = R->obs.event ? action_detail : NULL,
+                          .key = key.data,
+                          .visible = journaled(R) ? action_visible : NULL,
+                          .task = R->task ? action_task : NULL};
     if (R->obs.wait) {
         char what[256];
         snprintf(what, sizeof what, "action %s", A->name);
@@ -1174,9 +1486,57 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     }
     int attempts = 1;
     char err[1024] = "";
-    int rc =
-        R->run_action ? R->run_action(&env, action, args, res, &attempts, err, sizeof err) : -1;
-    if (!R->run_action) snprintf(err, sizeof err, "this executable cannot run actions");
+    zri_jentry je;
+    int rc;
+    if (replay_next(ctx, loc, &je)) {
+        /* a completed call: its results come from the journal */
+        replay_expect(ctx, loc, &je, ZRI_J_ACT);
+        if (je.a != action || je.nvals != A->nresults) {
+            zri_buf_free(&key);
+            if (res != small) free(res);
+            diverged(ctx, loc, "the program calls %s, the journal has a call of %s", A->name,
+                     je.a >= 0 && je.a < p->nactions ? p->actions[je.a].name : "?");
+        }
+        if (A->nresults) memcpy(res, je.vals, (size_t)A->nresults * sizeof *res);
+        attempts = je.b;
+        rc = 0;
+        if (je.c && R->run_action) {
+            /* what its attempts took from answer scripts is taken again */
+            zgrt_value scratch[8], *sc = scratch;
+            if (A->nresults > 8) sc = zri_xcalloc((size_t)A->nresults, sizeof *sc);
+            env.replay_attempts = attempts;
+            env.replay_source = je.c;
+            rc = R->run_action(&env, action, args, sc, &attempts, err, sizeof err);
+            attempts = je.b;
+            if (sc != scratch) free(sc);
+        }
+    } else {
+        net_flush(ctx, loc);
+        rc =
+            R->run_action ? R->run_action(&env, action, args, res, &attempts, err, sizeof err) : -1;
+        if (!R->run_action) snprintf(err, sizeof err, "this executable cannot run actions");
+        if (rc == 0 && !cancelled(R) && journaled(R)) {
+            zri_jentry e = {.kind = ZRI_J_ACT,
+                            .pos = ctx->tpos + 1,
+                            .a = action,
+                            .b = attempts,
+                            .c = env.source,
+                            .nvals = A->nresults,
+                            .vals = res,
+                            .raw = env.raw,
+                            /* a mock model or an extern pure action makes it
+                             * again; not inside a parallel region, whose
+                             * calls may number differently */
+                            .again =
+                                !nu.visible && !(env.source & ZRI_SRC_SCRIPT) && !ctx->path[0]};
+            journal_record(ctx, &e);
+            /* a call the outside saw is committed at once: only a call in
+             * flight at a crash may be repeated, never a completed one */
+            if (nu.visible && R->jr.commit(R->jr.impl, err, sizeof err) != 0) rc = -1;
+        }
+    }
+    zri_buf_free(&key);
+    free(env.raw);
     if (rc != 0 || cancelled(R)) {
         if (res != small) free(res);
         if (cancelled(R)) unwind(ctx);
@@ -1233,7 +1593,7 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
     net_flush(ctx, loc);
     par_child *c = zri_xcalloc((size_t)n, sizeof *c);
     int remaining = n;
-    if (R->deadlock_check) __atomic_add_fetch(&R->active, n - 1, __ATOMIC_ACQ_REL);
+    if (R->accounting) __atomic_add_fetch(&R->active, n - 1, __ATOMIC_SEQ_CST);
     /* from now on this lifeline's events take its lock */
     __atomic_add_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
     int32_t started = 0;
@@ -1241,6 +1601,12 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
         c[started].ctx.mon = ctx->mon;
         c[started].ctx.run = R;
         c[started].ctx.life = ctx->life;
+        /* the branch's journal key (rt.h: zri_journal) */
+        zri_buf path = {0};
+        zri_buf_printf(&path, "%s%" PRId64 ".%d/", ctx->path, ctx->tpos, (int)started + 1);
+        c[started].ctx.path = zri_buf_take(&path);
+        if (journaled(R))
+            c[started].ctx.jcur = R->jr.cursor(R->jr.impl, ctx->life->index, c[started].ctx.path);
         sched_seed(&c[started].ctx, ctx->rng, (uint64_t)started + 1);
         c[started].fn = branches[started];
         c[started].remaining = &remaining;
@@ -1250,6 +1616,11 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
         run_error(R, ctx->life->index, loc, "cannot start a thread for a parallel branch");
     for (int32_t k = 0; k < started; k++) pthread_join(c[k].th, NULL);
     __atomic_sub_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
+    /* the region's events count on this thread too */
+    for (int32_t k = 0; k < n; k++) {
+        ctx->tpos += c[k].ctx.tpos;
+        free((void *)c[k].ctx.path);
+    }
     free(c);
     enter(ctx);
 }
@@ -1277,6 +1648,7 @@ static void life_init(run *R, life *L, int32_t index)
     L->run = R;
     L->index = index;
     pthread_mutex_init(&L->mu, NULL);
+    pthread_cond_init(&L->turn_cv, NULL);
     L->store = zri_xcalloc(nvars, sizeof(zgrt_value));
     zri_monitor_init(&L->mon, &R->plan, index, L->store);
     L->sent = zri_xcalloc(nl * nchans, sizeof(int64_t));
@@ -1318,6 +1690,7 @@ static void life_free(run *R, life *L)
     free(L->meta_min);
     free(L->meta_max);
     zri_heap_free(L->heap);
+    pthread_cond_destroy(&L->turn_cv);
     pthread_mutex_destroy(&L->mu);
 }
 
@@ -1329,9 +1702,12 @@ zri_run *zri_run_new(const zgrt_program *p, const zri_options *o, int32_t self)
     R->nl = p->nlifelines;
     R->self = self;
     R->monitor = p->monitor != 0;
+    const char *kill_at = getenv("ZGRT_KILL_AT_EVENT");
+    if (kill_at && *kill_at) R->kill_at = strtoll(kill_at, NULL, 10);
     R->stats = getenv("ZGRT_MONITOR_STATS");
     if (R->stats && !*R->stats) R->stats = NULL;
     R->deadlock_check = R->self < 0;
+    R->accounting = R->deadlock_check || (o && o->exit_when_waiting);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     R->ncpu = ncpu > 0 ? (int)ncpu : 1;
     pthread_mutex_init(&R->err_mu, NULL);
@@ -1346,6 +1722,11 @@ zri_run *zri_run_new(const zgrt_program *p, const zri_options *o, int32_t self)
     R->lives = zri_xcalloc((size_t)R->nl, sizeof(life));
     for (int32_t l = 0; l < R->nl; l++) life_init(R, &R->lives[l], l);
     if (self >= 0) R->ended = zri_xcalloc((size_t)R->nl, sizeof *R->ended);
+    /* a run that is not durable has a random id (idempotency keys) */
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        rnd = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid();
+    snprintf(R->run_id, sizeof R->run_id, "%016" PRIx64, rnd);
     return R;
 }
 
@@ -1381,6 +1762,66 @@ void zri_run_observe(zri_run *R, const zri_observer *obs)
 void zri_run_connect(zri_run *R, const zri_transport *t) { R->net = *t; }
 
 void zri_run_set_actions(zri_run *R, zri_action_fn run_action) { R->run_action = run_action; }
+
+void zri_run_set_id(zri_run *R, const char *run_id)
+{
+    snprintf(R->run_id, sizeof R->run_id, "%s", run_id);
+}
+
+void zri_run_set_journal(zri_run *R, const zri_journal *j) { R->jr = *j; }
+
+void zri_run_set_tasks(zri_run *R, zri_task_fn task, void *user)
+{
+    R->task = task;
+    R->task_user = user;
+}
+
+int zri_run_waiting(zri_run *R) { return R->waiting && !R->error; }
+
+int zri_run_lost_peer(zri_run *R) { return R->lost; }
+
+int64_t zri_run_events(zri_run *R, int32_t l)
+{
+    return __atomic_load_n(&R->lives[l].nevents, __ATOMIC_RELAXED);
+}
+
+/* A journaled message goes back into its channel (zri_run_restore). */
+static void restore_take(void *user, zri_msg *m)
+{
+    run *R = user;
+    const zgrt_program *p = R->prog;
+    if (!m) return;
+    if (m->to != R->self || m->from < 0 || m->from >= R->nl || m->from == R->self || m->chan < 0 ||
+        m->chan >= p->nchans || m->nvals < 0) {
+        free(m);
+        run_error(R, -1, -1, "the journal holds a message with wrong addressing");
+        return;
+    }
+    queue *q = &R->lives[m->to].in.q[(size_t)m->from * (size_t)p->nchans + (size_t)m->chan];
+    if (m->seq != q->got_seq + 1) {
+        int64_t want = q->got_seq + 1, got = m->seq;
+        free(m);
+        run_error(R, -1, -1,
+                  "the journal's messages skip on a channel: message %" PRId64
+                  ", expected %" PRId64,
+                  got, want);
+        return;
+    }
+    q->got_seq = q->jseq = m->seq;
+    deliver_local(R, m);
+}
+
+int zri_run_restore(zri_run *R)
+{
+    if (!journaled(R) || R->self < 0 || !R->jr.messages) return 0;
+    char err[512] = "";
+    if (R->jr.messages(R->jr.impl, R->self, R->lives[R->self].heap, restore_take, R, err,
+                       sizeof err) != 0) {
+        run_error(R, R->self, -1, "%s", err);
+        return -1;
+    }
+    return cancelled(R) ? -1 : 0;
+}
 
 void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...)
 {
@@ -1546,12 +1987,25 @@ void zri_run_deliver(void *user, zri_msg *m)
                   lname(R, from), meta_form_name(got), meta_form_name(form));
         return;
     }
+    if (journaled(R)) {
+        /* a resumed sender sends again what the journal restored, or what
+         * a replay had taken */
+        queue *q = &R->lives[m->to].in.q[(size_t)m->from * (size_t)p->nchans + (size_t)m->chan];
+        if (m->seq <= q->got_seq) {
+            free(m);
+            return;
+        }
+        q->got_seq = m->seq;
+    }
     deliver_local(R, m);
 }
 
 void zri_run_lost(void *user, const char *msg)
 {
     run *R = user;
+    pthread_mutex_lock(&R->err_mu);
+    if (!R->error) R->lost = 1;
+    pthread_mutex_unlock(&R->err_mu);
     run_error(R, -1, -1, "%s", msg ? msg : "connection failed");
 }
 
@@ -1858,6 +2312,8 @@ void zri_run_exec(zri_run *R)
             ctxs[started].mon = &R->lives[l].mon;
             ctxs[started].run = R;
             ctxs[started].life = &R->lives[l];
+            ctxs[started].path = "";
+            if (journaled(R)) ctxs[started].jcur = R->jr.cursor(R->jr.impl, l, "");
             sched_seed(&ctxs[started], R->opts->schedule, (uint64_t)l * 0x100000001B3ull + 7);
             if (pthread_create(&ths[started], NULL, body_thread, &ctxs[started]) != 0) break;
         }

@@ -4,32 +4,45 @@
  *   1. check the program descriptor and parse the run options;
  *   2. choose the mode: every lifeline in this process, or one lifeline
  *      with --listen and a --peer for every other one;
- *   3. make the run (core.c) and store the defaults and the inputs;
- *   4. --trace FILE (per-lifeline executables: FILE.<Lifeline>): open the
- *      trace and write its start lines; --view: open the live view (view/)
- *      and give it the same lines; whichever of them there is observes the
- *      run (watch_*: each event becomes a line of both);
- *   5. per-lifeline mode: read the run's secret (--secret-file), open the
- *      socket transport (net/) and connect the run to it;
- *   6. give the run the agent side (agent/) as its action runner;
- *   7. run; report an error (on stderr, or --error-file) before the
+ *   3. a durable run (--durable, --resume): open the run store (durable/);
+ *      a resume takes the run's stored options and its directory;
+ *   4. make the run (core.c) and store the defaults and the inputs; a
+ *      durable run then begins its attempt and gives the run its journal
+ *      and human tasks;
+ *   5. --trace FILE (per-lifeline executables: FILE.<Lifeline>): open the
+ *      trace (a resume continues it; a durable run's lines wait for the
+ *      commits they depend on) and write its start lines; --view: open the
+ *      live view (view/) and give it the same lines; whichever of them
+ *      there is observes the run (watch_*: each event becomes a line of
+ *      both);
+ *   6. per-lifeline mode: put the journal's messages back (a resume), read
+ *      the run's secret (--secret-file), open the socket transport (net/)
+ *      and connect the run to it;
+ *   7. give the run the agent side (agent/) as its action runner;
+ *   8. run; report an error (on stderr, or --error-file) before the
  *      transport closes: once it is closed the peers fail too, and the
  *      first error, the one with the cause, must already be out; then
  *      close the transport (BYE after a normal end, an abort after an
  *      error, so that the peers stop too);
- *   8. the trace's end line (and the view's, which then lets its browsers
+ *   9. a durable run commits and records its outcome;
+ *  10. the trace's end line (and the view's, which then lets its browsers
  *      take what is left for up to VIEW_LINGER_S seconds), then the result
  *      on stdout (or --result-file).
  *
- * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors).
+ * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors);
+ * durable runs also 3 (stopped to wait for human tasks,
+ * --exit-when-waiting), 4 (the run store failed) and 5 (per-lifeline
+ * mode: a peer process was lost; the run can be resumed).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
+#include "durable/durable.h"
 #include "net/net.h"
 #include "rt.h"
 #include "view/view.h"
@@ -200,6 +213,45 @@ static int write_result(const zri_options *o, const char *json)
     return 0;
 }
 
+static size_t trace_mark(void *u) { return zri_trace_mark(u); }
+static int trace_release(void *u, size_t mark) { return zri_trace_release(u, mark); }
+
+/* A resume: the run's stored options, then those of the command line (the
+ * store, --exit-when-waiting, and what a launcher gives per process),
+ * parsed again into o; and the run's directory.  0, or the exit status. */
+static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char **argv,
+                          zri_options *o, char ***merged)
+{
+    if (o->nstored) {
+        fprintf(stderr,
+                "zgc: error: --resume takes the inputs and options stored with the run; give "
+                "none of them (here: %s)\n",
+                o->stored[0]);
+        return 2;
+    }
+    int n;
+    char **stored = zrd_stored(D, &n);
+    char **v = zri_xcalloc((size_t)(n + argc + 1), sizeof *v);
+    int k = 0;
+    for (int i = 0; i < n; i++) v[k++] = stored[i];
+    for (int i = 1; i < argc; i++) v[k++] = argv[i];
+    *merged = v;
+    zri_options_free(o);
+    int rc = zri_options_parse(prog, k, v, o);
+    if (rc != 0) {
+        fprintf(stderr, "zgc: error: the stored options of run %s are not this program's\n",
+                zrd_id(D));
+        return 1;
+    }
+    const char *cwd = zrd_cwd(D);
+    if (cwd && chdir(cwd) != 0) {
+        fprintf(stderr, "zgc: error: cannot work in the directory %s of run %s: %s\n", cwd,
+                zrd_id(D), strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 {
     if (zri_program_check(prog) < 0) return 1;
@@ -216,25 +268,53 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_heap *net_heap = NULL;
     zri_net *net = NULL;
     zri_secret *secret = NULL;
+    zrd_run *D = NULL;
+    char **merged = NULL;
+    int attempt = 0;
     if (status != 0) goto done;
+    if (!opts.durable && (opts.run_id || opts.exit_when_waiting)) {
+        fprintf(stderr, "zgc: error: %s applies to durable runs only (--durable)\n",
+                opts.run_id ? "--run-id" : "--exit-when-waiting");
+        status = 2;
+        goto done;
+    }
+
+    if (opts.durable) {
+        if ((status = zrd_open(prog, &opts, self, &D)) != 0) goto done;
+        const char *done_result = zrd_done_result(D);
+        if (done_result) {
+            fprintf(stderr, "zgc: note: run %s has finished; its result:\n", zrd_id(D));
+            status = write_result(&opts, done_result);
+            goto done;
+        }
+        if (opts.resume && (status = resume_options(prog, D, argc, argv, &opts, &merged)) != 0)
+            goto done;
+    }
 
     R = zri_run_new(prog, &opts, self);
     if ((status = zri_run_setup(R)) != 0) goto done;
+    if (D && (status = zrd_start(D, R, &opts, &attempt)) != 0) goto done;
 
     char err[1024] = "";
     if (opts.trace) {
         zri_buf path = {0};
         zri_buf_puts(&path, opts.trace);
         if (self >= 0) zri_buf_printf(&path, ".%s", lname(prog, self));
-        trace = zri_trace_open(prog, path.data, err, sizeof err);
+        if (D && opts.resume)
+            trace = zri_trace_reopen(prog, path.data, err, sizeof err);
+        else
+            trace = zri_trace_open(prog, path.data, err, sizeof err);
         zri_buf_free(&path);
         if (!trace) {
             fprintf(stderr, "zgc: error: %s\n", err);
             status = 1;
             goto done;
         }
+        if (D) zri_trace_defer(trace, attempt);
         for (int32_t l = 0; l < prog->nlifelines; l++)
-            if (self < 0 || l == self) zri_trace_start(trace, l, zri_run_store(R, l));
+            if ((self < 0 || l == self) && !zri_trace_has_start(trace, l))
+                zri_trace_start(trace, l, zri_run_store(R, l));
+        if (D && opts.resume) zri_trace_resume(trace, self, zrd_id(D), attempt);
     }
     if (opts.view) {
         char url[256];
@@ -265,6 +345,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         zri_run_observe(R, &obs);
     }
 
+    if (D && self >= 0) zri_run_restore(R);
     if (self >= 0) {
         secret = zri_xmalloc(sizeof *secret);
         if (zri_secret_load(opts.secret_file, secret, err, sizeof err) < 0) {
@@ -288,12 +369,23 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         }
     }
     zri_run_set_actions(R, zri_run_action);
+    if (D) {
+        zrd_output out = {trace_mark, trace_release, trace};
+        if ((status = zrd_go(D, trace ? &out : NULL)) != 0) {
+            zri_run_fail(R, -1, "the durable run could not start");
+            status = 0;
+        }
+    }
 
     zri_run_exec(R);
     const char *error = zri_run_error(R);
-    if (error) report_error(&opts, error, zri_run_error_time(R));
+    int waiting = zri_run_waiting(R);
+    /* a durable run whose peer process was lost stops, to be resumed: a
+     * note below, unless the store failed too */
+    int lost = error && D && zri_run_lost_peer(R);
+    if (error && !lost) report_error(&opts, error, zri_run_error_time(R));
     if (net) {
-        if (error)
+        if (error || waiting)
             zri_net_abort(net); /* the peers must stop too */
         else
             zri_net_close(net);
@@ -301,7 +393,18 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 
     /* result or error */
     char *json = NULL;
-    if (!error) json = zri_run_result_json(R);
+    if (!error && !waiting) json = zri_run_result_json(R);
+    /* a durable run: everything committed (and the trace's lines
+     * released) before the trace ends; the run's outcome is recorded after
+     * its trace is whole, and before anything is printed */
+    int store_failed = D ? zrd_flush(D, error) : 0;
+    if (trace && waiting) {
+        if (zri_trace_close(trace) != 0) {
+            fprintf(stderr, "zgc: error: writing the trace %s failed\n", opts.trace);
+            status = 1;
+        }
+        trace = NULL;
+    }
     if (trace) {
         zri_trace_end(trace, json, error);
         if (zri_trace_close(trace) != 0 && !error) {
@@ -318,9 +421,17 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         zrv_close(view, VIEW_LINGER_S);
         view = NULL;
     }
-    if (error) {
-        status = 1;
-    } else if (status == 0) {
+    if (store_failed)
+        status = store_failed;
+    else if (D)
+        status = zrd_finish(D, R, json, error, status);
+    if (lost && status == 0) {
+        fprintf(stderr, "zgc: note: stopped: %s (run %s can be resumed)\n", error, zrd_id(D));
+        status = ZRD_EXIT_LOST;
+    } else if (error) {
+        if (lost) report_error(&opts, error, zri_run_error_time(R));
+        if (status == 0) status = 1;
+    } else if (status == 0 && !waiting) {
         status = write_result(&opts, json);
     }
     free(json);
@@ -333,9 +444,11 @@ done:
     }
     if (trace) zri_trace_close(trace); /* a failed setup: the file stays as it is */
     zrv_close(view, 0);
+    zrd_close(D); /* its commit thread ends before the run is freed */
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);
     zri_options_free(&opts);
+    free(merged);
     return status;
 }

@@ -3,15 +3,19 @@
  * The options, their metavariables and their help texts are the run
  * options of the vocabulary (vocab/vocab.h: ZV_RUN_OPTIONS; scope ZV_RUN
  * for every executable, ZV_EXE for --listen, --peer, --secret-file,
- * --result-file and --error-file of the per-lifeline executables); this file checks their values and prints
- * the usage.  Values: --seed and --schedule take a non-negative integer
+ * --result-file and --error-file of the per-lifeline executables); this
+ * file checks their values and prints the usage.  Values: --seed and --schedule take a non-negative integer
  * (--schedule 0: off), --timeout and --llm-timeout a positive number of
  * seconds, --heartbeat a non-negative number of seconds (default 5; 0:
  * off; at most 10^6), --backoff-scale a non-negative factor; --arg,
- * --llm-for and --peer may be repeated.  `-h` and `--help` print the usage on stdout.
+ * --llm-for and --peer may be repeated.  `-h` and `--help` print the
+ * usage on stdout.
  *
- * Every option accepts both `--opt value` and `--opt=value`, except
- * --view, whose value is optional: `--view` or `--view=ADDR`.  Parsing only
+ * Every option with a value accepts both `--opt value` and `--opt=value`;
+ * --durable and --view take an optional value, only as `--durable=STORE`
+ * and `--view=ADDR`, and --exit-when-waiting none (vocab.h: zv_option_value).  A durable run
+ * stores the run options it was given (zri_options.stored), so that a
+ * resume needs only the run's id.  Parsing only
  * checks the options' own syntax and names (lifelines, actions); which
  * inputs must be given is checked by the core.  The strings in zri_options
  * point into argv, except the route names, which are allocated.
@@ -107,6 +111,20 @@ static int split_pair(const char *s, const char **name_end)
     return 0;
 }
 
+/* A run id: what --run-id accepts and generated ids are (docs/runtime.md). */
+static int run_id_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || s[0] == '-') return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
 static int parse_route(const zgrt_program *p, const char *s, zri_options *o)
 {
     const char *eq = strchr(s, '=');
@@ -160,15 +178,29 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         }
         const char *opt = table[id].name, *val;
         size_t n = strlen(opt);
-        if (a[n] == '=') {
+        int how = zv_option_value(&table[id]);
+        if (how == ZV_VALUE_NONE && a[n] == '=') {
+            zri_options_free(o);
+            return usage_error(p, "%s takes no value", opt);
+        } else if (how != ZV_VALUE_REQUIRED) {
+            val = a[n] == '=' ? a + n + 1 : NULL; /* never the next argument */
+        } else if (a[n] == '=') {
             val = a + n + 1;
-        } else if (table[id].scope & ZV_OPTIONAL) {
-            val = "";
         } else if (i + 1 < argc) {
             val = argv[++i];
         } else {
             zri_options_free(o);
             return usage_error(p, "%s expects a value", opt);
+        }
+        if ((table[id].scope & ZV_RUN) && id != ZV_OPT_DURABLE && id != ZV_OPT_RESUME &&
+            id != ZV_OPT_RUN_ID && id != ZV_OPT_EXIT_WHEN_WAITING && id != ZV_OPT_VIEW) {
+            /* what a durable run stores of its options (rt.h); a live view
+             * belongs to one attempt */
+            size_t len = n + 1 + strlen(val) + 1;
+            char *item = zri_xmalloc(len);
+            snprintf(item, len, "%s=%s", opt, val);
+            o->stored = zri_xrealloc(o->stored, (size_t)(o->nstored + 1) * sizeof *o->stored);
+            o->stored[o->nstored++] = item;
         }
         const char *end;
         int bad = 0;
@@ -256,13 +288,31 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             if (!*val) bad = usage_error(p, "--secret-file expects a file name");
             o->secret_file = val;
         } else if (id == ZV_OPT_VIEW) {
-            o->view = val; /* the address is checked when the view opens */
+            o->view = val ? val : ""; /* the address is checked when the view opens */
         } else if (id == ZV_OPT_RESULT_FILE) {
             if (!*val) bad = usage_error(p, "--result-file expects a file name");
             o->result_file = val;
         } else if (id == ZV_OPT_ERROR_FILE) {
             if (!*val) bad = usage_error(p, "--error-file expects a file name");
             o->error_file = val;
+        } else if (id == ZV_OPT_DURABLE) {
+            if (val && !*val) bad = usage_error(p, "--durable= expects a file name");
+            o->durable = 1;
+            if (val) o->store = val;
+        } else if (id == ZV_OPT_RESUME || id == ZV_OPT_RUN_ID) {
+            if (!run_id_ok(val))
+                bad = usage_error(p,
+                                  "%s expects a run id (1 to 64 letters, digits, '.', '_' or '-', "
+                                  "not starting with '-'), got '%s'",
+                                  opt, val);
+            if (id == ZV_OPT_RESUME) {
+                o->resume = val;
+                o->durable = 1;
+            } else {
+                o->run_id = val;
+            }
+        } else if (id == ZV_OPT_EXIT_WHEN_WAITING) {
+            o->exit_when_waiting = 1;
         }
         if (bad) {
             zri_options_free(o);
@@ -285,5 +335,7 @@ void zri_options_free(zri_options *o)
     for (int i = 0; i < o->npeers; i++) free((void *)o->peer_names[i]);
     free((void *)o->peer_names);
     free((void *)o->peer_addrs);
+    for (int i = 0; i < o->nstored; i++) free(o->stored[i]);
+    free(o->stored);
     memset(o, 0, sizeof *o);
 }

@@ -17,8 +17,9 @@
  *   core.c      a run: lifeline threads, channels, events, parallel
  *               regions, cancellation, deadlock detection, results.  It
  *               calls values.c and monitor.c, and reaches the trace, the
- *               transport and the actions only through the interfaces
- *               below (zri_observer, zri_transport, zri_action_fn)
+ *               transport, the actions and a durable run's journal only
+ *               through the interfaces below (zri_observer,
+ *               zri_transport, zri_action_fn, zri_journal, zri_task_fn)
  *   builtins.c  zgrt_concat and zgrt_builtin (they need a context)
  *   net/        frames and the socket transport between per-lifeline
  *               processes (net/net.h): a zri_transport
@@ -28,13 +29,15 @@
  *               and of lines as Server-Sent Events (view/view.h, prefix
  *               zrv_); it depends on nothing above, main.c hands it the
  *               trace's lines
+ *   durable/    durable runs: the SQLite run store, the journal, replay,
+ *               human tasks (durable/durable.h): the zri_journal and the
+ *               zri_task_fn
  *   main.c      zgrt_main: options, mode, trace, transport, actions, run,
  *               result — the one file that knows all the others
  *
  * Libraries (CMakeLists.txt): zgrt_core (values.c … builtins.c),
- * zgrt_net, zgrt_agent, zgrt_view, and libzgrt.a, which bundles them
- * with main.c:
- * the archive `zgc build` links.
+ * zgrt_net, zgrt_agent, zgrt_durable, and libzgrt.a, which bundles them
+ * with main.c: the archive `zgc build` links.
  *
  * Errors, one convention for the whole runtime:
  *   - A function that can fail returns 0 (or a pointer) on success and -1
@@ -236,6 +239,17 @@ typedef struct zri_options {
     const char *result_file;               /* --result-file FILE (used by zgc run --processes) */
     const char *error_file;                /* --error-file FILE (used by zgc run --processes) */
     const char *view; /* --view[=ADDR]: "" for the default address; NULL: no live view */
+    /* durable runs (runtime/durable) */
+    int durable;           /* --durable, --durable=STORE or --resume */
+    const char *store;     /* --durable=STORE, or NULL: the default store */
+    const char *resume;    /* --resume RUN */
+    const char *run_id;    /* --run-id ID */
+    int exit_when_waiting; /* --exit-when-waiting */
+    /* The run options a durable run stores, each as one "--name=VALUE"
+     * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id
+     * and --exit-when-waiting, in the order given. */
+    int nstored;
+    char **stored;
 } zri_options;
 
 /* The silence limit of per-lifeline processes without --heartbeat, in
@@ -371,6 +385,38 @@ typedef struct zri_transport {
     void *impl;
 } zri_transport;
 
+/* A question for a human that neither a terminal, a pipe nor an answers
+ * file can answer: in a durable run, a task in the run store (runtime/
+ * durable) that `zgc answer` completes.  All strings are the action's. */
+typedef struct zri_task {
+    const char *lifeline, *action;
+    const char *key;    /* the call's idempotency key: the same task on resume */
+    const char *kind;   /* confirm, input, select, edit or ack */
+    const char *prompt; /* filled */
+    const char *type;   /* the answer's type: bool, str, an enum's name, or "none" */
+    int nmembers;       /* select: the enum's members */
+    const char *const *members;
+    const char *current; /* edit: the current text, or NULL */
+} zri_task;
+
+/* Tells the run that a thread begins (on = 1) or ends (0) to wait for a
+ * human (the task function calls it around its wait, not when the answer
+ * is there already). */
+typedef void (*zri_waits_fn)(void *u, int on);
+
+/* Waits for a task's answer.  Returns 0 with the answer object (a new
+ * json_t * reference, {"value": …} as in --answers) in *answer; 1 when the
+ * run stops waiting (cancelled, or --exit-when-waiting found nothing else
+ * to do); -1 with a message in err. */
+typedef int (*zri_task_fn)(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn waits,
+                           void *waits_u, void **answer, char *err, size_t errlen);
+
+/* Sources of an action's results, as a replay must redo them (bits). */
+enum {
+    ZRI_SRC_SCRIPT = 1, /* each attempt took the next answer of a script (scripted
+                           model, --answers file): a replay takes them again */
+};
+
 /* What an action needs to know about where it runs. */
 typedef struct zri_action_env {
     const zgrt_program *prog;
@@ -390,6 +436,26 @@ typedef struct zri_action_env {
      * "question" or "answer"; a later one replaces an earlier one), for the
      * trace's optional fields; called with note_user; may be NULL */
     void (*detail)(void *user, const char *key, const char *text);
+    /* The call's idempotency key, "RUN/Lifeline/POSITION" (zgrt.h:
+     * zgrt_call_key), the same when a resumed run repeats the call. */
+    const char *key;
+    /* Output commit: the action calls visible (with note_user), when it is
+     * not NULL, right before it does something outside the run sees (an
+     * HTTP request, an effect, a question to a human); the journal's
+     * entries are then committed.  -1 with a message: the action fails. */
+    int (*visible)(void *user, char *err, size_t errlen);
+    /* Durable runs: where a human question goes when nothing else can
+     * answer it (with note_user, which the core passes on), or NULL. */
+    int (*task)(void *user, const zri_task *t, void **answer, char *err, size_t errlen);
+    /* Set by the action: ZRI_SRC_* bits of where its results came from,
+     * and a network model's raw answer (the text its last attempt got,
+     * malloc'd; the caller frees it), which a durable run journals. */
+    int source;
+    char *raw;
+    /* Replay: the action ran before and its results come from the journal;
+     * the action only takes again what its `replay_attempts` attempts
+     * consumed (ZRI_SRC_* in replay_source) and sets no result. */
+    int replay_attempts, replay_source;
 } zri_action_env;
 
 /* Runs action `action` (llm, human, extern pure or effect; agent/
@@ -399,6 +465,80 @@ typedef struct zri_action_env {
  * non-llm actions). */
 typedef int (*zri_action_fn)(zri_action_env *env, int32_t action, const zgrt_value *args,
                              zgrt_value *outs, int *attempts, char *err, size_t errlen);
+
+/* The journal of a durable run (runtime/durable implements it).  A
+ * lifeline's program is deterministic given its action results, the order
+ * its coregions took messages, which of its parallel branches made each
+ * event, and (per-lifeline mode) the messages it took from other
+ * processes: the core records exactly these, replays them on resume and
+ * recomputes everything else.
+ *
+ * Keys.  A thread of a lifeline has a path: "" for the lifeline's body,
+ * and for branch b (from 1) of a parallel region that a thread of path P
+ * opened after its n-th event, P "n.b/".  An entry's position is the
+ * number of its event on its thread, from 1 (the act, the receive a
+ * coregion's pick leads to, the choice); on the body's thread, whose count
+ * takes in its regions' events when they end, that is the lifeline's
+ * event index outside parallel regions.  A turn's position is the
+ * lifeline's event index. */
+enum {
+    ZRI_J_ACT = 1,    /* an llm, human, extern pure or effect call: its results */
+    ZRI_J_PICK = 2,   /* a coregion's pick: the sender it took from */
+    ZRI_J_CHOICE = 3, /* a decision: recomputed on replay and compared */
+    ZRI_J_TURN = 4,   /* inside a parallel region: the thread that made an event */
+    ZRI_J_MSG = 5,    /* per-lifeline mode: a message taken from another process */
+};
+
+typedef struct zri_jentry {
+    int32_t kind;  /* ZRI_J_* */
+    int64_t pos;   /* position (above) */
+    int32_t a;     /* ACT: the action; PICK: the sender; CHOICE: the construct tag */
+    int32_t b;     /* ACT: attempts; CHOICE: the decision (0/1) */
+    int32_t c;     /* ACT: ZRI_SRC_* bits */
+    int32_t nvals; /* ACT: the results */
+    const zgrt_value *vals;
+    const char *path;   /* TURN: the thread's path */
+    const zri_msg *msg; /* MSG */
+    const char *raw;    /* ACT: a network model's raw answer, or NULL (kept, not replayed) */
+    /* A re-execution makes this entry again, exactly: decisions, messages
+     * a resumed sender sends again, and results of mock models and extern
+     * pure actions outside parallel regions.  No output waits for such an
+     * entry's commit (zri_journal.commit); the others (picks, turns, the
+     * results of scripts and of calls inside parallel regions) it waits
+     * for, and calls the outside saw are committed as soon as they return. */
+    int32_t again;
+} zri_jentry;
+
+typedef struct zri_journal {
+    /* Replay: the recorded entries of thread `path` of lifeline l, as a
+     * cursor, or NULL when there are none (the thread runs live). */
+    void *(*cursor)(void *impl, int32_t l, const char *path);
+    /* The cursor's next entry in *e (values and strings in h): 1; 0 when it
+     * has no more (the thread runs live from here on); -1 with a message
+     * when the entry cannot be read. */
+    int (*next)(void *impl, void *cursor, zri_heap *h, zri_jentry *e, char *err, size_t errlen);
+    /* Replay of lifeline l's parallel regions: 1 with the path of the
+     * thread that made event `index` in *path; 0 when the journal ends
+     * before; -1 when the journal has no turn for that event. */
+    int (*turn)(void *impl, int32_t l, int64_t index, const char **path);
+    /* Replay, per-lifeline mode: every message lifeline l took from other
+     * processes, in the order it took them, handed to take (a malloc'd
+     * message, values in h; ownership passes).  0, or -1 with a message. */
+    int (*messages)(void *impl, int32_t l, zri_heap *h, void (*take)(void *u, zri_msg *m), void *u,
+                    char *err, size_t errlen);
+    /* Records an entry of thread `path` of lifeline l (thread-safe). */
+    void (*record)(void *impl, int32_t l, const char *path, const zri_jentry *e);
+    /* Output commit: returns 0 once every entry recorded so far that a
+     * re-execution could not make again (!again) is committed; cheap when
+     * they are.  -1 with a message when the store fails. */
+    int (*commit)(void *impl, char *err, size_t errlen);
+    /* Replay, per-lifeline mode: the last message from `from` to `to` on
+     * chan that the receiver's journal holds (0: none): a resumed sender
+     * does not send those again, so that a peer never gets a message it
+     * has already (and a peer that has ended gets none). */
+    int64_t (*taken)(void *impl, int32_t from, int32_t to, int32_t chan);
+    void *impl;
+} zri_journal;
 
 /* ===================================================================== */
 /* monitor.c — the CPL monitor (Algorithm 1)                              */
@@ -502,6 +642,15 @@ ZRI_HIDDEN const zgrt_value *zri_run_store(zri_run *R, int32_t l);
 ZRI_HIDDEN void zri_run_observe(zri_run *R, const zri_observer *obs);
 ZRI_HIDDEN void zri_run_connect(zri_run *R, const zri_transport *t);
 ZRI_HIDDEN void zri_run_set_actions(zri_run *R, zri_action_fn run_action);
+/* A durable run: its id (idempotency keys; other runs get a random one),
+ * its journal (replayed, then recorded) and where human tasks go. */
+ZRI_HIDDEN void zri_run_set_id(zri_run *R, const char *run_id);
+ZRI_HIDDEN void zri_run_set_journal(zri_run *R, const zri_journal *j);
+ZRI_HIDDEN void zri_run_set_tasks(zri_run *R, zri_task_fn task, void *user);
+/* Per-lifeline mode, before the transport opens: puts the journal's
+ * messages back into their channels; later copies of them (a resumed
+ * sender sends them again) are dropped.  0, or -1 after failing the run. */
+ZRI_HIDDEN int zri_run_restore(zri_run *R);
 /* The transport's callbacks (user: the zri_run).  deliver: a message from
  * another process addressed to this lifeline (ownership passes); lost: a
  * peer failed (a malformed or unexpected frame, a lost connection). */
@@ -527,6 +676,13 @@ ZRI_HIDDEN const char *zri_run_error(zri_run *R);
  * clock for every process of the machine, so the launcher can order the
  * errors of the lifelines), or 0 without error. */
 ZRI_HIDDEN int64_t zri_run_error_time(zri_run *R);
+/* After zri_run_exec: 1 when the run stopped because nothing but human
+ * tasks could make progress (--exit-when-waiting), with no error. */
+ZRI_HIDDEN int zri_run_waiting(zri_run *R);
+/* After zri_run_exec: 1 when the error came from a lost peer process. */
+ZRI_HIDDEN int zri_run_lost_peer(zri_run *R);
+/* Lifeline l's events so far. */
+ZRI_HIDDEN int64_t zri_run_events(zri_run *R, int32_t l);
 ZRI_HIDDEN char *zri_run_result_json(zri_run *R);
 ZRI_HIDDEN void zri_run_free(zri_run *R);
 
@@ -562,6 +718,10 @@ ZRI_HIDDEN void zri_trace_retry(zri_trace *t, int32_t lifeline, const char *acti
 ZRI_HIDDEN void zri_trace_line_start(zri_buf *b, const zgrt_program *p, int32_t lifeline,
                                      const zgrt_value *store);
 ZRI_HIDDEN void zri_trace_line_event(zri_buf *b, const zgrt_program *p, const zri_event *e);
+/* The same with the event's "run_attempt" (a durable run's attempt; 0:
+ * none). */
+ZRI_HIDDEN void zri_trace_line_event_attempt(zri_buf *b, const zgrt_program *p, const zri_event *e,
+                                             int attempt);
 ZRI_HIDDEN void zri_trace_line_retry(zri_buf *b, const zgrt_program *p, int32_t lifeline,
                                      const char *action, int attempt, const char *error,
                                      double delay);
@@ -569,7 +729,23 @@ ZRI_HIDDEN void zri_trace_line_end(zri_buf *b, const char *result_json, const ch
 /* The trace as an observer of the run (zri_run_observe): events and
  * retries become lines. */
 ZRI_HIDDEN zri_observer zri_trace_observer(zri_trace *t);
-/* Closes the file; returns 0, or -1 when writing failed. */
+/* Closes the file (writing what it still holds); returns 0, or -1 when
+ * writing failed. */
 ZRI_HIDDEN int zri_trace_close(zri_trace *t);
+/* Durable runs (trace.c explains).  reopen: continues an existing trace
+ * (a new one when there is none): its last line is cut when the crash
+ * cut it, and events it has are skipped when they come again;
+ * has_start: it has lifeline l's start line.  defer: lines are held until
+ * released, and events carry "run_attempt":attempt; mark: the end of what
+ * is held now; release: writes what was held up to a mark (0, or -1 when
+ * writing failed).  resume: the line that begins a resumed attempt (of
+ * lifeline `lifeline`'s trace, or -1: of every lifeline's). */
+ZRI_HIDDEN zri_trace *zri_trace_reopen(const zgrt_program *p, const char *path, char *err,
+                                       size_t errlen);
+ZRI_HIDDEN int zri_trace_has_start(const zri_trace *t, int32_t lifeline);
+ZRI_HIDDEN void zri_trace_defer(zri_trace *t, int attempt);
+ZRI_HIDDEN size_t zri_trace_mark(zri_trace *t);
+ZRI_HIDDEN int zri_trace_release(zri_trace *t, size_t mark);
+ZRI_HIDDEN void zri_trace_resume(zri_trace *t, int32_t lifeline, const char *run_id, int attempt);
 
 #endif

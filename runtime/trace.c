@@ -35,7 +35,20 @@
  *       line;
  *   {"kind":"end","result":…} or {"kind":"end","error":"…"}
  *       last: the printed result (per-lifeline executables: the
- *       {"<index>": value} object), or the run-time error.
+ *       {"<index>": value} object), or the run-time error;
+ *   {"kind":"resume","run":"ID","run_attempt":2}, with "lifeline":L
+ *   first in a per-lifeline executable's trace
+ *       a durable run's next attempt begins (an end line before it, of an
+ *       attempt that failed, no longer ends the run).
+ *
+ * Durable runs (runtime/durable).  Every event line has "run_attempt":k
+ * after its kind's fields, the attempt (1, 2, …) that made it.  Lines are
+ * held in memory and written only once the journal's entries they depend
+ * on are committed (zri_trace_mark, zri_trace_release): after a crash the
+ * file holds only events a replay makes again, exactly as they were.  A
+ * resumed attempt continues the same file (zri_trace_reopen): a last line
+ * cut by the crash is removed, and the events the file has are not
+ * written again when the replay makes them.
  *
  * "index" is the event's 1-based position on its lifeline (every event,
  * control messages included); "writes" maps each variable the event wrote
@@ -50,14 +63,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #include "rt.h"
+
+static void put_name(zri_buf *b, const char *s) { zri_buf_json_string(b, s, strlen(s)); }
 
 struct zri_trace {
     const zgrt_program *prog;
     FILE *f;
     pthread_mutex_t mu;
     int failed; /* a write failed */
+    /* durable runs */
+    int deferred;     /* lines wait in `held` for zri_trace_release */
+    zri_buf held;     /* under mu */
+    int attempt;      /* "run_attempt" of events, or 0 */
+    int64_t *written; /* reopened: per lifeline, the events the file has */
+    uint8_t *started; /* reopened: the lifelines whose start line it has */
 };
 
 zri_trace *zri_trace_open(const zgrt_program *p, const char *path, char *err, size_t errlen)
@@ -74,16 +98,129 @@ zri_trace *zri_trace_open(const zgrt_program *p, const char *path, char *err, si
     return t;
 }
 
+/* One line of an existing trace: what it says of starts and events. */
+static void reopen_line(zri_trace *t, const char *s, size_t n)
+{
+    json_error_t je;
+    json_t *o = json_loadb(s, n, 0, &je);
+    if (!o) return;
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    const char *name = json_string_value(json_object_get(o, "lifeline"));
+    int32_t l = -1;
+    for (int32_t k = 0; name && k < t->prog->nlifelines; k++)
+        if (strcmp(t->prog->lifelines[k], name) == 0) l = k;
+    if (kind && l >= 0) {
+        json_t *ix = json_object_get(o, "index");
+        if (strcmp(kind, ZV_TRACE_START) == 0)
+            t->started[l] = 1;
+        else if (json_is_integer(ix) && json_integer_value(ix) > t->written[l])
+            t->written[l] = json_integer_value(ix);
+    }
+    json_decref(o);
+}
+
+zri_trace *zri_trace_reopen(const zgrt_program *p, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r+");
+    if (!f && errno == ENOENT) return zri_trace_open(p, path, err, errlen);
+    if (!f) {
+        snprintf(err, errlen, "cannot open the trace file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    zri_trace *t = zri_xcalloc(1, sizeof *t);
+    t->prog = p;
+    t->f = f;
+    pthread_mutex_init(&t->mu, NULL);
+    t->written = zri_xcalloc((size_t)p->nlifelines, sizeof *t->written);
+    t->started = zri_xcalloc((size_t)p->nlifelines, 1);
+    /* read it whole; keep it up to its last complete line */
+    zri_buf all = {0};
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) zri_buf_add(&all, chunk, got);
+    int rerr = ferror(f);
+    size_t keep = 0;
+    for (size_t i = 0, b = 0; i < all.len; i++)
+        if (all.data[i] == '\n') {
+            reopen_line(t, all.data + b, i - b);
+            b = i + 1;
+            keep = i + 1;
+        }
+    zri_buf_free(&all);
+    if (rerr || fflush(f) != 0 || ftruncate(fileno(f), (off_t)keep) != 0 ||
+        fseeko(f, (off_t)keep, SEEK_SET) != 0) {
+        snprintf(err, errlen, "cannot continue the trace file %s: %s", path, strerror(errno));
+        zri_trace_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+int zri_trace_has_start(const zri_trace *t, int32_t lifeline)
+{
+    return t->started && t->started[lifeline];
+}
+
+void zri_trace_defer(zri_trace *t, int attempt)
+{
+    t->deferred = 1;
+    t->attempt = attempt;
+}
+
+size_t zri_trace_mark(zri_trace *t)
+{
+    pthread_mutex_lock(&t->mu);
+    size_t n = t->held.len;
+    pthread_mutex_unlock(&t->mu);
+    return n;
+}
+
+/* Writes the held lines up to mark (under mu). */
+static void write_held(zri_trace *t, size_t mark)
+{
+    if (mark > t->held.len) mark = t->held.len;
+    if (!mark) return;
+    if (fwrite(t->held.data, 1, mark, t->f) != mark || fflush(t->f) != 0) t->failed = 1;
+    memmove(t->held.data, t->held.data + mark, t->held.len - mark);
+    t->held.len -= mark;
+    t->held.data[t->held.len] = 0;
+}
+
+int zri_trace_release(zri_trace *t, size_t mark)
+{
+    pthread_mutex_lock(&t->mu);
+    write_held(t, mark);
+    int failed = t->failed;
+    pthread_mutex_unlock(&t->mu);
+    return failed ? -1 : 0;
+}
+
 static void write_line(zri_trace *t, zri_buf *b)
 {
     zri_buf_add(b, "\n", 1);
     pthread_mutex_lock(&t->mu);
-    if (fwrite(b->data, 1, b->len, t->f) != b->len) t->failed = 1;
+    if (t->deferred)
+        zri_buf_add(&t->held, b->data, b->len);
+    else if (fwrite(b->data, 1, b->len, t->f) != b->len)
+        t->failed = 1;
     pthread_mutex_unlock(&t->mu);
     zri_buf_free(b);
 }
 
-static void put_name(zri_buf *b, const char *s) { zri_buf_json_string(b, s, strlen(s)); }
+void zri_trace_resume(zri_trace *t, int32_t lifeline, const char *run_id, int attempt)
+{
+    zri_buf b = {0};
+    zri_buf_puts(&b, "{\"kind\":\"" ZV_TRACE_RESUME "\",");
+    if (lifeline >= 0) {
+        zri_buf_puts(&b, "\"lifeline\":");
+        put_name(&b, t->prog->lifelines[lifeline]);
+        zri_buf_add(&b, ",", 1);
+    }
+    zri_buf_puts(&b, "\"run\":");
+    put_name(&b, run_id);
+    zri_buf_printf(&b, ",\"run_attempt\":%d}", attempt);
+    write_line(t, &b);
+}
 
 void zri_trace_line_start(zri_buf *bp, const zgrt_program *p, int32_t lifeline,
                           const zgrt_value *store)
@@ -113,6 +250,12 @@ void zri_trace_start(zri_trace *t, int32_t lifeline, const zgrt_value *store)
 }
 
 void zri_trace_line_event(zri_buf *bp, const zgrt_program *p, const zri_event *e)
+{
+    zri_trace_line_event_attempt(bp, p, e, 0);
+}
+
+void zri_trace_line_event_attempt(zri_buf *bp, const zgrt_program *p, const zri_event *e,
+                                  int attempt)
 {
 #define KIND(id, name) name,
     static const char *const kinds[] = {ZV_EVENT_KINDS(KIND)};
@@ -178,6 +321,7 @@ void zri_trace_line_event(zri_buf *bp, const zgrt_program *p, const zri_event *e
         break;
     default: break;
     }
+    if (attempt) zri_buf_printf(&b, ",\"run_attempt\":%d", attempt);
     zri_buf_puts(&b, ",\"writes\":{");
     int first = 1;
     for (int32_t k = 0; k < e->nwrites; k++) {
@@ -201,8 +345,10 @@ void zri_trace_line_event(zri_buf *bp, const zgrt_program *p, const zri_event *e
 
 void zri_trace_event(zri_trace *t, const zri_event *e)
 {
+    /* a resumed attempt replays events the file has */
+    if (t->written && e->index <= t->written[e->lifeline]) return;
     zri_buf b = {0};
-    zri_trace_line_event(&b, t->prog, e);
+    zri_trace_line_event_attempt(&b, t->prog, e, t->attempt);
     write_line(t, &b);
 }
 
@@ -268,6 +414,10 @@ zri_observer zri_trace_observer(zri_trace *t)
 int zri_trace_close(zri_trace *t)
 {
     if (!t) return 0;
+    write_held(t, t->held.len);
+    zri_buf_free(&t->held);
+    free(t->written);
+    free(t->started);
     int failed = t->failed;
     if (fclose(t->f) != 0) failed = 1;
     pthread_mutex_destroy(&t->mu);

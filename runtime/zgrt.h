@@ -72,6 +72,16 @@ typedef int (*zgrt_action_fn)(zgrt_call *call);
 /* The action's name, and the lifeline it runs on. */
 const char *zgrt_call_action(const zgrt_call *call);
 const char *zgrt_call_lifeline(const zgrt_call *call);
+/* The call's idempotency key, "RUN/LIFELINE/POSITION": the run's id (a
+ * durable run's id; another run has a random one), the lifeline, and the
+ * position of the call on its lifeline (its event index, or for a call in
+ * a parallel branch the branch's path and the call's position in it,
+ * "5.2/3").  A durable run that is resumed after a crash repeats at most
+ * the one call of each lifeline that was in flight at the crash (started,
+ * its result not yet committed), with the same key, so an effect can use
+ * the key to do its work once; a call whose result was committed is never
+ * repeated.  The string is valid during the call. */
+const char *zgrt_call_key(const zgrt_call *call);
 
 /* Arguments, in declaration order.  The accessor must match the declared
  * type (checked: a mismatch fails the run). */

@@ -34,9 +34,6 @@ extern "C" {
 
 #define ZGRT_ABI_VERSION 4
 
-/* The size of zgrt_program.code_hash: a SHA-256. */
-#define ZGRT_CODE_HASH_BYTES 32
-
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
 typedef void (*zgrt_body_fn)(zgrt_ctx *ctx);
@@ -219,12 +216,15 @@ typedef struct zgrt_program {
     /* the monitor plan (zgrt_keep, zgrt_edge above) */
     const zgrt_keep *keeps; /* per lifeline */
     const zgrt_edge *edges; /* nedges */
-    /* ZGRT_CODE_HASH_BYTES bytes: the compiler's SHA-256 of the program's
-     * generated code (every lifeline's module and the descriptor,
-     * backend/link.c), the same in every executable of one build; part of
-     * the identity lifelines compare when they connect (runtime/net/
-     * hello.c).  NULL: all zeros (a descriptor made by hand). */
-    const uint8_t *code_hash;
+    /* The program's fingerprint (backend/link.c), what a durable run
+     * checks before it resumes: 64 hex digits of a SHA-256 over its parts,
+     * which are one "NAME HEX" line each: "lifeline L …" (the code
+     * generated for lifeline L), "declarations …" (the descriptor without
+     * source path and locations: variables, actions and their prompts,
+     * inputs, results, the monitor plan) and "C file NAME …" (each C file
+     * given to zgc build, by its contents). */
+    const char *fingerprint;
+    const char *fingerprint_parts;
 } zgrt_program;
 
 /* The executable's entry point: parses the run options (see docs/runtime.md),

@@ -10,9 +10,9 @@
 #             zgc command (tests and benchmarks excluded), its undefined
 #             symbols that another object of the project defines
 #             (nm -u against nm --defined-only).
-# Each file belongs to a part (its top folder; runtime/net, runtime/agent
-# and runtime/view are parts of their own).  An edge from part P to part Q is
-# allowed only when RULES lists Q for P; the runtime's public headers
+# Each file belongs to a part (its top folder; runtime/net, runtime/agent,
+# runtime/view and runtime/durable are parts of their own).  An edge from
+# part P to part Q is allowed only when RULES lists Q for P; the runtime's public headers
 # zgrt_abi.h and zgrt.h may be included by the backend (the contract of the
 # code it generates) but nothing of the runtime may be called.  Neither
 # graph may have a cycle between files (tsort finds them).  Prints every
@@ -39,7 +39,8 @@ runtime: vocab
 runtime/net: runtime vocab
 runtime/agent: runtime vocab
 runtime/view: vocab
-runtime/main: runtime runtime/net runtime/agent runtime/view vocab
+runtime/durable: runtime vocab
+runtime/main: runtime runtime/net runtime/agent runtime/view runtime/durable vocab
 '}
 # headers one part may include from another without depending on its code
 HEADER_ONLY='
@@ -51,6 +52,7 @@ part_of() {
     runtime/net/*) echo runtime/net ;;
     runtime/agent/*) echo runtime/agent ;;
     runtime/view/*) echo runtime/view ;;
+    runtime/durable/*) echo runtime/durable ;;
     runtime/main.c) echo runtime/main ;;
     */*) echo "${1%%/*}" ;;
     *) echo "" ;;

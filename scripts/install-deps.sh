@@ -12,7 +12,8 @@ pkgs=(
   libcriterion-dev  # unit test framework
   libjansson-dev    # JSON reading/writing (traces, histories)
   libcurl4-openssl-dev  # HTTP client for OpenAI-compatible model servers
-  libssl-dev        # libcrypto: authenticated connections between lifelines, code hashes
+  libsqlite3-dev    # the run store of durable runs (runtime/durable, driver/store.c)
+  libssl-dev        # libcrypto: authenticated connections between lifelines, program fingerprints
   libicu-dev        # Unicode case mapping of the trace oracle (oracle/eval.c)
   clang-format      # the house style (.clang-format), checked by scripts/format.sh
   chromium          # the viewer's browser tests (tests/viewer): headless, driven by puppeteer-core

@@ -101,19 +101,23 @@
     X(ACT, "act")         \
     X(CHOICE, "choice")
 /* The kinds of the trace's other lines: a lifeline's initial store, the
- * run's result or error, a failed model call about to be retried. */
+ * run's result or error, a failed model call about to be retried, and in
+ * a durable run the start of a resumed attempt (an earlier attempt's end
+ * line no longer ends the run). */
 #define ZV_TRACE_START "start"
 #define ZV_TRACE_END "end"
 #define ZV_TRACE_RETRY "retry"
+#define ZV_TRACE_RESUME "resume"
 
-/* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  Every run
- * option takes a value, given as `--name VALUE` or `--name=VALUE`, except
- * those with ZV_OPTIONAL in SCOPE: their value is optional and given only
- * as `--name=VALUE`.  SCOPE: ZV_RUN for `zgc run` and every built
- * executable, ZV_EXE for the per-lifeline executables only (`zgc run
- * --processes` sets them).  Help texts may span lines ("\n"); the printer
- * indents them. */
-enum { ZV_RUN = 1, ZV_EXE = 2, ZV_OPTIONAL = 4 };
+/* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  A run option
+ * takes a value, given as `--name VALUE` or `--name=VALUE`, unless its
+ * METAVAR says otherwise (zv_option_value): "" for a flag without a
+ * value, "[=META]" for a value that is optional and then given only as
+ * `--name=VALUE`.
+ * SCOPE: ZV_RUN for `zgc run` and every built executable, ZV_EXE for the
+ * per-lifeline executables only (`zgc run --processes` sets them).  Help
+ * texts may span lines ("\n"); the printer indents them. */
+enum { ZV_RUN = 1, ZV_EXE = 2 };
 #define ZV_RUN_OPTIONS(X)                                                                         \
     X(ARG, "--arg", "NAME=VALUE", ZV_RUN,                                                         \
       "a workflow input (str: literally, json: JSON text,\n"                                      \
@@ -136,12 +140,22 @@ enum { ZV_RUN = 1, ZV_EXE = 2, ZV_OPTIONAL = 4 };
     X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                                     \
       "perturb delivery and scheduling with seeded random\n"                                      \
       "delays, so that other interleavings occur (testing)")                                      \
-    X(VIEW, "--view", "[=ADDR]", ZV_RUN | ZV_OPTIONAL,                                            \
+    X(VIEW, "--view", "[=ADDR]", ZV_RUN,                                                          \
       "serve a live picture of the run on 127.0.0.1 (a random\n"                                  \
       "port, or ADDR: [HOST:]PORT); the URL is printed on stderr")                                \
     X(HEARTBEAT, "--heartbeat", "SECONDS", ZV_RUN,                                                \
       "per-lifeline processes: a peer that sends nothing\n"                                       \
       "for SECONDS is lost (default 5; 0: never)")                                                \
+    X(DURABLE, "--durable", "[=STORE]", ZV_RUN,                                                   \
+      "a durable run, journaled in the run store STORE\n"                                         \
+      "(default: $ZGC_STORE, else .zgc/runs.db)")                                                 \
+    X(RESUME, "--resume", "RUN", ZV_RUN,                                                          \
+      "resume durable run RUN with its stored inputs and\n"                                       \
+      "options (implies --durable)")                                                              \
+    X(RUN_ID, "--run-id", "ID", ZV_RUN, "a new durable run's id (default: generated)")            \
+    X(EXIT_WHEN_WAITING, "--exit-when-waiting", "", ZV_RUN,                                       \
+      "durable runs: stop with exit status 3 when nothing\n"                                      \
+      "but human tasks can make progress")                                                        \
     X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                         \
       "per-lifeline executables: listen on ADDR (unix:PATH,\n"                                    \
       "tcp:HOST:PORT; tcp:PORT is 127.0.0.1:PORT,\n"                                              \
@@ -175,6 +189,14 @@ static inline const zv_option_info *zv_option_table(void)
     return table;
 }
 
+/* How an option takes its value (its METAVAR says, above). */
+enum { ZV_VALUE_REQUIRED = 0, ZV_VALUE_NONE = 1, ZV_VALUE_OPTIONAL = 2 };
+static inline int zv_option_value(const zv_option_info *o)
+{
+    if (!o->meta[0]) return ZV_VALUE_NONE;
+    return o->meta[0] == '[' ? ZV_VALUE_OPTIONAL : ZV_VALUE_REQUIRED;
+}
+
 /* The option that argument `arg` names, as `--name` or `--name=VALUE`,
  * among the options of `scopes` (ZV_RUN | ZV_EXE); -1 when none. */
 static inline int zv_option_lookup(const char *arg, int scopes)
@@ -196,7 +218,8 @@ static inline void zv_print_options(FILE *out, int scopes, int column)
     const zv_option_info *t = zv_option_table();
     for (int i = 0; i < ZV_OPT__COUNT; i++) {
         if (!(t[i].scope & scopes)) continue;
-        int n = fprintf(out, t[i].scope & ZV_OPTIONAL ? "  %s%s" : "  %s %s", t[i].name, t[i].meta);
+        int v = zv_option_value(&t[i]);
+        int n = fprintf(out, "  %s%s%s", t[i].name, v == ZV_VALUE_REQUIRED ? " " : "", t[i].meta);
         for (const char *h = t[i].help; *h;) {
             const char *nl = strchr(h, '\n');
             int len = nl ? (int)(nl - h) : (int)strlen(h);

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,6 +163,10 @@ static char *fill_prompt(const zgrt_program *p, const zgrt_action *a, const char
 
 /* ---- llm --------------------------------------------------------------- */
 
+/* The spec of the scripted model: its answers are a file's, read in order
+ * (ZRI_SRC_SCRIPT); mock and scripted calls stay inside the run. */
+#define SCRIPTED "scripted:"
+
 /* The model spec for action a on the env's lifeline. */
 static const char *route_spec(const zri_action_env *env, const zgrt_action *a)
 {
@@ -266,6 +271,15 @@ static int run_llm(zri_action_env *env, const zgrt_action *a, const zgrt_value *
     int rc;
     int remote = 0; /* a network backend: messages count the attempts */
     char why[1024] = "";
+    if (strncmp(spec, SCRIPTED, strlen(SCRIPTED)) == 0) {
+        env->source |= ZRI_SRC_SCRIPT;
+    } else if (strcmp(spec, "mock") != 0 && env->visible &&
+               env->visible(env->note_user, err, errlen) < 0) {
+        /* a request leaves the run: what it depends on is committed first */
+        free(system);
+        free(user);
+        return -1;
+    }
     for (;;) {
         if (cancelled(env)) goto cancel;
         n++;
@@ -463,7 +477,9 @@ static char *trim_inplace(char *s)
     return s;
 }
 
-/* Asks on the terminal; called with term_mu held. */
+/* Asks on the terminal (or the pipe or file of standard input); called
+ * with term_mu held.  1 (with a message) when the input ended before an
+ * answer. */
 static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_value *args,
                         zgrt_value *outs, char *err, size_t errlen)
 {
@@ -501,7 +517,7 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
         if (rc == 1) {
             snprintf(err, errlen, "human action `%s` on %s: end of input before an answer", a->name,
                      lifeline_name(env));
-            return -1;
+            return 1;
         }
         if (rc < 0) return -1;
         if (env->detail) env->detail(env->note_user, "answer", line);
@@ -570,6 +586,57 @@ static int ask_terminal(zri_action_env *env, const zgrt_action *a, const zgrt_va
     }
 }
 
+/* Standard input can answer: a terminal, or a pipe or file that has a
+ * line (or its end) to read within STDIN_GRACE_MS — so `printf 'y\n' |
+ * zgc run …` answers, and an idle pipe the run inherited does not hang it. */
+#define STDIN_GRACE_MS 100
+static int stdin_answers(void)
+{
+    if (isatty(STDIN_FILENO)) return 1;
+    struct stat sb;
+    if (fstat(STDIN_FILENO, &sb) != 0 || !(S_ISFIFO(sb.st_mode) || S_ISREG(sb.st_mode))) return 0;
+    struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
+    return poll(&pfd, 1, STDIN_GRACE_MS) > 0;
+}
+
+/* A durable run's human task (rt.h: zri_task): nothing else could
+ * answer, so the question waits in the run store for `zgc answer`. */
+static int human_task(zri_action_env *env, const zgrt_action *a, const zgrt_value *args,
+                      zgrt_value *outs, char *err, size_t errlen)
+{
+    const zgrt_program *p = env->prog;
+    const zgrt_enum *e = a->nresults == 1 ? enum_of(p, a->result_types[0]) : NULL;
+    const zgrt_str *current = edit_current(a, args);
+    char *prompt = fill_prompt(p, a, a->prompt ? a->prompt : "", args);
+    const char *type = a->nresults == 0 ? "none"
+                       : a->human_kind == ZGRT_HUMAN_SELECT && e
+                           ? e->name
+                           : zri_type_name(p, a->result_types[0]);
+    zri_task t = {.lifeline = lifeline_name(env),
+                  .action = a->name,
+                  .key = env->key ? env->key : "",
+                  .kind = human_kind_name(a->human_kind),
+                  .prompt = prompt,
+                  .type = type,
+                  .nmembers = a->human_kind == ZGRT_HUMAN_SELECT && e ? e->nmembers : 0,
+                  .members = a->human_kind == ZGRT_HUMAN_SELECT && e ? e->members : NULL,
+                  .current = a->human_kind == ZGRT_HUMAN_EDIT && current ? current->data : NULL};
+    void *answer = NULL;
+    int rc = env->visible ? env->visible(env->note_user, err, errlen) : 0;
+    if (rc == 0) rc = env->task(env->note_user, &t, &answer, err, errlen);
+    free(prompt);
+    if (rc == 1) snprintf(err, errlen, "cancelled");
+    if (rc != 0) return -1;
+    if (env->detail) {
+        char *text = json_dumps(answer, JSON_COMPACT | JSON_ENCODE_ANY);
+        env->detail(env->note_user, "answer", text);
+        free(text);
+    }
+    rc = human_from_answer(env, a, answer, 0, outs, err, errlen);
+    json_decref(answer);
+    return rc;
+}
+
 static int run_human(zri_action_env *env, const zgrt_action *a, const zgrt_value *args,
                      zgrt_value *outs, char *err, size_t errlen)
 {
@@ -595,25 +662,30 @@ static int run_human(zri_action_env *env, const zgrt_action *a, const zgrt_value
             env->detail(env->note_user, "answer", text);
             free(text);
         }
-        if (rc == ZRI_MODEL_OK) return human_from_answer(env, a, answer, index, outs, err, errlen);
+        if (rc == ZRI_MODEL_OK) {
+            env->source |= ZRI_SRC_SCRIPT;
+            return human_from_answer(env, a, answer, index, outs, err, errlen);
+        }
         if (rc >= 0) return -1;
     }
-    if (!isatty(STDIN_FILENO)) {
-        snprintf(err, errlen,
-                 "human action `%s` on %s needs a terminal or an answer in --answers FILE", a->name,
-                 lifeline_name(env));
-        return -1;
+    int rc = 1;
+    snprintf(err, errlen, "human action `%s` on %s needs a terminal or an answer in --answers FILE",
+             a->name, lifeline_name(env));
+    if (stdin_answers()) {
+        /* the human sees the question: what it depends on is committed */
+        if (env->visible && env->visible(env->note_user, err, errlen) < 0) return -1;
+        pthread_mutex_lock(&term_mu);
+        if (cancelled(env)) {
+            snprintf(err, errlen, "cancelled");
+            rc = -1;
+        } else {
+            rc = ask_terminal(env, a, args, outs, err, errlen);
+        }
+        pthread_mutex_unlock(&term_mu);
     }
-    pthread_mutex_lock(&term_mu);
-    int rc;
-    if (cancelled(env)) {
-        snprintf(err, errlen, "cancelled");
-        rc = -1;
-    } else {
-        rc = ask_terminal(env, a, args, outs, err, errlen);
-    }
-    pthread_mutex_unlock(&term_mu);
-    return rc;
+    if (rc != 1) return rc;
+    if (!env->task) return -1;
+    return human_task(env, a, args, outs, err, errlen);
 }
 
 /* ---- extern pure / effect: the zgrt.h interface -------------------------- */
@@ -688,6 +760,11 @@ ZRI_PUBLIC const char *zgrt_call_action(const zgrt_call *call) { return call ? c
 ZRI_PUBLIC const char *zgrt_call_lifeline(const zgrt_call *call)
 {
     return call ? lifeline_name(call->env) : "";
+}
+
+ZRI_PUBLIC const char *zgrt_call_key(const zgrt_call *call)
+{
+    return call && call->env->key ? call->env->key : "";
 }
 
 ZRI_PUBLIC int zgrt_argc(const zgrt_call *call) { return call ? (int)call->a->nparams : 0; }
@@ -875,6 +952,12 @@ static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_valu
     c.outs = outs;
     c.set = zri_xcalloc((size_t)(a->nresults > 0 ? a->nresults : 1), 1);
     for (int k = 0; k < a->nresults; k++) memset(&outs[k], 0, sizeof outs[k]);
+    /* an effect is seen outside the run: what it depends on is committed */
+    if (a->kind == ZGRT_ACT_EFFECT && env->visible &&
+        env->visible(env->note_user, err, errlen) < 0) {
+        free(c.set);
+        return -1;
+    }
 
     int r = a->fn(&c);
 
@@ -905,6 +988,40 @@ static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_valu
 
 /* ---- entry points ------------------------------------------------------ */
 
+/* A replayed call (its results come from the journal): the answers its
+ * attempts took from a script (a scripted model, --answers) are taken
+ * again, so that the calls after it get the answers they would have. */
+static int replay(zri_action_env *env, const zgrt_action *a, char *err, size_t errlen)
+{
+    if (!(env->replay_source & ZRI_SRC_SCRIPT)) return 0;
+    const char *path = NULL, *what = NULL;
+    if (a->kind == ZGRT_ACT_LLM) {
+        const char *spec = route_spec(env, a);
+        if (strncmp(spec, SCRIPTED, strlen(SCRIPTED)) == 0)
+            path = spec + strlen(SCRIPTED), what = "scripted model";
+    } else if (a->kind == ZGRT_ACT_HUMAN) {
+        path = env->opts ? env->opts->answers : NULL, what = "human answers";
+    }
+    if (!path) {
+        snprintf(err, errlen, "the journal says `%s` took scripted answers, but it has no script",
+                 a->name);
+        return -1;
+    }
+    for (int i = 0; i < env->replay_attempts; i++) {
+        void *answer;
+        int index;
+        int rc =
+            zri_script_next(path, what, lifeline_name(env), a->name, &answer, &index, err, errlen);
+        if (rc != ZRI_MODEL_OK) {
+            if (rc < 0)
+                snprintf(err, errlen, "%s: `%s` has no answer for %s.%s any more", what, path,
+                         lifeline_name(env), a->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int zri_run_action(zri_action_env *env, int32_t action, const zgrt_value *args, zgrt_value *outs,
                    int *attempts, char *err, size_t errlen)
 {
@@ -918,6 +1035,7 @@ int zri_run_action(zri_action_env *env, int32_t action, const zgrt_value *args, 
         return -1;
     }
     const zgrt_action *a = &p->actions[action];
+    if (env->replay_attempts > 0) return replay(env, a, err, errlen);
     switch (a->kind) {
     case ZGRT_ACT_LLM: return run_llm(env, a, args, outs, attempts, err, errlen);
     case ZGRT_ACT_HUMAN: return run_human(env, a, args, outs, err, errlen);

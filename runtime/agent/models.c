@@ -1019,6 +1019,8 @@ static int reply_answer(zri_action_env *env, const zgrt_action *a, const zri_htt
     } else if (json_is_string(content)) {
         /* the reply's text as it came (it holds no part of the key: above) */
         if (env->detail) env->detail(env->note_user, "answer", json_string_value(content));
+        free(env->raw); /* the raw answer, for a durable run's journal */
+        env->raw = zri_xstrndup(json_string_value(content), json_string_length(content));
         rc = parse_answer(env, a, json_string_value(content), json_string_length(content), outs,
                           key, why);
     } else if (json_is_string(json_object_get(msg, "refusal"))) {

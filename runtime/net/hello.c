@@ -18,10 +18,11 @@
  *   id        32 bytes: the program identity (zri_program_id): SHA-256 of
  *             everything that shapes frames (workflow, lifelines,
  *             variables and their types, enums, channels, tags, the
- *             monitor plan) and of the descriptor's code hash, which the
- *             compiler computes over the generated code of every lifeline
- *             and the descriptor (backend/link.c): two different
- *             programs, even with the same declarations, never talk
+ *             monitor plan) and of the program's fingerprint, which the
+ *             compiler computes over the generated code of every lifeline,
+ *             the declarations and the C files (backend/link.c): two
+ *             different programs, even with the same declarations, never
+ *             talk
  *   nlifelines, from, to   varints: the sender's lifeline count and index,
  *             and the index of the lifeline it means to talk to (in an
  *             ANSWER: the connecting lifeline)
@@ -168,10 +169,11 @@ void zri_program_id(const zgrt_program *p, uint8_t id[ZRI_HASH_BYTES])
         put_pairs(&b, e->views, e->nviews);
         put_pairs(&b, e->varviews, e->nvarviews);
     }
-    /* the code: the compiler's hash of the generated modules (zeros for
-     * a descriptor made by hand) */
-    static const uint8_t zeros[ZGRT_CODE_HASH_BYTES];
-    zri_buf_add(&b, (const char *)(p->code_hash ? p->code_hash : zeros), ZGRT_CODE_HASH_BYTES);
+    /* the code: the compiler's fingerprint of the program (its lifelines'
+     * code, declarations and C files; empty for a descriptor made by hand) */
+    const char *fp = p->fingerprint ? p->fingerprint : "";
+    put_i32(&b, (int32_t)strlen(fp));
+    zri_buf_add(&b, fp, strlen(fp));
     zri_bytes part = {b.data, b.len};
     if (zri_sha256(&part, 1, id) < 0) zri_oom(); /* libcrypto fails only without memory */
     zri_buf_free(&b);

@@ -61,17 +61,15 @@ Test(abi, value_layout)
     cr_expect_eq(offsetof(zgrt_str, data), 8);
 }
 
-/* The monitor plan (ABI 3): per lifeline a zgrt_keep (four int32 counts,
+/* The monitor plan (since ABI 3; ABI 4 adds the fingerprint): per lifeline a zgrt_keep (four int32 counts,
  * then four pointers), per edge a zgrt_edge (six int32, then three
  * pointers) with its zgrt_group (five int32) and zgrt_pair (two int32)
- * tables; the descriptor ends with nedges after nsubs, then the keep and
- * edge pointers, then the code hash's pointer (ABI 4; backend/types.c
- * mirrors the fields; tests/backend checks the LLVM layout against these
- * offsets). */
+ * tables; the descriptor has nedges after nsubs, then the keep and
+ * edge pointers, then the fingerprint's two strings (backend/types.c mirrors the fields; tests/backend checks
+ * the LLVM layout against these offsets). */
 Test(abi, monitor_plan_layout)
 {
     cr_expect_eq(ZGRT_ABI_VERSION, 4);
-    cr_expect_eq(ZGRT_CODE_HASH_BYTES, 32);
     cr_expect_eq(sizeof(zgrt_slot), 8);
     cr_expect_eq(offsetof(zgrt_slot, lifeline), 0);
     cr_expect_eq(offsetof(zgrt_slot, index), 4);
@@ -90,8 +88,11 @@ Test(abi, monitor_plan_layout)
     cr_expect_eq(offsetof(zgrt_program, keeps) % _Alignof(void *), 0);
     cr_expect_eq(offsetof(zgrt_program, keeps), offsetof(zgrt_program, nedges) + 4);
     cr_expect_eq(offsetof(zgrt_program, edges), offsetof(zgrt_program, keeps) + sizeof(void *));
-    cr_expect_eq(offsetof(zgrt_program, code_hash), offsetof(zgrt_program, edges) + sizeof(void *));
-    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, code_hash) + sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_program, fingerprint),
+                 offsetof(zgrt_program, edges) + sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_program, fingerprint_parts),
+                 offsetof(zgrt_program, fingerprint) + sizeof(void *));
+    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, fingerprint_parts) + sizeof(void *));
 }
 
 /* The kinds, parse modes and human kinds come from vocab/vocab.h; their

@@ -315,7 +315,8 @@ enum {
     PF_NEDGES,
     PF_KEEPS,
     PF_EDGES,
-    PF_CODE_HASH,
+    PF_FINGERPRINT,
+    PF_FINGERPRINT_PARTS,
     PF__COUNT
 };
 
@@ -1062,22 +1063,38 @@ static const Layout layouts[] = {
      "zgrt_program",
      sizeof(zgrt_program),
      _Alignof(zgrt_program),
-     30,
-     {OFF(zgrt_program, abi_version), OFF(zgrt_program, nlifelines),
-      OFF(zgrt_program, source),      OFF(zgrt_program, workflow),
-      OFF(zgrt_program, lifelines),   OFF(zgrt_program, bodies),
-      OFF(zgrt_program, evals),       OFF(zgrt_program, nvars),
-      OFF(zgrt_program, nenums),      OFF(zgrt_program, vars),
-      OFF(zgrt_program, enums),       OFF(zgrt_program, nchans),
-      OFF(zgrt_program, ntags),       OFF(zgrt_program, chans),
-      OFF(zgrt_program, tags),        OFF(zgrt_program, nlocs),
-      OFF(zgrt_program, nactions),    OFF(zgrt_program, locs),
-      OFF(zgrt_program, actions),     OFF(zgrt_program, ninputs),
-      OFF(zgrt_program, nresults),    OFF(zgrt_program, inputs),
-      OFF(zgrt_program, results),     OFF(zgrt_program, result_tuple),
-      OFF(zgrt_program, monitor),     OFF(zgrt_program, nsubs),
-      OFF(zgrt_program, nedges),      OFF(zgrt_program, keeps),
-      OFF(zgrt_program, edges),       OFF(zgrt_program, code_hash)}},
+     31,
+     {OFF(zgrt_program, abi_version),
+      OFF(zgrt_program, nlifelines),
+      OFF(zgrt_program, source),
+      OFF(zgrt_program, workflow),
+      OFF(zgrt_program, lifelines),
+      OFF(zgrt_program, bodies),
+      OFF(zgrt_program, evals),
+      OFF(zgrt_program, nvars),
+      OFF(zgrt_program, nenums),
+      OFF(zgrt_program, vars),
+      OFF(zgrt_program, enums),
+      OFF(zgrt_program, nchans),
+      OFF(zgrt_program, ntags),
+      OFF(zgrt_program, chans),
+      OFF(zgrt_program, tags),
+      OFF(zgrt_program, nlocs),
+      OFF(zgrt_program, nactions),
+      OFF(zgrt_program, locs),
+      OFF(zgrt_program, actions),
+      OFF(zgrt_program, ninputs),
+      OFF(zgrt_program, nresults),
+      OFF(zgrt_program, inputs),
+      OFF(zgrt_program, results),
+      OFF(zgrt_program, result_tuple),
+      OFF(zgrt_program, monitor),
+      OFF(zgrt_program, nsubs),
+      OFF(zgrt_program, nedges),
+      OFF(zgrt_program, keeps),
+      OFF(zgrt_program, edges),
+      OFF(zgrt_program, fingerprint),
+      OFF(zgrt_program, fingerprint_parts)}},
 };
 
 Test(backend, descriptor_types_have_the_c_layout)
@@ -1630,13 +1647,13 @@ Test(generated, guards_are_computed_once_per_evaluation, .timeout = 120)
 #endif
 
 /* ------------------------------------------------------------------ */
-/* the code hash                                                       */
+/* the fingerprint                                                     */
 /* ------------------------------------------------------------------ */
 
-/* The descriptor's code_hash: null until link.c has computed the hash,
- * then a 32-byte constant; the canonical descriptor it is computed over
- * has neither the hash nor the source path. */
-Test(backend, descriptor_carries_the_code_hash)
+/* The descriptor's fingerprint: null until link.c has computed it, then
+ * the same two strings in every descriptor of the build; the descriptor
+ * the fingerprint covers (for_hash) has no source path. */
+Test(backend, descriptor_carries_the_fingerprint)
 {
     TComp *c = compile_ok("lifeline A, B;\nvar n: int = 0;\npure inc(t: int) -> int = t + 1;\n"
                           "workflow w() -> int {\n    A(n) -> B(n);\n    B: n = inc(n);\n"
@@ -1653,34 +1670,35 @@ Test(backend, descriptor_carries_the_code_hash)
     LLVMModuleRef m = zb_gen_module(g, "prog");
     zb_gen_descriptor(g, m, -1);
     LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
-    cr_assert(LLVMIsNull(agg_elem(init, PF_CODE_HASH)), "a code hash before there is one");
+    cr_assert(LLVMIsNull(agg_elem(init, PF_FINGERPRINT)), "a fingerprint before there is one");
+    cr_assert(LLVMIsNull(agg_elem(init, PF_FINGERPRINT_PARTS)));
     LLVMDisposeModule(m);
 
-    uint8_t hash[ZGRT_CODE_HASH_BYTES];
-    for (int i = 0; i < ZGRT_CODE_HASH_BYTES; i++) hash[i] = (uint8_t)(0xA0 + i);
-    g->code_hash = hash;
+    g->fingerprint = "00ff";
+    g->fingerprint_parts = "lifeline A 00\n";
     for (int only = -1; only < 2; only++) {
         m = zb_gen_module(g, "prog");
         zb_gen_descriptor(g, m, only);
         verify_module(m);
         init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
-        LLVMValueRef h = pointee(agg_elem(init, PF_CODE_HASH));
-        cr_assert_not_null(h, "descriptor %d has no code hash", only);
         size_t n = 0;
-        const char *bytes = LLVMGetAsString(h, &n);
-        cr_assert_eq(n, ZGRT_CODE_HASH_BYTES);
-        cr_assert_eq(memcmp(bytes, hash, n), 0, "descriptor %d: another code hash", only);
+        const char *fp = LLVMGetAsString(pointee(agg_elem(init, PF_FINGERPRINT)), &n);
+        cr_assert_eq(n, 5, "descriptor %d: fingerprint of %zu bytes", only, n);
+        cr_assert_str_eq(fp, "00ff");
+        const char *parts = LLVMGetAsString(pointee(agg_elem(init, PF_FINGERPRINT_PARTS)), &n);
+        cr_assert_str_eq(parts, "lifeline A 00\n");
         LLVMDisposeModule(m);
     }
 
+    g->fingerprint = g->fingerprint_parts = NULL;
+    g->for_hash = true;
     m = zb_gen_module(g, "prog");
-    zb_gen_descriptor_canonical(g, m);
+    zb_gen_descriptor(g, m, -1);
     verify_module(m);
     init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
-    cr_assert(LLVMIsNull(agg_elem(init, PF_CODE_HASH)), "the canonical descriptor has a hash");
     size_t n = 0;
     LLVMGetAsString(pointee(agg_elem(init, PF_SOURCE)), &n);
-    cr_assert_eq(n, 1, "the canonical descriptor names a source"); /* "" and its NUL */
+    cr_assert_eq(n, 1, "the hashed descriptor names a source"); /* "" and its NUL */
     LLVMDisposeModule(m);
     LLVMContextDispose(lc);
     t_free(c);

@@ -47,7 +47,6 @@
 
 static const char *const lifelines[] = {"User", "Writer", "Mailbox"};
 static const char *const chans[] = {"main"};
-static const uint8_t code[ZGRT_CODE_HASH_BYTES] = {7, 7, 7};
 static const zgrt_program prog = {
     .abi_version = ZGRT_ABI_VERSION,
     .nlifelines = 3,
@@ -56,7 +55,7 @@ static const zgrt_program prog = {
     .lifelines = lifelines,
     .nchans = 1,
     .chans = chans,
-    .code_hash = code,
+    .fingerprint = "7777",
 };
 static const zri_secret secret = {"fuzzing secret, thirty-two bytes", 32};
 

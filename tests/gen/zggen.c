@@ -469,10 +469,29 @@ static void full_simple(Gen *g, VarSet vs, int a)
     }
 }
 
+/* actions: a call of guess, note or ask (ask outside parallel regions:
+ * h0 is shared). */
+static void action_call(Gen *g, VarSet vs, int a)
+{
+    switch (pick(g, g->in_par ? 2 : 3)) {
+    case 0: line(g, "L%d: v%d = guess(v%d);", a, var(g, vs), var(g, vs)); break;
+    case 1: line(g, "L%d: v%d = note(v%d);", a, var(g, vs), var(g, vs)); break;
+    default:
+        line(g, "L%d: h0 = ask(v%d);", a, var(g, vs));
+        line(g, "L%d: v%d = int(h0) %% 9;", a, var(g, vs));
+        break;
+    }
+}
+
 static void simple(Gen *g, VarSet vs)
 {
     int n = g->o->lifelines;
     int a = pick(g, n);
+    if (g->o->actions && pick(g, 4) == 0) {
+        action_call(g, vs, a);
+        g->budget--;
+        return;
+    }
     if (g->o->cpl_full && !g->in_par && pick(g, 4) == 0) {
         full_simple(g, vs, a);
         g->budget--;
@@ -616,6 +635,14 @@ void zggen_program(ZBuf *out, const ZGenOptions *opts)
         zu_buf_puts(out, "guard g0 = e0 != m1 since len(s0) > 1;\n");
         zu_buf_printf(out, "guard g1 = @L%d(prev b0) || seen L%d;\n", o->lifelines - 1,
                       o->lifelines > 2 ? 2 : 1);
+    }
+    if (o->actions) {
+        zu_buf_puts(out, "var h0: str = \"0\";\n");
+        zu_buf_puts(out,
+                    "llm guess(k: int) -> (g: int) {\n    user = \"{k}\";\n    parse = int;\n}\n");
+        zu_buf_puts(out, "effect note(k: int) -> int;\n");
+        zu_buf_puts(out, "human ask(k: int) -> (n: str) {\n    kind = input;\n"
+                         "    prompt = \"a number for {k}\";\n}\n");
     }
     if (o->cpl_full) {
         zu_buf_puts(out, "var u0: int;\n");

@@ -27,6 +27,12 @@ typedef struct ZGenOptions {
      * bool action, str() of a disjunction, ?: inside a comparison) next to
      * connectives between formulas; every CPL operator nested. */
     bool cpl_full;
+    /* Off by default.  On: actions that are not pure, as the crash tests
+     * of durable runs need them: an llm action guess(k: int) -> int, an
+     * effect note(k: int) -> int (zg_note, tests/durable/effect.c) and a
+     * human action ask(k: int) -> str (kind input), whose answer a
+     * lifeline reads with int() (outside parallel regions only, into h0). */
+    bool actions;
 } ZGenOptions;
 
 /* Appends a whole .zg program (one workflow named `gen`) to out. */

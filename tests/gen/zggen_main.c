@@ -1,6 +1,6 @@
 /* zggen — prints a random well-typed workflow.
  * usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel]
- *              [--rich] [--cpl-full] */
+ *              [--rich] [--cpl-full] [--actions] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +29,11 @@ int main(int argc, char **argv)
             o.rich = true;
         else if (!strcmp(a, "--cpl-full"))
             o.cpl_full = true;
+        else if (!strcmp(a, "--actions"))
+            o.actions = true;
         else {
             fprintf(stderr, "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] "
-                            "[--plain] [--no-parallel] [--rich] [--cpl-full]\n");
+                            "[--plain] [--no-parallel] [--rich] [--cpl-full] [--actions]\n");
             return 2;
         }
     }

@@ -91,7 +91,6 @@ const zgrt_program t_prog2_other =
     PROG("other", 2, lifelines2, NVARS, 1, keeps2, edges2, NE(edges2));
 const zgrt_program t_prog2_build =
     PROG("hello", 2, lifelines2, NVARS - 1, 1, keeps2, edges2, NE(edges2));
-static const uint8_t other_code[ZGRT_CODE_HASH_BYTES] = {1, 2, 3};
 const zgrt_program t_prog2_code = {.abi_version = ZGRT_ABI_VERSION,
                                    .nlifelines = 2,
                                    .source = "test.zg",
@@ -110,7 +109,7 @@ const zgrt_program t_prog2_code = {.abi_version = ZGRT_ABI_VERSION,
                                    .keeps = keeps2,
                                    .nedges = NE(edges2),
                                    .edges = edges2,
-                                   .code_hash = other_code};
+                                   .fingerprint = "0123abcd"};
 
 const zri_secret t_secret = {"the tests' secret, 32 bytes long", 32};
 const zri_secret t_other_secret = {"another secret, also 32 bytes...", 32};

@@ -34,7 +34,7 @@ extern const zgrt_program t_prog2;
 extern const zgrt_program t_prog2_other;
 /* Workflow "hello", lifelines User, Writer, one variable fewer. */
 extern const zgrt_program t_prog2_build;
-/* t_prog2 with another code hash: the same declarations, other code. */
+/* t_prog2 with another fingerprint: the same declarations, other code. */
 extern const zgrt_program t_prog2_code;
 
 /* The run's secret of the tests, and another one. */

@@ -1,0 +1,284 @@
+/* durable.h — durable runs (runtime/durable/): the run store, the
+ * journal and human tasks.  Prefix zrd_, hidden.  Builds on the runtime's
+ * core header (rt.h: values, options, messages, the trace, the journal
+ * and task interfaces) and SQLite; the core knows nothing of it: zgrt_main
+ * (main.c) opens a durable run, gives the run its zri_journal and
+ * zri_task_fn, and ends it.
+ *
+ *   store.c    the SQLite store: its schema (the contract with `zgc runs`,
+ *              docs/runtime.md "Durable runs") and every SQL statement of
+ *              the runtime
+ *   codec.c    journal entries as bytes
+ *   journal.c  the zri_journal: recording, group and output commit, the
+ *              commit thread, replay cursors
+ *   run.c      a durable run: open (new or resume: the fingerprint, mode
+ *              and status checks), start, human tasks, finish
+ *
+ * Errors follow rt.h: 0 or -1 (NULL) with a one-line message in err.  A
+ * failure of the store (it cannot be opened, is damaged, locked past the
+ * busy timeout, or the disk is full) is reported as such and ends the run
+ * with exit status 4 (ZRD_EXIT_STORE); what was committed stays.
+ */
+#ifndef ZGRT_DURABLE_H
+#define ZGRT_DURABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt.h"
+
+/* Exit statuses of durable runs, besides rt.h's 0, 1 and 2. */
+enum {
+    ZRD_EXIT_WAITING = 3, /* --exit-when-waiting: stopped, human tasks pending */
+    ZRD_EXIT_STORE = 4,   /* the run store failed */
+    ZRD_EXIT_LOST = 5,    /* per-lifeline mode: a peer process was lost; the run
+                             can be resumed */
+};
+
+/* How long a statement waits for another process's lock on the store
+ * (sqlite3_busy_timeout) before it is an error. */
+#define ZRD_BUSY_TIMEOUT_MS 10000
+/* Group commit: what is recorded while nothing leaves the run is
+ * committed at least this often, or when this much waits. */
+#define ZRD_COMMIT_INTERVAL_MS 50
+#define ZRD_COMMIT_BYTES (1u << 20)
+
+/* ===================================================================== */
+/* store.c                                                                */
+/* ===================================================================== */
+
+typedef struct zrd_store zrd_store;
+
+/* The schema's version (table zgc_schema); a store of another version is
+ * refused. */
+#define ZRD_SCHEMA_VERSION 1
+
+/* The store's path: --durable=STORE, else $ZGC_STORE, else .zgc/runs.db
+ * in the working directory, made absolute (malloc'd). */
+ZRI_HIDDEN char *zrd_store_path(const char *given);
+/* Opens the store (creating its directory, the file and the schema):
+ * WAL, synchronous FULL, the busy timeout.  NULL with a message. */
+ZRI_HIDDEN zrd_store *zrd_store_open(const char *path, char *err, size_t errlen);
+ZRI_HIDDEN void zrd_store_close(zrd_store *st);
+ZRI_HIDDEN const char *zrd_store_file(const zrd_store *st);
+
+/* A run as the store has it. */
+typedef struct zrd_runrow {
+    int64_t rid;
+    char *id, *workflow, *source, *fingerprint, *fingerprint_parts;
+    char *mode; /* "process" or "processes" */
+    char *cwd, *executable;
+    char *options; /* JSON array of "--name=VALUE" */
+    char *status;  /* running, waiting, done, failed, cancelled */
+    char *result, *error;
+    int attempts;
+    int nlifelines;
+} zrd_runrow;
+ZRI_HIDDEN void zrd_runrow_free(zrd_runrow *r);
+
+/* 1 with the run in *r, 0 when there is no such run, -1 with a message. */
+ZRI_HIDDEN int zrd_store_find(zrd_store *st, const char *id, zrd_runrow *r, char *err,
+                              size_t errlen);
+
+/* One lifeline's row (the parts a start writes). */
+typedef struct zrd_liferow {
+    int32_t lifeline;
+    const char *name;
+    const char *executable; /* per-lifeline mode: its executable */
+    const char *options;    /* per-lifeline mode: its run options (JSON) */
+    int64_t pid, pid_start;
+} zrd_liferow;
+
+/* Starts an attempt in one transaction.  A new run (r->rid == 0): inserts
+ * it (an id that exists is an error, except in per-lifeline mode for a
+ * run of the same program whose lifeline has not started yet: the
+ * processes of one run start together) with a row for each of `others`
+ * (per-lifeline mode: the other lifelines, not started); a resume: the
+ * run is running again, with one more attempt.  Every lifeline of `lives`
+ * is marked running by this process, its attempt counted.  *attempt: the
+ * attempt of lives[0].  0, or -1 with a message. */
+ZRI_HIDDEN int zrd_store_begin(zrd_store *st, zrd_runrow *r, int nlives, const zrd_liferow *lives,
+                               int nothers, const zrd_liferow *others, int *attempt, char *err,
+                               size_t errlen);
+/* The lifeline's status, pid and start time (whether its process runs),
+ * 1; 0 when the run has no such lifeline row. */
+ZRI_HIDDEN int zrd_store_lifeline(zrd_store *st, int64_t rid, int32_t l, char **status,
+                                  int64_t *pid, int64_t *pid_start, char **options, char *err,
+                                  size_t errlen);
+/* The journal of lifeline l: its chunks in order, appended to out; *next
+ * the number the next chunk gets. */
+ZRI_HIDDEN int zrd_store_load(zrd_store *st, int64_t rid, int32_t l, zri_buf *out, int64_t *next,
+                              char *err, size_t errlen);
+
+/* Per-lifeline mode: the last message a lifeline's journal holds of one
+ * channel (sender, chan). */
+typedef struct zrd_taken {
+    int32_t sender, chan;
+    int64_t seq;
+} zrd_taken;
+
+/* A commit: per lifeline a chunk (or none), the channels whose taken
+ * messages it adds to, and what `zgc runs show` prints of it; and the
+ * run's status as the store has it afterwards. */
+typedef struct zrd_chunk {
+    int32_t lifeline;
+    int64_t chunk;
+    const void *data;
+    size_t len;
+    int64_t events;     /* the lifeline's events so far */
+    const char *recent; /* JSON array of its last acts, or NULL */
+    int ntaken;
+    const zrd_taken *taken;
+} zrd_chunk;
+ZRI_HIDDEN int zrd_store_commit(zrd_store *st, int64_t rid, int n, const zrd_chunk *chunks,
+                                char **status, char *err, size_t errlen);
+/* What the other lifelines' journals hold of the messages `sender` sent
+ * them (per receiver, in .sender, and channel). */
+ZRI_HIDDEN int zrd_store_taken(zrd_store *st, int64_t rid, int32_t sender, zrd_taken **out, int *n,
+                               char *err, size_t errlen);
+/* The run's status (cancellation checks). */
+ZRI_HIDDEN int zrd_store_status(zrd_store *st, int64_t rid, char **status, char *err,
+                                size_t errlen);
+/* The end of an attempt.  Every lifeline of `lives` gets status, state and
+ * error; per-lifeline mode gives its result components (nres texts at
+ * indices res_index) and the run's status follows from its lifelines
+ * (all done: done, with the result composed from every component; one
+ * failed: failed; one waiting: waiting); in one process the run gets
+ * run_status, result and error. */
+typedef struct zrd_finish_info {
+    const char *status; /* the lifelines' */
+    const char *state;
+    const char *error;
+    int nres;
+    const int32_t *res_index;
+    char *const *res_text;
+    int nlifelines_all; /* the program's lifelines */
+    int nresults;       /* the program's result components */
+    int result_tuple;   /* print them as an array */
+    const char *run_status;
+    const char *result;
+} zrd_finish_info;
+ZRI_HIDDEN int zrd_store_finish(zrd_store *st, int64_t rid, int nlives, const int32_t *lives,
+                                int per_lifeline, const zrd_finish_info *fi, char *err,
+                                size_t errlen);
+/* A lifeline's state text (where it waits). */
+ZRI_HIDDEN int zrd_store_state(zrd_store *st, int64_t rid, int32_t l, const char *state, char *err,
+                               size_t errlen);
+
+/* Human tasks.  get: the task of t->key, created pending when there is
+ * none (*task its number); *answer: its answer (malloc'd JSON text) once
+ * answered, else NULL.  poll: the answer of a task and whether the run was
+ * cancelled. */
+ZRI_HIDDEN int zrd_store_task(zrd_store *st, int64_t rid, const zri_task *t, int64_t *task,
+                              char **answer, int *created, char *err, size_t errlen);
+ZRI_HIDDEN int zrd_store_task_poll(zrd_store *st, int64_t rid, int64_t task, char **answer,
+                                   char **run_status, char *err, size_t errlen);
+
+/* ===================================================================== */
+/* codec.c                                                                */
+/* ===================================================================== */
+
+/* An entry (rt.h: zri_jentry) of thread `path` appended as bytes:
+ *   kind u8, path (varint length, bytes), pos varint, then per kind
+ *   ACT     action, attempts, source varints, nvals varint, values, the
+ *           raw answer of a network model (varint length, bytes; 0: none)
+ *   PICK    the sender varint       CHOICE  tag varint, decision u8
+ *   TURN    nothing (the path is the thread that made the event)
+ *   MSG     from, chan, kind, tag, value, seq, nvals varints, values,
+ *           has_meta, nvc, nviews, nvarviews varints, nvc clock entries
+ *           (zigzag varints), nviews bytes, nvarviews values
+ * A value: its tag u8, then bool, int and enum as a zigzag varint, float
+ * as 8 bytes (IEEE 754, little-endian), str and json (JSON text) as a
+ * varint length and bytes, undef as nothing.  Varints are LEB128. */
+ZRI_HIDDEN void zrd_encode(zri_buf *b, const char *path, const zri_jentry *e);
+/* Decodes the entry at *pos of buf[0, len) and moves *pos past it.  With
+ * h (and p for messages), values, strings and the message are made (in h,
+ * msg malloc'd); without, the entry is only skipped over (e->path still
+ * points into buf, not NUL-terminated: *pathlen).  0, or -1 when the bytes
+ * are not an entry. */
+ZRI_HIDDEN int zrd_decode(const uint8_t *buf, size_t len, size_t *pos, const zgrt_program *p,
+                          zri_heap *h, zri_jentry *e, size_t *pathlen, zgrt_value **vals,
+                          int32_t *capvals);
+/* The JSON text of the values of an encoded ACT entry (for `zgc runs
+ * show`), appended to out. */
+ZRI_HIDDEN void zrd_act_text(zri_buf *out, const zgrt_program *p, const uint8_t *buf, size_t len,
+                             size_t pos);
+
+/* ===================================================================== */
+/* journal.c                                                              */
+/* ===================================================================== */
+
+typedef struct zrd_journal zrd_journal;
+
+/* Trace lines are released after the commits they depend on (trace.c):
+ * mark before the entries are taken, release after they are committed. */
+typedef struct zrd_output {
+    size_t (*mark)(void *u);
+    int (*release)(void *u, size_t mark);
+    void *u;
+} zrd_output;
+
+/* The journal of the lifelines of `lives` (every lifeline, or one) of run
+ * rid; with replay, their recorded chunks are loaded for the replay.  The
+ * run is failed (zri_run_fail) when a background commit fails or finds the
+ * run cancelled.  NULL with a message. */
+ZRI_HIDDEN zrd_journal *zrd_journal_new(zrd_store *st, const zgrt_program *p, int64_t rid,
+                                        const char *run_id, int nlives, const int32_t *lives,
+                                        int replay, char *err, size_t errlen);
+ZRI_HIDDEN void zrd_journal_output(zrd_journal *J, const zrd_output *out);
+/* Starts the commit thread; the journal then belongs to run R. */
+ZRI_HIDDEN int zrd_journal_start(zrd_journal *J, zri_run *R, char *err, size_t errlen);
+/* The rt.h interface of the journal. */
+ZRI_HIDDEN zri_journal zrd_journal_iface(zrd_journal *J);
+/* Commits everything recorded (the end of an attempt); 0 or -1. */
+ZRI_HIDDEN int zrd_journal_flush(zrd_journal *J, char *err, size_t errlen);
+/* Stops the commit thread and forgets the output (the trace is about to
+ * close); later commits are the caller's. */
+ZRI_HIDDEN void zrd_journal_stop(zrd_journal *J);
+/* 1 when the store failed under it (exit status 4). */
+ZRI_HIDDEN int zrd_journal_failed(const zrd_journal *J);
+/* Stops the commit thread and frees the journal. */
+ZRI_HIDDEN void zrd_journal_free(zrd_journal *J);
+
+/* ===================================================================== */
+/* run.c — what zgrt_main calls                                          */
+/* ===================================================================== */
+
+typedef struct zrd_run zrd_run;
+
+/* Opens the store of a durable run (o->durable).  With o->resume, reads
+ * the run and checks it: it exists, was not cancelled, has no process
+ * running it, was started by this program (the fingerprint; a mismatch
+ * names what changed) in this mode.  Prints the error and returns the
+ * exit status (1, 2 or 4), else 0 with *out. */
+ZRI_HIDDEN int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self, zrd_run **out);
+/* A resume: the stored run options ("--name=VALUE" each, owned by D) and
+ * the directory the run started in; a run that is done: its result (the
+ * caller prints it), else NULL. */
+ZRI_HIDDEN char **zrd_stored(zrd_run *D, int *n);
+ZRI_HIDDEN const char *zrd_cwd(zrd_run *D);
+ZRI_HIDDEN const char *zrd_done_result(zrd_run *D);
+ZRI_HIDDEN const char *zrd_id(zrd_run *D);
+/* After zri_run_setup: creates the run (or begins its next attempt),
+ * loads its journal and gives it to R (zri_run_set_id, _journal, _tasks);
+ * *attempt: this attempt's number.  Prints the error and returns the
+ * exit status, else 0. */
+ZRI_HIDDEN int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt);
+/* Right before the run's threads start: where trace lines wait for
+ * commits (or NULL), and the commit thread starts.  Prints the error and
+ * returns the exit status, else 0. */
+ZRI_HIDDEN int zrd_go(zrd_run *D, const zrd_output *out);
+/* The run's zri_task_fn (user: D). */
+ZRI_HIDDEN int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn waits,
+                        void *waits_u, void **answer, char *err, size_t errlen);
+/* The end of an attempt, first: commits everything (trace lines are
+ * released).  0, or ZRD_EXIT_STORE after printing why. */
+ZRI_HIDDEN int zrd_flush(zrd_run *D, const char *error);
+/* The end of an attempt: commits, and records the outcome (result or
+ * error, waiting, or an interruption by a lost peer).  Returns the exit
+ * status: status unchanged, or ZRD_EXIT_STORE after printing why. */
+ZRI_HIDDEN int zrd_finish(zrd_run *D, zri_run *R, const char *result_json, const char *error,
+                          int status);
+ZRI_HIDDEN void zrd_close(zrd_run *D);
+
+#endif
