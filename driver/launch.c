@@ -376,7 +376,16 @@ static void follow_once(follower *fo)
 {
     char buf[65536];
     for (int i = 0; i < fo->n; i++) {
-        if (!fo->files[i] && !(fo->files[i] = fopen(fo->paths[i], "r"))) continue;
+        /* the lifeline writes FILE.<Lifeline>.partial and renames it when
+         * it is whole; the stream goes on in the same file either way */
+        if (!fo->files[i]) {
+            char *partial;
+            if (asprintf(&partial, "%s" ZV_TRACE_PARTIAL, fo->paths[i]) < 0) zu_oom();
+            fo->files[i] = fopen(partial, "r");
+            free(partial);
+            if (!fo->files[i]) fo->files[i] = fopen(fo->paths[i], "r");
+            if (!fo->files[i]) continue;
+        }
         size_t k;
         clearerr(fo->files[i]);
         while ((k = fread(buf, 1, sizeof buf, fo->files[i])) > 0) {
@@ -445,7 +454,12 @@ static follower *follow_start(const ZxProcessRun *r, const char *trace)
     fo->partial = zu_xcalloc((size_t)fo->n, sizeof *fo->partial);
     for (int i = 0; i < fo->n; i++) {
         if (asprintf(&fo->paths[i], "%s.%s", trace, r->lifelines[i]) < 0) zu_oom();
-        unlink(fo->paths[i]); /* a file of an earlier run is not this run's */
+        /* a file of an earlier run is not this run's */
+        char *partial;
+        if (asprintf(&partial, "%s" ZV_TRACE_PARTIAL, fo->paths[i]) < 0) zu_oom();
+        unlink(partial);
+        free(partial);
+        unlink(fo->paths[i]);
     }
     pthread_mutex_init(&fo->mu, NULL);
     if (pthread_create(&fo->th, NULL, follow, fo) != 0) {

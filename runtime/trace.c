@@ -74,6 +74,7 @@ static void put_name(zri_buf *b, const char *s) { zri_buf_json_string(b, s, strl
 struct zri_trace {
     const zgrt_program *prog;
     FILE *f;
+    char *path, *partial; /* FILE, and FILE.partial while it is written */
     pthread_mutex_t mu;
     int failed; /* a write failed */
     /* durable runs */
@@ -84,18 +85,36 @@ struct zri_trace {
     uint8_t *started; /* reopened: the lifelines whose start line it has */
 };
 
-zri_trace *zri_trace_open(const zgrt_program *p, const char *path, char *err, size_t errlen)
+static char *partial_path(const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot create the trace file %s: %s", path, strerror(errno));
-        return NULL;
-    }
+    size_t n = strlen(path);
+    char *s = zri_xmalloc(n + sizeof ZV_TRACE_PARTIAL);
+    memcpy(s, path, n);
+    memcpy(s + n, ZV_TRACE_PARTIAL, sizeof ZV_TRACE_PARTIAL);
+    return s;
+}
+
+static zri_trace *trace_new(const zgrt_program *p, const char *path, FILE *f, char *partial)
+{
     zri_trace *t = zri_xcalloc(1, sizeof *t);
     t->prog = p;
     t->f = f;
+    t->partial = partial;
+    t->path = zri_xstrndup(path, strlen(path));
     pthread_mutex_init(&t->mu, NULL);
     return t;
+}
+
+zri_trace *zri_trace_open(const zgrt_program *p, const char *path, char *err, size_t errlen)
+{
+    char *partial = partial_path(path);
+    FILE *f = fopen(partial, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot create the trace file %s: %s", partial, strerror(errno));
+        free(partial);
+        return NULL;
+    }
+    return trace_new(p, path, f, partial);
 }
 
 /* One line of an existing trace: what it says of starts and events. */
@@ -121,16 +140,26 @@ static void reopen_line(zri_trace *t, const char *s, size_t n)
 
 zri_trace *zri_trace_reopen(const zgrt_program *p, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r+");
-    if (!f && errno == ENOENT) return zri_trace_open(p, path, err, errlen);
-    if (!f) {
-        snprintf(err, errlen, "cannot open the trace file %s: %s", path, strerror(errno));
+    /* the attempt before left FILE.partial (it stopped early) or FILE (it
+     * ended, and another lifeline's process did not): continue either */
+    char *partial = partial_path(path);
+    if (access(partial, F_OK) != 0 && errno == ENOENT && rename(path, partial) != 0 &&
+        errno != ENOENT) {
+        snprintf(err, errlen, "cannot continue the trace file %s: %s", path, strerror(errno));
+        free(partial);
         return NULL;
     }
-    zri_trace *t = zri_xcalloc(1, sizeof *t);
-    t->prog = p;
-    t->f = f;
-    pthread_mutex_init(&t->mu, NULL);
+    FILE *f = fopen(partial, "r+");
+    if (!f && errno == ENOENT) {
+        free(partial);
+        return zri_trace_open(p, path, err, errlen);
+    }
+    if (!f) {
+        snprintf(err, errlen, "cannot open the trace file %s: %s", partial, strerror(errno));
+        free(partial);
+        return NULL;
+    }
+    zri_trace *t = trace_new(p, path, f, partial);
     t->written = zri_xcalloc((size_t)p->nlifelines, sizeof *t->written);
     t->started = zri_xcalloc((size_t)p->nlifelines, 1);
     /* read it whole; keep it up to its last complete line */
@@ -419,8 +448,14 @@ int zri_trace_close(zri_trace *t)
     free(t->written);
     free(t->started);
     int failed = t->failed;
+    /* whole on disk before it takes its name: a reader of FILE never sees
+     * a trace still being written */
+    if (fflush(t->f) != 0 || fsync(fileno(t->f)) != 0) failed = 1;
     if (fclose(t->f) != 0) failed = 1;
+    if (!failed && rename(t->partial, t->path) != 0) failed = 1;
     pthread_mutex_destroy(&t->mu);
+    free(t->partial);
+    free(t->path);
     free(t);
     return failed ? -1 : 0;
 }

@@ -108,6 +108,11 @@
 #define ZV_TRACE_END "end"
 #define ZV_TRACE_RETRY "retry"
 #define ZV_TRACE_RESUME "resume"
+/* A trace file FILE is written as FILE.partial and takes its name when it
+ * is whole (the run's process closes it), so that a reader of FILE never
+ * sees a trace still being written; a process killed mid-run leaves
+ * FILE.partial, which a resumed durable run continues. */
+#define ZV_TRACE_PARTIAL ".partial"
 
 /* Run options: X(ID, "--name", "METAVAR", SCOPE, "help").  A run option
  * takes a value, given as `--name VALUE` or `--name=VALUE`, unless its
