@@ -2,7 +2,8 @@
 # Signals: SIGINT, SIGTERM or SIGHUP to `zgc run` (one process, and one
 # process per lifeline) stops the lifelines, removes the temporary build
 # directory and ends zgc with the conventional status 128 + signal; after
-# SIGKILL of zgc, its lifeline processes die with it (PR_SET_PDEATHSIG).
+# SIGKILL of zgc, its lifeline processes die with it (PR_SET_PDEATHSIG); a
+# trace file takes its name only when it is whole.
 #   usage: tests/run_signals.sh ZGC
 set -u
 zgc=${1:?usage: run_signals.sh ZGC}
@@ -67,6 +68,35 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 check "KILL: the lifeline processes die with zgc" $gone
+
+# A trace takes its name only when it is whole: FILE.partial while the run
+# goes on and after a SIGKILL, FILE (and no FILE.partial) once it ended,
+# with its result or its error.
+"$zgc" build "$tmp/spin.zg" -o "$tmp/b" > /dev/null
+"$tmp/b/spin" --trace "$tmp/tr.jsonl" > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -s "$tmp/tr.jsonl.partial" ] && break; sleep 0.05; done
+[ -s "$tmp/tr.jsonl.partial" ] && [ ! -e "$tmp/tr.jsonl" ]
+check "trace: FILE.partial while the run goes on, no FILE" $?
+kill -KILL $pid
+wait $pid 2> /dev/null
+[ -s "$tmp/tr.jsonl.partial" ] && [ ! -e "$tmp/tr.jsonl" ] && grep -q '"kind":"start"' "$tmp/tr.jsonl.partial"
+check "trace: after SIGKILL, FILE.partial with the lines so far, no FILE" $?
+cat > "$tmp/short.zg" << 'ZG'
+lifeline A, B;
+var n: int = 0;
+workflow short(d: int @ A) -> int {
+    A: n = 10 / d;
+    A(n) -> B(n);
+    return n @ B;
+}
+ZG
+for d in 2 0; do
+    rm -f "$tmp/s.jsonl" "$tmp/s.jsonl.partial"
+    "$zgc" run "$tmp/short.zg" --arg d=$d --trace "$tmp/s.jsonl" > /dev/null 2>&1
+    [ -s "$tmp/s.jsonl" ] && [ ! -e "$tmp/s.jsonl.partial" ] && tail -n 1 "$tmp/s.jsonl" | grep -q '"kind":"end"'
+    check "trace: FILE whole after a run that ended (d=$d)" $?
+done
 
 echo "signals: $pass passed, $fail failed"
 [ "$fail" = 0 ]
