@@ -157,8 +157,10 @@ start_processes() { # DIR NL STORE ID OPTIONS...
   local dir=$1 nl=$2 store=$3 id=$4
   shift 4
   local pids=()
-  # the run's secret, as zgc run --processes makes it
-  [ -s "$dir/run.key" ] || { head -c 32 /dev/urandom > "$dir/run.key" && chmod 600 "$dir/run.key"; }
+  # the run's secret, as zgc run --processes makes it: private from its
+  # first byte and whole under its name (a kill may come at any moment)
+  [ -s "$dir/run.key" ] ||
+    (umask 077 && head -c 32 /dev/urandom > "$dir/run.key.tmp" && mv "$dir/run.key.tmp" "$dir/run.key")
   for l in $(seq 0 $((nl - 1))); do
     local peers=()
     for m in $(seq 0 $((nl - 1))); do
