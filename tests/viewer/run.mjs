@@ -740,6 +740,10 @@ await check('malformed traces: a clear error with file and line', async () => {
     ['{"lifeline":"A","index":1,"kind":"send","to":"B","channel":"main","msg":"m"}\n{"lifeline":"A","index":2,"kind":"send","to":"B","channel":"main","msg":"m"}', ':2: message m is sent twice'],
     ['{"lifeline":"A","index":1,"kind":"recv","from":"B","channel":"main","msg":"b"}\n{"lifeline":"A","index":2,"kind":"send","to":"B","channel":"main","msg":"a"}\n' +
      '{"lifeline":"B","index":1,"kind":"recv","from":"A","channel":"main","msg":"a"}\n{"lifeline":"B","index":2,"kind":"send","to":"A","channel":"main","msg":"b"}', 'comes causally before its own send'],
+    ['{"kind":"start","lifeline":"A"}\n{"kind":"resume","run_attempt":2}', ':2: no "run" string'],
+    ['{"kind":"start","lifeline":"A"}\n{"kind":"resume","run":"r","run_attempt":"2"}', ':2: no "run_attempt" (an integer from 1)'],
+    ['{"kind":"resume","run":"r","run_attempt":2,"lifeline":7}', ':1: "lifeline" is not a string'],
+    ['{"lifeline":"A","index":1,"kind":"act","run_attempt":0}', ':1: "run_attempt" is not an integer from 1'],
     ['', 'the trace has no lines'],
     ['{"kind":"start","lifeline":"A"}\n' + '['.repeat(100000), ':2: not JSON'],
   ];
