@@ -292,8 +292,15 @@ await check('example merge.zg with --source: a decision shows its guard', async 
   const { page, log } = await open(pathToFileURL(html).href);
   try {
     assert.ok(await page.$('#svg g.choice'), 'the decision is drawn');
-    // (an arrow passes over the diamond: select the event itself)
-    await page.evaluate(() => zgView.select({ type: 'ev', i: zgView.model.events.find((e) => e.kind === 'choice').id }));
+    // a click on the diamond (dispatched to it: an arrow passes over its
+    // centre, where a mouse click would land)
+    await page.evaluate(() => {
+      const ev = zgView.model.events.find((e) => e.kind === 'choice');
+      zgView.scrollToRow(ev.row);
+    });
+    await page.waitForSelector('#svg g.choice');
+    await page.$eval('#svg g.choice path', (p) => p.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+    await page.waitForSelector('#details:not([hidden])');
     const text = await page.$eval('#details-body', (e) => e.textContent);
     assert.ok(text.includes('same_candidate && tests_ok && scan_ok'), 'the guard as written');
     assert.ok(text.includes('@TestRunner(status != failed since status == passed)'), 'the unfolded CPL');

@@ -888,7 +888,9 @@
       var who = M.lifelines[cur.l];
       if (!t.past) {
         var r = termValue(cur, String(t.life), String(t.var));
-        rows.push({ t: t, value: r, text: head + ' = ' + valText(r) + (r.k ? '   (' + t.life + ' event ' + r.k + ')' : '') });
+        var at = r.k && M.byLife[M.lindex.get(String(t.life))][r.k - 1];
+        rows.push({ t: t, value: r, text: head + ' = ' + valText(r) +
+                    (r.k ? '   (' + t.life + ' event ' + r.k + (at && at.kind === 'choice' ? ': the store before it' : '') + ')' : '') });
       } else if (t.past === 'prev') {
         var pe = cur.k > 1 ? M.byLife[cur.l][cur.k - 2] : null;
         var pr = pe ? termValue({ l: cur.l, k: cur.k - 1, vc: pe.o.vc }, String(t.life), String(t.var)) : { none: 'no previous event: prev is false' };
