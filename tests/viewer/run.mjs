@@ -119,12 +119,15 @@ function noNetwork(log, allowed) {
   assert.deepEqual(log.errors, [], 'the page logged errors');
 }
 
-// Scrolls the chart from top to bottom and collects every arrow drawn:
-// id -> {y1, y2}; checks that none points upwards.
-async function collectArrows(page) {
-  return page.evaluate(async () => {
+// Scrolls the chart from top to bottom and collects what is drawn: every
+// arrow (id -> {y1, y2} of its group and of its line), and with `events`
+// every event ("Lifeline#index" -> its classes, data-attempt and the
+// centre of its box) and every resume boundary ("Lifeline:attempt" ->
+// {y, stopped, title, err}).
+async function collectChart(page, { events = false } = {}) {
+  return page.evaluate(async (events) => {
     const chart = document.getElementById('chart');
-    const seen = {};
+    const arrows = {}, evs = {}, bounds = {};
     const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const step = Math.max(50, chart.clientHeight / 2);
     for (let top = 0; ; top += step) {
@@ -134,37 +137,37 @@ async function collectArrows(page) {
         const id = g.getAttribute('data-msg');
         const y1 = +g.getAttribute('data-y1'), y2 = +g.getAttribute('data-y2');
         const line = g.querySelector('line:not(.hit), polyline');
-        seen[id] = { y1, y2, lineY1: line ? +(line.getAttribute('y1') || y1) : y1, lineY2: line ? +(line.getAttribute('y2') || y2) : y2 };
+        arrows[id] = { y1, y2, lineY1: line ? +(line.getAttribute('y1') || y1) : y1, lineY2: line ? +(line.getAttribute('y2') || y2) : y2 };
+      }
+      if (events) {
+        for (const g of document.querySelectorAll('#svg g[data-ev]')) {
+          const o = zgView.model.byId[+g.getAttribute('data-ev')].o;
+          const b = g.getBBox();
+          evs[`${o.lifeline}#${o.index}`] = { cls: [...g.classList], attempt: g.getAttribute('data-attempt'), y: b.y + b.height / 2 };
+        }
+        for (const g of document.querySelectorAll('#svg g.resume')) {
+          const l = zgView.model.lifelines[+g.getAttribute('data-l')];
+          const y = +g.querySelector('line').getAttribute('y1');
+          for (const a of g.getAttribute('data-attempts').split(' '))
+            bounds[`${l}:${a}`] = { y, stopped: g.classList.contains('stopped'), title: g.querySelector('title').textContent, err: (g.querySelector('.errtext') || {}).textContent };
+        }
       }
       if (top >= chart.scrollHeight - chart.clientHeight) break;
     }
     chart.scrollTop = 0;
     await frame();
-    return seen;
-  });
+    return { arrows, evs, bounds };
+  }, events);
 }
 
-// Scrolls the chart from top to bottom and collects the events drawn with
-// the given selector, as "Lifeline#index", sorted.
-async function collectMarked(page, selector) {
-  return page.evaluate(async (selector) => {
-    const chart = document.getElementById('chart');
-    const seen = new Set();
-    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    const step = Math.max(50, chart.clientHeight / 2);
-    for (let top = 0; ; top += step) {
-      chart.scrollTop = top;
-      await frame();
-      for (const g of document.querySelectorAll('#svg ' + selector)) {
-        const o = zgView.model.byId[+g.getAttribute('data-ev')].o;
-        seen.add(`${o.lifeline}#${o.index}`);
-      }
-      if (top >= chart.scrollHeight - chart.clientHeight) break;
-    }
-    chart.scrollTop = 0;
-    await frame();
-    return [...seen].sort();
-  }, selector);
+async function collectArrows(page) {
+  return (await collectChart(page)).arrows;
+}
+
+// the events drawn with a class, as "Lifeline#index", sorted
+async function collectMarked(page, cls) {
+  const { evs } = await collectChart(page, { events: true });
+  return Object.keys(evs).filter((k) => evs[k].cls.includes(cls)).sort();
 }
 
 async function heads(page) {
@@ -321,7 +324,7 @@ await check('example merge.zg with --source: a decision shows its guard', async 
     assert.equal(marked, inPast, 'the causal past is marked');
     // the frontier of the cut: exactly the event vc[L] of every lifeline L
     // (the decision itself on its owner), the chart scrolled through
-    const frontier = await collectMarked(page, 'g.frontier');
+    const frontier = await collectMarked(page, 'frontier');
     const expected = Object.entries(choice.vc).filter(([, n]) => n > 0).map(([l, n]) => `${l}#${n}`).sort();
     assert.deepEqual(frontier, expected, 'the frontier of the causal cut');
     // the cut is shaded on every lifeline the owner had seen something of
@@ -355,37 +358,6 @@ await check('example merge.zg with --source: a decision shows its guard', async 
   }
 });
 
-// A durable run's attempts, from the page's DOM (the chart scrolled
-// through): the resume boundaries as "Lifeline:attempt", every event's
-// attempt as "Lifeline#index" -> attempt, and the boundaries' and events'
-// heights, to check that each boundary lies between its attempts.
-async function collectAttempts(page) {
-  return page.evaluate(async () => {
-    const chart = document.getElementById('chart');
-    const bounds = new Map(), evs = new Map();
-    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    const step = Math.max(50, chart.clientHeight / 2);
-    for (let top = 0; ; top += step) {
-      chart.scrollTop = top;
-      await frame();
-      for (const g of document.querySelectorAll('#svg g.resume')) {
-        const l = zgView.model.lifelines[+g.getAttribute('data-l')];
-        const y = +g.querySelector('line').getAttribute('y1');
-        for (const a of g.getAttribute('data-attempts').split(' ')) bounds.set(`${l}:${a}`, { y, stopped: g.classList.contains('stopped'), title: g.querySelector('title').textContent, err: (g.querySelector('.errtext') || {}).textContent });
-      }
-      for (const g of document.querySelectorAll('#svg g[data-ev]')) {
-        const o = zgView.model.byId[+g.getAttribute('data-ev')].o;
-        const b = g.getBBox();
-        evs.set(`${o.lifeline}#${o.index}`, { attempt: g.getAttribute('data-attempt'), y: b.y + b.height / 2 });
-      }
-      if (top >= chart.scrollHeight - chart.clientHeight) break;
-    }
-    chart.scrollTop = 0;
-    await frame();
-    return { bounds: Object.fromEntries(bounds), evs: Object.fromEntries(evs) };
-  });
-}
-
 // The checks of a durable run's trace page and of `zgc trace show` for it.
 async function checkDurablePage(name, traceFile, { screen = false } = {}) {
   const t = readTrace(traceFile);
@@ -397,10 +369,9 @@ async function checkDurablePage(name, traceFile, { screen = false } = {}) {
   const { page, log } = await open(url);
   try {
     assert.deepEqual(await heads(page), t.lifelines, 'lifeline columns in declaration order');
-    const arrows = await collectArrows(page);
+    const { arrows, bounds, evs } = await collectChart(page, { events: true });
     assert.deepEqual(Object.keys(arrows).sort(), [...t.sends].sort(), 'one arrow per message');
     for (const [id, a] of Object.entries(arrows)) assert.ok(a.y2 > a.y1 && a.lineY2 > a.lineY1, `arrow ${id} points downwards`);
-    const { bounds, evs } = await collectAttempts(page);
     // one boundary per resume line, on the lifeline it names or on all
     const want = resumes.flatMap((r) => (r.lifeline ? [r.lifeline] : t.lifelines).map((l) => `${l}:${r.run_attempt}`)).sort();
     assert.deepEqual(Object.keys(bounds).sort(), want, 'the resume boundaries');
@@ -501,7 +472,7 @@ await check('a durable run killed, waiting for humans and resumed: each attempt 
   const html = path.join(tmp, 'durable-stopped.html');
   const { page } = await open(pathToFileURL(html).href);
   try {
-    const { bounds } = await collectAttempts(page);
+    const { bounds } = await collectChart(page, { events: true });
     const b = bounds['Editor:3'];
     assert.ok(b.stopped && b.title.includes('the attempt before ended: error: lifeline Editor: stopped: <b>peer</b> lost'), 'the error at the boundary');
     assert.ok(b.err.startsWith('✖ attempt 2 stopped: lifeline Editor'), b.err);
