@@ -325,7 +325,7 @@ int zvw_show(FILE *out, const ZvwTrace *t, const ZvwShowOptions *o, char *err, s
             an[nan++] = anchor_of(t, ev, nev, i, l);
         }
     }
-    qsort(an, (size_t)nan, sizeof *an, by_anchor);
+    if (nan > 0) qsort(an, (size_t)nan, sizeof *an, by_anchor);
     int next_an = 0;
 
     if (t->durable || t->nresumes)
