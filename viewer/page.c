@@ -5,7 +5,7 @@
  * / *@DATA@* / and / *@JS@* / (without the spaces); the three files are
  * embedded at build time (cmake/EmbedPage.cmake: zvw_page_html, _css,
  * _js).  A trace page is about as large as the trace: the page's own
- * ~40 KB, then every line of the trace as it is, with `<`, `>` and `&`
+ * ~60 KB, then every line of the trace as it is, with `<`, `>` and `&`
  * escaped (6 bytes each instead of 1).
  */
 #define _GNU_SOURCE

@@ -6,6 +6,13 @@
  * retried model attempt is listed just before the action it belongs to.
  * Names and values are printed with control characters replaced (values as
  * JSON text, where they are escapes), so a trace cannot drive the terminal.
+ *
+ * A durable run's trace gets a column with each event's attempt
+ * ("run_attempt"), and each resume line is listed just before the first
+ * event of the attempt it begins on the lifelines it concerns (all, or the
+ * one it names), or at the end when that attempt made no event there; the
+ * end line of an attempt that stopped (right before a resume line) is
+ * shown with that resume line.
  */
 #define _GNU_SOURCE
 #include "viewer.h"
@@ -110,6 +117,12 @@ static void show_event(show *s, const ZvwLine *ln)
     fprintf(s->out, "%6ld  ", ln->row);
     put_lifeline(s, ln->lifeline);
     fprintf(s->out, " %4lld  ", ln->index);
+    if (s->t->durable || s->t->nresumes) {
+        if (ln->attempt > 0)
+            fprintf(s->out, "%3lld  ", ln->attempt);
+        else
+            fputs("  -  ", s->out);
+    }
     const char *k = ln->kind;
     json_t *ctl = json_object_get(o, "control");
     bool control = json_is_string(ctl);
@@ -149,18 +162,59 @@ static void show_event(show *s, const ZvwLine *ln)
     fputc('\n', s->out);
 }
 
+/* the columns row, lifeline and # (and the attempt's) of a line that is
+ * not an event, for lifeline l (-1: every lifeline) */
+static void other_prefix(show *s, int l)
+{
+    fputs("     -  ", s->out);
+    if (l >= 0)
+        put_lifeline(s, l);
+    else
+        fprintf(s->out, "%-*s", s->namew, "*");
+    fputs("     -  ", s->out);
+    if (s->t->durable || s->t->nresumes) fputs("  -  ", s->out);
+}
+
+static void show_end(show *s, json_t *o, const char *what)
+{
+    json_t *e = json_object_get(o, "error");
+    if (e) {
+        color(s, RED);
+        fputs(what, s->out);
+        fputs(": error: ", s->out);
+        put_text(s, json_string_value(e));
+        color(s, RESET);
+    } else {
+        color(s, BOLD);
+        fputs(what, s->out);
+        fputs(": result: ", s->out);
+        color(s, RESET);
+        put_value(s, json_object_get(o, "result"));
+    }
+}
+
 static void show_other(show *s, const ZvwLine *ln)
 {
     json_t *o = ln->json;
-    if (!strcmp(ln->kind, ZV_TRACE_START)) {
-        fputs("     -  ", s->out);
-        put_lifeline(s, ln->lifeline);
-        fputs("     -  start", s->out);
+    if (!strcmp(ln->kind, ZV_TRACE_RESUME)) {
+        other_prefix(s, ln->lifeline);
+        long long k = json_integer_value(json_object_get(o, "run_attempt"));
+        color(s, BOLD);
+        fprintf(s->out, "resume: attempt %lld of run ", k);
+        put_text(s, str(o, "run"));
+        color(s, RESET);
+        /* the end line of the attempt that stopped */
+        if (ln > s->t->lines && !strcmp(ln[-1].kind, ZV_TRACE_END)) {
+            fputs("  (", s->out);
+            show_end(s, ln[-1].json, "the attempt before ended");
+            fputs(")", s->out);
+        }
+    } else if (!strcmp(ln->kind, ZV_TRACE_START)) {
+        other_prefix(s, ln->lifeline);
+        fputs("start", s->out);
         put_writes(s, json_object_get(o, "store"));
     } else if (!strcmp(ln->kind, ZV_TRACE_RETRY)) {
-        fputs("     -  ", s->out);
-        put_lifeline(s, ln->lifeline);
-        fputs("     -  ", s->out);
+        other_prefix(s, ln->lifeline);
         color(s, RED);
         fputs("retry ", s->out);
         put_text(s, str(o, "action"));
@@ -169,18 +223,7 @@ static void show_other(show *s, const ZvwLine *ln)
                 (long long)json_integer_value(json_object_get(o, "attempt")));
         put_value(s, json_object_get(o, "error"));
     } else { /* end */
-        json_t *e = json_object_get(o, "error");
-        if (e) {
-            color(s, RED);
-            fputs("end: error: ", s->out);
-            put_text(s, json_string_value(e));
-            color(s, RESET);
-        } else {
-            color(s, BOLD);
-            fputs("end: result: ", s->out);
-            color(s, RESET);
-            put_value(s, json_object_get(o, "result"));
-        }
+        show_end(s, o, "end");
     }
     fputc('\n', s->out);
 }
@@ -200,6 +243,36 @@ static int by_life(const void *a, const void *b, void *lines)
     const ZvwLine *x = &L[*(const int *)a], *y = &L[*(const int *)b];
     if (x->lifeline != y->lifeline) return x->lifeline - y->lifeline;
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Where a resume line is listed: before (after == 0) or after the event at
+ * position pos of the listing; pos == the number of events: at the end. */
+typedef struct anchor {
+    int pos, after, line;
+} anchor;
+
+static int by_anchor(const void *a, const void *b)
+{
+    const anchor *x = a, *y = b;
+    if (x->pos != y->pos) return x->pos - y->pos;
+    if (x->after != y->after) return x->after - y->after;
+    return x->line - y->line;
+}
+
+/* The anchor of resume line r for the events of lifeline l (-1: every
+ * lifeline) in the listing ev[0..nev): the first event of its attempt or a
+ * later one, else just after the last event there, else the end. */
+static anchor anchor_of(const ZvwTrace *t, const int *ev, int nev, int r, int l)
+{
+    long long k = json_integer_value(json_object_get(t->lines[r].json, "run_attempt"));
+    int last = -1;
+    for (int p = 0; p < nev; p++) {
+        const ZvwLine *ln = &t->lines[ev[p]];
+        if (l >= 0 && ln->lifeline != l) continue;
+        if (ln->attempt >= k) return (anchor){p, 0, r};
+        last = p;
+    }
+    return last >= 0 ? (anchor){last, 1, r} : (anchor){nev, 0, r};
 }
 
 int zvw_show(FILE *out, const ZvwTrace *t, const ZvwShowOptions *o, char *err, size_t errlen)
@@ -237,7 +310,28 @@ int zvw_show(FILE *out, const ZvwTrace *t, const ZvwShowOptions *o, char *err, s
         if (t->lines[i].event && (only < 0 || t->lines[i].lifeline == only)) ev[nev++] = i;
     qsort_r(ev, (size_t)nev, sizeof *ev, o->by_lifeline ? by_life : by_row, t->lines);
 
-    fprintf(out, "%6s  %-*s %4s  %s\n", "row", s.namew, "lifeline", "#", "event");
+    /* the resume lines: once each, or in --by-lifeline once per lifeline
+     * they concern */
+    anchor *an = NULL;
+    int nan = 0, cap = 0;
+    for (int i = 0; i < t->nlines; i++) {
+        const ZvwLine *ln = &t->lines[i];
+        if (strcmp(ln->kind, ZV_TRACE_RESUME) != 0) continue;
+        if (only >= 0 && ln->lifeline >= 0 && ln->lifeline != only) continue;
+        int from = ln->lifeline >= 0 ? ln->lifeline : only >= 0 ? only : o->by_lifeline ? 0 : -1;
+        int to = ln->lifeline >= 0 || only >= 0 || !o->by_lifeline ? from : t->nlifelines - 1;
+        for (int l = from; l <= to; l++) {
+            if (nan == cap) an = zu_xrealloc(an, (size_t)(cap = cap ? 2 * cap : 8) * sizeof *an);
+            an[nan++] = anchor_of(t, ev, nev, i, l);
+        }
+    }
+    if (nan > 0) qsort(an, (size_t)nan, sizeof *an, by_anchor);
+    int next_an = 0;
+
+    if (t->durable || t->nresumes)
+        fprintf(out, "%6s  %-*s %4s  %3s  %s\n", "row", s.namew, "lifeline", "#", "att", "event");
+    else
+        fprintf(out, "%6s  %-*s %4s  %s\n", "row", s.namew, "lifeline", "#", "event");
     for (int i = 0; i < t->nlines; i++)
         if (!strcmp(t->lines[i].kind, ZV_TRACE_START) && (only < 0 || t->lines[i].lifeline == only))
             show_other(&s, &t->lines[i]);
@@ -250,9 +344,14 @@ int zvw_show(FILE *out, const ZvwTrace *t, const ZvwShowOptions *o, char *err, s
             put_lifeline(&s, section);
             fputc('\n', out);
         }
+        for (; next_an < nan && an[next_an].pos == k && !an[next_an].after; next_an++)
+            show_other(&s, &t->lines[an[next_an].line]);
         for (int r = first[ev[k]]; r; r = link[r - 1]) show_other(&s, &t->lines[r - 1]);
         show_event(&s, ln);
+        for (; next_an < nan && an[next_an].pos == k && an[next_an].after; next_an++)
+            show_other(&s, &t->lines[an[next_an].line]);
     }
+    for (; next_an < nan; next_an++) show_other(&s, &t->lines[an[next_an].line]);
     /* retries of an action that never ended, then the end line */
     for (int i = 0; i < t->nlines; i++)
         if (!strcmp(t->lines[i].kind, ZV_TRACE_RETRY) && !retry_at[i] &&
@@ -260,9 +359,11 @@ int zvw_show(FILE *out, const ZvwTrace *t, const ZvwShowOptions *o, char *err, s
             show_other(&s, &t->lines[i]);
     bool ended = false;
     for (int i = 0; i < t->nlines; i++)
-        if (!strcmp(t->lines[i].kind, ZV_TRACE_END)) show_other(&s, &t->lines[i]), ended = true;
+        if (!strcmp(t->lines[i].kind, ZV_TRACE_END) &&
+            !(i + 1 < t->nlines && !strcmp(t->lines[i + 1].kind, ZV_TRACE_RESUME)))
+            show_other(&s, &t->lines[i]), ended = true;
     if (!ended) fputs("(no end line: the run did not finish)\n", out);
-    free(ev), free(first), free(link), free(retry_at), free(open);
+    free(ev), free(first), free(link), free(retry_at), free(open), free(an);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "cannot write to standard output: %s", strerror(errno));
         return -1;

@@ -52,6 +52,18 @@ static const char *check_fields(ZvwTrace *t, ZvwLine *ln, json_t *o, char *why, 
     ln->lifeline = -1;
     ln->row = -1;
     json_t *life = json_object_get(o, "lifeline");
+    if (!strcmp(ln->kind, ZV_TRACE_RESUME)) {
+        /* a durable run's next attempt: of every lifeline, or of the one
+         * it names (a per-lifeline executable's file) */
+        if (!json_is_string(json_object_get(o, "run"))) return "no \"run\" string";
+        json_t *a = json_object_get(o, "run_attempt");
+        if (!json_is_integer(a) || json_integer_value(a) < 1)
+            return "no \"run_attempt\" (an integer from 1)";
+        if (life && !json_is_string(life)) return "\"lifeline\" is not a string";
+        if (life) ln->lifeline = lifeline_of(t, json_string_value(life));
+        t->nresumes++;
+        return NULL;
+    }
     if (!strcmp(ln->kind, ZV_TRACE_END)) {
         if (!json_object_get(o, "result") && !json_is_string(json_object_get(o, "error")))
             return "an end line without \"result\" or \"error\"";
@@ -92,6 +104,11 @@ static const char *check_fields(ZvwTrace *t, ZvwLine *ln, json_t *o, char *why, 
     if (!json_is_integer(idx) || json_integer_value(idx) < 1)
         return "no \"index\" (an integer from 1)";
     ln->index = json_integer_value(idx);
+    json_t *ra = json_object_get(o, "run_attempt");
+    if (ra && (!json_is_integer(ra) || json_integer_value(ra) < 1))
+        return "\"run_attempt\" is not an integer from 1";
+    ln->attempt = ra ? json_integer_value(ra) : 0;
+    if (ra) t->durable = true;
     json_t *w = json_object_get(o, "writes");
     if (w && !json_is_object(w)) return "\"writes\" is not an object";
     bool send = !strcmp(ln->kind, "send"), recv = !strcmp(ln->kind, "recv");

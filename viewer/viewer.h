@@ -41,10 +41,12 @@ typedef struct ZvwLine {
     int lineno;      /* 1-based line in the file */
     size_t off, len; /* its text in ZvwTrace.text, without the line break */
     const char *kind;
-    int lifeline;    /* index in ZvwTrace.lifelines, or -1 (end lines) */
-    long long index; /* events: the event's index on its lifeline; else 0 */
-    bool event;      /* send, recv, act or choice */
-    long row;        /* events: its row (below); else -1 */
+    int lifeline;      /* index in ZvwTrace.lifelines, or -1 (end lines, and
+                        resume lines of every lifeline) */
+    long long index;   /* events: the event's index on its lifeline; else 0 */
+    bool event;        /* send, recv, act or choice */
+    long row;          /* events: its row (below); else -1 */
+    long long attempt; /* events of a durable run: "run_attempt"; else 0 */
 } ZvwLine;
 
 typedef struct ZvwTrace {
@@ -58,11 +60,14 @@ typedef struct ZvwTrace {
                                clocks (declaration order) */
     long nrows;             /* rows used by the events */
     int nevents, nmessages;
+    int nresumes; /* resume lines: a durable run resumed */
+    bool durable; /* some event has "run_attempt" */
 } ZvwTrace;
 
 /* Reads and checks a trace: every non-blank line a JSON object with a
  * known "kind" and the fields of its kind; each lifeline's events numbered
- * 1, 2, … without a gap or a repeat; no message id sent twice.  Then gives
+ * 1, 2, … without a gap or a repeat; no message id sent twice; a durable
+ * run's resume lines and "run_attempt" fields well formed.  Then gives
  * every event a row: one below its lifeline's previous event and, for a
  * receive, one below its send (the longest causal path to it), so a
  * receive is never above its send; a receive whose send is not in the

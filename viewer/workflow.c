@@ -315,6 +315,134 @@ static json_t *local_list(const ZLocalSet *ls, const ZVec *body, int self)
 
 /* ---- guards, for trace pages ------------------------------------------------------ */
 
+/* ---- what a CPL guard reads ----------------------------------------------------- */
+
+/* The variables a guard reads, for a decision's details: every @B.x term,
+ * and every unqualified variable (read on the evaluation lifeline: the
+ * owner, or B inside @B(…)), with the chain of @ operators above it and the
+ * past operator, if any, it is under.  The page computes their values from
+ * the trace (viewer.js, readSections).  Unfolded formulas are shared DAGs
+ * (a chain of 20,000 named guards is one: bench/hostile), so the walk is
+ * iterative, visits each (subformula, context) once and stops after
+ * READS_MAX_VISITS visits or READS_MAX entries ("more": true). */
+enum { READS_MAX = 64, READS_MAX_VISITS = 4096, READS_MAX_PATH = 8 };
+
+typedef struct reads_ctx {
+    const ZFormula *f;
+    int path[READS_MAX_PATH]; /* evaluation lifelines: the owner, then each @B */
+    int npath;
+    int past;  /* 0, 1: under prev, 2: under since (innermost) */
+    bool deep; /* an @ under a past operator, past operators nested, or a
+                  path longer than READS_MAX_PATH: the page does not
+                  compute its value */
+} reads_ctx;
+
+typedef struct reads {
+    const ZProgram *prog;
+    json_t *list, *seen;
+    bool more;
+} reads;
+
+static void reads_add(reads *r, const reads_ctx *x, int life, const char *var, bool at)
+{
+    ZBuf key = {0};
+    zu_buf_printf(&key, "%s%s.%s/%d/%d", at ? "@" : "", za_lifeline_name(r->prog, life), var,
+                  x->past, x->deep);
+    for (int i = 0; i < x->npath; i++) zu_buf_printf(&key, "/%d", x->path[i]);
+    bool dup = json_object_get(r->seen, key.data) != NULL;
+    if (!dup && json_array_size(r->list) >= READS_MAX) r->more = true;
+    if (!dup && !r->more) {
+        if (json_object_set_new(r->seen, key.data, json_true()) != 0) zu_oom();
+        json_t *o = json_object(), *path = json_array();
+        if (!o || !path) zu_oom();
+        ZBuf term = {0};
+        if (at)
+            zu_buf_printf(&term, "@%s.%s", za_lifeline_name(r->prog, life), var);
+        else
+            zu_buf_puts(&term, var);
+        set(o, "term", jstr(term.data));
+        zu_buf_free(&term);
+        set(o, "life", jstr(za_lifeline_name(r->prog, life)));
+        set(o, "var", jstr(var));
+        for (int i = 0; i < x->npath; i++) push(path, jstr(za_lifeline_name(r->prog, x->path[i])));
+        set(o, "path", path);
+        set(o, "past", x->past == 1 ? jstr("prev") : x->past == 2 ? jstr("since") : json_null());
+        set(o, "deep", json_boolean(x->deep));
+        push(r->list, o);
+    }
+    zu_buf_free(&key);
+}
+
+static void reads_expr(reads *r, const reads_ctx *x, const ZExpr *e)
+{
+    if (!e || r->more) return;
+    if (e->kind == E_AT_VAR && e->life >= 0)
+        reads_add(r, x, e->life, e->name, true);
+    else if (e->kind == E_NAME && e->name_kind == NAME_VAR)
+        reads_add(r, x, x->path[x->npath - 1], e->name, false);
+    reads_expr(r, x, e->a);
+    reads_expr(r, x, e->b);
+    reads_expr(r, x, e->c);
+    for (int i = 0; i < e->args.len; i++) reads_expr(r, x, ZU_VEC_AT(e->args, i));
+}
+
+static json_t *guard_reads(const ZProgram *prog, const ZGuardInfo *g)
+{
+    reads r = {prog, json_array(), json_object(), false};
+    if (!r.list || !r.seen) zu_oom();
+    ZVec stack = {0};
+    ZArena *arena = zu_arena_new();
+    reads_ctx *top = zu_alloc(arena, sizeof *top);
+    top->f = g->root;
+    top->path[0] = g->owner;
+    top->npath = 1;
+    zu_vec_push(arena, &stack, top);
+    int visits = 0;
+    while (stack.len > 0 && !r.more) {
+        const reads_ctx *x = ZU_VEC_AT(stack, --stack.len);
+        ZBuf key = {0};
+        zu_buf_printf(&key, "%d/%d/%d", x->f->id, x->past, x->deep);
+        for (int i = 0; i < x->npath; i++) zu_buf_printf(&key, "/%d", x->path[i]);
+        bool seen = json_object_get(r.seen, key.data) != NULL;
+        if (!seen && json_object_set_new(r.seen, key.data, json_false()) != 0) zu_oom();
+        zu_buf_free(&key);
+        if (seen) continue;
+        if (++visits > READS_MAX_VISITS) {
+            r.more = true;
+            break;
+        }
+        const ZFormula *f = x->f;
+        if (f->kind == F_ATOM) {
+            reads_expr(&r, x, f->atom);
+            continue;
+        }
+        const ZFormula *ops[2] = {f->a, f->b};
+        for (int k = 1; k >= 0; k--) { /* the left operand is popped first */
+            if (!ops[k]) continue;
+            reads_ctx *y = zu_alloc(arena, sizeof *y);
+            *y = *x;
+            y->f = ops[k];
+            if (f->kind == F_AT && y->path[y->npath - 1] != f->life) {
+                if (y->past || y->npath == READS_MAX_PATH)
+                    y->deep = true;
+                else
+                    y->path[y->npath++] = f->life;
+            } else if (f->kind == F_PREV || f->kind == F_SINCE) {
+                if (y->past) y->deep = true;
+                y->past = f->kind == F_PREV ? 1 : 2;
+            }
+            zu_vec_push(arena, &stack, y);
+        }
+    }
+    zu_arena_free(arena);
+    json_decref(r.seen);
+    json_t *o = json_object();
+    if (!o) zu_oom();
+    set(o, "list", r.list);
+    set(o, "more", json_boolean(r.more));
+    return o;
+}
+
 char *zvw_guards_json(const ZCompilation *c)
 {
     json_t *d = json_object();
@@ -333,6 +461,7 @@ char *zvw_guards_json(const ZCompilation *c)
             zg_print_formula(&b, gt, g->root);
             set(o, "cpl", jstr(b.data));
             zu_buf_free(&b);
+            set(o, "reads", guard_reads(c->prog, g));
         } else {
             set(o, "cpl", json_null());
         }

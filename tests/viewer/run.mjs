@@ -119,12 +119,15 @@ function noNetwork(log, allowed) {
   assert.deepEqual(log.errors, [], 'the page logged errors');
 }
 
-// Scrolls the chart from top to bottom and collects every arrow drawn:
-// id -> {y1, y2}; checks that none points upwards.
-async function collectArrows(page) {
-  return page.evaluate(async () => {
+// Scrolls the chart from top to bottom and collects what is drawn: every
+// arrow (id -> {y1, y2} of its group and of its line), and with `events`
+// every event ("Lifeline#index" -> its classes, data-attempt and the
+// centre of its box) and every resume boundary ("Lifeline:attempt" ->
+// {y, stopped, title, err}).
+async function collectChart(page, { events = false } = {}) {
+  return page.evaluate(async (events) => {
     const chart = document.getElementById('chart');
-    const seen = {};
+    const arrows = {}, evs = {}, bounds = {};
     const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const step = Math.max(50, chart.clientHeight / 2);
     for (let top = 0; ; top += step) {
@@ -134,14 +137,37 @@ async function collectArrows(page) {
         const id = g.getAttribute('data-msg');
         const y1 = +g.getAttribute('data-y1'), y2 = +g.getAttribute('data-y2');
         const line = g.querySelector('line:not(.hit), polyline');
-        seen[id] = { y1, y2, lineY1: line ? +(line.getAttribute('y1') || y1) : y1, lineY2: line ? +(line.getAttribute('y2') || y2) : y2 };
+        arrows[id] = { y1, y2, lineY1: line ? +(line.getAttribute('y1') || y1) : y1, lineY2: line ? +(line.getAttribute('y2') || y2) : y2 };
+      }
+      if (events) {
+        for (const g of document.querySelectorAll('#svg g[data-ev]')) {
+          const o = zgView.model.byId[+g.getAttribute('data-ev')].o;
+          const b = g.getBBox();
+          evs[`${o.lifeline}#${o.index}`] = { cls: [...g.classList], attempt: g.getAttribute('data-attempt'), y: b.y + b.height / 2 };
+        }
+        for (const g of document.querySelectorAll('#svg g.resume')) {
+          const l = zgView.model.lifelines[+g.getAttribute('data-l')];
+          const y = +g.querySelector('line').getAttribute('y1');
+          for (const a of g.getAttribute('data-attempts').split(' '))
+            bounds[`${l}:${a}`] = { y, stopped: g.classList.contains('stopped'), title: g.querySelector('title').textContent, err: (g.querySelector('.errtext') || {}).textContent };
+        }
       }
       if (top >= chart.scrollHeight - chart.clientHeight) break;
     }
     chart.scrollTop = 0;
     await frame();
-    return seen;
-  });
+    return { arrows, evs, bounds };
+  }, events);
+}
+
+async function collectArrows(page) {
+  return (await collectChart(page)).arrows;
+}
+
+// the events drawn with a class, as "Lifeline#index", sorted
+async function collectMarked(page, cls) {
+  const { evs } = await collectChart(page, { events: true });
+  return Object.keys(evs).filter((k) => evs[k].cls.includes(cls)).sort();
 }
 
 async function heads(page) {
@@ -269,8 +295,15 @@ await check('example merge.zg with --source: a decision shows its guard', async 
   const { page, log } = await open(pathToFileURL(html).href);
   try {
     assert.ok(await page.$('#svg g.choice'), 'the decision is drawn');
-    // (an arrow passes over the diamond: select the event itself)
-    await page.evaluate(() => zgView.select({ type: 'ev', i: zgView.model.events.find((e) => e.kind === 'choice').id }));
+    // a click on the diamond (dispatched to it: an arrow passes over its
+    // centre, where a mouse click would land)
+    await page.evaluate(() => {
+      const ev = zgView.model.events.find((e) => e.kind === 'choice');
+      zgView.scrollToRow(ev.row);
+    });
+    await page.waitForSelector('#svg g.choice');
+    await page.$eval('#svg g.choice path', (p) => p.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+    await page.waitForSelector('#details:not([hidden])');
     const text = await page.$eval('#details-body', (e) => e.textContent);
     assert.ok(text.includes('same_candidate && tests_ok && scan_ok'), 'the guard as written');
     assert.ok(text.includes('@TestRunner(status != failed since status == passed)'), 'the unfolded CPL');
@@ -289,10 +322,170 @@ await check('example merge.zg with --source: a decision shows its guard', async 
     const marked = await page.$$eval('#svg g.past', (gs) => gs.length);
     const inPast = t.events.filter((o) => o !== choice && o.index <= (choice.vc[o.lifeline] || 0)).length;
     assert.equal(marked, inPast, 'the causal past is marked');
+    // the frontier of the cut: exactly the event vc[L] of every lifeline L
+    // (the decision itself on its owner), the chart scrolled through
+    const frontier = await collectMarked(page, 'frontier');
+    const expected = Object.entries(choice.vc).filter(([, n]) => n > 0).map(([l, n]) => `${l}#${n}`).sort();
+    assert.deepEqual(frontier, expected, 'the frontier of the causal cut');
+    // the cut is shaded on every lifeline the owner had seen something of
+    const cuts = await page.$$eval('#svg rect.cut', (rs) => rs.map((r) => +r.getAttribute('data-l')).sort());
+    assert.deepEqual(cuts, expected.map((k) => t.lifelines.indexOf(k.split('#')[0])).sort(), 'the cut shaded');
+    // the field terms' values: B's variable as of the last B event in the
+    // owner's view, replayed here from the start stores and the writes; an
+    // unqualified variable: the owner's store before the decision
+    const storeOf = (l, k) => {
+      const st = { ...t.lines.find((o) => o.kind === 'start' && o.lifeline === l).store };
+      for (const o of t.events) if (o.lifeline === l && o.index <= k) Object.assign(st, o.writes);
+      return st;
+    };
+    const shown = await page.$$eval('#details-body ul.reads li', (ls) => Object.fromEntries(ls.map((li) => [li.getAttribute('data-term'), li.getAttribute('data-value')])));
+    const want = {
+      '@TestRunner.candidate': storeOf('TestRunner', choice.vc.TestRunner).candidate,
+      '@Security.candidate': storeOf('Security', choice.vc.Security).candidate,
+      candidate: storeOf('Committer', choice.index - 1).candidate,
+    };
+    for (const [term, v] of Object.entries(want)) assert.equal(shown[term], JSON.stringify(v), `the value of ${term}`);
+    // under since: the history of TestRunner's status over its events 1..vc
+    const hist = [];
+    for (let k = 1; k <= choice.vc.TestRunner; k++) hist.push(JSON.stringify(storeOf('TestRunner', k).status));
+    const sinceText = await page.$eval('#details-body ul.reads li[data-term="status"]', (li) => li.textContent);
+    assert.ok(sinceText.includes(`over TestRunner events 1–${choice.vc.TestRunner}`), sinceText);
+    for (const v of new Set(hist)) assert.ok(sinceText.includes(v), `${v} in ${sinceText}`);
+    assert.ok(text.includes(`${choice.construct} = ${choice.value}`), 'the guard\'s value');
     noNetwork(log, [pathToFileURL(html).href]);
   } finally {
     await page.close();
   }
+});
+
+// The checks of a durable run's trace page and of `zgc trace show` for it.
+async function checkDurablePage(name, traceFile, { screen = false } = {}) {
+  const t = readTrace(traceFile);
+  const resumes = t.lines.filter((o) => o.kind === 'resume');
+  assert.ok(resumes.length > 0, 'the trace has resume lines');
+  const html = path.join(tmp, `${name}.html`);
+  zgcOk(['view', traceFile, '-o', html]);
+  const url = pathToFileURL(html).href;
+  const { page, log } = await open(url);
+  try {
+    assert.deepEqual(await heads(page), t.lifelines, 'lifeline columns in declaration order');
+    const { arrows, bounds, evs } = await collectChart(page, { events: true });
+    assert.deepEqual(Object.keys(arrows).sort(), [...t.sends].sort(), 'one arrow per message');
+    for (const [id, a] of Object.entries(arrows)) assert.ok(a.y2 > a.y1 && a.lineY2 > a.lineY1, `arrow ${id} points downwards`);
+    // one boundary per resume line, on the lifeline it names or on all
+    const want = resumes.flatMap((r) => (r.lifeline ? [r.lifeline] : t.lifelines).map((l) => `${l}:${r.run_attempt}`)).sort();
+    assert.deepEqual(Object.keys(bounds).sort(), want, 'the resume boundaries');
+    // every event with its attempt, and each boundary between the events
+    // of the attempts before it and those of its attempt or later ones
+    assert.equal(Object.keys(evs).length, t.events.length, 'every event is drawn');
+    for (const o of t.events) {
+      const e = evs[`${o.lifeline}#${o.index}`];
+      assert.equal(e.attempt, String(o.run_attempt), `the attempt of ${o.lifeline}#${o.index}`);
+      for (const [key, b] of Object.entries(bounds)) {
+        const [l, a] = key.split(':');
+        if (l !== o.lifeline) continue;
+        if (o.run_attempt < +a) assert.ok(e.y < b.y, `${o.lifeline}#${o.index} above the boundary of attempt ${a}`);
+        else assert.ok(e.y > b.y, `${o.lifeline}#${o.index} below the boundary of attempt ${a}`);
+      }
+    }
+    noNetwork(log, [url]);
+    if (screen) await screenshot(page, name, screens);
+  } finally {
+    await page.close();
+  }
+  // zgc trace show: the attempt of every event, every resume line
+  const shown = zgcOk(['trace', 'show', traceFile]).stdout.split('\n');
+  assert.match(shown[0], /^\s+row\s+lifeline\s+#\s+att\s+event$/);
+  const rows = [];
+  for (const line of shown) {
+    let m = /^\s+\d+\s+(\S+)\s+(\d+)\s+(\d+)\s/.exec(line);
+    if (m) { rows.push({ ev: `${m[1]}#${m[2]}`, l: m[1], attempt: +m[3] }); continue; }
+    m = /^\s+-\s+(\S+)\s+-\s+-\s+resume: attempt (\d+) of run (\S+)/.exec(line);
+    if (m) rows.push({ resume: true, l: m[1], attempt: +m[2], run: m[3] });
+  }
+  const showEvents = rows.filter((r) => r.ev);
+  assert.equal(showEvents.length, t.events.length, 'every event listed');
+  for (const o of t.events) assert.equal(showEvents.find((r) => r.ev === `${o.lifeline}#${o.index}`).attempt, o.run_attempt, 'its attempt');
+  const showResumes = rows.filter((r) => r.resume);
+  assert.deepEqual(showResumes.map((r) => `${r.l}:${r.attempt}:${r.run}`).sort(),
+    resumes.map((r) => `${r.lifeline || '*'}:${r.run_attempt}:${r.run}`).sort(), 'every resume line listed');
+  // each after the events of its lifelines' earlier attempts, before the later ones
+  rows.forEach((r, i) => {
+    if (!r.resume) return;
+    rows.forEach((e, j) => {
+      if (!e.ev || (r.l !== '*' && e.l !== r.l)) return;
+      assert.ok(e.attempt < r.attempt ? j < i : j > i, `resume ${r.l}:${r.attempt} and ${e.ev}`);
+    });
+  });
+  return t;
+}
+
+await check('a durable run killed, waiting for humans and resumed: each attempt drawn', async () => {
+  const dir = fs.mkdtempSync(path.join(tmp, 'durable-'));
+  const store = path.join(dir, 'runs.db'), src = path.join(root, 'tests/durable/approve.zg');
+  const trace = path.join(dir, 'approve.jsonl');
+  // attempt 1: the run waits for its first human task, and is killed
+  // (SIGKILL to its process group: zgc and the executable it started)
+  const p = spawn(ZGC, ['run', `--durable=${store}`, '--run-id', 'r1', src, '--arg', 'topic=tea', '--trace', trace],
+    { cwd: dir, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no task after 20 s: ${err}`)), 20000);
+    p.stderr.on('data', (d) => {
+      err += d;
+      if (/waits for human task 1/.test(err)) { clearTimeout(timer); resolve(); }
+    });
+    p.on('exit', (code) => { clearTimeout(timer); reject(new Error(`the run exited (${code}) before its task: ${err}`)); });
+  });
+  p.removeAllListeners('exit');
+  const gone = new Promise((r) => p.on('exit', r));
+  process.kill(-p.pid, 'SIGKILL');
+  await gone;
+  // attempt 2 takes the answer and waits for the second task; attempt 3 ends
+  zgcOk(['answer', 'r1', '1', 'y', '--store', store]);
+  const r2 = zgc(['runs', 'resume', 'r1', '--store', store, '--exit-when-waiting'], { cwd: dir });
+  assert.equal(r2.status, 3, r2.stderr);
+  zgcOk(['answer', 'r1', '2', 'dry', '--store', store]);
+  assert.equal(zgcOk(['runs', 'resume', 'r1', '--store', store], { cwd: dir }).stdout.trim(), '[true, "dry"]');
+  const t = await checkDurablePage('durable', trace, { screen: true });
+  assert.deepEqual(t.lines.filter((o) => o.kind === 'resume').map((o) => o.run_attempt), [2, 3]);
+  assert.equal(zgc(['trace', 'check', src, trace]).status, 0, 'the trace checks');
+  // one process per lifeline: each lifeline's own resume lines
+  const ptrace = path.join(dir, 'approve-p.jsonl');
+  const q = zgc(['run', '--processes', `--durable=${store}`, '--run-id', 'p1', src, '--arg', 'topic=tea', '--trace', ptrace, '--exit-when-waiting'], { cwd: dir });
+  assert.equal(q.status, 3, q.stderr);
+  zgcOk(['answer', 'p1', '1', 'y', '--store', store]);
+  assert.equal(zgc(['runs', 'resume', 'p1', '--store', store, '--exit-when-waiting'], { cwd: dir }).status, 3);
+  zgcOk(['answer', 'p1', '2', 'warm', '--store', store]);
+  zgcOk(['runs', 'resume', 'p1', '--store', store], { cwd: dir });
+  const pt = await checkDurablePage('durable-processes', ptrace);
+  assert.ok(pt.lines.filter((o) => o.kind === 'resume').every((o) => o.lifeline), 'per-lifeline resume lines');
+  // an attempt that stopped with an error (its end line right before the
+  // resume line, as a per-lifeline file has it): shown at the boundary,
+  // and the run did not end there
+  const lines = fs.readFileSync(trace, 'utf8').split('\n').filter((l) => l.trim());
+  const at = lines.findIndex((l) => JSON.parse(l).kind === 'resume' && JSON.parse(l).run_attempt === 3);
+  lines.splice(at, 0, JSON.stringify({ kind: 'end', error: 'lifeline Editor: stopped: <b>peer</b> lost' }));
+  const strace = path.join(dir, 'stopped.jsonl');
+  fs.writeFileSync(strace, lines.join('\n') + '\n');
+  await checkDurablePage('durable-stopped', strace);
+  const html = path.join(tmp, 'durable-stopped.html');
+  const { page } = await open(pathToFileURL(html).href);
+  try {
+    const { bounds } = await collectChart(page, { events: true });
+    const b = bounds['Editor:3'];
+    assert.ok(b.stopped && b.title.includes('the attempt before ended: error: lifeline Editor: stopped: <b>peer</b> lost'), 'the error at the boundary');
+    assert.ok(b.err.startsWith('✖ attempt 2 stopped: lifeline Editor'), b.err);
+    assert.ok(!bounds['Editor:2'].stopped, 'only there');
+    assert.match(await page.$eval('#status', (e) => e.textContent), /result: \[true,"dry"\]/);
+    assert.equal(await page.$('#svg g.err'), null, 'the run did not end with the error');
+  } finally {
+    await page.close();
+  }
+  const show = zgcOk(['trace', 'show', strace]).stdout;
+  assert.match(show, /resume: attempt 3 of run r1 {2}\(the attempt before ended: error: lifeline Editor: stopped: <b>peer<\/b> lost\)/);
+  assert.doesNotMatch(show, /^end: error/m);
+  assert.match(show, /^end: result: \[true,"dry"\]$/m);
 });
 
 await check('human answers, retried model calls and errors are shown', async () => {
@@ -525,6 +718,10 @@ await check('malformed traces: a clear error with file and line', async () => {
     ['{"lifeline":"A","index":1,"kind":"send","to":"B","channel":"main","msg":"m"}\n{"lifeline":"A","index":2,"kind":"send","to":"B","channel":"main","msg":"m"}', ':2: message m is sent twice'],
     ['{"lifeline":"A","index":1,"kind":"recv","from":"B","channel":"main","msg":"b"}\n{"lifeline":"A","index":2,"kind":"send","to":"B","channel":"main","msg":"a"}\n' +
      '{"lifeline":"B","index":1,"kind":"recv","from":"A","channel":"main","msg":"a"}\n{"lifeline":"B","index":2,"kind":"send","to":"A","channel":"main","msg":"b"}', 'comes causally before its own send'],
+    ['{"kind":"start","lifeline":"A"}\n{"kind":"resume","run_attempt":2}', ':2: no "run" string'],
+    ['{"kind":"start","lifeline":"A"}\n{"kind":"resume","run":"r","run_attempt":"2"}', ':2: no "run_attempt" (an integer from 1)'],
+    ['{"kind":"resume","run":"r","run_attempt":2,"lifeline":7}', ':1: "lifeline" is not a string'],
+    ['{"lifeline":"A","index":1,"kind":"act","run_attempt":0}', ':1: "run_attempt" is not an integer from 1'],
     ['', 'the trace has no lines'],
     ['{"kind":"start","lifeline":"A"}\n' + '['.repeat(100000), ':2: not JSON'],
   ];

@@ -58,6 +58,8 @@
     this.lifelines = [];      /* names, in declaration order */
     this.lindex = new Map();  /* name -> index */
     this.events = [];         /* placed events */
+    this.byId = [];           /* events by id (the order they were taken:
+                                 data-ev), placed or not */
     this.messages = [];       /* {id, from, to, r1, r2, send, recv, ctl, label} */
     this.msgById = new Map();
     this.rows = [];           /* rows[r] = [event index…] */
@@ -84,6 +86,14 @@
     this.parts = new Map();   /* parallel branch instances, see addPar */
     this.byLife = [];         /* per lifeline: its placed events by index - 1 */
     this.startStore = [];     /* per lifeline: the store of its start line */
+    /* durable runs: resume lines, each {l (-1: every lifeline), attempt,
+     * run, n: per lifeline the highest event index taken before it,
+     * stopped: the end line of the attempt before it, or null} */
+    this.resumes = [];
+    this.maxIdx = [];         /* per lifeline: highest event index taken */
+    this.gapAt = [];          /* per lifeline: Set of event indexes a resume
+                                 boundary comes before (a row is left free) */
+    this.prevLine = null;     /* the line taken last */
   }
 
   Model.prototype.lifeline = function (name) {
@@ -98,6 +108,8 @@
       this.retries.push([]);
       this.byLife.push([]);
       this.startStore.push({});
+      this.maxIdx.push(0);
+      this.gapAt.push(new Set());
     }
     return i;
   };
@@ -105,7 +117,13 @@
   Model.prototype.addLine = function (o) {
     this.lines++;
     if (!o || typeof o !== 'object') return;
+    var prev = this.prevLine;
+    this.prevLine = o;
     var k = o.kind;
+    if (k === 'resume') {
+      this.addResume(o, prev && prev.kind === 'end' ? prev : null);
+      return;
+    }
     if (k === 'start') {
       var sl = this.lifeline(String(o.lifeline));
       if (o.store && typeof o.store === 'object') this.startStore[sl] = o.store;
@@ -117,7 +135,7 @@
         this.error = String(o.error);
         var m = /^lifeline ([^:]+):/.exec(this.error);
         var l = m && this.lindex.has(m[1]) ? this.lindex.get(m[1]) : -1;
-        this.marks.push({ l: l, text: this.error });
+        this.marks.push({ l: l, text: this.error, end: o });
       } else {
         this.result = o.result;
       }
@@ -145,7 +163,9 @@
     }
     var li = this.lifeline(o.lifeline);
     this.waiting.delete(li);
+    if (o.index > this.maxIdx[li]) this.maxIdx[li] = o.index;
     var ev = { l: li, idx: o.index, kind: String(k), o: o, row: -1, id: this.nevents++ };
+    this.byId[ev.id] = ev;
     if (k === 'act') {
       var rs = this.retries[li];
       if (rs.length) {
@@ -161,6 +181,27 @@
     this.drain(li);
   };
 
+  /* A resume line: a durable run's next attempt begins, on every lifeline
+   * or on the one it names, after the events taken so far there (the lines
+   * of one lifeline come in its order: one process's file, or one
+   * lifeline's part of a merged trace).  An end line right before it ended
+   * the attempt before, not the run: the run goes on. */
+  Model.prototype.addResume = function (o, end) {
+    var l = typeof o.lifeline === 'string' ? this.lifeline(o.lifeline) : -1;
+    if (end) {
+      this.ended = false;
+      this.result = undefined;
+      if (this.error !== null) {
+        this.error = null;
+        this.marks = this.marks.filter(function (mk) { return mk.end !== end; });
+      }
+    }
+    var r = { l: l, attempt: +o.run_attempt || 0, run: String(o.run), n: this.maxIdx.slice(), stopped: end };
+    this.resumes.push(r);
+    for (var q = 0; q < this.lifelines.length; q++)
+      if (l < 0 || q === l) this.gapAt[q].add(r.n[q] + 1);
+  };
+
   /* Places what can be placed, starting with lifeline li. */
   Model.prototype.drain = function (li) {
     var work = [li];
@@ -170,7 +211,7 @@
       for (;;) {
         var ev = pend.get(this.next[l]);
         if (!ev) break;
-        var row = this.lastRow[l] + 1;
+        var row = this.lastRow[l] + 1 + (this.gapAt[l].has(ev.idx) ? 1 : 0);
         if (ev.kind === 'recv') {
           var sr = this.sendRow.get(ev.o.msg);
           if (sr === undefined && !(this.complete && !this.sendOf.has(ev.o.msg))) {
@@ -501,6 +542,8 @@
     var c = ev.kind;
     if (selected && selected.type === 'ev' && selected.i === ev.id) c += ' sel';
     else if (past && ev.o.lifeline !== undefined && ev.idx <= (past[ev.o.lifeline] || 0)) c += ' past';
+    /* the frontier of the causal cut: per lifeline the last event seen */
+    if (past && ev.o.lifeline !== undefined && ev.idx === past[ev.o.lifeline]) c += ' frontier';
     if (hitSet.has(ev.id)) c += ' hitmark';
     return c;
   }
@@ -544,6 +587,8 @@
         out.push(s + '</g>');
       });
     }
+    cutSvg(out, r0, r1, cw);
+    attemptsSvg(out, r0, r1, fs, cw);
     /* messages */
     var seen = new Set();
     for (b = Math.floor(r0 / BUCKET); b <= Math.floor(r1 / BUCKET) && b < M.buckets.length; b++) {
@@ -614,6 +659,97 @@
     return s;
   }
 
+  function attAttr(ev) {
+    var a = ev.o.run_attempt;
+    return typeof a === 'number' ? ' data-attempt="' + a + '"' : '';
+  }
+
+  /* A durable run's attempts (Model.addResume): on every lifeline a resume
+   * concerns, a boundary in the free row before the attempt's first event
+   * there ("attempt k", and the error of an attempt that stopped), and
+   * the lifeline's stretch of each attempt as a coloured band. */
+  function boundaryRow(l, n) {
+    var next = M.byLife[l][n];
+    if (next && next.row >= 0) return next.row - 1;
+    var prev = n > 0 ? M.byLife[l][n - 1] : null;
+    return prev && prev.row >= 0 ? prev.row + 1 : n > 0 ? M.lastRow[l] + 1 : 0;
+  }
+  function attemptsSvg(out, r0, r1, fs, cw) {
+    if (!M.resumes.length) return;
+    for (var l = 0; l < M.lifelines.length; l++) {
+      if (cols[l] < 0) continue;
+      var x = cols[l];
+      /* boundaries of l in order, those at one place together */
+      var bs = [];
+      M.resumes.forEach(function (r) {
+        if (r.l >= 0 && r.l !== l) return;
+        var n = r.n[l] || 0, last = bs[bs.length - 1];
+        if (last && last.n === n) last.rs.push(r);
+        else bs.push({ n: n, row: boundaryRow(l, n), rs: [r] });
+      });
+      if (!bs.length) continue;
+      var first = bs[0].rs[0].attempt - 1;
+      var from = -0.5, att = first;
+      for (var i = 0; i <= bs.length; i++) {
+        var to = i < bs.length ? bs[i].row : Math.max(M.nrows, M.lastRow[l] + 1) + 0.5;
+        if (att > 0 && to >= r0 - 1 && from <= r1 + 1 && to > from) {
+          var ya = HEAD + (from + 0.5) * rowH(), yb = HEAD + (to + 0.5) * rowH();
+          out.push('<rect class="attempt a' + (att % 4) + '" data-l="' + l + '" data-attempt="' + att + '" x="' + (x - 5) + '" y="' + ya +
+                   '" width="10" height="' + Math.max(0, yb - ya) + '"/>');
+        }
+        if (i === bs.length) break;
+        var b = bs[i];
+        att = b.rs[b.rs.length - 1].attempt;
+        from = b.row;
+        if (b.row < r0 - 1 || b.row > r1 + 1) continue;
+        var y = yOf(b.row);
+        var atts = b.rs.map(function (r) { return r.attempt; });
+        var stopped = b.rs.filter(function (r) { return r.stopped && 'error' in r.stopped; });
+        var text = (atts.length > 1 ? 'attempts ' : 'attempt ') + atts.join(', ');
+        var title = b.rs.map(function (r) {
+          return 'resume: attempt ' + r.attempt + ' of run ' + r.run +
+                 (r.stopped ? '; the attempt before ended: ' + ('error' in r.stopped ? 'error: ' + r.stopped.error : 'result ' + JSON.stringify(r.stopped.result)) : '');
+        }).join('\n');
+        var s = '<g class="resume' + (b.rs.some(function (r) { return r.stopped && 'error' in r.stopped; }) ? ' stopped' : '') + '" data-l="' + l + '" data-attempts="' + atts.join(' ') + '">' +
+                '<title>' + esc(title) + '</title>' +
+                '<line x1="' + (x - cw * 0.42) + '" x2="' + (x + cw * 0.42) + '" y1="' + y + '" y2="' + y + '"/>' +
+                '<text x="' + (x + 8) + '" y="' + (y - 3) + '">↻ ' + esc(text) + '</text>';
+        /* the error once: on the lifeline it names, else on the first one
+         * the resume concerns (the others: a red boundary, the error in its
+         * title) */
+        stopped = stopped.filter(function (r) {
+          var m = /^lifeline ([^:]+):/.exec(String(r.stopped.error));
+          var named = m && M.lindex.has(m[1]) ? M.lindex.get(m[1]) : -1;
+          if (r.l >= 0 || named === l) return true;
+          if (named >= 0 && cols[named] >= 0) return false;
+          for (var q = 0; q < l; q++) if (cols[q] >= 0) return false;
+          return true;
+        });
+        stopped.forEach(function (r, j) {
+          s += '<text class="errtext" x="' + (x - cw * 0.42) + '" y="' + (y + fs + 1 + j * (fs + 2)) + '">✖ ' +
+               esc(trunc('attempt ' + (r.attempt - 1) + ' stopped: ' + r.stopped.error, 70)) + '</text>';
+        });
+        out.push(s + '</g>');
+      }
+    }
+  }
+
+  /* A selected decision's causal past: per lifeline, the events up to the
+   * last one its owner had seen (the frontier), shaded. */
+  function cutSvg(out, r0, r1, cw) {
+    if (!past) return;
+    for (var name in past) {
+      var l = M.lindex.get(name), n = +past[name] || 0;
+      if (l === undefined || cols[l] < 0 || n < 1) continue;
+      var fe = M.byLife[l][n - 1];
+      if (!fe || fe.row < 0) continue;
+      var y2 = yOf(fe.row) + rowH() * 0.45;
+      if (y2 < HEAD + r0 * rowH() - rowH()) continue;
+      out.push('<rect class="cut" data-l="' + l + '" x="' + (cols[l] - cw * 0.45) + '" y="' + HEAD + '" width="' + (cw * 0.9) +
+               '" height="' + (y2 - HEAD) + '"/>');
+    }
+  }
+
   function evSvg(ev, x, y, fs, cw) {
     var o = ev.o, cls = evClass(ev);
     var bw = cw * 0.8, bh = rowH() * 0.72;
@@ -629,26 +765,26 @@
       if (kind) cls += ' ' + esc(kind);
       var label = trunc(txt, Math.max(6, Math.floor(bw / (fs * 0.6))));
       if (o.attempts > 1) label = trunc(txt, Math.max(6, Math.floor(bw / (fs * 0.6)) - 4)) + ' ×' + o.attempts;
-      return '<g class="' + cls + '" data-ev="' + ev.id + '"><rect x="' + (x - bw / 2) + '" y="' + (y - bh / 2) + '" width="' + bw + '" height="' + bh +
+      return '<g class="' + cls + '" data-ev="' + ev.id + '"' + attAttr(ev) + '><rect x="' + (x - bw / 2) + '" y="' + (y - bh / 2) + '" width="' + bw + '" height="' + bh +
              '" rx="3"/><text text-anchor="middle" x="' + x + '" y="' + (y + fs / 3) + '">' + esc(label) + '</text></g>';
     }
     if (ev.kind === 'choice') {
       var v = o.value === true ? 'true' : o.value === false ? 'false' : '';
       var d = rowH() * 0.38;
       var lab = String(o.construct) + (v ? ' → ' + v : '');
-      return '<g class="' + cls + (o.value === false ? ' false' : '') + '" data-ev="' + ev.id + '"><path d="M' + (x - d * 1.6) + ' ' + y + ' L' + x + ' ' + (y - d) + ' L' + (x + d * 1.6) + ' ' + y + ' L' + x + ' ' + (y + d) + ' Z"/>' +
+      return '<g class="' + cls + (o.value === false ? ' false' : '') + '" data-ev="' + ev.id + '"' + attAttr(ev) + '><path d="M' + (x - d * 1.6) + ' ' + y + ' L' + x + ' ' + (y - d) + ' L' + (x + d * 1.6) + ' ' + y + ' L' + x + ' ' + (y + d) + ' Z"/>' +
              '<text x="' + (x + d * 1.6 + 4) + '" y="' + (y + fs / 3) + '">' + esc(trunc(lab, 28)) + '</text></g>';
     }
     if (ev.kind === 'return' || ev.kind === 'skip') {
-      return '<g class="act ' + cls + '" data-ev="' + ev.id + '"><rect x="' + (x - bw / 2) + '" y="' + (y - bh / 2) + '" width="' + bw + '" height="' + bh +
+      return '<g class="act ' + cls + '" data-ev="' + ev.id + '"' + attAttr(ev) + '><rect x="' + (x - bw / 2) + '" y="' + (y - bh / 2) + '" width="' + bw + '" height="' + bh +
              '" rx="9"/><text text-anchor="middle" x="' + x + '" y="' + (y + fs / 3) + '">' + esc(trunc(ev.label || o.label || ev.kind, 30)) + '</text></g>';
     }
     if (ev.kind === 'send' || ev.kind === 'recv' || ev.kind === 'self') {
       if (ev.msg !== undefined && M.messages[ev.msg].ctl && !showCtl) return '';
-      return '<g class="' + cls + '" data-ev="' + ev.id + '"><circle class="evdot" cx="' + x + '" cy="' + y + '" r="' + 2.5 * Math.max(zoom, 0.6) + '"/></g>';
+      return '<g class="' + cls + '" data-ev="' + ev.id + '"' + attAttr(ev) + '><circle class="evdot" cx="' + x + '" cy="' + y + '" r="' + 2.5 * Math.max(zoom, 0.6) + '"/></g>';
     }
     /* an event of a kind this page does not know: still drawn */
-    return '<g class="' + cls + '" data-ev="' + ev.id + '"><circle class="evdot" cx="' + x + '" cy="' + y + '" r="4"/><text x="' + (x + 6) + '" y="' + (y + fs / 3) + '">' + esc(trunc(ev.kind, 20)) + '</text></g>';
+    return '<g class="' + cls + '" data-ev="' + ev.id + '"' + attAttr(ev) + '><circle class="evdot" cx="' + x + '" cy="' + y + '" r="4"/><text x="' + (x + 6) + '" y="' + (y + fs / 3) + '">' + esc(trunc(ev.kind, 20)) + '</text></g>';
   }
 
   /* ---- details ------------------------------------------------------------ */
@@ -699,6 +835,100 @@
     }
   }
 
+  /* What a CPL guard's variables read in its owner's view (the guard's
+   * "reads", viewer/workflow.c): the evaluation lifeline of a term is the
+   * owner, or B inside @B(…), whose event is the last one of B the view
+   * before it had seen (the vc of that event); @B.x and an unqualified x
+   * read the store of the last B event visible there (B's own event when B
+   * evaluates: at the decision itself, the store before it).  Under prev,
+   * the evaluation lifeline's previous event; under since (once, past,
+   * historically), the values over its events 1 to now. */
+  function storeBefore(l, k) {
+    /* the valuation at event k of l: its store after it, before it at a choice */
+    var e = M.byLife[l][k - 1];
+    return M.storeAt(l, e && e.kind === 'choice' ? k - 1 : k);
+  }
+  function termValue(cur, life, v) {
+    /* cur = {l, k, vc}: the evaluation lifeline's event */
+    var l = M.lindex.get(life);
+    if (l === undefined) return { none: 'no lifeline ' + life };
+    var k = l === cur.l ? cur.k : +(cur.vc && cur.vc[life]) || 0;
+    if (k < 1) return { none: 'no event of ' + life + ' is visible' };
+    var st = storeBefore(l, k);
+    if (!Object.prototype.hasOwnProperty.call(st, v)) return { none: 'no value', k: k };
+    return { v: st[v], k: k };
+  }
+  function viewOf(ev, path) {
+    var cur = { l: ev.l, k: ev.idx, vc: ev.o.vc };
+    for (var i = 1; i < path.length; i++) {
+      var l = M.lindex.get(String(path[i]));
+      if (l === undefined) return null;
+      if (l === cur.l) continue;
+      var k = +(cur.vc && cur.vc[path[i]]) || 0;
+      var e = k > 0 ? M.byLife[l][k - 1] : null;
+      if (!e) return { none: 'no event of ' + path[i] + ' is visible' };
+      cur = { l: l, k: k, vc: e.o.vc };
+    }
+    return cur;
+  }
+  function valText(r) {
+    return r.none ? '(' + r.none + ')' : JSON.stringify(r.v);
+  }
+  function readSections(body, ev, tag) {
+    var g = data.guards && Object.prototype.hasOwnProperty.call(data.guards, tag) ? data.guards[tag] : null;
+    if (!g || !g.reads || !Array.isArray(g.reads.list)) return;
+    var rows = [];
+    g.reads.list.forEach(function (t) {
+      var path = Array.isArray(t.path) ? t.path : [];
+      var where = path.slice(1).map(function (p) { return '@' + p; }).join(' ');
+      var head = String(t.term) + (where ? '  in ' + where + '(…)' : '') + (t.past ? '  under ' + t.past : '');
+      if (t.deep) { rows.push({ t: t, text: head + ': not shown (an @ under a past operator, or past operators nested)' }); return; }
+      var cur = viewOf(ev, path);
+      if (!cur || cur.none) { rows.push({ t: t, text: head + ': ' + (cur ? '(' + cur.none + ')' : '(?)') }); return; }
+      var who = M.lifelines[cur.l];
+      if (!t.past) {
+        var r = termValue(cur, String(t.life), String(t.var));
+        var at = r.k && M.byLife[M.lindex.get(String(t.life))][r.k - 1];
+        rows.push({ t: t, value: r, text: head + ' = ' + valText(r) +
+                    (r.k ? '   (' + t.life + ' event ' + r.k + (at && at.kind === 'choice' ? ': the store before it' : '') + ')' : '') });
+      } else if (t.past === 'prev') {
+        var pe = cur.k > 1 ? M.byLife[cur.l][cur.k - 2] : null;
+        var pr = pe ? termValue({ l: cur.l, k: cur.k - 1, vc: pe.o.vc }, String(t.life), String(t.var)) : { none: 'no previous event: prev is false' };
+        rows.push({ t: t, value: pr, text: head + ' = ' + valText(pr) + '   (at ' + who + ' event ' + (cur.k - 1) + ')' });
+      } else {
+        /* the values over the evaluation lifeline's events 1..k, runs of equal ones */
+        var runs = [];
+        for (var j = 1; j <= cur.k; j++) {
+          var e = M.byLife[cur.l][j - 1];
+          var rv = valText(termValue({ l: cur.l, k: j, vc: e ? e.o.vc : null }, String(t.life), String(t.var)));
+          var last = runs[runs.length - 1];
+          if (last && last.v === rv) last.to = j; else runs.push({ v: rv, from: j, to: j });
+        }
+        rows.push({ t: t, text: head + ', over ' + who + ' events 1–' + cur.k + ': ' +
+                    runs.map(function (x) { return x.v + ' (' + (x.from === x.to ? x.from : x.from + '–' + x.to) + ')'; }).join(', ') });
+      }
+    });
+    if (!rows.length) return;
+    var h = document.createElement('h3');
+    h.textContent = 'what the guard read in this view';
+    var ul = document.createElement('ul');
+    ul.className = 'reads';
+    rows.forEach(function (r) {
+      var li = document.createElement('li');
+      li.textContent = r.text;
+      li.setAttribute('data-term', String(r.t.term));
+      if (r.value && !r.value.none) li.setAttribute('data-value', JSON.stringify(r.value.v));
+      ul.appendChild(li);
+    });
+    if (g.reads.more) {
+      var li = document.createElement('li');
+      li.textContent = '… (more terms than shown)';
+      ul.appendChild(li);
+    }
+    body.appendChild(h);
+    body.appendChild(ul);
+  }
+
   function showDetails(sel) {
     selected = sel;
     past = null;
@@ -726,7 +956,7 @@
         if (m.recv) section(body, 'receive', JSON.stringify(m.recv.o));
       }
     } else {
-      var ev = M.events[sel.i], o = ev.o;
+      var ev = data.mode === 'workflow' ? M.events[sel.i] : M.byId[sel.i], o = ev.o;
       h.textContent = M.lifelines[ev.l] + ': ' + (ev.kind === 'act' ? (o.action == null ? 'local computation' : 'action ' + o.action)
                       : ev.kind === 'choice' ? 'decision ' + o.construct : ev.kind) +
                       (o.index !== undefined ? '  (event ' + o.index + ')' : '');
@@ -736,6 +966,7 @@
         if (ev.kind === 'choice') {
           section(body, 'decision', String(o.construct) + ' = ' + jtext(o.value));
           guardSections(body, o.construct);
+          readSections(body, ev, o.construct);
           seenSections(body, ev);
         }
         if (o.question !== undefined) section(body, 'question', pretty(o.question));
@@ -754,6 +985,7 @@
           var ks = Object.keys(o.writes);
           if (ks.length) section(body, ev.kind === 'act' ? 'output' : 'writes', ks.map(function (k) { return k + ' = ' + pretty(o.writes[k]); }).join('\n'));
         }
+        if (typeof o.run_attempt === 'number') section(body, 'run attempt', String(o.run_attempt));
         if (o.vc) section(body, 'vector clock', Object.keys(o.vc).map(function (k) { return k + ': ' + o.vc[k]; }).join('   '));
         section(body, 'trace line', JSON.stringify(o));
       }
