@@ -308,7 +308,10 @@ static int runs_show(const Args *a)
         for (int i = 0; i < nl; i++) {
             json_t *l = json_object();
             json_object_set_new(l, "lifeline", jstr(lives[i].name));
-            json_object_set_new(l, "status", jstr(lives[i].status));
+            /* marked running, but its process is gone: interrupted (in a
+             * run whose other processes go on, they wait for it) */
+            bool gone = lives[i].status && !strcmp(lives[i].status, "running") && !lives[i].live;
+            json_object_set_new(l, "status", jstr(gone ? "interrupted" : lives[i].status));
             json_object_set_new(l, "state", jstr(lives[i].state));
             json_object_set_new(l, "attempt", json_integer(lives[i].attempt));
             json_object_set_new(l, "events", json_integer(lives[i].events));
@@ -339,6 +342,10 @@ static int runs_show(const Args *a)
                 l->status && !strcmp(l->status, "running") && !l->live ? "interrupted" : l->status;
             printf("  %-12s %-12s %6lld events  %s\n", l->name, st, l->events,
                    l->state ? l->state : "");
+            if (r.live && st != l->status)
+                printf("      its peers wait for it (--peer-wait): restart %s with --resume %s and "
+                       "the wiring options it was started with\n",
+                       l->executable ? l->executable : "its executable", r.id);
             json_t *rec = l->recent ? jparse(l->recent) : NULL;
             size_t k;
             json_t *e;

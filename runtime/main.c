@@ -193,6 +193,12 @@ static void net_note(void *user, const char *msg)
     fprintf(stderr, "zgc: note: %s\n", msg);
 }
 
+/* The journal committed messages from another lifeline: its ACK. */
+static void net_acked(void *net, int32_t from, int32_t chan, int64_t committed)
+{
+    zri_net_ack(net, from, chan, committed);
+}
+
 static int write_result(const zri_options *o, const char *json)
 {
     if (!o->result_file) {
@@ -269,6 +275,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_net *net = NULL;
     zri_secret *secret = NULL;
     zrd_run *D = NULL;
+    uint8_t *ended = NULL;
     char **merged = NULL;
     int attempt = 0;
     if (status != 0) goto done;
@@ -356,10 +363,18 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         /* the values of decoded messages live in their own heap until the
          * end, like those of the lifelines */
         net_heap = zri_heap_new();
-        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost, zri_run_ended, net_note, R};
-        zri_net_config nc = {opts.listen, peer_addrs, secret,
-                             opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
-                             opts.heartbeat};
+        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost,     zri_run_ended,
+                                net_note,        zri_run_received, R};
+        /* a durable run waits for a lost peer's new process (net.h: keep
+         * mode); a resume does not connect to lifelines that have ended */
+        ended = zri_xcalloc((size_t)prog->nlifelines, 1);
+        for (int32_t l = 0; D && opts.resume && l < prog->nlifelines; l++)
+            ended[l] = l != self && zrd_ended(D, l);
+        zri_net_config nc = {
+            opts.listen,    peer_addrs,
+            secret,         opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
+            opts.heartbeat, D ? opts.peer_wait : 0,
+            ended};
         net = zri_net_open(prog, self, &nc, net_heap, &cb, err, sizeof err);
         if (net) {
             zri_transport t = zri_net_transport(net);
@@ -370,8 +385,9 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     }
     zri_run_set_actions(R, zri_run_action);
     if (D) {
-        zrd_output out = {trace_mark, trace_release, trace};
-        if ((status = zrd_go(D, trace ? &out : NULL)) != 0) {
+        zrd_output out = {trace ? trace_mark : NULL, trace ? trace_release : NULL, trace,
+                          net ? net_acked : NULL, net};
+        if ((status = zrd_go(D, &out)) != 0) {
             zri_run_fail(R, -1, "the durable run could not start");
             status = 0;
         }
@@ -385,6 +401,15 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     int lost = error && D && zri_run_lost_peer(R);
     if (error && !lost) report_error(&opts, error, zri_run_error_time(R));
     if (net) {
+        /* a durable run's lifeline ends once its peers' journals hold
+         * every message it sent them (net.h: zri_net_drain); its own
+         * acknowledgements go on meanwhile, then stop with the transport */
+        if (!error && !waiting && zri_net_drain(net) != 0)
+            fprintf(stderr,
+                    "zgc: note: lifeline %s ends before its peers acknowledged every "
+                    "message it sent (--peer-wait); resume the whole run if one of them is lost\n",
+                    lname(prog, self));
+        zrd_no_acks(D);
         if (error || waiting)
             zri_net_abort(net); /* the peers must stop too */
         else
@@ -448,6 +473,7 @@ done:
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);
+    free(ended);
     zri_options_free(&opts);
     free(merged);
     return status;

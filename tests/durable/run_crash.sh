@@ -158,7 +158,9 @@ start_processes() { # DIR NL STORE ID OPTIONS...
   shift 4
   local pids=()
   # the run's secret, as zgc run --processes makes it
-  [ -s "$dir/run.key" ] || { head -c 32 /dev/urandom > "$dir/run.key" && chmod 600 "$dir/run.key"; }
+  # (private from its creation: a kill between writing and chmod would leave
+  # a key the lifelines refuse)
+  [ -s "$dir/run.key" ] || (umask 077 && head -c 32 /dev/urandom > "$dir/run.key")
   for l in $(seq 0 $((nl - 1))); do
     local peers=()
     for m in $(seq 0 $((nl - 1))); do
@@ -208,6 +210,9 @@ one_case() { # WF_DIR NL DET MODEL_OPTS... (globals: exe, store, ref_result, ref
   else
     local d=$case_dir/sock
     mkdir -p "$d"
+    # whole-run crashes: a lost peer stops the others at once (the restart
+    # of one process while the others wait is run_restart.sh's)
+    opts+=(--peer-wait 0)
     attempt "$how" "$case_dir/out" bash -c 'start_processes "$@"' _ "$d" "$nl" "$store" "$id" \
       "${opts[@]}"
   fi
