@@ -16,9 +16,13 @@
 #   - no completed effect call repeated (the test effect's log of
 #     idempotency keys: a key comes again only after a kill that caught
 #     it in flight).
-# Then two more kinds of cases: --peer-wait expires (the others stop with
-# exit status 5, and `zgc runs resume` finishes the whole run), and a
-# non-durable run (a lost peer fails the others at once).
+# Then three more kinds of cases: --peer-wait expires (the others stop
+# with exit status 5, and `zgc runs resume` finishes the whole run), a
+# non-durable run (a lost peer fails the others at once), and `zgc run
+# --durable --processes` (handoff.zg): the Editor's process, waiting for a
+# human task, is killed; zgc prints the command that restarts it and keeps
+# waiting; the task is answered, the printed command restarts it, and zgc
+# ends with the run's result.
 #
 #   run_restart.sh --zgc ZGC --zggen ZGGEN [--cases N] [--seed S] [--keep DIR] [-v]
 # --cases: restart cases (default 24).  Soak results: tests/durable/README.md.
@@ -288,6 +292,52 @@ volatile_case() { # WDIR NL
   [ -z "$keep" ] && rm -rf "$d"
 }
 
+# zgc run --durable --processes: a lifeline killed, restarted with the
+# command zgc prints, while zgc and the other lifeline wait.
+launcher_case() {
+  ncases=$((ncases + 1))
+  local d=$tmp/launch id=l$ncases
+  case_dir=$d
+  mkdir -p "$d/elsewhere"
+  cp "$here/handoff.zg" "$d/"
+  (cd "$d" && exec "$zgc" run --durable="$d/runs.db" --processes handoff.zg --run-id "$id" \
+    --arg topic=tea --llm mock < /dev/null > "$d/out" 2> "$d/err") &
+  local zp=$! i editor=""
+  for i in $(seq 300); do
+    "$zgc" tasks "$id" --store "$d/runs.db" 2> /dev/null | grep -q approve && break
+    sleep 0.1
+  done
+  editor=$(ps -o pid=,args= --ppid "$zp" | awk '/review\.Editor / { print $1 }')
+  if [ -z "$editor" ]; then
+    failed "$id: no Editor process under zgc run"
+    kill "$zp"
+    return
+  fi
+  kill -9 "$editor"
+  for i in $(seq 100); do grep -q "restart it with" "$d/err" && break; sleep 0.05; done
+  local cmd
+  cmd=$(grep -A1 "restart it with" "$d/err" | tail -1)
+  if [ -z "$cmd" ] || ! kill -0 "$zp" 2> /dev/null; then
+    failed "$id: zgc did not wait with a restart command"
+    kill "$zp" 2> /dev/null
+    return
+  fi
+  "$zgc" answer "$id" 1 yes --store "$d/runs.db" > /dev/null
+  # shellcheck disable=SC2086 # the printed command, word by word
+  (cd "$d/elsewhere" && exec $cmd < /dev/null > /dev/null 2> "$d/err.restart")
+  local st=$?
+  wait "$zp"
+  local zst=$?
+  if [ "$st" != 0 ] || [ "$zst" != 0 ] || [ "$(cat "$d/out")" != true ]; then
+    failed "$id: restarted Editor exited $st, zgc run $zst with $(cat "$d/out")"
+    return
+  fi
+  [ "$verbose" = 1 ] && echo "ok $id (zgc run --durable --processes, Editor killed and restarted)"
+  pass=$((pass + 1))
+  [ -z "$keep" ] && rm -rf "$d"
+}
+
+launcher_case
 per=8
 w=0
 while [ "$ncases" -lt "$cases" ]; do
