@@ -555,6 +555,18 @@ int zo_resume(const char *path, const char *id, const char *exe_dir, bool exit_w
         rc = 1;
     } else if (r.live) {
         fprintf(stderr, "zgc: error: run %s is running\n", id);
+        /* per-lifeline mode: a lost lifeline whose peers wait for it is
+         * restarted alone, with the wiring its peers know */
+        if (zs_lifelines(s, &r, &lives, &nl, err) >= 0)
+            for (int i = 0; i < nl; i++)
+                if (lives[i].status && !strcmp(lives[i].status, "running") && !lives[i].live)
+                    fprintf(stderr,
+                            "zgc: note: lifeline %s's process is gone and its peers wait for it: "
+                            "restart it alone with %s --resume %s and the options --listen, "
+                            "--peer, --secret-file and --result-file it was started with (zgc "
+                            "run printed the command)\n",
+                            lives[i].name,
+                            lives[i].executable ? lives[i].executable : "its executable", id);
         rc = 1;
     } else if (zs_lifelines(s, &r, &lives, &nl, err) < 0) {
         rc = store_error(err);

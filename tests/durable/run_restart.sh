@@ -322,6 +322,13 @@ launcher_case() {
     kill "$zp" 2> /dev/null
     return
   fi
+  # zgc runs resume of the running run says how to restart the lost one
+  if "$zgc" runs resume "$id" --store "$d/runs.db" > /dev/null 2> "$d/err.resume" ||
+    ! grep -q "lifeline Editor's process is gone and its peers wait for it" "$d/err.resume"; then
+    failed "$id: zgc runs resume: $(cat "$d/err.resume")"
+    kill "$zp"
+    return
+  fi
   "$zgc" answer "$id" 1 yes --store "$d/runs.db" > /dev/null
   # shellcheck disable=SC2086 # the printed command, word by word
   (cd "$d/elsewhere" && exec $cmd < /dev/null > /dev/null 2> "$d/err.restart")
