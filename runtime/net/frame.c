@@ -365,6 +365,24 @@ static int meta_shape(const zgrt_program *p, int32_t from, int32_t to, int full,
     return *nvc > 0 ? 0 : -1;
 }
 
+/* The frame in w (its first 4 bytes reserved): fills in the length and
+ * hands the buffer over; -1 (and frees it) when w went bad. */
+static int w_finish(wbuf *w, uint8_t **buf, size_t *len)
+{
+    if (w->bad) {
+        free(w->b);
+        return -1;
+    }
+    size_t plen = w->len - 4;
+    w->b[0] = (uint8_t)(plen >> 24);
+    w->b[1] = (uint8_t)(plen >> 16);
+    w->b[2] = (uint8_t)(plen >> 8);
+    w->b[3] = (uint8_t)plen;
+    *buf = w->b;
+    *len = w->len;
+    return 0;
+}
+
 int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, size_t *len)
 {
     *buf = NULL;
@@ -432,15 +450,8 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
             }
         }
     }
-    if (w.bad || w.len - 4 > ZRI_FRAME_MAX) goto bad;
-    size_t plen = w.len - 4;
-    w.b[0] = (uint8_t)(plen >> 24);
-    w.b[1] = (uint8_t)(plen >> 16);
-    w.b[2] = (uint8_t)(plen >> 8);
-    w.b[3] = (uint8_t)plen;
-    *buf = w.b;
-    *len = w.len;
-    return 0;
+    if (w.len - 4 > ZRI_FRAME_MAX) w.bad = 1;
+    return w_finish(&w, buf, len);
 bad:
     free(w.b);
     return -1;
@@ -813,15 +824,7 @@ int zri_counts_encode(const zgrt_program *p, int kind, int32_t from, int32_t to,
         if (kind == ZRI_KIND_SYNC) w_varint(&w, (uint64_t)c[i].received);
         w_varint(&w, (uint64_t)c[i].committed);
     }
-    if (w.bad) goto bad;
-    size_t plen = w.len - 4;
-    w.b[0] = (uint8_t)(plen >> 24);
-    w.b[1] = (uint8_t)(plen >> 16);
-    w.b[2] = (uint8_t)(plen >> 8);
-    w.b[3] = (uint8_t)plen;
-    *buf = w.b;
-    *len = w.len;
-    return 0;
+    return w_finish(&w, buf, len);
 bad:
     free(w.b);
     return -1;

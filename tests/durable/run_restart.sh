@@ -43,6 +43,8 @@ done
 [ -x "$zgc" ] && [ -x "$zggen" ] ||
   { echo "usage: run_restart.sh --zgc ZGC --zggen ZGGEN [--cases N]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 tmp=$(mktemp -d)
 cleanup() {
   if [ -n "$keep" ]; then rm -rf "$keep"; mv "$tmp" "$keep"; else rm -rf "$tmp"; fi
@@ -81,16 +83,6 @@ wiring() { # DIR NL L
   W+=(--secret-file "$dir/run.key" --result-file "$dir/L$l.result")
 }
 
-# Merges per-lifeline traces FILE.<L> as zgc run --processes does.
-merge_trace() { # TRACE NL RESULT
-  local t=$1 nl=$2 res=$3
-  {
-    for l in $(seq 0 $((nl - 1))); do grep '"kind":"start"' "$t.L$l"; done
-    for l in $(seq 0 $((nl - 1))); do grep -v '"kind":"start"' "$t.L$l" | grep -v '"kind":"end"'; done
-    printf '{"kind":"end","result":%s}\n' "$res"
-  } > "$t"
-}
-
 # The result of a finished durable run, as the run store assembled it
 # (zgc runs resume of a finished run prints it).
 stored_result() { # STORE ID
@@ -100,18 +92,7 @@ stored_result() { # STORE ID
 # A completed effect call repeats only after a kill caught it in flight.
 effects_ok() { # LOG
   local bad
-  bad=$(awk '
-    /^KILL$/ { seg++; next }
-    { split($0, k, "/"); life = k[2]; last[seg, life] = $0; at[$0] = at[$0] " " seg; keys[$0] = 1 }
-    END {
-      for (key in keys) {
-        m = split(at[key], s, " ");
-        for (i = 1; i < m; i++) {
-          split(key, k, "/");
-          if (s[i] == s[i + 1] || last[s[i], k[2]] != key) { print key; break }
-        }
-      }
-    }' "$1")
+  bad=$(completed_repeats "$1")
   [ -z "$bad" ] || { echo "completed effect calls repeated: $(echo "$bad" | head -3 | tr '\n' ' ')"; return 1; }
 }
 
