@@ -32,7 +32,8 @@
  * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors);
  * durable runs also 3 (stopped to wait for human tasks,
  * --exit-when-waiting), 4 (the run store failed) and 5 (per-lifeline
- * mode: a peer process was lost; the run can be resumed).
+ * mode: a peer process was lost and not restarted within --peer-wait;
+ * the run can be resumed).
  */
 #include <errno.h>
 #include <inttypes.h>

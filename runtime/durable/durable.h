@@ -31,8 +31,9 @@
 enum {
     ZRD_EXIT_WAITING = 3, /* --exit-when-waiting: stopped, human tasks pending */
     ZRD_EXIT_STORE = 4,   /* the run store failed */
-    ZRD_EXIT_LOST = 5,    /* per-lifeline mode: a peer process was lost; the run
-                             can be resumed */
+    ZRD_EXIT_LOST = 5,    /* per-lifeline mode: a peer process was lost and not
+                             restarted within --peer-wait; the run can be
+                             resumed */
 };
 
 /* How long a statement waits for another process's lock on the store
