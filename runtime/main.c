@@ -299,6 +299,16 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
             goto done;
     }
 
+    /* a durable per-lifeline run that waits for lost peers: a lifeline that
+     * ended had every message it sent acknowledged (net.h: zri_net_drain)
+     * and took all it needed; resuming it has nothing to do, and its peers
+     * do not connect to it */
+    if (D && opts.resume && self >= 0 && opts.peer_wait > 0 && zrd_ended(D, self)) {
+        fprintf(stderr, "zgc: note: lifeline %s of run %s has ended; nothing to resume\n",
+                lname(prog, self), zrd_id(D));
+        goto done;
+    }
+
     R = zri_run_new(prog, &opts, self);
     if ((status = zri_run_setup(R)) != 0) goto done;
     if (D && (status = zrd_start(D, R, &opts, &attempt)) != 0) goto done;
@@ -369,7 +379,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         /* a durable run waits for a lost peer's new process (net.h: keep
          * mode); a resume does not connect to lifelines that have ended */
         ended = zri_xcalloc((size_t)prog->nlifelines, 1);
-        for (int32_t l = 0; D && opts.resume && l < prog->nlifelines; l++)
+        for (int32_t l = 0; D && opts.resume && opts.peer_wait > 0 && l < prog->nlifelines; l++)
             ended[l] = l != self && zrd_ended(D, l);
         zri_net_config nc = {
             opts.listen,    peer_addrs,
@@ -395,6 +405,13 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     }
 
     zri_run_exec(R);
+    /* a durable run's lifeline ends once its peers' journals hold every
+     * message it sent them (net.h: zri_net_drain; its own acknowledgements
+     * go on meanwhile): else a peer lost for good could never get them
+     * again from it, so it stops as after a lost peer, to be resumed */
+    if (net && !zri_run_error(R) && !zri_run_waiting(R) && zri_net_drain(net) != 0)
+        zri_run_lost(R, "a lost peer did not come back to acknowledge what this lifeline sent it "
+                        "within --peer-wait");
     const char *error = zri_run_error(R);
     int waiting = zri_run_waiting(R);
     /* a durable run whose peer process was lost stops, to be resumed: a
@@ -402,15 +419,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     int lost = error && D && zri_run_lost_peer(R);
     if (error && !lost) report_error(&opts, error, zri_run_error_time(R));
     if (net) {
-        /* a durable run's lifeline ends once its peers' journals hold
-         * every message it sent them (net.h: zri_net_drain); its own
-         * acknowledgements go on meanwhile, then stop with the transport */
-        if (!error && !waiting && zri_net_drain(net) != 0)
-            fprintf(stderr,
-                    "zgc: note: lifeline %s ends before its peers acknowledged every "
-                    "message it sent (--peer-wait); resume the whole run if one of them is lost\n",
-                    lname(prog, self));
-        zrd_no_acks(D);
+        zrd_no_acks(D); /* the acknowledgements stop with the transport */
         if (error || waiting)
             zri_net_abort(net); /* the peers must stop too */
         else

@@ -166,6 +166,9 @@
  * output left over by a non-blocking write is retried this often. */
 #define RECONNECT_TIMEOUT 5.0
 #define PENDING_OUT_POLL 0.01
+/* Keep mode: a peer without an outgoing connection is tried again this
+ * often (a refused connection costs a system call). */
+#define RETRY_S 0.1
 
 /* ===================================================================== */
 /* small helpers                                                          */
@@ -490,7 +493,8 @@ typedef struct peer {
     int opending;    /* atomic: output left in obuf by a non-blocking write */
     /* keep mode, reader thread */
     int away;           /* lost; waiting for its new process */
-    double away_until;  /* ... until then (0: not away since the last SYNC) */
+    double away_until;  /* ... until then (0: not away since it was last back) */
+    double retry_at;    /* when to try connecting to it again */
     int gone;           /* atomic: away past the limit: failed */
     char away_why[600]; /* why it was lost */
 } peer;
@@ -684,10 +688,16 @@ static int flush_peer(zri_net *n, int l, int block, double deadline)
         pe->olen = 0;
         __atomic_store_n(&pe->opending, 0, __ATOMIC_RELAXED);
         if (n->peer_wait > 0 && pe->khead) {
-            /* keep mode: every message is kept; the reader thread finds the
-             * peer lost and waits for it */
+            /* keep mode: every message is kept; the connection closes, and
+             * the reader thread connects again (keep_links) */
+            close(pe->out_fd);
+            pe->out_fd = -1;
+            zri_mac_free(pe->out_mac);
+            pe->out_mac = NULL;
+            pe->out_seq = 0;
             pe->out_broken = 0;
             pe->link = LINK_DOWN;
+            __atomic_store_n(&pe->lost, 0, __ATOMIC_RELEASE);
             return 0;
         }
         return -1;
@@ -884,7 +894,7 @@ static int listen_tcp(zri_net *n, char *err, size_t errlen)
 
 /* ---- the reader thread: peers --------------------------------------------- */
 
-static int connect_peer(zri_net *n, int l, double deadline, double timeout, char *err,
+static int connect_peer(zri_net *n, int l, double deadline, double timeout, int once, char *err,
                         size_t errlen);
 
 typedef struct in_ctx {
@@ -1199,13 +1209,13 @@ static int pending_payload(zri_net *n, int i, double now)
     int l = pd->hs.peer;
     peer *pe = &n->peers[l];
     pthread_mutex_lock(&n->mu);
-    int twice = pe->in_fd >= 0, running = n->phase == PHASE_RUNNING;
+    int twice = pe->in_fd >= 0;
     pthread_mutex_unlock(&n->mu);
     if (pe->done || pe->gone) {
         drop_pending(n, i, "its lifeline has ended or failed in this run");
         return -1;
     }
-    if (twice && pe->khead && running) {
+    if (twice && pe->khead) {
         /* keep mode: a new process of the lifeline; the old one is gone */
         go_away(n, l, "a new connection replaced the old one", now);
         twice = 0;
@@ -1242,15 +1252,39 @@ static int pending_payload(zri_net *n, int i, double now)
     pthread_mutex_unlock(&n->mu);
     free(pd);
     n->pend[i] = n->pend[--n->npend];
-    if (pe->away) {
-        /* keep mode: it came back; connect back to its new process */
-        char why2[600];
-        pe->away = 0;
-        if (connect_peer(n, l, now_s() + RECONNECT_TIMEOUT, RECONNECT_TIMEOUT, why2, sizeof why2) <
-            0) {
-            go_away(n, l, why2, now_s());
-        } else {
-            start_link(n, l);
+    /* keep mode: it came back; the reader connects back (keep_links) */
+    pe->away = 0;
+    pe->retry_at = 0;
+    return -1;
+}
+
+/* Keep mode, running (reader thread): connects to every peer without an
+ * outgoing connection (a new process of a lost one, or one whose
+ * connection broke), one attempt every RETRY_S; a peer with both
+ * connections again is back.  Returns when to look again (0: nothing
+ * planned). */
+static double keep_links(zri_net *n, double now)
+{
+    double due = 0;
+    for (int l = 0; l < n->p->nlifelines; l++) {
+        peer *pe = &n->peers[l];
+        if (l == n->self || !pe->khead || pe->done || __atomic_load_n(&pe->gone, __ATOMIC_ACQUIRE))
+            continue;
+        pthread_mutex_lock(&pe->send_mu);
+        int out_ok = pe->out_fd >= 0;
+        pthread_mutex_unlock(&pe->send_mu);
+        if (!out_ok && now >= pe->retry_at) {
+            char why[600];
+            if (connect_peer(n, l, now_s() + RECONNECT_TIMEOUT, RECONNECT_TIMEOUT, 1, why,
+                             sizeof why) == 0) {
+                start_link(n, l);
+                out_ok = 1;
+            } else {
+                pe->retry_at = now_s() + RETRY_S;
+            }
+        }
+        if (!out_ok && (due == 0 || pe->retry_at < due)) due = pe->retry_at;
+        if (pe->away_until && out_ok && pe->in_fd >= 0) {
             pe->away_until = 0;
             if (n->cb.note) {
                 char line[300];
@@ -1260,7 +1294,7 @@ static int pending_payload(zri_net *n, int i, double now)
             }
         }
     }
-    return -1;
+    return due;
 }
 
 /* Reads pending connection i: only the bytes of its current frame, so
@@ -1388,9 +1422,14 @@ static void *reader_main(void *arg)
         /* what is due: heartbeats, silent peers, expired handshakes, lost
          * peers past their limit, output left over */
         double due = beat_all(n, now);
+        if (running && n->peer_wait > 0) {
+            double at = keep_links(n, now);
+            if (at > 0 && (due == 0 || at < due)) due = at;
+            now = now_s();
+        }
         for (int l = 0; l < nl && n->peer_wait > 0; l++) {
             peer *pe = &n->peers[l];
-            if (pe->away && now >= pe->away_until) {
+            if (pe->away_until && now >= pe->away_until) {
                 char msg[900];
                 snprintf(msg, sizeof msg, "%s; it did not come back within %g s (--peer-wait)",
                          pe->away_why, n->peer_wait);
@@ -1400,7 +1439,7 @@ static void *reader_main(void *arg)
                 if (n->cb.fail) n->cb.fail(n->cb.user, msg);
                 continue;
             }
-            if (pe->away && (due == 0 || pe->away_until < due)) due = pe->away_until;
+            if (pe->away_until && (due == 0 || pe->away_until < due)) due = pe->away_until;
             if (__atomic_load_n(&pe->opending, __ATOMIC_RELAXED)) {
                 if (pthread_mutex_trylock(&pe->send_mu) == 0) {
                     if (pe->olen) flush_peer(n, l, 0, 0);
@@ -1600,8 +1639,14 @@ static int handshake(zri_net *n, int l, int fd, double deadline, char *err, size
     zri_mac *mac = zri_mac_new(hs->key, err, errlen);
     if (!mac) goto out;
     pthread_mutex_lock(&pe->send_mu);
+    if (pe->out_fd >= 0) close(pe->out_fd); /* keep mode: a connection of before */
+    zri_mac_free(pe->out_mac);
     pe->out_fd = fd;
     pe->out_mac = mac;
+    pe->out_seq = 0;
+    pe->olen = 0;
+    pe->out_broken = 0;
+    pe->link = LINK_DOWN; /* keep mode: start_link follows */
     pe->out_limit = pair_limit(n, hs->peer_heartbeat_ms);
     pthread_mutex_unlock(&pe->send_mu);
     rc = 0;
@@ -1620,7 +1665,9 @@ out:
     return rc;
 }
 
-static int connect_peer(zri_net *n, int l, double deadline, double timeout, char *err,
+/* once: a single attempt (keep mode's reconnections: a refused one is
+ * tried again later, without holding up the reader thread). */
+static int connect_peer(zri_net *n, int l, double deadline, double timeout, int once, char *err,
                         size_t errlen)
 {
     peer *pe = &n->peers[l];
@@ -1667,7 +1714,7 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
         } else {
             snprintf(why, sizeof why, "%s", strerror(last));
         }
-        if (now_s() >= deadline) {
+        if (now_s() >= deadline || once) {
             zri_err(err, errlen, "could not connect to lifeline %s at %s within %g s: %s", name,
                     pe->addr, timeout, why);
             break;
@@ -1830,7 +1877,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     /* peers start in any order: each connect retries until the deadline */
     for (int l = 0; l < p->nlifelines; l++) {
         if (l == self || n->peers[l].ended) continue;
-        if (connect_peer(n, l, deadline, timeout, err, errlen) < 0) {
+        if (connect_peer(n, l, deadline, timeout, 0, err, errlen) < 0) {
             net_free(n);
             return NULL;
         }
