@@ -194,6 +194,9 @@ static void net_note(void *user, const char *msg)
     fprintf(stderr, "zgc: note: %s\n", msg);
 }
 
+/* A resume: lifeline l has ended in the store (net.h: peer_ended). */
+static int peer_ended(void *D, int32_t l) { return zrd_ended(D, l); }
+
 /* The journal committed messages from another lifeline: its ACK. */
 static void net_acked(void *net, int32_t from, int32_t chan, int64_t committed)
 {
@@ -381,11 +384,14 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         ended = zri_xcalloc((size_t)prog->nlifelines, 1);
         for (int32_t l = 0; D && opts.resume && opts.peer_wait > 0 && l < prog->nlifelines; l++)
             ended[l] = l != self && zrd_ended(D, l);
-        zri_net_config nc = {
-            opts.listen,    peer_addrs,
-            secret,         opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
-            opts.heartbeat, D ? opts.peer_wait : 0,
-            ended};
+        zri_net_config nc = {.listen = opts.listen,
+                             .peer_addrs = peer_addrs,
+                             .secret = secret,
+                             .timeout_s = opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
+                             .heartbeat_s = opts.heartbeat,
+                             .peer_wait_s = D ? opts.peer_wait : 0,
+                             .ended = ended};
+        if (D && opts.resume && opts.peer_wait > 0) nc.peer_ended = peer_ended, nc.peer_ended_u = D;
         net = zri_net_open(prog, self, &nc, net_heap, &cb, err, sizeof err);
         if (net) {
             zri_transport t = zri_net_transport(net);

@@ -218,6 +218,11 @@ typedef struct zri_net_config {
     /* [l] non-zero: lifeline l's process has ended (a resume: not
      * connected, told to the run as ended); may be NULL */
     const uint8_t *ended;
+    /* asked while connecting fails: 1 when lifeline l has ended meanwhile
+     * (a resume racing with a peer's end: it is then treated as ended);
+     * may be NULL */
+    int (*peer_ended)(void *u, int32_t l);
+    void *peer_ended_u;
 } zri_net_config;
 
 /* Listens on c->listen and connects to every other lifeline (retrying

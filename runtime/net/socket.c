@@ -532,9 +532,11 @@ struct zri_net {
     pending *pend[PENDING_MAX];
     int npend;
     int nnotes;
-    uint8_t *chunk;   /* reader thread's read buffer */
-    int dirty;        /* atomic: some output buffer may hold frames */
-    double peer_wait; /* keep mode (> 0): how long a lost peer is waited for */
+    uint8_t *chunk;                        /* reader thread's read buffer */
+    int dirty;                             /* atomic: some output buffer may hold frames */
+    double peer_wait;                      /* keep mode (> 0): how long a lost peer is waited for */
+    int (*peer_ended)(void *u, int32_t l); /* zri_net_config's */
+    void *peer_ended_u;
 
     pthread_mutex_t mu; /* phase, nin, setup_err, peers' in_fd; signals cv */
     pthread_cond_t cv;
@@ -1690,6 +1692,10 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, int 
     int rc = -1;
     for (;;) {
         if (setup_failed(n, err, errlen)) break;
+        if (n->peer_ended && n->peer_ended(n->peer_ended_u, l)) {
+            rc = 1; /* it ended meanwhile (a resume): not to be connected */
+            break;
+        }
         int fd = -1, last = 0;
         if (a.is_unix) {
             if (try_connect((struct sockaddr *)&sun, sizeof sun, AF_UNIX, deadline, &fd) < 0)
@@ -1822,6 +1828,8 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     pthread_cond_init(&n->cv, &ca);
     pthread_condattr_destroy(&ca);
     n->peer_wait = c->peer_wait_s;
+    n->peer_ended = c->peer_ended;
+    n->peer_ended_u = c->peer_ended_u;
     n->peers = zri_xcalloc((size_t)p->nlifelines, sizeof *n->peers);
     int nended = 0;
     for (int l = 0; l < p->nlifelines; l++) {
@@ -1877,9 +1885,18 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     /* peers start in any order: each connect retries until the deadline */
     for (int l = 0; l < p->nlifelines; l++) {
         if (l == self || n->peers[l].ended) continue;
-        if (connect_peer(n, l, deadline, timeout, 0, err, errlen) < 0) {
+        int rc = connect_peer(n, l, deadline, timeout, 0, err, errlen);
+        if (rc < 0) {
             net_free(n);
             return NULL;
+        }
+        if (rc > 0) {
+            pthread_mutex_lock(&n->mu);
+            n->peers[l].done = 1; /* the reader leaves it alone from now on */
+            __atomic_store_n(&n->peers[l].ended, 1, __ATOMIC_RELEASE);
+            nended++;
+            pthread_mutex_unlock(&n->mu);
+            continue;
         }
         if (n->peers[l].khead) start_link(n, l);
     }
@@ -1923,7 +1940,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     }
     wake_thread(n);
     for (int l = 0; l < p->nlifelines; l++)
-        if (l != self && c->ended && c->ended[l] && n->cb.ended) n->cb.ended(n->cb.user, l);
+        if (l != self && n->peers[l].ended && n->cb.ended) n->cb.ended(n->cb.user, l);
     return n;
 }
 

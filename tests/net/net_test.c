@@ -131,7 +131,7 @@ void t_self(tw_self *me, const zgrt_program *p, int index, const zri_secret *s,
 zri_net *t_open(const zgrt_program *p, int self, const char *listen, const char *const *peers,
                 zri_heap *h, const zri_net_callbacks *cb, double timeout, char *err, size_t errlen)
 {
-    zri_net_config c = {listen, peers, &t_secret, timeout, 0, 0, NULL};
+    zri_net_config c = {listen, peers, &t_secret, timeout, 0, 0, NULL, NULL, NULL};
     return zri_net_open(p, self, &c, h, cb, err, errlen);
 }
 
@@ -410,8 +410,8 @@ static void *opener_main(void *arg)
 {
     opener *o = arg;
     zri_net_callbacks cb = o->peer_wait > 0 ? sink_stream_callbacks(&o->s) : sink_callbacks(&o->s);
-    zri_net_config c = {o->listen,    o->peers,     o->secret, o->timeout,
-                        o->heartbeat, o->peer_wait, NULL};
+    zri_net_config c = {o->listen,    o->peers, o->secret, o->timeout, o->heartbeat,
+                        o->peer_wait, NULL,     NULL,      NULL};
     o->net = zri_net_open(o->p, o->self, &c, o->heap, &cb, o->err, sizeof o->err);
     return NULL;
 }
