@@ -27,7 +27,16 @@
  * follows the files FILE.<Lifeline> as they grow, handing every whole line
  * to the view (their own end lines excepted: the launcher's end line, the
  * assembled result or the first lifeline's error, comes last).  The page
- * orders the lines causally whatever order they come in. */
+ * orders the lines causally whatever order they come in.
+ *
+ * A durable run (--durable or --resume among the run options, with a
+ * --peer-wait that is not 0): a lifeline process killed by a signal zgc
+ * did not send does not stop the others — they wait for it to be
+ * restarted (docs/runtime.md, "Restarting one lifeline process").  The
+ * launcher prints the command that restarts it, waits for the others,
+ * and then, for at most the peer wait, for the store to show the
+ * restarted lifeline done or failed; its result file is then read like
+ * the others'. */
 #define _GNU_SOURCE
 #include "launch.h"
 #include "zgc.h"
@@ -47,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store.h"
 #include "view.h"
 
 /* ---- signals ----------------------------------------------------------- */
@@ -525,9 +535,69 @@ static int exit_rank(int code)
     }
 }
 
+/* The value of run option NAME in argv (--NAME VALUE or --NAME=VALUE), or
+ * NULL; *given: the option is there (with or without a value). */
+static const char *run_option(int argc, char **argv, const char *name, bool *given)
+{
+    size_t k = strlen(name);
+    const char *v = NULL;
+    if (given) *given = false;
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], name, k) != 0 || (argv[i][k] && argv[i][k] != '=')) continue;
+        if (given) *given = true;
+        v = argv[i][k] == '=' ? argv[i] + k + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+    }
+    return v;
+}
+
+/* Durable runs: the restarted lifeline l of run id ended (its status in
+ * the store is done or failed); waits at most `wait` seconds. */
+static bool restarted_done(const char *store, const char *id, const char *name, double wait)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *path = zs_path(store);
+    bool done = false;
+    for (;;) {
+        char err[ZS_ERRLEN];
+        ZsStore *s = zs_open(path, err);
+        ZsRun run;
+        ZsLife *lives = NULL;
+        int nl = 0;
+        if (s && zs_run(s, id, &run, err) > 0) {
+            if (zs_lifelines(s, &run, &lives, &nl, err) >= 0)
+                for (int i = 0; i < nl; i++)
+                    if (!strcmp(lives[i].name, name) && lives[i].status &&
+                        (!strcmp(lives[i].status, "done") || !strcmp(lives[i].status, "failed")))
+                        done = true;
+            for (int i = 0; i < nl; i++) zs_life_free(&lives[i]);
+            free(lives);
+            zs_run_free(&run);
+        }
+        if (s) zs_close(s);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double el = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        if (done || el > wait || got_signal) break;
+        struct timespec pause = {0, 100000000}; /* 0.1 s */
+        nanosleep(&pause, NULL);
+    }
+    free(path);
+    return done;
+}
+
 int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
 {
     int n = r->nlifelines;
+    /* a durable run whose lifelines wait for a lost peer (see above) */
+    bool durable, resuming;
+    const char *store = run_option(argc, argv, "--durable", &durable);
+    const char *run_id = run_option(argc, argv, "--resume", &resuming);
+    if (!resuming) run_id = run_option(argc, argv, "--run-id", NULL);
+    const char *wait_text = run_option(argc, argv, "--peer-wait", NULL);
+    double peer_wait = wait_text ? strtod(wait_text, NULL) : 300.0;
+    bool keep = (durable || resuming) && run_id && peer_wait > 0;
+    char **restart = zu_xcalloc((size_t)n, sizeof *restart); /* the command restarting l */
+    bool *lost = zu_xcalloc((size_t)n, sizeof *lost);
     pid_t *pids = zu_xcalloc((size_t)n, sizeof *pids);
     int *codes = zu_xcalloc((size_t)n, sizeof *codes);
     char **socks = zu_xcalloc((size_t)n, sizeof *socks);
@@ -602,6 +672,19 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             zu_oom();
         }
 
+        if (keep) {
+            char *cmd = NULL;
+            size_t clen = 0;
+            FILE *c = open_memstream(&cmd, &clen);
+            fprintf(c, "%s", exe);
+            for (int j = 0; j < k; j++)
+                if (strcmp(extra[j], "--trace") && (j == 0 || strcmp(extra[j - 1], "--trace")))
+                    fprintf(c, " %s", extra[j]);
+            if (store) fprintf(c, " --durable=%s", store);
+            fprintf(c, " --resume %s", run_id);
+            fclose(c);
+            restart[i] = cmd;
+        }
         char *head[] = {exe};
         char **v = build_argv(1, head, argc, argv, k, extra);
         pids[i] = spawn(v, -1);
@@ -640,6 +723,15 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         left--;
         int code = exit_status(st);
         codes[idx] = code;
+        if (keep && code > 128 && !got_signal && !stopping) {
+            /* killed from outside: the others wait for its restart */
+            lost[idx] = true;
+            fprintf(stderr,
+                    "zgc: note: lifeline %s was killed by signal %d; the others wait for it "
+                    "(--peer-wait %g s): restart it with\n  %s\n",
+                    r->lifelines[idx], code - 128, peer_wait, restart[idx]);
+            continue;
+        }
         if (code != 0 && exit_rank(code) > worst) {
             worst = exit_rank(code);
             status = code == 2 || code == 3 || code == 4 ? code : 1;
@@ -649,6 +741,23 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             stopping = true;
             for (int i = 0; i < started; i++)
                 if (pids[i] > 0) kill(pids[i], SIGTERM);
+        }
+    }
+    /* restarted lifelines: their end is in the store */
+    for (int i = 0; i < started && status == 0; i++) {
+        if (!lost[i]) continue;
+        if (!restarted_done(store, run_id, r->lifelines[i], peer_wait)) {
+            fprintf(stderr,
+                    "zgc: error: lifeline %s was not restarted; resume the run with zgc runs "
+                    "resume %s\n",
+                    r->lifelines[i], run_id);
+            status = 1;
+        } else if (access(errfiles[i], F_OK) == 0) {
+            codes[i] = 1;
+            first = i;
+            status = 1;
+        } else {
+            codes[i] = 0;
         }
     }
     /* a signal zgc forwarded needs no news about each lifeline; a stop to
@@ -711,6 +820,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     }
     unlink(key);
     free(key);
+    for (int i = 0; i < n; i++) free(restart[i]);
+    free(restart);
+    free(lost);
     free(socks);
     free(results);
     free(errfiles);

@@ -308,7 +308,10 @@ static int runs_show(const Args *a)
         for (int i = 0; i < nl; i++) {
             json_t *l = json_object();
             json_object_set_new(l, "lifeline", jstr(lives[i].name));
-            json_object_set_new(l, "status", jstr(lives[i].status));
+            /* marked running, but its process is gone: interrupted (in a
+             * run whose other processes go on, they wait for it) */
+            bool gone = lives[i].status && !strcmp(lives[i].status, "running") && !lives[i].live;
+            json_object_set_new(l, "status", jstr(gone ? "interrupted" : lives[i].status));
             json_object_set_new(l, "state", jstr(lives[i].state));
             json_object_set_new(l, "attempt", json_integer(lives[i].attempt));
             json_object_set_new(l, "events", json_integer(lives[i].events));
@@ -339,6 +342,10 @@ static int runs_show(const Args *a)
                 l->status && !strcmp(l->status, "running") && !l->live ? "interrupted" : l->status;
             printf("  %-12s %-12s %6lld events  %s\n", l->name, st, l->events,
                    l->state ? l->state : "");
+            if (r.live && st != l->status)
+                printf("      its peers wait for it (--peer-wait): restart %s with --resume %s and "
+                       "the wiring options it was started with\n",
+                       l->executable ? l->executable : "its executable", r.id);
             json_t *rec = l->recent ? jparse(l->recent) : NULL;
             size_t k;
             json_t *e;
@@ -548,6 +555,18 @@ int zo_resume(const char *path, const char *id, const char *exe_dir, bool exit_w
         rc = 1;
     } else if (r.live) {
         fprintf(stderr, "zgc: error: run %s is running\n", id);
+        /* per-lifeline mode: a lost lifeline whose peers wait for it is
+         * restarted alone, with the wiring its peers know */
+        if (zs_lifelines(s, &r, &lives, &nl, err) >= 0)
+            for (int i = 0; i < nl; i++)
+                if (lives[i].status && !strcmp(lives[i].status, "running") && !lives[i].live)
+                    fprintf(stderr,
+                            "zgc: note: lifeline %s's process is gone and its peers wait for it: "
+                            "restart it alone with %s --resume %s and the options --listen, "
+                            "--peer, --secret-file and --result-file it was started with (zgc "
+                            "run printed the command)\n",
+                            lives[i].name,
+                            lives[i].executable ? lives[i].executable : "its executable", id);
         rc = 1;
     } else if (zs_lifelines(s, &r, &lives, &nl, err) < 0) {
         rc = store_error(err);

@@ -1987,17 +1987,23 @@ void zri_run_deliver(void *user, zri_msg *m)
                   lname(R, from), meta_form_name(got), meta_form_name(form));
         return;
     }
-    if (journaled(R)) {
-        /* a resumed sender sends again what the journal restored, or what
-         * a replay had taken */
-        queue *q = &R->lives[m->to].in.q[(size_t)m->from * (size_t)p->nchans + (size_t)m->chan];
-        if (m->seq <= q->got_seq) {
-            free(m);
-            return;
-        }
-        q->got_seq = m->seq;
-    }
+    /* the transport took only the stream's next message (net.h:
+     * zri_seq_check: copies sent again after a reconnection are dropped,
+     * a gap fails the peer) */
+    queue *q = &R->lives[m->to].in.q[(size_t)m->from * (size_t)p->nchans + (size_t)m->chan];
+    /* atomic: the transport's thread reads it for its SYNC frames while
+     * this one writes it (zri_run_received) */
+    __atomic_store_n(&q->got_seq, m->seq, __ATOMIC_RELAXED);
     deliver_local(R, m);
+}
+
+int64_t zri_run_received(void *user, int32_t from, int32_t chan)
+{
+    run *R = user;
+    const zgrt_program *p = R->prog;
+    if (R->self < 0 || from < 0 || from >= R->nl || chan < 0 || chan >= p->nchans) return 0;
+    queue *q = &R->lives[R->self].in.q[(size_t)from * (size_t)p->nchans + (size_t)chan];
+    return __atomic_load_n(&q->got_seq, __ATOMIC_RELAXED);
 }
 
 void zri_run_lost(void *user, const char *msg)

@@ -32,7 +32,8 @@
  * Exit status: 0 success, 1 run-time error, 2 bad usage (rt.h: errors);
  * durable runs also 3 (stopped to wait for human tasks,
  * --exit-when-waiting), 4 (the run store failed) and 5 (per-lifeline
- * mode: a peer process was lost; the run can be resumed).
+ * mode: a peer process was lost and not restarted within --peer-wait;
+ * the run can be resumed).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -193,6 +194,15 @@ static void net_note(void *user, const char *msg)
     fprintf(stderr, "zgc: note: %s\n", msg);
 }
 
+/* A resume: lifeline l has ended in the store (net.h: peer_ended). */
+static int peer_ended(void *D, int32_t l) { return zrd_ended(D, l); }
+
+/* The journal committed messages from another lifeline: its ACK. */
+static void net_acked(void *net, int32_t from, int32_t chan, int64_t committed)
+{
+    zri_net_ack(net, from, chan, committed);
+}
+
 static int write_result(const zri_options *o, const char *json)
 {
     if (!o->result_file) {
@@ -269,6 +279,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_net *net = NULL;
     zri_secret *secret = NULL;
     zrd_run *D = NULL;
+    uint8_t *ended = NULL;
     char **merged = NULL;
     int attempt = 0;
     if (status != 0) goto done;
@@ -289,6 +300,16 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         }
         if (opts.resume && (status = resume_options(prog, D, argc, argv, &opts, &merged)) != 0)
             goto done;
+    }
+
+    /* a durable per-lifeline run that waits for lost peers: a lifeline that
+     * ended had every message it sent acknowledged (net.h: zri_net_drain)
+     * and took all it needed; resuming it has nothing to do, and its peers
+     * do not connect to it */
+    if (D && opts.resume && self >= 0 && opts.peer_wait > 0 && zrd_ended(D, self)) {
+        fprintf(stderr, "zgc: note: lifeline %s of run %s has ended; nothing to resume\n",
+                lname(prog, self), zrd_id(D));
+        goto done;
     }
 
     R = zri_run_new(prog, &opts, self);
@@ -356,10 +377,21 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         /* the values of decoded messages live in their own heap until the
          * end, like those of the lifelines */
         net_heap = zri_heap_new();
-        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost, zri_run_ended, net_note, R};
-        zri_net_config nc = {opts.listen, peer_addrs, secret,
-                             opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
-                             opts.heartbeat};
+        zri_net_callbacks cb = {zri_run_deliver, zri_run_lost,     zri_run_ended,
+                                net_note,        zri_run_received, R};
+        /* a durable run waits for a lost peer's new process (net.h: keep
+         * mode); a resume does not connect to lifelines that have ended */
+        ended = zri_xcalloc((size_t)prog->nlifelines, 1);
+        for (int32_t l = 0; D && opts.resume && opts.peer_wait > 0 && l < prog->nlifelines; l++)
+            ended[l] = l != self && zrd_ended(D, l);
+        zri_net_config nc = {.listen = opts.listen,
+                             .peer_addrs = peer_addrs,
+                             .secret = secret,
+                             .timeout_s = opts.timeout > 0 ? opts.timeout : NET_CONNECT_TIMEOUT_S,
+                             .heartbeat_s = opts.heartbeat,
+                             .peer_wait_s = D ? opts.peer_wait : 0,
+                             .ended = ended};
+        if (D && opts.resume && opts.peer_wait > 0) nc.peer_ended = peer_ended, nc.peer_ended_u = D;
         net = zri_net_open(prog, self, &nc, net_heap, &cb, err, sizeof err);
         if (net) {
             zri_transport t = zri_net_transport(net);
@@ -370,14 +402,22 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     }
     zri_run_set_actions(R, zri_run_action);
     if (D) {
-        zrd_output out = {trace_mark, trace_release, trace};
-        if ((status = zrd_go(D, trace ? &out : NULL)) != 0) {
+        zrd_output out = {trace ? trace_mark : NULL, trace ? trace_release : NULL, trace,
+                          net ? net_acked : NULL, net};
+        if ((status = zrd_go(D, &out)) != 0) {
             zri_run_fail(R, -1, "the durable run could not start");
             status = 0;
         }
     }
 
     zri_run_exec(R);
+    /* a durable run's lifeline ends once its peers' journals hold every
+     * message it sent them (net.h: zri_net_drain; its own acknowledgements
+     * go on meanwhile): else a peer lost for good could never get them
+     * again from it, so it stops as after a lost peer, to be resumed */
+    if (net && !zri_run_error(R) && !zri_run_waiting(R) && zri_net_drain(net) != 0)
+        zri_run_lost(R, "a lost peer did not come back to acknowledge what this lifeline sent it "
+                        "within --peer-wait");
     const char *error = zri_run_error(R);
     int waiting = zri_run_waiting(R);
     /* a durable run whose peer process was lost stops, to be resumed: a
@@ -385,6 +425,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     int lost = error && D && zri_run_lost_peer(R);
     if (error && !lost) report_error(&opts, error, zri_run_error_time(R));
     if (net) {
+        zrd_no_acks(D); /* the acknowledgements stop with the transport */
         if (error || waiting)
             zri_net_abort(net); /* the peers must stop too */
         else
@@ -448,6 +489,7 @@ done:
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);
+    free(ended);
     zri_options_free(&opts);
     free(merged);
     return status;

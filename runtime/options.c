@@ -7,7 +7,7 @@
  * file checks their values and prints the usage.  Values: --seed and --schedule take a non-negative integer
  * (--schedule 0: off), --timeout and --llm-timeout a positive number of
  * seconds, --heartbeat a non-negative number of seconds (default 5; 0:
- * off; at most 10^6), --backoff-scale a non-negative factor; --arg,
+ * off; at most 10^6), --peer-wait likewise (default 300), --backoff-scale a non-negative factor; --arg,
  * --llm-for and --peer may be repeated.  `-h` and `--help` print the
  * usage on stdout.
  *
@@ -160,6 +160,7 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
     o->llm = "mock";
     o->backoff_scale = 1.0;
     o->heartbeat = ZRI_HEARTBEAT_DEFAULT;
+    o->peer_wait = ZRI_PEER_WAIT_DEFAULT;
     const zv_option_info *table = zv_option_table();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -284,6 +285,14 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
                     val);
             else
                 o->heartbeat = t;
+        } else if (id == ZV_OPT_PEER_WAIT) {
+            double t;
+            if (zri_parse_float(val, strlen(val), &t) < 0 || !(t >= 0) || t > 1e6)
+                bad = usage_error(
+                    p, "--peer-wait expects a non-negative number of seconds (0: off), got '%s'",
+                    val);
+            else
+                o->peer_wait = t;
         } else if (id == ZV_OPT_SECRET_FILE) {
             if (!*val) bad = usage_error(p, "--secret-file expects a file name");
             o->secret_file = val;

@@ -236,9 +236,10 @@ typedef struct zri_options {
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */
     const char *secret_file;               /* --secret-file FILE */
     double heartbeat;                      /* --heartbeat SECONDS: silence limit (0: off) */
-    const char *result_file;               /* --result-file FILE (used by zgc run --processes) */
-    const char *error_file;                /* --error-file FILE (used by zgc run --processes) */
-    const char *view; /* --view[=ADDR]: "" for the default address; NULL: no live view */
+    double peer_wait;        /* --peer-wait SECONDS: durable runs wait for a lost peer (0: off) */
+    const char *result_file; /* --result-file FILE (used by zgc run --processes) */
+    const char *error_file;  /* --error-file FILE (used by zgc run --processes) */
+    const char *view;        /* --view[=ADDR]: "" for the default address; NULL: no live view */
     /* durable runs (runtime/durable) */
     int durable;           /* --durable, --durable=STORE or --resume */
     const char *store;     /* --durable=STORE, or NULL: the default store */
@@ -257,6 +258,12 @@ typedef struct zri_options {
  * running, and short enough that a stopped peer is reported while the
  * user still waits (net/socket.c sends heartbeats at a fifth of it). */
 #define ZRI_HEARTBEAT_DEFAULT 5.0
+/* How long a durable per-lifeline run waits for a lost peer's process to
+ * be restarted without --peer-wait: 5 minutes, time for a person to read
+ * the note and run `zgc runs resume` (a supervisor restarting it takes
+ * seconds); past it the run stops with exit status 5 as a whole, to be
+ * resumed as a whole. */
+#define ZRI_PEER_WAIT_DEFAULT 300.0
 
 /* Parses argv (after the program name).  Returns 0, 1 after printing the
  * help (--help: exit 0), or -1 after printing a usage error (exit 2). */
@@ -660,6 +667,10 @@ ZRI_HIDDEN void zri_run_lost(void *run, const char *msg);
  * receive from it that finds its queue empty now fails at once instead
  * of waiting forever. */
 ZRI_HIDDEN void zri_run_ended(void *run, int32_t lifeline);
+/* received: how many messages of the stream from → this lifeline on chan
+ * this process holds (restored from its journal or delivered); any
+ * thread (the transport's SYNC frames and its copy check). */
+ZRI_HIDDEN int64_t zri_run_received(void *run, int32_t from, int32_t chan);
 /* Records an error on the run (the first one wins) and cancels it;
  * lifeline < 0: none named. */
 ZRI_HIDDEN void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...) ZRI_PRINTF(3, 4);

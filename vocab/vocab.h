@@ -151,6 +151,10 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(HEARTBEAT, "--heartbeat", "SECONDS", ZV_RUN,                                                \
       "per-lifeline processes: a peer that sends nothing\n"                                       \
       "for SECONDS is lost (default 5; 0: never)")                                                \
+    X(PEER_WAIT, "--peer-wait", "SECONDS", ZV_RUN,                                                \
+      "durable per-lifeline runs: wait up to SECONDS for a\n"                                     \
+      "lost peer to be restarted with --resume (default 300;\n"                                   \
+      "0: stop at once)")                                                                         \
     X(DURABLE, "--durable", "[=STORE]", ZV_RUN,                                                   \
       "a durable run, journaled in the run store STORE\n"                                         \
       "(default: $ZGC_STORE, else .zgc/runs.db)")                                                 \

@@ -61,7 +61,11 @@
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static int cancelled(const zri_action_env *env) { return env->cancel && *env->cancel; }
+/* the run's flag, set by another thread (atomic, as http.c reads it) */
+static int cancelled(const zri_action_env *env)
+{
+    return env->cancel && __atomic_load_n(env->cancel, __ATOMIC_ACQUIRE);
+}
 
 static const char *lifeline_name(const zri_action_env *env)
 {

@@ -31,8 +31,9 @@
 enum {
     ZRD_EXIT_WAITING = 3, /* --exit-when-waiting: stopped, human tasks pending */
     ZRD_EXIT_STORE = 4,   /* the run store failed */
-    ZRD_EXIT_LOST = 5,    /* per-lifeline mode: a peer process was lost; the run
-                             can be resumed */
+    ZRD_EXIT_LOST = 5,    /* per-lifeline mode: a peer process was lost and not
+                             restarted within --peer-wait; the run can be
+                             resumed */
 };
 
 /* How long a statement waits for another process's lock on the store
@@ -216,6 +217,11 @@ typedef struct zrd_output {
     size_t (*mark)(void *u);
     int (*release)(void *u, size_t mark);
     void *u;
+    /* Per-lifeline mode, after each commit: the journal now holds
+     * `committed` messages of the stream from -> this lifeline on chan
+     * (the transport's ACK, net.h: zri_net_ack); may be NULL. */
+    void (*acked)(void *acked_u, int32_t from, int32_t chan, int64_t committed);
+    void *acked_u;
 } zrd_output;
 
 /* The journal of the lifelines of `lives` (every lifeline, or one) of run
@@ -226,6 +232,8 @@ ZRI_HIDDEN zrd_journal *zrd_journal_new(zrd_store *st, const zgrt_program *p, in
                                         const char *run_id, int nlives, const int32_t *lives,
                                         int replay, char *err, size_t errlen);
 ZRI_HIDDEN void zrd_journal_output(zrd_journal *J, const zrd_output *out);
+/* Forgets the output's acked callback (the transport is about to close). */
+ZRI_HIDDEN void zrd_journal_no_acks(zrd_journal *J);
 /* Starts the commit thread; the journal then belongs to run R. */
 ZRI_HIDDEN int zrd_journal_start(zrd_journal *J, zri_run *R, char *err, size_t errlen);
 /* The rt.h interface of the journal. */
@@ -268,6 +276,12 @@ ZRI_HIDDEN int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *atte
  * commits (or NULL), and the commit thread starts.  Prints the error and
  * returns the exit status, else 0. */
 ZRI_HIDDEN int zrd_go(zrd_run *D, const zrd_output *out);
+/* A resume in per-lifeline mode: 1 when lifeline l has ended in the store
+ * (its process is gone for good: the restarted lifeline does not connect
+ * to it), 0 otherwise or on a new run. */
+ZRI_HIDDEN int zrd_ended(zrd_run *D, int32_t l);
+/* No more acked calls (zrd_output): the transport closes. */
+ZRI_HIDDEN void zrd_no_acks(zrd_run *D);
 /* The run's zri_task_fn (user: D). */
 ZRI_HIDDEN int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn waits,
                         void *waits_u, void **answer, char *err, size_t errlen);

@@ -291,6 +291,12 @@ static void j_record(void *impl, int32_t l, const char *path, const zri_jentry *
     pthread_mutex_unlock(&J->mu);
 }
 
+static void free_chunks(zrd_journal *J, zrd_chunk *chunks)
+{
+    for (int i = 0; i < J->n; i++) free((void *)chunks[i].taken);
+    free(chunks);
+}
+
 /* One commit of everything recorded (commit_mu held). */
 static int commit_now(zrd_journal *J, char *err, size_t errlen)
 {
@@ -374,25 +380,28 @@ static int commit_now(zrd_journal *J, char *err, size_t errlen)
                 x->events_seen = chunks[i].events;
             }
     }
-    for (int i = 0; i < J->n; i++) {
-        J->ljs[i].spare.len = 0;
-        free((void *)chunks[i].taken);
-    }
-    free(chunks);
+    for (int i = 0; i < J->n; i++) J->ljs[i].spare.len = 0;
     free(nacts);
     free(actoffs);
     if (rc != 0) {
         snprintf(J->err, sizeof J->err, "%s", err);
         __atomic_store_n(&J->failed, 1, __ATOMIC_RELEASE);
         if (J->R) zri_run_fail(J->R, -1, "%s", J->err);
+        free_chunks(J, chunks);
         return -1;
     }
     __atomic_store_n(&J->committed_seq, seq, __ATOMIC_RELEASE);
+    if (J->out.acked)
+        for (int i = 0; i < J->n; i++)
+            for (int k = 0; k < chunks[i].ntaken; k++)
+                J->out.acked(J->out.acked_u, chunks[i].taken[k].sender, chunks[i].taken[k].chan,
+                             chunks[i].taken[k].seq);
     if (status && strcmp(status, "cancelled") == 0 && J->R)
         zri_run_fail(J->R, -1, "run %s was cancelled (zgc runs cancel)", J->run_id);
     free(status);
     if (J->out.release && J->out.release(J->out.u, mark) != 0 && J->R)
         zri_run_fail(J->R, -1, "writing the trace failed: %s", strerror(errno));
+    free_chunks(J, chunks);
     return 0;
 }
 
@@ -523,6 +532,13 @@ zrd_journal *zrd_journal_new(zrd_store *st, const zgrt_program *p, int64_t rid, 
 }
 
 void zrd_journal_output(zrd_journal *J, const zrd_output *out) { J->out = *out; }
+
+void zrd_journal_no_acks(zrd_journal *J)
+{
+    pthread_mutex_lock(&J->commit_mu);
+    J->out.acked = NULL;
+    pthread_mutex_unlock(&J->commit_mu);
+}
 
 int zrd_journal_start(zrd_journal *J, zri_run *R, char *err, size_t errlen)
 {

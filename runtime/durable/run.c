@@ -411,6 +411,23 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
     return 0;
 }
 
+int zrd_ended(zrd_run *D, int32_t l)
+{
+    if (!D || !D->resume || l < 0 || l >= D->p->nlifelines) return 0;
+    char *status = NULL, *opts = NULL, err[300];
+    int64_t pid = 0, start = 0;
+    int r = zrd_store_lifeline(D->st, D->row.rid, l, &status, &pid, &start, &opts, err, sizeof err);
+    int ended = r > 0 && status && strcmp(status, "done") == 0;
+    free(status);
+    free(opts);
+    return ended;
+}
+
+void zrd_no_acks(zrd_run *D)
+{
+    if (D && D->J) zrd_journal_no_acks(D->J);
+}
+
 int zrd_go(zrd_run *D, const zrd_output *out)
 {
     char err[512] = "";

@@ -8,11 +8,13 @@
  *              1 <= length <= ZRI_FRAME_MAX
  *   payload  = magic version kind body
  *   magic    = 0x5A ('Z')
- *   version  = 0x03 (1 and 2: the dense views of runtime ABIs 1 and 2,
- *              every slot of the program on every message, refused); the
+ *   version  = 0x04 (1 and 2: the dense views of runtime ABIs 1 and 2,
+ *              every slot of the program on every message; 3: sequence
+ *              numbers from 0 and no counts frames; all refused); the
  *              handshake's frames carry its own version (hello.c)
  *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 to 6 the
- *              handshake (hello.c), 7 heartbeat (socket.c: no body)
+ *              handshake (hello.c), 7 heartbeat (socket.c: no body),
+ *              8 ACK and 9 SYNC (counts frames, durable runs)
  *
  *   body of a user message (kind 0):
  *       flags from to chan seq nvals value{nvals} [meta]
@@ -20,9 +22,15 @@
  *       flags from to chan seq tag decision [meta]
  *   body of a BYE (kind 2), a lifeline's last frame on a connection:
  *       from to
+ *   body of an ACK (kind 8), a receiver's journal has committed messages:
+ *       from to n (chan committed){n}
+ *   body of a SYNC (kind 9), the first frame on a new connection of a
+ *   durable run:
+ *       from to n (chan received committed){n}
  *   kinds 3 to 6, the connection handshake, are encoded and checked by
- *       hello.c (their layout is described there), and a heartbeat
- *       (kind 7) by socket.c; zri_frame_decode accepts none of them.
+ *       hello.c (their layout is described there), a heartbeat (kind 7)
+ *       by socket.c, and ACK and SYNC by zri_counts_decode;
+ *       zri_frame_decode accepts none of them.
  *
  *   On a connection, after the handshake, every payload is followed by
  *   its tag (auth.c), and the length counts both (socket.c).
@@ -32,10 +40,23 @@
  *              the other bits are zero
  *   from, to = varint lifeline indices (< nlifelines, from != to)
  *   chan     = varint channel index (< nchans)
- *   seq      = varint, the message's position on its channel (<= INT64_MAX)
+ *   seq      = varint, the message's position on its stream (sender,
+ *              receiver, chan): 1, 2, ... (1 <= seq <= INT64_MAX); a
+ *              receiver takes seq = received + 1, drops seq <= received (a
+ *              copy sent again after a reconnection) and fails on a gap
+ *              (zri_seq_check)
  *   nvals    = varint (<= ZRI_FRAME_VALS_MAX); control messages carry none
  *   tag      = varint control tag index (< ntags)
  *   decision = u8, 0 or 1
+ *
+ *   n        = varint count of the (chan ...) entries (<= nchans), in
+ *              strictly increasing chan order (each channel once)
+ *   received, committed = varint message counts (<= INT64_MAX) of the
+ *              stream (to → from, chan), whose receiver sends the frame:
+ *              how many messages it holds (received, in memory or in its
+ *              journal) and how many of them its journal has committed
+ *              (committed <= received); the stream's sender then resends
+ *              what follows `received` and frees what `committed` covers
  *
  *   varint   = unsigned LEB128: 7 bits a byte, least significant group
  *              first, high bit set on every byte but the last; at most 10
@@ -344,6 +365,24 @@ static int meta_shape(const zgrt_program *p, int32_t from, int32_t to, int full,
     return *nvc > 0 ? 0 : -1;
 }
 
+/* The frame in w (its first 4 bytes reserved): fills in the length and
+ * hands the buffer over; -1 (and frees it) when w went bad. */
+static int w_finish(wbuf *w, uint8_t **buf, size_t *len)
+{
+    if (w->bad) {
+        free(w->b);
+        return -1;
+    }
+    size_t plen = w->len - 4;
+    w->b[0] = (uint8_t)(plen >> 24);
+    w->b[1] = (uint8_t)(plen >> 16);
+    w->b[2] = (uint8_t)(plen >> 8);
+    w->b[3] = (uint8_t)plen;
+    *buf = w->b;
+    *len = w->len;
+    return 0;
+}
+
 int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, size_t *len)
 {
     *buf = NULL;
@@ -361,7 +400,7 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
         w_varint(&w, (uint64_t)m->from);
         w_varint(&w, (uint64_t)m->to);
     } else {
-        if (!index_ok(m->chan, p->nchans) || m->seq < 0) goto bad;
+        if (!index_ok(m->chan, p->nchans) || m->seq < 1) goto bad;
         if (m->kind == ZRI_MSG_CTL &&
             (!index_ok(m->tag, p->ntags) || (m->value != 0 && m->value != 1) || m->nvals != 0))
             goto bad;
@@ -411,15 +450,8 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
             }
         }
     }
-    if (w.bad || w.len - 4 > ZRI_FRAME_MAX) goto bad;
-    size_t plen = w.len - 4;
-    w.b[0] = (uint8_t)(plen >> 24);
-    w.b[1] = (uint8_t)(plen >> 16);
-    w.b[2] = (uint8_t)(plen >> 8);
-    w.b[3] = (uint8_t)plen;
-    *buf = w.b;
-    *len = w.len;
-    return 0;
+    if (w.len - 4 > ZRI_FRAME_MAX) w.bad = 1;
+    return w_finish(&w, buf, len);
 bad:
     free(w.b);
     return -1;
@@ -665,6 +697,8 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
     if (kind >= ZRI_KIND_HELLO && kind <= ZRI_KIND_ACCEPT)
         return rfail(&r, "unexpected handshake frame (kind %u)", (unsigned)kind);
     if (kind == ZRI_KIND_BEAT) return rfail(&r, "unexpected heartbeat");
+    if (kind == ZRI_KIND_ACK || kind == ZRI_KIND_SYNC)
+        return rfail(&r, "unexpected counts frame (kind %u)", (unsigned)kind);
     if (version != FRAME_VERSION)
         return rfail(&r, "unsupported frame version %u (expected %u)", (unsigned)version,
                      FRAME_VERSION);
@@ -700,6 +734,7 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
     uint64_t seq;
     if (r_varint(&r, &seq, "the sequence number") < 0) return -1;
     if (seq > (uint64_t)INT64_MAX) return rfail(&r, "sequence number out of range");
+    if (seq == 0) return rfail(&r, "sequence number 0 (a stream's messages count from 1)");
 
     uint64_t nvals = 0;
     int32_t tag = 0, value = 0;
@@ -751,5 +786,112 @@ trailing:
     rfail(&r, "%zu trailing byte%s after the frame", r.n - r.pos, r.n - r.pos == 1 ? "" : "s");
 fail:
     free(m);
+    return -1;
+}
+
+/* ===================================================================== */
+/* streams and counts frames                                              */
+/* ===================================================================== */
+
+int zri_seq_check(int64_t received, int64_t seq)
+{
+    if (seq == received + 1) return ZRI_SEQ_NEXT;
+    return seq <= received ? ZRI_SEQ_COPY : ZRI_SEQ_GAP;
+}
+
+int zri_counts_encode(const zgrt_program *p, int kind, int32_t from, int32_t to, const zri_count *c,
+                      int32_t n, uint8_t **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    if (kind != ZRI_KIND_ACK && kind != ZRI_KIND_SYNC) return -1;
+    if (!index_ok(from, p->nlifelines) || !index_ok(to, p->nlifelines) || from == to) return -1;
+    if (n < 0 || n > p->nchans || (n && !c)) return -1;
+    wbuf w = {0};
+    w_room(&w, 4);
+    w_u8(&w, FRAME_MAGIC);
+    w_u8(&w, FRAME_VERSION);
+    w_u8(&w, (unsigned)kind);
+    w_varint(&w, (uint64_t)from);
+    w_varint(&w, (uint64_t)to);
+    w_varint(&w, (uint64_t)n);
+    for (int32_t i = 0; i < n; i++) {
+        if (!index_ok(c[i].chan, p->nchans) || (i && c[i].chan <= c[i - 1].chan) ||
+            c[i].committed < 0 || c[i].received < c[i].committed ||
+            (kind == ZRI_KIND_ACK && c[i].received != c[i].committed))
+            goto bad;
+        w_varint(&w, (uint64_t)c[i].chan);
+        if (kind == ZRI_KIND_SYNC) w_varint(&w, (uint64_t)c[i].received);
+        w_varint(&w, (uint64_t)c[i].committed);
+    }
+    return w_finish(&w, buf, len);
+bad:
+    free(w.b);
+    return -1;
+}
+
+static int r_count(rbuf *r, int64_t *out, const char *what)
+{
+    uint64_t v;
+    if (r_varint(r, &v, what) < 0) return -1;
+    if (v > (uint64_t)INT64_MAX) return rfail(r, "%s out of range", what);
+    *out = (int64_t)v;
+    return 0;
+}
+
+int zri_counts_decode(const zgrt_program *p, const uint8_t *payload, size_t len, int *kind,
+                      int32_t *from, int32_t *to, zri_count **out, int32_t *nout, char *err,
+                      size_t errlen)
+{
+    rbuf r = {payload, payload ? len : 0, 0, err, errlen};
+    *out = NULL;
+    *nout = 0;
+    if (err && errlen) err[0] = 0;
+    uint8_t magic, version, k;
+    if (r_u8(&r, &magic, "the header") < 0) return -1;
+    if (magic != FRAME_MAGIC)
+        return rfail(&r, "bad magic byte 0x%02x (not a zgc frame)", (unsigned)magic);
+    if (r_u8(&r, &version, "the header") < 0 || r_u8(&r, &k, "the header") < 0) return -1;
+    if (version != FRAME_VERSION)
+        return rfail(&r, "unsupported frame version %u (expected %u)", (unsigned)version,
+                     FRAME_VERSION);
+    if (k != ZRI_KIND_ACK && k != ZRI_KIND_SYNC)
+        return rfail(&r, "not a counts frame (kind %u)", (unsigned)k);
+    if (r_index(&r, p->nlifelines, from, "sender lifeline", "lifelines") < 0 ||
+        r_index(&r, p->nlifelines, to, "receiver lifeline", "lifelines") < 0)
+        return -1;
+    if (*from == *to) return rfail(&r, "counts from lifeline %s to itself", p->lifelines[*from]);
+    uint64_t n;
+    if (r_varint(&r, &n, "the channel count") < 0) return -1;
+    if (n > (uint64_t)p->nchans)
+        return rfail(&r, "%llu channel counts (the program has %d channels)", (unsigned long long)n,
+                     (int)p->nchans);
+    zri_count *c = zri_xcalloc(n ? (size_t)n : 1, sizeof *c);
+    for (uint64_t i = 0; i < n; i++) {
+        if (r_index(&r, p->nchans, &c[i].chan, "channel", "channels") < 0) goto fail;
+        if (i && c[i].chan <= c[i - 1].chan) {
+            rfail(&r, "channel %d after channel %d: counts must be in increasing channel order",
+                  (int)c[i].chan, (int)c[i - 1].chan);
+            goto fail;
+        }
+        if (k == ZRI_KIND_SYNC && r_count(&r, &c[i].received, "the received count") < 0) goto fail;
+        if (r_count(&r, &c[i].committed, "the committed count") < 0) goto fail;
+        if (k == ZRI_KIND_ACK) c[i].received = c[i].committed;
+        if (c[i].committed > c[i].received) {
+            rfail(&r, "channel %d: %lld committed of %lld received", (int)c[i].chan,
+                  (long long)c[i].committed, (long long)c[i].received);
+            goto fail;
+        }
+    }
+    if (r.pos != r.n) {
+        rfail(&r, "%zu trailing byte%s after the frame", r.n - r.pos, r.n - r.pos == 1 ? "" : "s");
+        goto fail;
+    }
+    *kind = k;
+    *out = c;
+    *nout = (int32_t)n;
+    return 0;
+fail:
+    free(c);
     return -1;
 }

@@ -90,12 +90,36 @@ ZRI_HIDDEN int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_
                                 size_t len, zri_msg **out, char *err, size_t errlen);
 #define ZRI_FRAME_MAX (64u << 20) /* largest accepted payload */
 #define ZRI_FRAME_MAGIC 0x5Au
-#define ZRI_FRAME_VERSION 3u
+#define ZRI_FRAME_VERSION 4u
 /* Payload kinds that zri_frame_decode does not take: the handshake's
- * (hello.c) and the heartbeat (socket.c: magic, version, kind, nothing
- * else). */
+ * (hello.c), the heartbeat (socket.c: magic, version, kind, nothing
+ * else) and the counts frames (zri_counts_decode). */
 enum { ZRI_KIND_HELLO = 3, ZRI_KIND_ANSWER = 4, ZRI_KIND_PROOF = 5, ZRI_KIND_ACCEPT = 6 };
-enum { ZRI_KIND_BEAT = 7 };
+enum { ZRI_KIND_BEAT = 7, ZRI_KIND_ACK = 8, ZRI_KIND_SYNC = 9 };
+
+/* A stream (sender, receiver, channel) numbers its messages 1, 2, ...:
+ * with `received` of them in, message seq is the next one, a copy of one
+ * already in (sent again after a reconnection: drop it), or a gap (a
+ * message lost: fail). */
+enum { ZRI_SEQ_GAP = -1, ZRI_SEQ_NEXT = 0, ZRI_SEQ_COPY = 1 };
+ZRI_HIDDEN int zri_seq_check(int64_t received, int64_t seq);
+
+/* Counts frames of durable runs (the stream peer → the frame's sender, on
+ * chan): SYNC, the first frame on a new connection, says how many
+ * messages the sender of the frame holds (received) and how many of them
+ * its journal has committed; ACK, after a commit, says committed (and
+ * received is taken equal).  encode: a malloc'd frame (length included),
+ * -1 when the counts break a rule decode checks (increasing channels,
+ * 0 <= committed <= received).  decode: the payload; *out malloc'd. */
+typedef struct zri_count {
+    int32_t chan;
+    int64_t received, committed;
+} zri_count;
+ZRI_HIDDEN int zri_counts_encode(const zgrt_program *p, int kind, int32_t from, int32_t to,
+                                 const zri_count *c, int32_t n, uint8_t **buf, size_t *len);
+ZRI_HIDDEN int zri_counts_decode(const zgrt_program *p, const uint8_t *payload, size_t len,
+                                 int *kind, int32_t *from, int32_t *to, zri_count **out, int32_t *n,
+                                 char *err, size_t errlen);
 
 /* ===================================================================== */
 /* hello.c — the handshake                                                */
@@ -171,9 +195,14 @@ typedef struct zri_net_callbacks {
     void (*fail)(void *user, const char *msg);
     /* lifeline l ended normally (its BYE came after its last message) */
     void (*ended)(void *user, int l);
-    /* a connection that is not a lifeline of this run was dropped (one
-     * line, no newline); may be NULL */
+    /* a connection that is not a lifeline of this run was dropped, or (keep
+     * mode) a peer was lost and is waited for, or came back (one line, no
+     * newline); may be NULL */
     void (*note)(void *user, const char *msg);
+    /* how many messages of the stream from -> self on chan this lifeline
+     * holds (zri_run_received): the reader delivers only the next one
+     * (zri_seq_check) and the SYNC frames say it; may be NULL (no check) */
+    int64_t (*received)(void *user, int32_t from, int32_t chan);
     void *user;
 } zri_net_callbacks;
 
@@ -183,6 +212,17 @@ typedef struct zri_net_config {
     const zri_secret *secret;      /* the run's secret (required) */
     double timeout_s;              /* for connecting (<= 0: 60 s) */
     double heartbeat_s;            /* silence limit (0: none; socket.c) */
+    /* durable runs: how long a lost peer is waited for (0: a lost peer
+     * fails at once; > 0: keep mode, socket.c "Lost peers") */
+    double peer_wait_s;
+    /* [l] non-zero: lifeline l's process has ended (a resume: not
+     * connected, told to the run as ended); may be NULL */
+    const uint8_t *ended;
+    /* asked while connecting fails: 1 when lifeline l has ended meanwhile
+     * (a resume racing with a peer's end: it is then treated as ended);
+     * may be NULL */
+    int (*peer_ended)(void *u, int32_t l);
+    void *peer_ended_u;
 } zri_net_config;
 
 /* Listens on c->listen and connects to every other lifeline (retrying
@@ -203,6 +243,15 @@ ZRI_HIDDEN zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_
  * with a message in err when a connection is broken. */
 ZRI_HIDDEN int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen);
 ZRI_HIDDEN int zri_net_flush(zri_net *n, char *err, size_t errlen);
+/* Keep mode: this lifeline's journal has committed `committed` messages
+ * of the stream from -> self on chan; tells lifeline `from` (an ACK), so
+ * that it frees them.  Any thread (the journal's commits). */
+ZRI_HIDDEN void zri_net_ack(zri_net *n, int32_t from, int32_t chan, int64_t committed);
+/* Keep mode, before zri_net_close: waits (at most peer_wait_s) until
+ * every peer that has not ended is connected and has acknowledged every
+ * message this lifeline sent it; -1 when time ran out.  0 at once
+ * otherwise. */
+ZRI_HIDDEN int zri_net_drain(zri_net *n);
 ZRI_HIDDEN void zri_net_close(zri_net *n);
 /* Closes without BYE (after a failed run): the peers report the failure. */
 ZRI_HIDDEN void zri_net_abort(zri_net *n);

@@ -83,6 +83,37 @@
  * before (stream sockets keep written data readable after the writer
  * closes), tells the run (cb->ended: a receive from that lifeline can
  * never be served now) and stops expecting heartbeats from it.
+ *
+ * Streams.  Every message carries its number on its stream (sender,
+ * receiver, channel; frame.c); the reader delivers only the stream's
+ * next one (zri_seq_check against cb->received): a copy — sent again
+ * after a reconnection — is dropped, a gap fails the peer.
+ *
+ * Lost peers (durable runs, zri_net_config.peer_wait_s > 0: "keep
+ * mode").  A peer whose connection ends without BYE, or that falls
+ * silent, is not a failure at once: it is "away".  Both its connections
+ * are closed; the run goes on (a receive from it waits, a send to it is
+ * kept); the listening socket stays open for its new process, which
+ * connects with the same secret and lifeline (a connection of a lifeline
+ * already connected replaces the old one).  Once its incoming connection
+ * is adopted, this lifeline connects back to it.  A peer away for longer
+ * than peer_wait_s fails the run as before (cb->fail).
+ *   Every message sent is kept, per stream, until the receiver's journal
+ * has committed it: after each commit a receiver sends each sender an ACK
+ * (zri_net_ack: per channel, how many messages of the stream its journal
+ * holds), and the sender frees what the ACK covers; so what is kept is
+ * what is not yet committed on the other side.  The first frame on every
+ * new outgoing connection is a SYNC: per channel, how many messages of
+ * the stream peer → self this lifeline holds (received, cb->received)
+ * and how many of those its journal has committed (its last ACK).  A
+ * sender writes no message on a connection before the receiver's SYNC
+ * has come (they are kept meanwhile); then it frees what `committed`
+ * covers and writes again, in order, every kept message after
+ * `received`, then the new ones: nothing lost, and what is written twice
+ * is dropped as a copy by the receiver.
+ *   zri_net_close first waits (at most peer_wait_s) until every peer that
+ * has not ended is connected and has acknowledged everything: a lifeline
+ * that ends never leaves a message that only it could send again.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -130,6 +161,14 @@
  * (a descheduled process, a slow link) before it is declared lost. */
 #define BEATS_PER_LIMIT 5
 #define WIRE_MAX ((size_t)ZRI_FRAME_MAX + ZRI_TAG_BYTES) /* largest length field */
+/* Keep mode: a connection back to a peer that came back gets this long
+ * (its process listens already: a handshake takes milliseconds), and
+ * output left over by a non-blocking write is retried this often. */
+#define RECONNECT_TIMEOUT 5.0
+#define PENDING_OUT_POLL 0.01
+/* Keep mode: a peer without an outgoing connection is tried again this
+ * often (a refused connection costs a system call). */
+#define RETRY_S 0.1
 
 /* ===================================================================== */
 /* small helpers                                                          */
@@ -407,6 +446,20 @@ static int rx_feed(rx *r, const uint8_t *d, size_t n, size_t max, frame_fn fn, v
 
 enum { PHASE_SETUP, PHASE_RUNNING, PHASE_CLOSING };
 
+/* Keep mode: a message sent and not yet acknowledged (its frame, length
+ * included, as encoded). */
+typedef struct kept {
+    struct kept *next;
+    int64_t seq;
+    uint8_t *frame;
+    size_t len;
+} kept;
+
+/* Keep mode, the state of the outgoing side: no connection (the peer is
+ * away, or a write failed), connected and waiting for the peer's SYNC,
+ * or up. */
+enum { LINK_DOWN, LINK_SYNC, LINK_UP };
+
 typedef struct peer {
     const char *addr; /* as given */
     /* the outgoing connection, under send_mu */
@@ -430,6 +483,20 @@ typedef struct peer {
     int done;  /* BYE seen or failed: not read any more */
     int ended; /* atomic: BYE seen: no heartbeats to it either */
     int lost;  /* atomic: failed: a blocked write to it gives up */
+    /* keep mode, under send_mu */
+    int link;
+    kept **khead, **ktail; /* [nchans]: messages not acknowledged */
+    int64_t nkept;
+    int64_t *acked;  /* [nchans]: committed counts of the stream peer -> self told */
+    zri_count *sync; /* the peer's SYNC, not yet applied (link not LINK_SYNC yet) */
+    int32_t nsync;   /* -1: none */
+    int opending;    /* atomic: output left in obuf by a non-blocking write */
+    /* keep mode, reader thread */
+    int away;           /* lost; waiting for its new process */
+    double away_until;  /* ... until then (0: not away since it was last back) */
+    double retry_at;    /* when to try connecting to it again */
+    int gone;           /* atomic: away past the limit: failed */
+    char away_why[600]; /* why it was lost */
 } peer;
 
 enum { PEND_HELLO, PEND_PROOF };
@@ -465,8 +532,11 @@ struct zri_net {
     pending *pend[PENDING_MAX];
     int npend;
     int nnotes;
-    uint8_t *chunk; /* reader thread's read buffer */
-    int dirty;      /* atomic: some output buffer may hold frames */
+    uint8_t *chunk;                        /* reader thread's read buffer */
+    int dirty;                             /* atomic: some output buffer may hold frames */
+    double peer_wait;                      /* keep mode (> 0): how long a lost peer is waited for */
+    int (*peer_ended)(void *u, int32_t l); /* zri_net_config's */
+    void *peer_ended_u;
 
     pthread_mutex_t mu; /* phase, nin, setup_err, peers' in_fd; signals cv */
     pthread_cond_t cv;
@@ -618,9 +688,99 @@ static int flush_peer(zri_net *n, int l, int block, double deadline)
     }
     if (pe->out_broken) {
         pe->olen = 0;
+        __atomic_store_n(&pe->opending, 0, __ATOMIC_RELAXED);
+        if (n->peer_wait > 0 && pe->khead) {
+            /* keep mode: every message is kept; the connection closes, and
+             * the reader thread connects again (keep_links) */
+            close(pe->out_fd);
+            pe->out_fd = -1;
+            zri_mac_free(pe->out_mac);
+            pe->out_mac = NULL;
+            pe->out_seq = 0;
+            pe->out_broken = 0;
+            pe->link = LINK_DOWN;
+            __atomic_store_n(&pe->lost, 0, __ATOMIC_RELEASE);
+            return 0;
+        }
         return -1;
     }
+    __atomic_store_n(&pe->opending, pe->olen > 0, __ATOMIC_RELAXED);
     return 0;
+}
+
+/* ---- keep mode --------------------------------------------------------------- */
+
+static void kept_free_upto(peer *pe, int32_t chan, int64_t committed)
+{
+    kept *k;
+    while ((k = pe->khead[chan]) && k->seq <= committed) {
+        pe->khead[chan] = k->next;
+        if (!k->next) pe->ktail[chan] = NULL;
+        free(k->frame);
+        free(k);
+        pe->nkept--;
+    }
+}
+
+/* Appends peer l's SYNC (send_mu held): the counts of the stream l -> self. */
+static int append_sync(zri_net *n, int l)
+{
+    peer *pe = &n->peers[l];
+    const zgrt_program *p = n->p;
+    zri_count *c = zri_xcalloc((size_t)(p->nchans > 0 ? p->nchans : 1), sizeof *c);
+    int32_t k = 0;
+    for (int32_t ch = 0; ch < p->nchans; ch++) {
+        int64_t got = n->cb.received ? n->cb.received(n->cb.user, l, ch) : 0;
+        int64_t com = pe->acked[ch] < got ? pe->acked[ch] : got;
+        if (got > 0) c[k++] = (zri_count){ch, got, com};
+    }
+    uint8_t *buf;
+    size_t len;
+    int rc = zri_counts_encode(p, ZRI_KIND_SYNC, n->self, l, c, k, &buf, &len);
+    free(c);
+    if (rc == 0) {
+        rc = out_append(n, l, buf + 4, len - 4);
+        free(buf);
+    }
+    return rc;
+}
+
+/* Peer l's SYNC has come and the outgoing connection is new (send_mu
+ * held, link LINK_SYNC): frees what it committed, writes again what it
+ * lacks, in order; the link is up. */
+static void apply_sync(zri_net *n, int l)
+{
+    peer *pe = &n->peers[l];
+    int32_t j = 0;
+    for (int32_t ch = 0; ch < n->p->nchans; ch++) {
+        int64_t got = 0, com = 0;
+        if (j < pe->nsync && pe->sync[j].chan == ch)
+            got = pe->sync[j].received, com = pe->sync[j++].committed;
+        kept_free_upto(pe, ch, com);
+        for (kept *k = pe->khead[ch]; k; k = k->next)
+            if (k->seq > got && out_append(n, l, k->frame + 4, k->len - 4) < 0) break;
+    }
+    free(pe->sync);
+    pe->sync = NULL;
+    pe->nsync = -1;
+    pe->link = LINK_UP;
+    flush_peer(n, l, 0, 0);
+}
+
+/* A new outgoing connection to peer l (keep mode): its SYNC first, then
+ * what the peer's SYNC says, if it has come. */
+static void start_link(zri_net *n, int l)
+{
+    peer *pe = &n->peers[l];
+    pthread_mutex_lock(&pe->send_mu);
+    pe->link = LINK_SYNC;
+    if (append_sync(n, l) == 0) {
+        if (pe->nsync >= 0)
+            apply_sync(n, l);
+        else
+            flush_peer(n, l, 0, 0);
+    }
+    pthread_mutex_unlock(&pe->send_mu);
 }
 
 /* Heartbeats due now (reader thread); returns when the next one is due
@@ -635,13 +795,13 @@ static double beat_all(zri_net *n, double now)
         if (l == n->self || __atomic_load_n(&pe->ended, __ATOMIC_ACQUIRE)) continue;
         if (now >= pe->beat_at) {
             if (pthread_mutex_trylock(&pe->send_mu) == 0) {
-                if (pe->out_fd >= 0 && !pe->out_broken) {
+                if (pe->out_fd >= 0 && !pe->out_broken && (!pe->khead || pe->link != LINK_DOWN)) {
                     /* the first look at a new connection only plans */
                     if (pe->beat_at > 0 && out_append(n, l, beat, sizeof beat) == 0)
                         flush_peer(n, l, 0, 0);
                     pe->beat_at = now + interval;
-                } else if (pe->out_fd < 0) {
-                    pe->beat_at = 0; /* not connected yet: look again */
+                } else if (pe->out_fd < 0 || pe->khead) {
+                    pe->beat_at = 0; /* not connected (yet, or again): look again */
                 } else {
                     pe->beat_at = now + 1e9; /* broken: no more */
                 }
@@ -736,12 +896,59 @@ static int listen_tcp(zri_net *n, char *err, size_t errlen)
 
 /* ---- the reader thread: peers --------------------------------------------- */
 
+static int connect_peer(zri_net *n, int l, double deadline, double timeout, int once, char *err,
+                        size_t errlen);
+
 typedef struct in_ctx {
     zri_net *n;
     int l;    /* peer lifeline */
     int stop; /* 1: BYE seen; 2: failed, msg says why */
     char msg[700];
 } in_ctx;
+
+/* An ACK or SYNC from peer l (keep mode only). */
+static int on_counts(in_ctx *c, const uint8_t *d, size_t len)
+{
+    zri_net *n = c->n;
+    peer *pe = &n->peers[c->l];
+    const char *who = n->p->lifelines[c->l];
+    int kind;
+    int32_t from, to, nc;
+    zri_count *cnt;
+    char err[300];
+    if (!pe->khead) {
+        snprintf(c->msg, sizeof c->msg,
+                 "unexpected frame from %s: counts (kind %u) in a run that "
+                 "is not durable",
+                 who, (unsigned)d[2]);
+        return c->stop = 2;
+    }
+    if (zri_counts_decode(n->p, d, len, &kind, &from, &to, &cnt, &nc, err, sizeof err) < 0) {
+        snprintf(c->msg, sizeof c->msg, "malformed frame from %s: %s", who, err);
+        return c->stop = 2;
+    }
+    if (from != c->l || to != n->self) {
+        free(cnt);
+        snprintf(c->msg, sizeof c->msg, "unexpected frame from %s: counts from %s to %s", who,
+                 n->p->lifelines[from], n->p->lifelines[to]);
+        return c->stop = 2;
+    }
+    pthread_mutex_lock(&pe->send_mu);
+    if (kind == ZRI_KIND_ACK) {
+        for (int32_t i = 0; i < nc; i++) kept_free_upto(pe, cnt[i].chan, cnt[i].committed);
+        free(cnt);
+    } else if (pe->nsync >= 0 || pe->link == LINK_UP) {
+        free(cnt);
+        snprintf(c->msg, sizeof c->msg, "unexpected frame from %s: a second SYNC", who);
+        c->stop = 2;
+    } else {
+        pe->sync = cnt;
+        pe->nsync = nc;
+        if (pe->link == LINK_SYNC) apply_sync(n, c->l);
+    }
+    pthread_mutex_unlock(&pe->send_mu);
+    return c->stop;
+}
 
 /* One frame (payload and tag) from established peer l. */
 static int on_frame(void *user, const uint8_t *d, size_t len)
@@ -772,6 +979,7 @@ static int on_frame(void *user, const uint8_t *d, size_t len)
     if (plen == 3 && d[0] == ZRI_FRAME_MAGIC && d[1] == ZRI_FRAME_VERSION && d[2] == ZRI_KIND_BEAT)
         return 0;
     char err[400];
+    if (plen >= 3 && (d[2] == ZRI_KIND_ACK || d[2] == ZRI_KIND_SYNC)) return on_counts(c, d, plen);
     zri_msg *m;
     if (zri_frame_decode(p, n->h, d, plen, &m, err, sizeof err) < 0) {
         snprintf(c->msg, sizeof c->msg, "malformed frame from %s: %s", who, err);
@@ -790,6 +998,20 @@ static int on_frame(void *user, const uint8_t *d, size_t len)
     } else if (m->kind == ZRI_MSG_BYE) {
         c->stop = 1;
     } else {
+        /* the stream's next message only (net.h: zri_seq_check) */
+        int64_t got = n->cb.received ? n->cb.received(n->cb.user, m->from, m->chan) : m->seq - 1;
+        int k = zri_seq_check(got, m->seq);
+        if (k == ZRI_SEQ_COPY) {
+            free(m);
+            return 0;
+        }
+        if (k == ZRI_SEQ_GAP) {
+            snprintf(c->msg, sizeof c->msg,
+                     "lost a message from lifeline %s on channel %s: message %lld came after %lld",
+                     who, p->chans[m->chan], (long long)m->seq, (long long)got);
+            free(m);
+            return c->stop = 2;
+        }
         if (n->cb.deliver)
             n->cb.deliver(n->cb.user, m);
         else
@@ -800,10 +1022,62 @@ static int on_frame(void *user, const uint8_t *d, size_t len)
     return c->stop;
 }
 
-/* Stops reading peer l; with a message, reports the failure. */
-static void peer_done(zri_net *n, int l, const char *failure)
+/* Keep mode: peer l was lost (why); both its connections close and it is
+ * waited for until peer_wait has passed since it was first lost. */
+static void go_away(zri_net *n, int l, const char *why, double now)
 {
     peer *pe = &n->peers[l];
+    if (pe->in_fd >= 0) close(pe->in_fd);
+    pthread_mutex_lock(&n->mu);
+    pe->in_fd = -1;
+    pthread_mutex_unlock(&n->mu);
+    zri_mac_free(pe->in_mac);
+    pe->in_mac = NULL;
+    pe->in_seq = 0;
+    rx_free(&pe->in);
+    pe->beat_at = 0;
+    if (!pe->away_until) {
+        pe->away_until = now + n->peer_wait;
+        snprintf(pe->away_why, sizeof pe->away_why, "%s", why);
+        if (n->cb.note) {
+            char line[900];
+            snprintf(line, sizeof line,
+                     "lifeline %s: %s; waiting up to %g s for lifeline %s to come back "
+                     "(restart its process with --resume)",
+                     n->p->lifelines[n->self], why, n->peer_wait, n->p->lifelines[l]);
+            n->cb.note(n->cb.user, line);
+        }
+    }
+    pe->away = 1;
+    /* a write blocked on the old connection gives up (flush_peer) */
+    __atomic_store_n(&pe->lost, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&pe->send_mu);
+    if (pe->out_fd >= 0) close(pe->out_fd);
+    pe->out_fd = -1;
+    zri_mac_free(pe->out_mac);
+    pe->out_mac = NULL;
+    pe->out_seq = 0;
+    pe->olen = 0;
+    pe->out_broken = 0;
+    pe->link = LINK_DOWN;
+    free(pe->sync);
+    pe->sync = NULL;
+    pe->nsync = -1;
+    __atomic_store_n(&pe->opending, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pe->lost, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&pe->send_mu);
+}
+
+/* Stops reading peer l; with a message, reports the failure.  In keep
+ * mode a lost connection or a silence (not fatal) makes it away instead;
+ * a malformed, forged or unexpected frame fails the run all the same. */
+static void peer_done(zri_net *n, int l, const char *failure, int fatal)
+{
+    peer *pe = &n->peers[l];
+    if (failure && pe->khead && !fatal) {
+        go_away(n, l, failure, now_s());
+        return;
+    }
     close(pe->in_fd);
     pthread_mutex_lock(&n->mu);
     pe->in_fd = -1;
@@ -823,6 +1097,7 @@ static void read_peer(zri_net *n, int l, double now)
 {
     peer *pe = &n->peers[l];
     in_ctx c = {n, l, 0, ""};
+    int rc_bad = 0; /* a malformed length: fatal */
     const char *who = n->p->lifelines[l];
     for (int rounds = 0; rounds < 16; rounds++) { /* then let the others in */
         ssize_t k = recv(pe->in_fd, n->chunk, READ_CHUNK, 0);
@@ -844,6 +1119,7 @@ static void read_peer(zri_net *n, int l, double now)
         uint32_t badlen = 0;
         int rc = rx_feed(&pe->in, n->chunk, (size_t)k, WIRE_MAX, on_frame, &c, &badlen);
         if (rc == -2) {
+            rc_bad = 1;
             if (badlen)
                 snprintf(c.msg, sizeof c.msg,
                          "malformed frame from %s: frame length %u exceeds the limit of %u bytes",
@@ -853,12 +1129,12 @@ static void read_peer(zri_net *n, int l, double now)
             break;
         }
         if (c.stop == 1) { /* BYE: whatever follows is not read */
-            peer_done(n, l, NULL);
+            peer_done(n, l, NULL, 0);
             return;
         }
         if (c.stop) break;
     }
-    if (c.msg[0]) peer_done(n, l, c.msg);
+    if (c.msg[0]) peer_done(n, l, c.msg, c.stop == 2 || rc_bad);
 }
 
 /* A peer that has sent nothing for its limit (not read in this round). */
@@ -876,7 +1152,7 @@ static void check_silence(zri_net *n, int l, double now)
              "lifeline %s (%s) has sent nothing for %g s%s: its process is stopped, hung or cut "
              "off",
              n->p->lifelines[l], pe->addr, pe->in_limit, part);
-    peer_done(n, l, msg);
+    peer_done(n, l, msg, 0);
 }
 
 /* ---- the reader thread: connections waiting for their handshake -------- */
@@ -937,6 +1213,15 @@ static int pending_payload(zri_net *n, int i, double now)
     pthread_mutex_lock(&n->mu);
     int twice = pe->in_fd >= 0;
     pthread_mutex_unlock(&n->mu);
+    if (pe->done || pe->gone) {
+        drop_pending(n, i, "its lifeline has ended or failed in this run");
+        return -1;
+    }
+    if (twice && pe->khead) {
+        /* keep mode: a new process of the lifeline; the old one is gone */
+        go_away(n, l, "a new connection replaced the old one", now);
+        twice = 0;
+    }
     if (twice) {
         char msg[300];
         snprintf(msg, sizeof msg,
@@ -959,16 +1244,59 @@ static int pending_payload(zri_net *n, int i, double now)
         return -1;
     }
     pe->in_mac = mac;
+    pe->in_seq = 0;
     pe->in_limit = pair_limit(n, pd->hs.peer_heartbeat_ms);
     pe->last_rx = now;
     pthread_mutex_lock(&n->mu);
     pe->in_fd = pd->fd;
-    n->nin++;
+    if (!pe->away) n->nin++;
     pthread_cond_broadcast(&n->cv);
     pthread_mutex_unlock(&n->mu);
     free(pd);
     n->pend[i] = n->pend[--n->npend];
+    /* keep mode: it came back; the reader connects back (keep_links) */
+    pe->away = 0;
+    pe->retry_at = 0;
     return -1;
+}
+
+/* Keep mode, running (reader thread): connects to every peer without an
+ * outgoing connection (a new process of a lost one, or one whose
+ * connection broke), one attempt every RETRY_S; a peer with both
+ * connections again is back.  Returns when to look again (0: nothing
+ * planned). */
+static double keep_links(zri_net *n, double now)
+{
+    double due = 0;
+    for (int l = 0; l < n->p->nlifelines; l++) {
+        peer *pe = &n->peers[l];
+        if (l == n->self || !pe->khead || pe->done || __atomic_load_n(&pe->gone, __ATOMIC_ACQUIRE))
+            continue;
+        pthread_mutex_lock(&pe->send_mu);
+        int out_ok = pe->out_fd >= 0;
+        pthread_mutex_unlock(&pe->send_mu);
+        if (!out_ok && now >= pe->retry_at) {
+            char why[600];
+            if (connect_peer(n, l, now_s() + RECONNECT_TIMEOUT, RECONNECT_TIMEOUT, 1, why,
+                             sizeof why) == 0) {
+                start_link(n, l);
+                out_ok = 1;
+            } else {
+                pe->retry_at = now_s() + RETRY_S;
+            }
+        }
+        if (!out_ok && (due == 0 || pe->retry_at < due)) due = pe->retry_at;
+        if (pe->away_until && out_ok && pe->in_fd >= 0) {
+            pe->away_until = 0;
+            if (n->cb.note) {
+                char line[300];
+                snprintf(line, sizeof line, "lifeline %s: lifeline %s is back",
+                         n->p->lifelines[n->self], n->p->lifelines[l]);
+                n->cb.note(n->cb.user, line);
+            }
+        }
+    }
+    return due;
 }
 
 /* Reads pending connection i: only the bytes of its current frame, so
@@ -1078,7 +1406,9 @@ static void *reader_main(void *arg)
         pthread_mutex_unlock(&n->mu);
         if (phase == PHASE_CLOSING) break;
         double now = now_s();
-        if (phase == PHASE_RUNNING && !running) { /* every peer is in */
+        if (phase == PHASE_RUNNING && !running && n->peer_wait > 0) {
+            running = 1; /* keep mode: a lost peer's new process connects here */
+        } else if (phase == PHASE_RUNNING && !running) { /* every peer is in */
             running = 1;
             close(n->listen_fd);
             n->listen_fd = -1;
@@ -1091,8 +1421,37 @@ static void *reader_main(void *arg)
             unlink_ours(n);
         }
 
-        /* what is due: heartbeats, silent peers, expired handshakes */
+        /* what is due: heartbeats, silent peers, expired handshakes, lost
+         * peers past their limit, output left over */
         double due = beat_all(n, now);
+        if (running && n->peer_wait > 0) {
+            double at = keep_links(n, now);
+            if (at > 0 && (due == 0 || at < due)) due = at;
+            now = now_s();
+        }
+        for (int l = 0; l < nl && n->peer_wait > 0; l++) {
+            peer *pe = &n->peers[l];
+            if (pe->away_until && now >= pe->away_until) {
+                char msg[900];
+                snprintf(msg, sizeof msg, "%s; it did not come back within %g s (--peer-wait)",
+                         pe->away_why, n->peer_wait);
+                pe->away = 0;
+                pe->done = 1;
+                __atomic_store_n(&pe->gone, 1, __ATOMIC_RELEASE);
+                if (n->cb.fail) n->cb.fail(n->cb.user, msg);
+                continue;
+            }
+            if (pe->away_until && (due == 0 || pe->away_until < due)) due = pe->away_until;
+            if (__atomic_load_n(&pe->opending, __ATOMIC_RELAXED)) {
+                if (pthread_mutex_trylock(&pe->send_mu) == 0) {
+                    if (pe->olen) flush_peer(n, l, 0, 0);
+                    pthread_mutex_unlock(&pe->send_mu);
+                }
+                if (__atomic_load_n(&pe->opending, __ATOMIC_RELAXED) &&
+                    (due == 0 || now + PENDING_OUT_POLL < due))
+                    due = now + PENDING_OUT_POLL;
+            }
+        }
         for (int l = 0; l < nl; l++) {
             peer *pe = &n->peers[l];
             if (pe->in_fd < 0 || pe->done || pe->in_limit <= 0) continue;
@@ -1118,7 +1477,7 @@ static void *reader_main(void *arg)
         int k = 0;
         pf[k] = (struct pollfd){n->wake[0], POLLIN, 0};
         who[k++] = INT32_MIN;
-        if (!running) {
+        if (!running || n->peer_wait > 0) {
             pf[k] = (struct pollfd){n->listen_fd, POLLIN, 0};
             who[k++] = INT32_MAX;
             for (int i = 0; i < n->npend; i++) {
@@ -1282,8 +1641,14 @@ static int handshake(zri_net *n, int l, int fd, double deadline, char *err, size
     zri_mac *mac = zri_mac_new(hs->key, err, errlen);
     if (!mac) goto out;
     pthread_mutex_lock(&pe->send_mu);
+    if (pe->out_fd >= 0) close(pe->out_fd); /* keep mode: a connection of before */
+    zri_mac_free(pe->out_mac);
     pe->out_fd = fd;
     pe->out_mac = mac;
+    pe->out_seq = 0;
+    pe->olen = 0;
+    pe->out_broken = 0;
+    pe->link = LINK_DOWN; /* keep mode: start_link follows */
     pe->out_limit = pair_limit(n, hs->peer_heartbeat_ms);
     pthread_mutex_unlock(&pe->send_mu);
     rc = 0;
@@ -1302,7 +1667,9 @@ out:
     return rc;
 }
 
-static int connect_peer(zri_net *n, int l, double deadline, double timeout, char *err,
+/* once: a single attempt (keep mode's reconnections: a refused one is
+ * tried again later, without holding up the reader thread). */
+static int connect_peer(zri_net *n, int l, double deadline, double timeout, int once, char *err,
                         size_t errlen)
 {
     peer *pe = &n->peers[l];
@@ -1325,6 +1692,10 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
     int rc = -1;
     for (;;) {
         if (setup_failed(n, err, errlen)) break;
+        if (n->peer_ended && n->peer_ended(n->peer_ended_u, l)) {
+            rc = 1; /* it ended meanwhile (a resume): not to be connected */
+            break;
+        }
         int fd = -1, last = 0;
         if (a.is_unix) {
             if (try_connect((struct sockaddr *)&sun, sizeof sun, AF_UNIX, deadline, &fd) < 0)
@@ -1349,7 +1720,7 @@ static int connect_peer(zri_net *n, int l, double deadline, double timeout, char
         } else {
             snprintf(why, sizeof why, "%s", strerror(last));
         }
-        if (now_s() >= deadline) {
+        if (now_s() >= deadline || once) {
             zri_err(err, errlen, "could not connect to lifeline %s at %s within %g s: %s", name,
                     pe->addr, timeout, why);
             break;
@@ -1385,6 +1756,12 @@ static void net_free(zri_net *n)
             zri_mac_free(pe->in_mac);
             rx_free(&pe->in);
             free(pe->obuf);
+            if (pe->khead)
+                for (int32_t ch = 0; ch < n->p->nchans; ch++) kept_free_upto(pe, ch, INT64_MAX);
+            free(pe->khead);
+            free(pe->ktail);
+            free(pe->acked);
+            free(pe->sync);
             pthread_mutex_destroy(&pe->send_mu);
         }
     }
@@ -1414,10 +1791,14 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
         zri_err(err, errlen, "heartbeat limit %g s out of range", c->heartbeat_s);
         return NULL;
     }
+    if (!(c->peer_wait_s >= 0 && c->peer_wait_s <= 1e7)) {
+        zri_err(err, errlen, "peer wait %g s out of range", c->peer_wait_s);
+        return NULL;
+    }
     zaddr la;
     if (parse_addr(c->listen, 1, &la, err, errlen) < 0) return NULL;
     for (int l = 0; l < p->nlifelines; l++) {
-        if (l == self) continue;
+        if (l == self || (c->ended && c->ended[l])) continue;
         zaddr pa;
         if (!c->peer_addrs || !c->peer_addrs[l]) {
             zri_err(err, errlen, "no address for lifeline %s", p->lifelines[l]);
@@ -1446,12 +1827,35 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&n->cv, &ca);
     pthread_condattr_destroy(&ca);
+    n->peer_wait = c->peer_wait_s;
+    n->peer_ended = c->peer_ended;
+    n->peer_ended_u = c->peer_ended_u;
     n->peers = zri_xcalloc((size_t)p->nlifelines, sizeof *n->peers);
+    int nended = 0;
     for (int l = 0; l < p->nlifelines; l++) {
         peer *pe = &n->peers[l];
         pe->addr = l == self ? c->listen : c->peer_addrs[l];
         pe->out_fd = pe->in_fd = -1;
+        pe->nsync = -1;
         pthread_mutex_init(&pe->send_mu, NULL);
+        if (l != self && c->ended && c->ended[l]) {
+            /* a resume: that lifeline's process has ended (nothing of it
+             * is missing here: it waited for its messages to be
+             * acknowledged before it ended) */
+            pe->done = pe->ended = 1;
+            nended++;
+            continue;
+        }
+        if (n->peer_wait > 0 && l != self) {
+            size_t nc = (size_t)(p->nchans > 0 ? p->nchans : 1);
+            pe->khead = zri_xcalloc(nc, sizeof *pe->khead);
+            pe->ktail = zri_xcalloc(nc, sizeof *pe->ktail);
+            pe->acked = zri_xcalloc(nc, sizeof *pe->acked);
+            /* what this process holds now (restored from its journal) is
+             * committed */
+            for (int32_t ch = 0; ch < p->nchans; ch++)
+                pe->acked[ch] = cb && cb->received ? cb->received(cb->user, l, ch) : 0;
+        }
     }
     n->listen_text = zri_xstrndup(c->listen, strlen(c->listen));
     n->chunk = zri_xmalloc(READ_CHUNK);
@@ -1480,16 +1884,27 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
 
     /* peers start in any order: each connect retries until the deadline */
     for (int l = 0; l < p->nlifelines; l++) {
-        if (l == self) continue;
-        if (connect_peer(n, l, deadline, timeout, err, errlen) < 0) {
+        if (l == self || n->peers[l].ended) continue;
+        int rc = connect_peer(n, l, deadline, timeout, 0, err, errlen);
+        if (rc < 0) {
             net_free(n);
             return NULL;
         }
+        if (rc > 0) {
+            pthread_mutex_lock(&n->mu);
+            n->peers[l].done = 1; /* the reader leaves it alone from now on */
+            __atomic_store_n(&n->peers[l].ended, 1, __ATOMIC_RELEASE);
+            nended++;
+            pthread_mutex_unlock(&n->mu);
+            continue;
+        }
+        if (n->peers[l].khead) start_link(n, l);
     }
 
     /* wait until every peer has connected here */
+    int want = p->nlifelines - 1 - nended;
     pthread_mutex_lock(&n->mu);
-    while (n->nin < p->nlifelines - 1 && !n->setup_err[0]) {
+    while (n->nin < want && !n->setup_err[0]) {
         double left = deadline - now_s();
         if (left <= 0) break;
         struct timespec ts;
@@ -1500,7 +1915,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
         if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
         pthread_cond_timedwait(&n->cv, &n->mu, &ts);
     }
-    int ok = n->nin == p->nlifelines - 1 && !n->setup_err[0];
+    int ok = n->nin == want && !n->setup_err[0];
     if (ok) {
         n->phase = PHASE_RUNNING;
     } else if (n->setup_err[0]) {
@@ -1509,7 +1924,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
         char missing[400] = "";
         size_t used = 0;
         for (int l = 0; l < p->nlifelines && used < sizeof missing - 1; l++) {
-            if (l == self || n->peers[l].in_fd >= 0) continue;
+            if (l == self || n->peers[l].in_fd >= 0 || n->peers[l].ended) continue;
             int w = snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
                              p->lifelines[l]);
             if (w > 0) used += (size_t)w;
@@ -1524,6 +1939,8 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
         return NULL;
     }
     wake_thread(n);
+    for (int l = 0; l < p->nlifelines; l++)
+        if (l != self && n->peers[l].ended && n->cb.ended) n->cb.ended(n->cb.user, l);
     return n;
 }
 
@@ -1547,7 +1964,28 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     }
     int rc = 0;
     pthread_mutex_lock(&pe->send_mu);
-    if (pe->out_broken || out_append(n, m->to, buf + 4, len - 4) < 0) {
+    if (pe->khead && !pe->out_broken) {
+        /* keep mode: kept until acknowledged; written once the link is up */
+        kept *k = zri_xmalloc(sizeof *k);
+        *k = (kept){NULL, m->seq, buf, len};
+        if (pe->ktail[m->chan])
+            pe->ktail[m->chan]->next = k;
+        else
+            pe->khead[m->chan] = k;
+        pe->ktail[m->chan] = k;
+        pe->nkept++;
+        buf = NULL;
+        if (pe->link != LINK_UP) {
+            pthread_mutex_unlock(&pe->send_mu);
+            return 0;
+        }
+        if (out_append(n, m->to, k->frame + 4, k->len - 4) < 0)
+            rc = -1;
+        else if (pe->olen >= OUT_FLUSH)
+            rc = flush_peer(n, m->to, 1, 0);
+        else
+            __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
+    } else if (pe->out_broken || out_append(n, m->to, buf + 4, len - 4) < 0) {
         rc = -1;
     } else if (pe->olen >= OUT_FLUSH) {
         rc = flush_peer(n, m->to, 1, 0);
@@ -1558,6 +1996,30 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     pthread_mutex_unlock(&pe->send_mu);
     free(buf);
     return rc;
+}
+
+void zri_net_ack(zri_net *n, int32_t from, int32_t chan, int64_t committed)
+{
+    const zgrt_program *p = n->p;
+    if (from < 0 || from >= p->nlifelines || from == n->self || chan < 0 || chan >= p->nchans)
+        return;
+    peer *pe = &n->peers[from];
+    if (!pe->khead) return;
+    pthread_mutex_lock(&pe->send_mu);
+    if (committed > pe->acked[chan]) {
+        pe->acked[chan] = committed;
+        /* on a link that is down, the next SYNC carries it */
+        if (pe->link != LINK_DOWN && pe->out_fd >= 0 && !pe->out_broken) {
+            zri_count c = {chan, committed, committed};
+            uint8_t *buf;
+            size_t len;
+            if (zri_counts_encode(p, ZRI_KIND_ACK, n->self, from, &c, 1, &buf, &len) == 0) {
+                if (out_append(n, from, buf + 4, len - 4) == 0) flush_peer(n, from, 0, 0);
+                free(buf);
+            }
+        }
+    }
+    pthread_mutex_unlock(&pe->send_mu);
 }
 
 int zri_net_flush(zri_net *n, char *err, size_t errlen)
@@ -1601,6 +2063,38 @@ void zri_net_close(zri_net *n) { net_close(n, 1); }
 /* After a failed run: no BYE, so the peers see a connection that ended
  * without it, report the failure and stop too. */
 void zri_net_abort(zri_net *n) { net_close(n, 0); }
+
+/* Keep mode, before a BYE: 1 when every peer that has not ended is
+ * connected and has acknowledged every message (or has failed). */
+static int all_acked(zri_net *n)
+{
+    int ok = 1;
+    for (int l = 0; l < n->p->nlifelines && ok; l++) {
+        peer *pe = &n->peers[l];
+        if (l == n->self || !pe->khead || __atomic_load_n(&pe->ended, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&pe->gone, __ATOMIC_ACQUIRE))
+            continue;
+        pthread_mutex_lock(&pe->send_mu);
+        ok = pe->link == LINK_UP && pe->nkept == 0;
+        pthread_mutex_unlock(&pe->send_mu);
+    }
+    return ok;
+}
+
+int zri_net_drain(zri_net *n)
+{
+    if (!n || n->peer_wait <= 0) return 0;
+    /* keep mode: a lifeline that ends leaves nothing only it could send
+     * again (socket.c: Lost peers) */
+    double until = now_s() + n->peer_wait;
+    while (!all_acked(n)) {
+        if (now_s() >= until) return -1;
+        char err[320];
+        zri_net_flush(n, err, sizeof err);
+        sleep_s(0.005);
+    }
+    return 0;
+}
 
 static void net_close(zri_net *n, int bye_ok)
 {

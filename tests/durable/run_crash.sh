@@ -46,6 +46,8 @@ done
 [ -x "$zgc" ] && [ -x "$zggen" ] && [ -x "$fake" ] ||
   { echo "usage: run_crash.sh --zgc ZGC --zggen ZGGEN --fake FAKE_OPENAI [--cases N]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
 fakepid=""
@@ -97,17 +99,6 @@ answers_file() { # NL FILE KEY FIELD
 
 # the events of a finished run's trace, for the event-count kills
 trace_events() { grep -c '"index"' "$1" 2>/dev/null || echo 0; }
-
-# Merges per-lifeline traces FILE.<L> as zgc run --processes does: the start
-# lines, the other lines, the end line with the result.
-merge_trace() { # TRACE NL RESULT
-  local t=$1 nl=$2 res=$3
-  {
-    for l in $(seq 0 $((nl - 1))); do grep '"kind":"start"' "$t.L$l"; done
-    for l in $(seq 0 $((nl - 1))); do grep -v '"kind":"start"' "$t.L$l" | grep -v '"kind":"end"'; done
-    printf '{"kind":"end","result":%s}\n' "$res"
-  } > "$t"
-}
 
 # Waits until every process of a killed group is gone (a killed process
 # lives on for a moment, and a resume would find it running); its leader
@@ -210,6 +201,9 @@ one_case() { # WF_DIR NL DET MODEL_OPTS... (globals: exe, store, ref_result, ref
   else
     local d=$case_dir/sock
     mkdir -p "$d"
+    # whole-run crashes: a lost peer stops the others at once (the restart
+    # of one process while the others wait is run_restart.sh's)
+    opts+=(--peer-wait 0)
     attempt "$how" "$case_dir/out" bash -c 'start_processes "$@"' _ "$d" "$nl" "$store" "$id" \
       "${opts[@]}"
   fi
@@ -290,18 +284,7 @@ one_case() { # WF_DIR NL DET MODEL_OPTS... (globals: exe, store, ref_result, ref
   fi
   # effects: a key comes again only after a kill caught it in flight
   local bad
-  bad=$(awk '
-    /^KILL$/ { seg++; next }
-    { split($0, k, "/"); life = k[2]; n[$0]++; last[seg, life] = $0; at[$0] = at[$0] " " seg; keys[$0] = 1 }
-    END {
-      for (key in keys) {
-        m = split(at[key], s, " ");
-        for (i = 1; i < m; i++) {
-          split(key, k, "/");
-          if (s[i] == s[i + 1] || last[s[i], k[2]] != key) { print key; break }
-        }
-      }
-    }' "$ZGC_TEST_EFFECT_LOG")
+  bad=$(completed_repeats "$ZGC_TEST_EFFECT_LOG")
   if [ -n "$bad" ]; then
     failed "$what: completed effect calls repeated: $(echo "$bad" | head -3 | tr '\n' ' ')"
     return

@@ -1,5 +1,5 @@
-/* libFuzzer target: the frame decoder (runtime/net/frame.c) on arbitrary
- * payloads, for a fixed small program with a monitor.  Any crash,
+/* libFuzzer target: the frame decoders (runtime/net/frame.c: messages and
+ * the counts frames ACK and SYNC) on arbitrary payloads, for a fixed small program with a monitor.  Any crash,
  * sanitizer report or hang is a bug, and so is a broken round trip: a
  * payload that decodes must encode again, the encoding must decode, and
  * without json values (whose text jansson may respell) the encoding must
@@ -116,6 +116,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(m);
     } else if (!err[0]) {
         abort(); /* a rejection without a message */
+    }
+    /* the counts frames (ACK, SYNC): canonical too */
+    int kind;
+    int32_t from, to, n;
+    zri_count *c;
+    if (zri_counts_decode(&prog, data, size, &kind, &from, &to, &c, &n, err, sizeof err) == 0) {
+        uint8_t *buf;
+        size_t len;
+        if (zri_counts_encode(&prog, kind, from, to, c, n, &buf, &len) != 0) abort();
+        if (len - 4 != size || memcmp(buf + 4, data, size) != 0) abort();
+        free(buf);
+        free(c);
+    } else if (!err[0]) {
+        abort();
     }
     zri_heap_free(h);
     return 0;

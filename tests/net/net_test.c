@@ -131,7 +131,7 @@ void t_self(tw_self *me, const zgrt_program *p, int index, const zri_secret *s,
 zri_net *t_open(const zgrt_program *p, int self, const char *listen, const char *const *peers,
                 zri_heap *h, const zri_net_callbacks *cb, double timeout, char *err, size_t errlen)
 {
-    zri_net_config c = {listen, peers, &t_secret, timeout, 0};
+    zri_net_config c = {listen, peers, &t_secret, timeout, 0, 0, NULL, NULL, NULL};
     return zri_net_open(p, self, &c, h, cb, err, errlen);
 }
 
@@ -164,7 +164,7 @@ void tb_u64be(tbytes *b, uint64_t v)
 void tb_header(tbytes *b, unsigned kind, unsigned flags)
 {
     tb_u8(b, 0x5A);
-    tb_u8(b, 3); /* frame version */
+    tb_u8(b, 4); /* frame version */
     tb_u8(b, kind);
     if (kind < 2) tb_u8(b, flags);
 }
@@ -242,6 +242,8 @@ static void sink_deliver(void *user, zri_msg *m)
         s->head = m;
     s->tail = m;
     s->nmsgs++;
+    if (m->from >= 0 && m->from < 4 && m->chan >= 0 && m->chan < 8)
+        __atomic_store_n(&s->got[m->from][m->chan], m->seq, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
 }
@@ -292,9 +294,22 @@ static void sink_note(void *user, const char *msg)
     pthread_mutex_unlock(&s->mu);
 }
 
+static int64_t sink_received(void *user, int32_t from, int32_t chan)
+{
+    sink *s = user;
+    if (from < 0 || from >= 4 || chan < 0 || chan >= 8) return 0;
+    return __atomic_load_n(&s->got[from][chan], __ATOMIC_RELAXED);
+}
+
+zri_net_callbacks sink_stream_callbacks(sink *s)
+{
+    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, sink_received, s};
+    return cb;
+}
+
 zri_net_callbacks sink_callbacks(sink *s)
 {
-    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, s};
+    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, NULL, s};
     return cb;
 }
 
@@ -394,8 +409,9 @@ void opener_init(opener *o, const zgrt_program *p, int self, const char *const *
 static void *opener_main(void *arg)
 {
     opener *o = arg;
-    zri_net_callbacks cb = sink_callbacks(&o->s);
-    zri_net_config c = {o->listen, o->peers, o->secret, o->timeout, o->heartbeat};
+    zri_net_callbacks cb = o->peer_wait > 0 ? sink_stream_callbacks(&o->s) : sink_callbacks(&o->s);
+    zri_net_config c = {o->listen,    o->peers, o->secret, o->timeout, o->heartbeat,
+                        o->peer_wait, NULL,     NULL,      NULL};
     o->net = zri_net_open(o->p, o->self, &c, o->heap, &cb, o->err, sizeof o->err);
     return NULL;
 }

@@ -96,11 +96,14 @@ typedef struct sink {
     int ended[4]; /* cb->ended calls per lifeline */
     int nnotes;
     char notes[32][1000];
+    int64_t got[4][8]; /* messages delivered per (sender, channel) (atomic) */
 } sink;
 
 void sink_init(sink *s);
 void sink_destroy(sink *s); /* frees undelivered messages */
 zri_net_callbacks sink_callbacks(sink *s);
+/* With the received callback (got): the transport checks the streams. */
+zri_net_callbacks sink_stream_callbacks(sink *s);
 /* The next delivered message, or NULL after timeout seconds. */
 zri_msg *sink_pop(sink *s, double timeout);
 /* Waits until at least one failure was reported; returns the count. */
@@ -122,6 +125,7 @@ typedef struct opener {
     double timeout;
     const zri_secret *secret; /* t_secret unless changed before opener_start */
     double heartbeat;         /* 0 unless changed before opener_start */
+    double peer_wait;         /* 0 unless changed: > 0 keep mode, with stream checks */
     zri_heap *heap;
     sink s;
     zri_net *net;

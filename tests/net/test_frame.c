@@ -223,7 +223,7 @@ Test(frame, round_trip_many_values)
 Test(frame, round_trip_no_values)
 {
     zri_msg *m = user_msg(&t_prog3, 0, 0);
-    m->seq = 0;
+    m->seq = 1;
     zri_msg *d = round_trip(&t_prog3, m);
     assert_same(&t_prog3, m, d);
     free(m);
@@ -443,6 +443,8 @@ Test(frame, encoder_refuses_invalid)
     m->chan = 0;
     m->seq = -1;
     cr_assert_not(encodes(&t_prog3, m));
+    m->seq = 0; /* a stream's messages count from 1 */
+    cr_assert_not(encodes(&t_prog3, m));
     m->seq = 1;
     m->kind = 5;
     cr_assert_not(encodes(&t_prog3, m));
@@ -457,6 +459,8 @@ Test(frame, encoder_refuses_invalid)
     m->tag = 2, m->value = 2;
     cr_assert_not(encodes(&t_prog3, m));
     m->value = 1;
+    cr_assert_not(encodes(&t_prog3, m)); /* sequence number 0 */
+    m->seq = 1;
     cr_assert(encodes(&t_prog3, m));
     free(m);
 }
@@ -514,17 +518,22 @@ Test(frame, rejects_header)
     tb_u8(&b, 1); /* the dense views of runtime ABI 1 */
     rejects(&t_prog3, &b, "frame truncated in the header");
     tb_u8(&b, 0);
-    rejects(&t_prog3, &b, "unsupported frame version 1 (expected 3)");
+    rejects(&t_prog3, &b, "unsupported frame version 1 (expected 4)");
     b.n = 0;
     tb_u8(&b, 0x5A);
     tb_u8(&b, 2); /* every slot of the program on every message: runtime ABI 2 */
     tb_u8(&b, 0);
-    rejects(&t_prog3, &b, "unsupported frame version 2 (expected 3)");
+    rejects(&t_prog3, &b, "unsupported frame version 2 (expected 4)");
     b.n = 0;
     tb_u8(&b, 0x5A);
-    tb_u8(&b, 4);
+    tb_u8(&b, 3); /* sequence numbers from 0, no counts frames */
     tb_u8(&b, 2);
-    rejects(&t_prog3, &b, "unsupported frame version 4 (expected 3)");
+    rejects(&t_prog3, &b, "unsupported frame version 3 (expected 4)");
+    b.n = 0;
+    tb_u8(&b, 0x5A);
+    tb_u8(&b, 5);
+    tb_u8(&b, 2);
+    rejects(&t_prog3, &b, "unsupported frame version 5 (expected 4)");
     /* the handshake (hello.c, its own version) and heartbeats
      * (socket.c) are never messages */
     for (unsigned k = 3; k <= 6; k++) {
@@ -541,7 +550,13 @@ Test(frame, rejects_header)
     rejects(&t_prog3, &b, "unexpected heartbeat");
     b.n = 0;
     tb_header(&b, 8, 0);
-    rejects(&t_prog3, &b, "unknown frame kind 8");
+    rejects(&t_prog3, &b, "unexpected counts frame (kind 8)");
+    b.n = 0;
+    tb_header(&b, 9, 0);
+    rejects(&t_prog3, &b, "unexpected counts frame (kind 9)");
+    b.n = 0;
+    tb_header(&b, 10, 0);
+    rejects(&t_prog3, &b, "unknown frame kind 10");
     b.n = 0;
     tb_header(&b, 3, 0);
     rejects(&t_prog3, &b, "unexpected handshake frame (kind 3)");
@@ -619,6 +634,172 @@ Test(frame, rejects_varints)
     tb_varint(&b, 0);
     tb_varint(&b, (uint64_t)INT64_MAX + 1);
     rejects(&t_prog3, &b, "sequence number out of range");
+    b.n = 0;
+    tb_header(&b, 0, 0);
+    tb_varint(&b, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, 0);
+    rejects(&t_prog3, &b, "sequence number 0 (a stream's messages count from 1)");
+}
+
+/* ---- streams and counts frames ----------------------------------------------- */
+
+Test(frame, seq_check)
+{
+    cr_assert_eq(zri_seq_check(0, 1), ZRI_SEQ_NEXT);
+    cr_assert_eq(zri_seq_check(41, 42), ZRI_SEQ_NEXT);
+    cr_assert_eq(zri_seq_check(42, 42), ZRI_SEQ_COPY);
+    cr_assert_eq(zri_seq_check(42, 1), ZRI_SEQ_COPY);
+    cr_assert_eq(zri_seq_check(42, 44), ZRI_SEQ_GAP);
+    cr_assert_eq(zri_seq_check(0, 2), ZRI_SEQ_GAP);
+    cr_assert_eq(zri_seq_check(INT64_MAX - 1, INT64_MAX), ZRI_SEQ_NEXT);
+}
+
+/* A stream of user messages 1..5 delivered with copies and a gap, as a
+ * receiver after a reconnection sees them: copies dropped, gap refused. */
+Test(frame, stream_copies_dropped_gap_refused)
+{
+    int64_t received = 0;
+    const int64_t arrive[] = {1, 2, 3, 2, 3, 4, 1, 5, 7};
+    const int want[] = {ZRI_SEQ_NEXT, ZRI_SEQ_NEXT, ZRI_SEQ_NEXT, ZRI_SEQ_COPY, ZRI_SEQ_COPY,
+                        ZRI_SEQ_NEXT, ZRI_SEQ_COPY, ZRI_SEQ_NEXT, ZRI_SEQ_GAP};
+    int taken = 0;
+    for (size_t i = 0; i < sizeof arrive / sizeof *arrive; i++) {
+        zri_msg *m = user_msg(&t_prog3, 0, 0);
+        m->seq = arrive[i];
+        zri_msg *d = round_trip(&t_prog3, m); /* the number survives the wire */
+        cr_assert_eq(d->seq, arrive[i]);
+        int k = zri_seq_check(received, d->seq);
+        cr_assert_eq(k, want[i], "message %lld after %lld", (long long)d->seq, (long long)received);
+        if (k == ZRI_SEQ_NEXT) received = d->seq, taken++;
+        free(m);
+        free(d);
+    }
+    cr_assert_eq(received, 5);
+    cr_assert_eq(taken, 5);
+}
+
+static int counts_round_trip(int kind, const zri_count *c, int32_t n, zri_count **out,
+                             int32_t *nout)
+{
+    uint8_t *buf;
+    size_t len;
+    if (zri_counts_encode(&t_prog3, kind, 1, 0, c, n, &buf, &len) < 0) return -1;
+    cr_assert_eq(((size_t)buf[0] << 24 | (size_t)buf[1] << 16 | (size_t)buf[2] << 8 | buf[3]),
+                 len - 4);
+    int k;
+    int32_t from, to;
+    char err[256];
+    int rc =
+        zri_counts_decode(&t_prog3, buf + 4, len - 4, &k, &from, &to, out, nout, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(k, kind);
+    cr_assert_eq(from, 1);
+    cr_assert_eq(to, 0);
+    free(buf);
+    return 0;
+}
+
+Test(frame, counts_round_trip)
+{
+    zri_count c[2] = {{0, 7, 5}, {1, (int64_t)1 << 40, 0}};
+    zri_count *d;
+    int32_t n;
+    cr_assert_eq(counts_round_trip(ZRI_KIND_SYNC, c, 2, &d, &n), 0);
+    cr_assert_eq(n, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(d[i].chan, c[i].chan);
+        cr_assert_eq(d[i].received, c[i].received);
+        cr_assert_eq(d[i].committed, c[i].committed);
+    }
+    free(d);
+    zri_count a[1] = {{1, 9, 9}};
+    cr_assert_eq(counts_round_trip(ZRI_KIND_ACK, a, 1, &d, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(d[0].chan, 1);
+    cr_assert_eq(d[0].received, 9);
+    cr_assert_eq(d[0].committed, 9);
+    free(d);
+    cr_assert_eq(counts_round_trip(ZRI_KIND_SYNC, NULL, 0, &d, &n), 0);
+    cr_assert_eq(n, 0);
+    free(d);
+}
+
+Test(frame, counts_encode_refuses)
+{
+    uint8_t *buf;
+    size_t len;
+    zri_count dup[2] = {{1, 3, 3}, {1, 4, 4}}, over[1] = {{0, 3, 4}}, neg[1] = {{0, 3, -1}},
+              chan[1] = {{2, 1, 1}}, ack[1] = {{0, 4, 3}}, ok[1] = {{0, 4, 3}};
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_SYNC, 1, 0, dup, 2, &buf, &len), -1);
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_SYNC, 1, 0, over, 1, &buf, &len), -1);
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_SYNC, 1, 0, neg, 1, &buf, &len), -1);
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_SYNC, 1, 0, chan, 1, &buf, &len), -1);
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_ACK, 1, 0, ack, 1, &buf, &len), -1);
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_SYNC, 1, 1, ok, 1, &buf, &len), -1);
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_BEAT, 1, 0, ok, 1, &buf, &len), -1);
+    cr_assert_null(buf);
+    cr_assert_eq(zri_counts_encode(&t_prog3, ZRI_KIND_SYNC, 1, 0, ok, 1, &buf, &len), 0);
+    free(buf);
+}
+
+static void counts_rejects(const tbytes *b, const char *msg)
+{
+    int k;
+    int32_t from, to, n;
+    zri_count *c = (zri_count *)1;
+    char err[256];
+    cr_assert_eq(zri_counts_decode(&t_prog3, b->d, b->n, &k, &from, &to, &c, &n, err, sizeof err),
+                 -1, "accepted, expected: %s", msg);
+    cr_assert_null(c);
+    cr_assert_str_eq(err, msg);
+}
+
+Test(frame, counts_decode_rejects)
+{
+    tbytes b = {.n = 0};
+    tb_header(&b, 9, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    size_t head = b.n;
+    tb_varint(&b, 4);
+    counts_rejects(&b, "4 channel counts (the program has 2 channels)");
+    b.n = head;
+    tb_varint(&b, 2);
+    tb_varint(&b, 1);
+    tb_varint(&b, 3);
+    tb_varint(&b, 3);
+    tb_varint(&b, 0);
+    counts_rejects(&b, "channel 0 after channel 1: counts must be in increasing channel order");
+    b.n = head;
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, 2);
+    tb_varint(&b, 3);
+    counts_rejects(&b, "channel 0: 3 committed of 2 received");
+    b.n = head;
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, (uint64_t)INT64_MAX + 1);
+    counts_rejects(&b, "the received count out of range");
+    b.n = head;
+    tb_varint(&b, 1);
+    tb_varint(&b, 0);
+    tb_varint(&b, 2);
+    counts_rejects(&b, "frame truncated in the committed count");
+    b.n = head;
+    tb_varint(&b, 0);
+    tb_u8(&b, 0);
+    counts_rejects(&b, "1 trailing byte after the frame");
+    b.n = 0;
+    tb_header(&b, 9, 0);
+    tb_varint(&b, 1);
+    tb_varint(&b, 1);
+    counts_rejects(&b, "counts from lifeline Writer to itself");
+    b.n = 0;
+    tb_header(&b, 0, 0);
+    counts_rejects(&b, "not a counts frame (kind 0)");
 }
 
 Test(frame, rejects_value_counts)

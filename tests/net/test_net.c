@@ -1396,7 +1396,7 @@ Test(net, address_syntax)
     cr_assert(!strncmp(err, "cannot resolve the host of tcp:no-such-host.invalid:80: ", 56), "%s",
               err);
     /* no secret, no transport */
-    zri_net_config c = {ok, v, NULL, 1, 0};
+    zri_net_config c = {ok, v, NULL, 1, 0, 0, NULL, NULL, NULL};
     cr_assert_null(zri_net_open(&t_prog2, 0, &c, h, NULL, err, sizeof err));
     cr_assert_str_eq(err, "no secret for the connections between the lifelines");
     zri_heap_free(h);

@@ -18,7 +18,7 @@
 #define TW_NAME_MAX 1024
 #define TW_MAGIC 0x5A
 #define TW_HS_VERSION 2
-#define TW_FRAME_VERSION 3
+#define TW_FRAME_VERSION 4
 enum { TW_USER = 0, TW_CTL = 1, TW_BYE = 2, TW_HELLO = 3, TW_ANSWER = 4, TW_PROOF = 5 };
 enum { TW_ACCEPT = 6, TW_BEAT = 7 };
 
