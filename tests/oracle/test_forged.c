@@ -188,7 +188,7 @@ Test(forged, the_real_traces_pass)
     cr_expect_eq(st.unverified, 1, "the llm's answer is the one unverified value");
 }
 
-/* The issue's trace: the loop never runs and the `-> int` workflow
+/* A forged trace: the loop never runs and the `-> int` workflow
  * returns "abc", the start stores holding n = "abc". */
 Test(forged, increment_loop_skipped_returns_abc)
 {

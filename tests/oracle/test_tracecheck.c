@@ -307,7 +307,7 @@ static const char atoms_workflow[] =
     "var f: bool;\n"
     "var y: int = 0;\n"
     "var r: bool = false;\n"
-    "guard issue = @B.x == 0 || y == 1;\n"
+    "guard either = @B.x == 0 || y == 1;\n"
     "workflow w() -> int {\n"
     "    B: y = 1;\n"
     "    B(y) -> A(y);\n"
@@ -317,7 +317,7 @@ static const char atoms_workflow[] =
     "    if (@B.x == 0 ? false : true) @ A { A: r = true; }\n"                /* if#4 */
     "    if @B.x != 0 @ A { A: r = true; }\n"                                 /* if#5 */
     "    if @B.f != true @ A { A: r = true; }\n"                              /* if#6 */
-    "    if issue && seen A && !(past (@B.x == 1)) @ A { A: r = true; }\n"    /* if#7 */
+    "    if either && seen A && !(past (@B.x == 1)) @ A { A: r = true; }\n"    /* if#7 */
     "    if historically (@B.x == 0 || y == 1) @ A { A: r = true; }\n"        /* if#8 */
     "    if @B.x == 0 || once (y == 1) @ A { A: r = true; }\n"                /* if#9 */
     "    if (@B.f == (@B.x > 0)) && @B(prev (y == 1)) @ A { A: r = true; }\n" /* if#10 */
@@ -416,7 +416,7 @@ Test(tracecheck, cpl_atoms_each_decision_flipped)
     zt_model_free(m);
 }
 
-Test(tracecheck, cpl_issue_example_message)
+Test(tracecheck, cpl_atoms_example_message)
 {
     bool dec[NATOMS];
     memcpy(dec, atoms_want, sizeof dec);

@@ -106,7 +106,7 @@ Test(guards, atoms_are_predicates)
     t_free(c);
 }
 
-/* The issue's guard: `@B.x == 0 || y == 1` is a disjunction of two atoms,
+/* The guard of tests/cpl/atoms.zg: `@B.x == 0 || y == 1` is a disjunction of two atoms,
  * and adding `once` to the second disjunct shares the first atom. */
 Test(guards, disjunction_of_comparisons)
 {
