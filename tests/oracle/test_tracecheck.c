@@ -317,7 +317,7 @@ static const char atoms_workflow[] =
     "    if (@B.x == 0 ? false : true) @ A { A: r = true; }\n"                /* if#4 */
     "    if @B.x != 0 @ A { A: r = true; }\n"                                 /* if#5 */
     "    if @B.f != true @ A { A: r = true; }\n"                              /* if#6 */
-    "    if either && seen A && !(past (@B.x == 1)) @ A { A: r = true; }\n"    /* if#7 */
+    "    if either && seen A && !(past (@B.x == 1)) @ A { A: r = true; }\n"   /* if#7 */
     "    if historically (@B.x == 0 || y == 1) @ A { A: r = true; }\n"        /* if#8 */
     "    if @B.x == 0 || once (y == 1) @ A { A: r = true; }\n"                /* if#9 */
     "    if (@B.f == (@B.x > 0)) && @B(prev (y == 1)) @ A { A: r = true; }\n" /* if#10 */
