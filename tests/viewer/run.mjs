@@ -301,9 +301,18 @@ await check('example merge.zg with --source: a decision shows its guard', async 
       const ev = zgView.model.events.find((e) => e.kind === 'choice');
       zgView.scrollToRow(ev.row);
     });
-    await page.waitForSelector('#svg g.choice');
-    await page.$eval('#svg g.choice path', (p) => p.dispatchEvent(new MouseEvent('click', { bubbles: true })));
-    await page.waitForSelector('#details:not([hidden])');
+    // the chart draws what is in view on the next frames: click the diamond
+    // once it is drawn there, again if a redraw replaced it under the click
+    let opened = false;
+    for (let tries = 0; tries < 20 && !opened; tries++) {
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      await page.waitForSelector('#svg g.choice path');
+      await page.$eval('#svg g.choice path', (p) => p.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+      opened = await page
+        .waitForSelector('#details:not([hidden])', { timeout: 1000 })
+        .then(() => true, () => false);
+    }
+    assert.ok(opened, 'a click on the decision shows its details');
     const text = await page.$eval('#details-body', (e) => e.textContent);
     assert.ok(text.includes('same_candidate && tests_ok && scan_ok'), 'the guard as written');
     assert.ok(text.includes('@TestRunner(status != failed since status == passed)'), 'the unfolded CPL');
