@@ -1832,6 +1832,9 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     n->peer_ended_u = c->peer_ended_u;
     n->peers = zri_xcalloc((size_t)p->nlifelines, sizeof *n->peers);
     int nended = 0;
+    /* the lifelines found ended here (not by a BYE, which the transport's
+     * thread reports itself): told to the run when the transport is open */
+    uint8_t *told_here = zri_xcalloc((size_t)p->nlifelines, 1);
     for (int l = 0; l < p->nlifelines; l++) {
         peer *pe = &n->peers[l];
         pe->addr = l == self ? c->listen : c->peer_addrs[l];
@@ -1843,6 +1846,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
              * is missing here: it waited for its messages to be
              * acknowledged before it ended) */
             pe->done = pe->ended = 1;
+            told_here[l] = 1;
             nended++;
             continue;
         }
@@ -1862,6 +1866,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     if (pipe(n->wake) < 0) {
         zri_err(err, errlen, "pipe: %s", strerror(errno));
         n->wake[0] = n->wake[1] = -1;
+        free(told_here);
         net_free(n);
         return NULL;
     }
@@ -1871,12 +1876,14 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     set_nonblock(n->wake[1], 1);
 
     if ((la.is_unix ? listen_unix(n, err, errlen) : listen_tcp(n, err, errlen)) < 0) {
+        free(told_here);
         net_free(n);
         return NULL;
     }
     set_nonblock(n->listen_fd, 1);
     if (pthread_create(&n->thread, NULL, reader_main, n)) {
         zri_err(err, errlen, "cannot start the network thread");
+        free(told_here);
         net_free(n);
         return NULL;
     }
@@ -1884,9 +1891,10 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
 
     /* peers start in any order: each connect retries until the deadline */
     for (int l = 0; l < p->nlifelines; l++) {
-        if (l == self || n->peers[l].ended) continue;
+        if (l == self || __atomic_load_n(&n->peers[l].ended, __ATOMIC_ACQUIRE)) continue;
         int rc = connect_peer(n, l, deadline, timeout, 0, err, errlen);
         if (rc < 0) {
+            free(told_here);
             net_free(n);
             return NULL;
         }
@@ -1894,6 +1902,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
             pthread_mutex_lock(&n->mu);
             n->peers[l].done = 1; /* the reader leaves it alone from now on */
             __atomic_store_n(&n->peers[l].ended, 1, __ATOMIC_RELEASE);
+            told_here[l] = 1;
             nended++;
             pthread_mutex_unlock(&n->mu);
             continue;
@@ -1924,7 +1933,9 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
         char missing[400] = "";
         size_t used = 0;
         for (int l = 0; l < p->nlifelines && used < sizeof missing - 1; l++) {
-            if (l == self || n->peers[l].in_fd >= 0 || n->peers[l].ended) continue;
+            if (l == self || n->peers[l].in_fd >= 0 ||
+                __atomic_load_n(&n->peers[l].ended, __ATOMIC_ACQUIRE))
+                continue;
             int w = snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
                              p->lifelines[l]);
             if (w > 0) used += (size_t)w;
@@ -1935,12 +1946,14 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     }
     pthread_mutex_unlock(&n->mu);
     if (!ok) {
+        free(told_here);
         net_free(n);
         return NULL;
     }
     wake_thread(n);
     for (int l = 0; l < p->nlifelines; l++)
-        if (l != self && n->peers[l].ended && n->cb.ended) n->cb.ended(n->cb.user, l);
+        if (told_here[l] && n->cb.ended) n->cb.ended(n->cb.user, l);
+    free(told_here);
     return n;
 }
 
