@@ -126,7 +126,8 @@ static int parse_string(parser *p)
      * line is done (the buffer may move) */
     zgan_jdoc *d = p->d;
     size_t off = d->nbuf;
-    zgan_grow((void **)&d->buf, &d->capbuf, d->nbuf + (size_t)(s - start), 1);
+    /* (one byte more: the buffer exists even for an empty prefix) */
+    zgan_grow((void **)&d->buf, &d->capbuf, d->nbuf + (size_t)(s - start) + 1, 1);
     memcpy(d->buf + d->nbuf, start, (size_t)(s - start));
     d->nbuf += (size_t)(s - start);
     while (s < p->end && *s != '"') {
@@ -193,8 +194,9 @@ static int parse_number(parser *p)
     if (s >= p->end || *s < '0' || *s > '9') return -1;
     if (*s == '0' && s + 1 < p->end && s[1] >= '0' && s[1] <= '9') return -1;
     const char *digits = s;
-    int64_t v = 0;
-    while (s < p->end && *s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+    int64_t v = 0; /* exact up to 18 digits; longer ones go to jansson */
+    for (; s < p->end && *s >= '0' && *s <= '9'; s++)
+        if (s - digits < 18) v = v * 10 + (*s - '0');
     bool real = false;
     if (s < p->end && *s == '.') {
         real = true;
