@@ -75,10 +75,14 @@ static int utf8_len(const unsigned char *s, const unsigned char *end)
     unsigned min;
     if (c < 0x80) return 1;
     if (c < 0xC2) return 0;
-    if (c < 0xE0) n = 2, min = 0x80;
-    else if (c < 0xF0) n = 3, min = 0x800;
-    else if (c < 0xF5) n = 4, min = 0x10000;
-    else return 0;
+    if (c < 0xE0)
+        n = 2, min = 0x80;
+    else if (c < 0xF0)
+        n = 3, min = 0x800;
+    else if (c < 0xF5)
+        n = 4, min = 0x10000;
+    else
+        return 0;
     if (end - s < n) return 0;
     unsigned v = c & (0x3F >> (n - 1));
     for (int i = 1; i < n; i++) {
@@ -93,8 +97,10 @@ static void put_utf8(zgan_jdoc *d, unsigned v)
 {
     char b[4];
     int n;
-    if (v < 0x80) b[0] = (char)v, n = 1;
-    else if (v < 0x800) b[0] = (char)(0xC0 | v >> 6), b[1] = (char)(0x80 | (v & 0x3F)), n = 2;
+    if (v < 0x80)
+        b[0] = (char)v, n = 1;
+    else if (v < 0x800)
+        b[0] = (char)(0xC0 | v >> 6), b[1] = (char)(0x80 | (v & 0x3F)), n = 2;
     else if (v < 0x10000)
         b[0] = (char)(0xE0 | v >> 12), b[1] = (char)(0x80 | ((v >> 6) & 0x3F)),
         b[2] = (char)(0x80 | (v & 0x3F)), n = 3;

@@ -138,8 +138,7 @@ typedef struct Lookup {
 static int has_exe(const char *entry, const char *exe)
 {
     char *path, *sum;
-    if (asprintf(&path, "%s/%s", entry, exe) < 0 || asprintf(&sum, "%s.sha256", path) < 0)
-        zu_oom();
+    if (asprintf(&path, "%s/%s", entry, exe) < 0 || asprintf(&sum, "%s.sha256", path) < 0) zu_oom();
     int ok = 0;
     char want[80] = "", got[65];
     FILE *f = fopen(sum, "r");
@@ -150,8 +149,7 @@ static int has_exe(const char *entry, const char *exe)
         if (hash_file(path, got) == 0 && strlen(want) == 64 && !strcmp(want, got)) {
             ok = 1;
         } else if (access(path, F_OK) == 0) {
-            fprintf(stderr, "zgc: note: the cached build %s is damaged; building it again\n",
-                    path);
+            fprintf(stderr, "zgc: note: the cached build %s is damaged; building it again\n", path);
             unlink(path);
             unlink(sum);
         }
@@ -316,8 +314,8 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
     char *tmp;
     if (asprintf(&tmp, "%s/tmp-XXXXXX", cache) < 0) zu_oom();
     if (!mkdtemp(tmp)) {
-        fprintf(stderr, "zgc: error: cannot create a directory in the build cache %s: %s\n",
-                cache, strerror(errno));
+        fprintf(stderr, "zgc: error: cannot create a directory in the build cache %s: %s\n", cache,
+                strerror(errno));
         rc = 1;
     }
     bool cached = false;
@@ -397,8 +395,7 @@ int zca_main(int argc, char **argv)
     int removed = 0, rc = 0;
     DIR *d = opendir(cache);
     if (!d && errno != ENOENT) {
-        fprintf(stderr, "zgc: error: cannot read the build cache %s: %s\n", cache,
-                strerror(errno));
+        fprintf(stderr, "zgc: error: cannot read the build cache %s: %s\n", cache, strerror(errno));
         rc = 1;
     }
     struct dirent *e;

@@ -29,12 +29,12 @@
 char *zca_dir(void);
 
 typedef struct ZcaRequest {
-    const char *source;            /* the workflow file */
-    const char *const *c_files;    /* the user's C files */
+    const char *source;         /* the workflow file */
+    const char *const *c_files; /* the user's C files */
     int n_c_files;
-    int opt_level;                 /* 0..3 */
-    int link;                      /* ZB_LINK_* bits: the executables needed */
-    int jobs;                      /* ZBuildOptions.jobs */
+    int opt_level; /* 0..3 */
+    int link;      /* ZB_LINK_* bits: the executables needed */
+    int jobs;      /* ZBuildOptions.jobs */
 } ZcaRequest;
 
 /* The entry holding the executables r needs for compilation c (run up to
