@@ -283,9 +283,10 @@ typedef struct Pool {
     bool verbose;
 } Pool;
 
-/* Emits one object: the bitcode read into this thread's context,
- * optimised and written. */
-static void do_object(Job *j, LLVMContextRef lc, ZbTarget **tm, ZArena *a, int opt_level)
+/* Emits one object: the bitcode read into a context of its own (a
+ * context keeps every constant it has seen: one per object keeps the
+ * memory of a build to the modules in flight), optimised and written. */
+static void do_object(Job *j, ZbTarget **tm, ZArena *a, int opt_level)
 {
     const char *err = NULL;
     if (!*tm) *tm = zb_target_new(a, opt_level, &err);
@@ -294,23 +295,28 @@ static void do_object(Job *j, LLVMContextRef lc, ZbTarget **tm, ZArena *a, int o
         j->out = strdup(err ? err : "no native target");
         return;
     }
+    LLVMContextRef lc = LLVMContextCreate();
+    zb_install_diagnostics(lc);
     LLVMModuleRef m = NULL;
-    if (LLVMParseBitcodeInContext2(lc, j->bc, &m)) {
+    LLVMBool bad = LLVMParseBitcodeInContext2(lc, j->bc, &m);
+    LLVMDisposeMemoryBuffer(j->bc); /* read: no longer needed */
+    j->bc = NULL;
+    if (bad) {
         j->rc = -1;
         j->out = strdup("cannot read back the module's bitcode");
-        return;
+    } else {
+        if (zb_target_emit(*tm, m, j->path, &err)) {
+            j->rc = -1;
+            j->out = strdup(err ? err : "");
+        }
+        LLVMDisposeModule(m);
     }
-    if (zb_target_emit(*tm, m, j->path, &err)) {
-        j->rc = -1;
-        j->out = strdup(err ? err : "");
-    }
-    LLVMDisposeModule(m);
+    LLVMContextDispose(lc);
 }
 
 static void *worker(void *arg)
 {
     Pool *p = arg;
-    LLVMContextRef lc = NULL;
     ZbTarget *tm = NULL;
     ZArena *a = NULL;
     for (;;) {
@@ -320,12 +326,8 @@ static void *worker(void *arg)
         if (k < 0) break;
         Job *j = &p->jobs[k];
         if (j->kind == JOB_OBJECT) {
-            if (!lc) {
-                lc = LLVMContextCreate();
-                zb_install_diagnostics(lc);
-                a = zu_arena_new();
-            }
-            do_object(j, lc, &tm, a, p->opt_level);
+            if (!a) a = zu_arena_new();
+            do_object(j, &tm, a, p->opt_level);
         } else {
             j->rc = run(j->argv, p->verbose, &j->out);
         }
@@ -335,7 +337,6 @@ static void *worker(void *arg)
         }
     }
     zb_target_free(tm);
-    if (lc) LLVMContextDispose(lc);
     if (a) zu_arena_free(a);
     return NULL;
 }
@@ -398,14 +399,23 @@ static bool report_jobs(Build *b, Job *jobs, int n)
     return ok;
 }
 
-/* Verifies m and turns it into an object job (m is disposed). */
-static void object_job(Build *b, Job *j, LLVMModuleRef m, const char *path)
+/* Verifies m and returns it as bitcode (m is disposed): IR in memory is
+ * about ten times its bitcode, and a build keeps every module until its
+ * fingerprint is known. */
+static LLVMMemoryBufferRef to_bitcode(LLVMModuleRef m)
 {
     zb_verify(m);
-    j->kind = JOB_OBJECT;
-    j->bc = LLVMWriteBitcodeToMemoryBuffer(m);
+    LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(m);
     LLVMDisposeModule(m);
-    if (!j->bc) zu_oom();
+    if (!bc) zu_oom();
+    return bc;
+}
+
+/* An object job for bitcode bc (the job owns it). */
+static void object_job(Build *b, Job *j, LLVMMemoryBufferRef bc, const char *path)
+{
+    j->kind = JOB_OBJECT;
+    j->bc = bc;
     j->path = path;
     if (!b->o->keep_objects) zu_vec_push(b->a, &b->made, (void *)path);
 }
@@ -541,19 +551,22 @@ static int build(Build *b)
     Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(2 * nl + nu + 2));
     int nj = 0;
     char *parts = NULL;
-    LLVMModuleRef *mods = zu_alloc(b->a, sizeof *mods * (size_t)(nl + 1));
+    LLVMMemoryBufferRef *bcs = zu_alloc(b->a, sizeof *bcs * (size_t)(nl + 1));
     int ok = 1;
     for (int L = 0; L < nl && ok; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         char *name = zu_fmt(b->a, "%s.%s", wfn, ld->name);
         LLVMModuleRef m = zb_gen_module(b->gen, name);
         zb_target_prepare(b->tm, m);
-        mods[L] = m;
         if (!zb_gen_lifeline(b->gen, m, L)) {
             ok = 0;
+            LLVMDisposeModule(m);
         } else if (!fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s", ld->name), m)) {
             zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
             ok = 0;
+            LLVMDisposeModule(m);
+        } else {
+            bcs[L] = to_bitcode(m);
         }
     }
     if (ok && !fingerprint(b, &parts)) ok = 0;
@@ -564,7 +577,7 @@ static int build(Build *b)
     }
     if (ok != 1) {
         for (int L = 0; L < nl; L++)
-            if (mods[L]) LLVMDisposeModule(mods[L]);
+            if (bcs[L]) LLVMDisposeMemoryBuffer(bcs[L]);
         return ok == 2 ? 0 : 1;
     }
 
@@ -576,7 +589,7 @@ static int build(Build *b)
         if (!mkdtemp(tpl)) {
             zd_error(b->d, no_span, "cannot create a temporary directory in `%s`: %s", tmp,
                      strerror(errno));
-            for (int L = 0; L < nl; L++) LLVMDisposeModule(mods[L]);
+            for (int L = 0; L < nl; L++) LLVMDisposeMemoryBuffer(bcs[L]);
             return 1;
         }
         b->objdir = tpl;
@@ -585,14 +598,14 @@ static int build(Build *b)
     for (int L = 0; L < nl; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         body_objs[L] = zu_fmt(b->a, "%s/%s.body.%s.o", b->objdir, wfn, ld->name);
-        object_job(b, &jobs[nj++], mods[L], body_objs[L]);
+        object_job(b, &jobs[nj++], bcs[L], body_objs[L]);
     }
     const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
     if (whole) {
         LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
         zb_target_prepare(b->tm, m);
         zb_gen_descriptor(b->gen, m, -1);
-        object_job(b, &jobs[nj++], m, prog_obj);
+        object_job(b, &jobs[nj++], to_bitcode(m), prog_obj);
     }
     const char **prog_objs = zu_alloc(b->a, sizeof *prog_objs * (size_t)(nl + 1));
     for (int L = 0; L < nl && per_life; L++) {
@@ -601,7 +614,7 @@ static int build(Build *b)
         LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog.%s", wfn, ld->name));
         zb_target_prepare(b->tm, m);
         zb_gen_descriptor(b->gen, m, L);
-        object_job(b, &jobs[nj++], m, prog_objs[L]);
+        object_job(b, &jobs[nj++], to_bitcode(m), prog_objs[L]);
     }
     const char **user_objs = zu_alloc(b->a, sizeof *user_objs * (size_t)(nu + 1));
     for (int k = 0; k < nu; k++) {
