@@ -314,12 +314,13 @@ static void do_object(Job *j, ZbTarget **tm, ZArena *a, int opt_level)
     LLVMContextDispose(lc);
 }
 
-static void *worker(void *arg)
+/* Runs the pool's jobs until none is left; `max` of them at most (-1: no
+ * limit). */
+static void work(Pool *p, int max)
 {
-    Pool *p = arg;
     ZbTarget *tm = NULL;
     ZArena *a = NULL;
-    for (;;) {
+    for (; max != 0; max--) {
         pthread_mutex_lock(&p->mu);
         int k = p->next < p->n ? p->next++ : -1;
         pthread_mutex_unlock(&p->mu);
@@ -338,6 +339,11 @@ static void *worker(void *arg)
     }
     zb_target_free(tm);
     if (a) zu_arena_free(a);
+}
+
+static void *worker(void *arg)
+{
+    work(arg, -1);
     return NULL;
 }
 
@@ -355,6 +361,10 @@ static void run_jobs(Build *b, Job *jobs, int n)
     int nt = b->o->jobs > 0 ? b->o->jobs : default_jobs();
     if (nt > n) nt = n;
     pthread_t *ts = zu_alloc(b->a, sizeof *ts * (size_t)(nt > 0 ? nt : 1));
+    /* The first object on this thread alone: LLVM makes its lazily built
+     * globals (timers, pass registries) then, before any other thread
+     * starts, so no two threads race to build them. */
+    if (nt > 1 && n > 0 && jobs[0].kind == JOB_OBJECT) work(&p, 1);
     int started = 0;
     for (int i = 1; i < nt; i++) {
         if (pthread_create(&ts[i], NULL, worker, &p) != 0) break; /* fewer threads */
