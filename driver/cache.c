@@ -231,6 +231,71 @@ static int move_in(const char *tmp, const char *entry)
     return rc;
 }
 
+/* The number of entries the cache keeps: $ZGC_CACHE_ENTRIES, else 64
+ * (an entry holds one program's executables: 1 to 45 MB here). */
+static long max_entries(void)
+{
+    const char *v = getenv("ZGC_CACHE_ENTRIES");
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : 64;
+    return v && *v && (*end || n < 1) ? 64 : n;
+}
+
+static bool is_entry(const char *name)
+{
+    return strspn(name, "0123456789abcdef") == 64 && !strncmp(name + 64, "-O", 2);
+}
+
+typedef struct Aged {
+    char *path;
+    struct timespec used;
+} Aged;
+
+static int by_use(const void *x, const void *y)
+{
+    const Aged *a = x, *b = y;
+    if (a->used.tv_sec != b->used.tv_sec) return a->used.tv_sec < b->used.tv_sec ? -1 : 1;
+    return a->used.tv_nsec < b->used.tv_nsec ? -1 : a->used.tv_nsec > b->used.tv_nsec;
+}
+
+/* Removes the least recently used entries (an entry's modification time
+ * is its last use) beyond max_entries(), never `keep`. */
+static void bound(const char *cache, const char *keep)
+{
+    DIR *d = opendir(cache);
+    if (!d) return;
+    Aged *es = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!is_entry(e->d_name)) continue;
+        char *p;
+        struct stat st;
+        if (asprintf(&p, "%s/%s", cache, e->d_name) < 0) zu_oom();
+        if (stat(p, &st) != 0 || !strcmp(p, keep)) {
+            free(p);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            es = realloc(es, cap * sizeof *es);
+            if (!es) zu_oom();
+        }
+        es[n++] = (Aged){p, st.st_mtim};
+    }
+    closedir(d);
+    long max = max_entries() - 1; /* keep is one */
+    if ((long)n > max) {
+        qsort(es, n, sizeof *es, by_use);
+        for (size_t i = 0; i < n - (size_t)max; i++) {
+            if (notes()) fprintf(stderr, "zgc: note: cache: removed %s\n", es[i].path);
+            zo_remove_tree(es[i].path);
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(es[i].path);
+    free(es);
+}
+
 int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
 {
     *dir = NULL;
@@ -349,6 +414,7 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
     }
     if (rc == 0 && !bad) write_atomic(key_path, base_name(k.entry)); /* best effort */
     if (rc == 0) utimensat(AT_FDCWD, k.entry, NULL, 0);
+    if (rc == 0 && !cached) bound(cache, k.entry);
     zo_remove_tree(tmp);
     free(tmp);
     free(key_path);
@@ -366,7 +432,8 @@ static const char usage_cache[] =
     "usage: zgc cache dir | clean\n"
     "\n"
     "The cache of builds of `zgc run` (and durable runs): $ZGC_CACHE, else\n"
-    "$XDG_CACHE_HOME/zgc, else ~/.cache/zgc.\n"
+    "$XDG_CACHE_HOME/zgc, else ~/.cache/zgc. It keeps the 64 builds used last\n"
+    "($ZGC_CACHE_ENTRIES).\n"
     "\n"
     "  dir     print the cache directory\n"
     "  clean   remove every cached build (a durable run whose build is gone\n"
@@ -403,7 +470,7 @@ int zca_main(int argc, char **argv)
         if (e->d_name[0] == '.') continue;
         char *p;
         if (asprintf(&p, "%s/%s", cache, e->d_name) < 0) zu_oom();
-        bool entry = strcmp(e->d_name, "src") && strncmp(e->d_name, "tmp-", 4);
+        bool entry = is_entry(e->d_name);
         zo_remove_tree(p);
         if (access(p, F_OK) == 0) rc = 1;
         removed += entry;

@@ -13,6 +13,9 @@
  * and the same identities to the entry, so that an unchanged program is
  * found without generating any code (without loading the backend).
  *
+ * The cache keeps the 64 entries used last ($ZGC_CACHE_ENTRIES); `zgc
+ * cache clean` removes them all.
+ *
  * Builds are made in a temporary directory of the cache and renamed into
  * their entry file by file, so two zgc commands building the same program
  * at once both succeed and no reader ever sees half a file.

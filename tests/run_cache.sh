@@ -11,6 +11,7 @@
 #   - a damaged cached executable is detected and built again;
 #   - two `zgc run` of the same program at once both succeed;
 #   - --processes links only the per-lifeline executables;
+#   - ZGC_CACHE_ENTRIES bounds the cache, the entries used last kept;
 #   - `zgc build -j1` and `-j2` make byte-identical objects.
 #   usage: tests/run_cache.sh ZGC
 set -euo pipefail
@@ -106,6 +107,17 @@ for i in 1 2; do
 done
 run "found by source" "$hello" --arg topic=hi
 ls -d "$ZGC_CACHE"/tmp-* 2> /dev/null && fail "temporary build directories left behind"
+
+# a bound: the entries used last are kept
+"$zgc" cache clean > /dev/null
+for t in one two three; do
+    sed "s/concise/$t/" "$hello" > "$tmp/b.zg"
+    ZGC_CACHE_ENTRIES=2 run compiled "$tmp/b.zg" --arg topic=hi
+done
+[ "$(ls -d "$ZGC_CACHE"/*-O* | wc -l)" = 2 ] || fail "ZGC_CACHE_ENTRIES=2 kept $(ls -d "$ZGC_CACHE"/*-O* | wc -l)"
+grep -q "two" "$ZGC_CACHE"/*/source.zg && grep -q "three" "$ZGC_CACHE"/*/source.zg ||
+    fail "the bound removed an entry used recently"
+ZGC_CACHE_ENTRIES=2 run "found by source" "$tmp/b.zg" --arg topic=hi
 
 # ---- parallel compilation: the same objects ----------------------------------
 wf=$root/examples/consensus.zg
