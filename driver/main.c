@@ -29,6 +29,8 @@
 
 #include "anomalies.h"
 #include "backend.h"
+#include "cache.h"
+#include "zgc_build_id.h"
 #include "grammar.h"
 #include "launch.h"
 #include "oracle.h"
@@ -69,6 +71,7 @@ static const char usage_main[] =
     "  runs       durable runs: list, show, cancel, gc, resume\n"
     "  tasks      the pending human tasks of durable runs\n"
     "  answer     answer a human task of a durable run (answer RUN TASK VALUE)\n"
+    "  cache      the cache of builds of zgc run: cache dir, cache clean\n"
     "  help CMD   show the help of a command\n"
     "\n"
     "options:\n"
@@ -135,8 +138,8 @@ static const char usage_parse[] =
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
 
 static const char usage_build[] =
-    "usage: zgc build [--workflow NAME] [-o DIR] [-O0|-O1|-O2|-O3] [--keep-objects] [-v]\n"
-    "                 FILE.zg [C files...]\n"
+    "usage: zgc build [--workflow NAME] [-o DIR] [-O0|-O1|-O2|-O3] [-j N] [--keep-objects]\n"
+    "                 [-v] FILE.zg [C files...]\n"
     "\n"
     "Compiles the workflow to native code through LLVM and links it with the\n"
     "runtime library:\n"
@@ -149,6 +152,7 @@ static const char usage_build[] =
     "  -o DIR            output directory (default: build)\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
     "  -O0 .. -O3        optimisation level (default -O2)\n"
+    "  -j N              compile modules and link on N threads (default: the cores)\n"
     "  --keep-objects    keep the object files in DIR\n"
     "  -v                print the commands run\n"
     "  -h, --help        show this help\n"
@@ -156,20 +160,24 @@ static const char usage_build[] =
     "exit status: 0 success, 1 errors, 2 bad usage.\n";
 
 static const char usage_run_head[] =
-    "usage: zgc run [--workflow NAME] [--processes] FILE.zg [C files...] [run options]\n"
+    "usage: zgc run [--workflow NAME] [--processes] [-O0|-O1|-O2|-O3] FILE.zg [C files...]\n"
+    "               [run options]\n"
     "\n"
-    "Builds the workflow in a temporary directory and runs it; prints the\n"
+    "Builds the workflow into the cache of builds ($ZGC_CACHE, else\n"
+    "$XDG_CACHE_HOME/zgc or ~/.cache/zgc; see zgc cache) and runs it: a\n"
+    "program run before, with the same C files, -O level, runtime and zgc,\n"
+    "is not compiled again. Only what runs is linked. Prints the\n"
     "result as JSON on stdout (a tuple as an array). With --processes every\n"
     "lifeline runs in its own process, connected by Unix sockets and\n"
     "authenticated with a secret made for the run; a failed run prints the\n"
     "error that occurred first.\n"
     "A durable run (--durable) is journaled in a run store, so that it can be\n"
     "resumed after a crash (zgc runs resume RUN, or zgc run FILE.zg --resume\n"
-    "RUN, which builds the program again); its build is kept in the cache\n"
-    "beside the store (DIR/cache/<fingerprint>/, with the source).\n"
+    "RUN, which builds the program again if its cached build is gone).\n"
     "\n"
     "  --workflow NAME         the workflow (default: the only or the last one)\n"
     "  --processes             one process per lifeline\n"
+    "  -O0 .. -O3              optimisation level (default -O0: the fastest to build)\n"
     "  -h, --help              show this help\n"
     "\n"
     "run options (also taken by the built executables):\n";
@@ -406,6 +414,16 @@ static int cmd_parse(int argc, char **argv)
 
 /* ---- native code ------------------------------------------------------------ */
 
+/* The backend module (backend/load.c), loaded by the commands that make
+ * code and by no other; NULL after saying why. */
+static const ZbModule *backend(void)
+{
+    char err[1024];
+    const ZbModule *m = zb_load(err, sizeof err);
+    if (!m) fprintf(stderr, "zgc: error: %s\n", err);
+    return m;
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -419,7 +437,8 @@ static int cmd_emit_llvm(int argc, char **argv)
     if (rc >= 0) return rc;
     ZCompilation c;
     rc = compile(&c, &o, ZC_PLAN, false);
-    if (rc == 0) rc = zb_emit_llvm(stdout, &c);
+    const ZbModule *be = rc == 0 ? backend() : NULL;
+    if (rc == 0) rc = be ? be->emit_llvm(stdout, &c) : 1;
     zc_free(&c);
     return rc;
 }
@@ -450,6 +469,15 @@ static int cmd_build(int argc, char **argv)
             o.workflow = a + 11;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
             b.opt_level = a[2] - '0';
+        } else if (!strcmp(a, "-j") || (!strncmp(a, "-j", 2) && a[2])) {
+            const char *v = a[2] ? a + 2 : i + 1 < argc ? argv[++i] : "";
+            char *end;
+            long j = strtol(v, &end, 10);
+            if (!*v || *end || j < 1 || j > 256)
+                rc = usage_error(usage_build, "-j expects a number of threads (1..256), got `%s`",
+                                 v);
+            else
+                b.jobs = (int)j;
         } else if (!strcmp(a, "--keep-objects")) {
             b.keep_objects = true;
         } else if (!strcmp(a, "-v")) {
@@ -473,7 +501,8 @@ static int cmd_build(int argc, char **argv)
     b.n_c_files = ncfiles;
     ZCompilation c;
     rc = compile(&c, &o, ZC_PLAN, false);
-    if (rc == 0) rc = zb_build(&c, &b);
+    const ZbModule *be = rc == 0 ? backend() : NULL;
+    if (rc == 0) rc = be ? be->build(&c, &b) : 1;
     zc_free(&c);
     free(cfiles);
     return rc;
@@ -507,97 +536,6 @@ static char *new_run_id(void)
     return id;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path)
-{
-    char *p = strdup(path);
-    if (!p) zu_oom();
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s) continue;
-        char c = *s;
-        *s = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *s = c;
-        if (!c) break;
-    }
-    free(p);
-    return 0;
-}
-
-/* Copies file `from` to `to` (the cache keeps the source of its builds). */
-static int copy_file(const char *from, const char *to)
-{
-    size_t len;
-    const char *why;
-    char *data = zu_read_file(from, &len, &why);
-    if (!data) return -1;
-    FILE *f = fopen(to, "w");
-    int ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = 0;
-    free(data);
-    return ok ? 0 : -1;
-}
-
-/* zgc run --durable: builds into the cache beside the store, in a
- * directory named by the program's fingerprint and the runtime's identity
- * (zb_runtime_id), made under a temporary name and renamed into place (a
- * build that is there already is used); *exe_dir gets it.  Returns the
- * exit status. */
-static int durable_build(ZCompilation *c, ZBuildOptions *b, const char *store, const char *src,
-                         char **exe_dir)
-{
-    char *cache = zo_cache_dir(store);
-    char *tmp;
-    if (asprintf(&tmp, "%s/build-XXXXXX", cache) < 0) zu_oom();
-    int rc = 0;
-    if (make_dirs(cache) != 0 || !mkdtemp(tmp)) {
-        fprintf(stderr, "zgc: error: cannot create a directory in the build cache %s: %s\n", cache,
-                strerror(errno));
-        rc = 1;
-    }
-    char fp[65] = "";
-    if (rc == 0) {
-        b->out_dir = tmp;
-        b->fingerprint = fp;
-        rc = zb_build(c, b);
-    }
-    char rt[17] = "";
-    const char *why = NULL;
-    if (rc == 0 && zb_runtime_id(rt, &why) != 0) {
-        fprintf(stderr, "zgc: error: cannot read the runtime library: %s\n", why ? why : "");
-        rc = 1;
-    }
-    if (rc == 0) {
-        /* the build of this program with this runtime */
-        char *final;
-        if (asprintf(&final, "%s/%s-%s", cache, fp, rt) < 0) zu_oom();
-        char *copy;
-        if (asprintf(&copy, "%s/source.zg", tmp) < 0) zu_oom();
-        if (copy_file(src, copy) != 0)
-            fprintf(stderr, "zgc: warning: cannot keep the source in the build cache: %s\n",
-                    strerror(errno));
-        free(copy);
-        if (rename(tmp, final) != 0) {
-            /* the same program was built before: that build is the one */
-            if (errno != EEXIST && errno != ENOTEMPTY) {
-                fprintf(stderr, "zgc: error: cannot keep the build in the cache %s: %s\n", final,
-                        strerror(errno));
-                rc = 1;
-            }
-            zo_remove_tree(tmp);
-        }
-        *exe_dir = final;
-    } else {
-        zo_remove_tree(tmp);
-    }
-    free(tmp);
-    free(cache);
-    return rc;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     Options o = {0};
@@ -605,7 +543,7 @@ static int cmd_run(int argc, char **argv)
     const char *trace = NULL, *view = NULL, *store = NULL, *run_id = NULL, *resume = NULL;
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     char **pass = zu_xcalloc((size_t)argc + 8, sizeof *pass);
-    int ncfiles = 0, npass = 0, rc = -1, opt;
+    int ncfiles = 0, npass = 0, rc = -1, opt, opt_level = 0;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -620,6 +558,8 @@ static int cmd_run(int argc, char **argv)
             o.workflow = a + 11;
         } else if (!strcmp(a, "--processes")) {
             processes = true;
+        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+            opt_level = a[2] - '0';
         } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
             /* --opt VALUE or --opt=VALUE, but for the flags and optional
              * values (vocab.h: zv_option_value) */
@@ -713,15 +653,24 @@ static int cmd_run(int argc, char **argv)
         free(pass);
         return 1;
     }
-    ZBuildOptions b = {.out_dir = dir, .opt_level = 1, .c_files = cfiles, .n_c_files = ncfiles};
     ZCompilation c;
     char *store_path = durable ? zs_path(store) : NULL, *exe_dir = NULL, *fresh_id = NULL;
     char *store_opt = NULL, *view_opt = NULL;
     rc = compile(&c, &o, ZC_PLAN, false);
-    if (rc == 0 && durable)
-        rc = durable_build(&c, &b, store_path, o.file, &exe_dir);
-    else if (rc == 0)
-        rc = zb_build(&c, &b);
+    if (rc == 0) {
+        /* link what runs: the all-in-one executable, or with --processes
+         * (and a lifeline or more) the per-lifeline ones; a durable run
+         * may be resumed in the other mode, so it has both */
+        bool per_life = processes && c.prog->lifelines.len > 1;
+        ZcaRequest req = {.source = o.file,
+                          .c_files = cfiles,
+                          .n_c_files = ncfiles,
+                          .opt_level = opt_level,
+                          .link = durable    ? ZB_LINK_WHOLE | ZB_LINK_LIFELINES
+                                  : per_life ? ZB_LINK_LIFELINES
+                                             : ZB_LINK_WHOLE};
+        rc = zca_get(&c, &req, &exe_dir);
+    }
     if (rc == 0 && zx_signal_received()) rc = 1; /* stopped while compiling */
     if (rc == 0 && resume) {
         rc = zo_resume(store_path, resume, exe_dir, exit_when_waiting);
@@ -984,6 +933,7 @@ static const Command commands[] = {
     {"runs", zo_runs_main, NULL},
     {"tasks", zo_tasks_main, NULL},
     {"answer", zo_answer_main, NULL},
+    {"cache", zca_main, NULL},
 };
 
 static const Command *find_command(const char *name)
@@ -1016,7 +966,7 @@ static int run_command(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
-        printf("zgc %s\n", ZGC_VERSION);
+        printf("zgc %s (build %s)\n", ZGC_VERSION, ZGC_BUILD_ID);
         return 0;
     }
     if (!strcmp(cmd, "help")) {
