@@ -415,6 +415,11 @@ static void print_stmt(FILE *out, const ZStmt *s, int d)
         if (s->construct) fprintf(out, " par%d", s->construct);
         break;
     case S_COREGION: break;
+    case S_USE:
+        fprintf(out, " %s(", s->life.name);
+        print_exprs(out, &s->args);
+        fputc(')', out);
+        break;
     case S_RETURN:
         for (int i = 0; i < s->items.len; i++) {
             ZReturnItem *r = s->items.items[i];
@@ -458,8 +463,12 @@ static void print_params(FILE *out, const ZVec *v)
     for (int i = 0; i < v->len; i++) {
         ZParam *p = v->items[i];
         if (i) fputs(", ", out);
+        if (p->fkind == FP_CONST) fputs("const ", out);
         if (p->name) fprintf(out, "%s: ", p->name);
-        print_type(out, p->type);
+        if (p->fkind == FP_LIFELINE)
+            fputs("lifeline", out);
+        else
+            print_type(out, p->type);
         if (p->owner) fprintf(out, " @ %s", p->owner);
     }
 }
@@ -510,6 +519,12 @@ void za_print_program(FILE *out, const ZProgram *p)
             print_params(out, &d->results);
             fputc(')', out);
             break;
+        case D_IMPORT: fprintf(out, "import \"%s\"", d->name); break;
+        case D_FRAGMENT:
+            fprintf(out, "fragment %s(", d->name);
+            print_params(out, &d->params);
+            fputc(')', out);
+            break;
         default: break;
         }
         print_span(out, d->span);
@@ -521,6 +536,14 @@ void za_print_program(FILE *out, const ZProgram *p)
                 print_expr_line(out, pr->value);
                 fputc('\n', out);
             }
-        if (d->kind == D_WORKFLOW) print_stmts(out, &d->body, 1);
+        if (d->kind == D_FRAGMENT)
+            for (int k = 0; k < d->locals.len; k++) {
+                const ZDecl *v = d->locals.items[k];
+                fprintf(out, "  var %s: ", v->name);
+                print_type(out, v->type);
+                print_span(out, v->span);
+                fputc('\n', out);
+            }
+        if (d->kind == D_WORKFLOW || d->kind == D_FRAGMENT) print_stmts(out, &d->body, 1);
     }
 }

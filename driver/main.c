@@ -72,6 +72,8 @@ static const char usage_main[] =
     "  help CMD   show the help of a command\n"
     "\n"
     "options:\n"
+    "  -I DIR         look for imported files in DIR too (every command that reads\n"
+    "                 a .zg file; after the importing file's directory, before stdlib/)\n"
     "  -h, --help     show this help (or a command's, after the command)\n"
     "  --version      print the version\n"
     "\n"
@@ -1005,6 +1007,42 @@ static int finish_output(int rc)
     return rc;
 }
 
+/* `-I DIR` (or `-IDIR`), on every command that reads a .zg file: DIR is
+ * searched for imported files (compiler/pipeline.c), in the order given.
+ * Taken out of argv before the command parses its own options; -1 to go
+ * on, else the exit status. */
+static int take_include_dirs(const Command *c, int *argc, char **argv)
+{
+    static const char *const readers[] = {"check",     "project", "guards", "build", "run",
+                                          "emit-llvm", "parse",   "trace",  "view"};
+    bool reads = false;
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
+        if (!strcmp(c->name, readers[i])) reads = true;
+    if (!reads) return -1;
+    int n = 2;
+    for (int i = 2; i < *argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) { /* the rest is not ours */
+            while (i < *argc) argv[n++] = argv[i++];
+            break;
+        }
+        if (strncmp(a, "-I", 2) != 0) {
+            argv[n++] = argv[i];
+            continue;
+        }
+        const char *dir = a[2] ? a + 2 : i + 1 < *argc ? argv[++i] : NULL;
+        const char *usage = c->usage ? c->usage : usage_main;
+        if (!dir || !dir[0]) return usage_error(usage, "%s", "-I needs a directory");
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return usage_error(usage, "-I %s: not a directory", dir);
+        zc_add_include_dir(dir);
+    }
+    argv[n] = NULL;
+    *argc = n;
+    return -1;
+}
+
 static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1036,6 +1074,8 @@ static int run_command(int argc, char **argv)
     }
     const Command *c = find_command(cmd);
     if (!c) return usage_error(usage_main, "unknown command `%s`", cmd);
+    int rc = take_include_dirs(c, &argc, argv);
+    if (rc >= 0) return rc;
     return c->run(argc - 1, argv + 1);
 }
 

@@ -20,7 +20,7 @@ static Lexed *lex_n(const char *text, size_t len)
 {
     Lexed *l = calloc(1, sizeof *l);
     l->arena = zu_arena_new();
-    l->src = (ZSource){"t.zg", text, len};
+    l->src = (ZSource){.path = "t.zg", .text = text, .len = len};
     l->errf = open_memstream(&l->errs, &l->errs_len);
     zd_init(&l->diag, &l->src, l->errf);
     l->toks = zp_tokenize(l->arena, &l->src, &l->diag);
