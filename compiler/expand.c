@@ -43,11 +43,11 @@ typedef struct X {
     ZVec *xs;
     /* the program's names, by interned pointer */
     ZIMap frags, lifes, vars, inputs, values, enums, acts;
-    long stmts;     /* statements made by expansions */
-    bool too_big;   /* ZX_MAX_STMTS reached (reported once) */
-    int counter;    /* expansions so far: the N of fresh names */
-    ZDecl *wf;      /* the workflow whose uses are checked, or NULL */
-    ZDecl *frag;    /* the fragment being checked, or NULL */
+    long stmts;   /* statements made by expansions */
+    bool too_big; /* ZX_MAX_STMTS reached (reported once) */
+    int counter;  /* expansions so far: the N of fresh names */
+    ZDecl *wf;    /* the workflow whose uses are checked, or NULL */
+    ZDecl *frag;  /* the fragment being checked, or NULL */
 } X;
 
 static uint64_t key(const char *name) { return (uint64_t)(uintptr_t)name; }
@@ -62,7 +62,8 @@ static void put(ZIMap *m, const char *name, void *val)
 {
     bool added;
     uintptr_t *v = zu_imap_put(m, key(name), &added);
-    if (added) *v = (uintptr_t)val; /* the first declaration wins; the
+    if (added)
+        *v = (uintptr_t)val; /* the first declaration wins; the
                                        resolver reports duplicates */
 }
 
@@ -233,6 +234,11 @@ static void def_stmt(X *x, const ZStmt *s)
         for (int i = 0; i < s->params.len; i++) {
             const ZExpr *b = s->params.items[i];
             /* a receive binds variables (or matches a constant) */
+            ZParam *p;
+            ZDecl *v;
+            if (b->kind == E_NAME && own(x->frag, b->name, &p, &v, NULL) && p &&
+                p->fkind == FP_CONST)
+                continue;
             if (b->kind == E_NAME)
                 def_var(x, b->name, b->span, false);
             else
@@ -406,9 +412,10 @@ static bool use_ok(X *x, const ZStmt *s, ZDecl **callee)
     *callee = f;
     if (!f) {
         if (get(&x->acts, s->life.name))
-            zd_error(x->d, s->life.span,
-                     "`%s` is an action, not a fragment: an action runs on a lifeline (`A: %s(…);`)",
-                     s->life.name, s->life.name);
+            zd_error(
+                x->d, s->life.span,
+                "`%s` is an action, not a fragment: an action runs on a lifeline (`A: %s(…);`)",
+                s->life.name, s->life.name);
         else
             zd_error(x->d, s->life.span, "unknown fragment `%s`", s->life.name);
         return false;
@@ -428,15 +435,14 @@ static bool use_ok(X *x, const ZStmt *s, ZDecl **callee)
         switch (p->fkind) {
         case FP_LIFELINE:
             if (k == K_LIFELINE) continue;
-            zd_error(x->d, e->span, "argument %d of `%s` must be a lifeline (parameter `%s`)", i + 1,
-                     f->name, p->name);
+            zd_error(x->d, e->span, "argument %d of `%s` must be a lifeline (parameter `%s`)",
+                     i + 1, f->name, p->name);
             break;
         case FP_VAR:
             if (k == K_VAR && same_type(t, p->type)) continue;
             if (k == K_VAR)
-                zd_error(x->d, e->span,
-                         "argument %d of `%s` has type %s; parameter `%s` is %s", i + 1, f->name,
-                         tname(x, t), p->name, tname(x, p->type));
+                zd_error(x->d, e->span, "argument %d of `%s` has type %s; parameter `%s` is %s",
+                         i + 1, f->name, tname(x, t), p->name, tname(x, p->type));
             else
                 zd_error(x->d, e->span,
                          "argument %d of `%s` must be a variable of type %s (parameter `%s`)",
@@ -446,8 +452,8 @@ static bool use_ok(X *x, const ZStmt *s, ZDecl **callee)
             const ZType *lt = literal_type(x, e);
             if (lt) {
                 if (same_type(lt, p->type)) continue;
-                zd_error(x->d, e->span, "argument %d of `%s` has type %s; parameter `%s` is %s", i + 1,
-                         f->name, tname(x, lt), p->name, tname(x, p->type));
+                zd_error(x->d, e->span, "argument %d of `%s` has type %s; parameter `%s` is %s",
+                         i + 1, f->name, tname(x, lt), p->name, tname(x, p->type));
                 break;
             }
             if (k == K_CONST) {

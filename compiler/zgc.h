@@ -884,9 +884,11 @@ void zm_print(FILE *out, const ZMonitorPlan *pl);
  * back through.  The workflow's body as written stays in `written`.
  * Returns false if any error was reported. */
 bool zx_expand(ZArena *a, ZProgram *p, ZVec *xs, ZDiag *d);
-/* An expansion makes at most this many statements in one program (a
- * fragment using another twice, ten deep, is 1,024 copies). */
-#define ZX_MAX_STMTS 1000000
+/* Expansions make at most this many statements in one program: fragments
+ * each using the previous one ten times, five deep, are 100,000 copies of
+ * the innermost (about 40 MB of AST), far beyond any workflow written by
+ * hand, and the limit keeps a hostile program from exhausting memory. */
+#define ZX_MAX_STMTS 100000
 
 /* ===================================================================== */
 /* pipeline.c — one compilation, pass by pass                             */
