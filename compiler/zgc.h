@@ -539,6 +539,10 @@ static inline bool za_type_eq(const ZType *x, const ZType *y)
 void za_print_expr(ZBuf *b, const ZExpr *e);
 /* The AST as an indented tree (`zgc parse --ast`). */
 void za_print_program(FILE *out, const ZProgram *p);
+/* A workflow in .zg syntax (`zgc project --global`): after expansion,
+ * preceded by the variables expansions made, or (written) as written, with
+ * its fragment uses. */
+void za_print_workflow(FILE *out, const ZProgram *p, const ZDecl *wf, bool written);
 
 /* ===================================================================== */
 /* resolve.c — names                                                      */

@@ -43,6 +43,7 @@ typedef struct Options {
     const char *workflow;
     const char *lifeline;
     bool tokens, ast;
+    bool global, written; /* zgc project --global [--unexpanded] */
 } Options;
 
 /* ---- usage texts -------------------------------------------------------- */
@@ -93,7 +94,7 @@ static const char usage_check[] =
     "exit status: 0 clean, 1 errors, 2 bad usage.\n";
 
 static const char usage_project[] =
-    "usage: zgc project [--workflow NAME] [--lifeline L] FILE.zg\n"
+    "usage: zgc project [--workflow NAME] [--lifeline L | --global [--unexpanded]] FILE.zg\n"
     "\n"
     "Checks FILE.zg and prints the local program of each lifeline (language\n"
     "reference §7): sends, receives, actions, control broadcasts (send-ctl /\n"
@@ -102,6 +103,10 @@ static const char usage_project[] =
     "\n"
     "  --workflow NAME   the workflow to project (default: the only or the last one)\n"
     "  --lifeline L      print only lifeline L\n"
+    "  --global          print the global workflow instead, its fragment uses\n"
+    "                    expanded (language reference §3.4), after the variables\n"
+    "                    the expansions made\n"
+    "  --unexpanded      with --global: the workflow as written\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
@@ -291,6 +296,10 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
             o->lifeline = argv[i];
         } else if (!strncmp(a, "--lifeline=", 11) && allow_lifeline) {
             o->lifeline = a + 11;
+        } else if (!strcmp(a, "--global") && usage == usage_project) {
+            o->global = true;
+        } else if (!strcmp(a, "--unexpanded") && usage == usage_project) {
+            o->written = true;
         } else if (!strcmp(a, "--tokens") && allow_parse) {
             o->tokens = true;
         } else if (!strcmp(a, "--ast") && allow_parse) {
@@ -304,6 +313,10 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
         }
     }
     if (!o->file) return usage_error(usage, "%s", "no input file");
+    if (o->written && !o->global)
+        return usage_error(usage, "%s", "--unexpanded goes with --global");
+    if (o->global && o->lifeline)
+        return usage_error(usage, "%s", "--global prints the whole workflow: no --lifeline");
     if (allow_parse && o->tokens == o->ast)
         return usage_error(usage, "%s", "give exactly one of --tokens and --ast");
     return -1;
@@ -352,7 +365,10 @@ static int cmd_project(int argc, char **argv)
             }
             only = l->index;
         }
-        zj_print(stdout, c.locals, only);
+        if (o.global)
+            za_print_workflow(stdout, c.prog, c.wf, o.written);
+        else
+            zj_print(stdout, c.locals, only);
     }
     zc_free(&c);
     return rc;

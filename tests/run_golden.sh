@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Golden tests: `zgc project` and `zgc guards` of every example and of every
-# tests/golden/*.zg, and `zgc guards --plan` of those with a CPL guard, must
-# equal the stored outputs in tests/golden/ (<name>.project, <name>.guards,
-# <name>.plan).
+# tests/golden/*.zg, `zgc guards --plan` of those with a CPL guard, and
+# `zgc project --global` with and without --unexpanded of those that import
+# files or declare fragments, must equal the stored outputs in tests/golden/
+# (<name>.project, <name>.guards, <name>.plan, <name>.global,
+# <name>.written).
 #   run_golden.sh ZGC            compare
 #   run_golden.sh ZGC --update   rewrite the stored outputs
 set -u
@@ -19,7 +21,9 @@ for src in examples/*.zg tests/golden/*.zg; do
   whats="project guards"
   # the monitor plan of the programs that have one
   "$zgc" guards "$src" 2>/dev/null | grep -q '^  kind: cpl$' && whats="$whats plan"
-  if [ "${whats% plan}" = "$whats" ] && [ -f "tests/golden/$name.plan" ]; then
+  # the expanded and the written workflow of the programs with fragments
+  grep -qE '^(import|fragment) ' "$src" && whats="$whats global written"
+  if [ "${whats/ plan/}" = "$whats" ] && [ -f "tests/golden/$name.plan" ]; then
     if [ "$update" = "--update" ]; then
       rm -f "tests/golden/$name.plan"
     else
@@ -31,6 +35,8 @@ for src in examples/*.zg tests/golden/*.zg; do
     want="tests/golden/$name.$what"
     case $what in
     plan) got=$("$zgc" guards --plan "$src" 2>&1; echo "exit $?") ;;
+    global) got=$("$zgc" project --global "$src" 2>&1; echo "exit $?") ;;
+    written) got=$("$zgc" project --global --unexpanded "$src" 2>&1; echo "exit $?") ;;
     *) got=$("$zgc" "$what" "$src" 2>&1; echo "exit $?") ;;
     esac
     if [ "$update" = "--update" ]; then
