@@ -114,6 +114,8 @@ typedef struct Loader {
     ZVec keys;  /* char* (arena), one per file */
     ZVec state; /* per file: (void *)1 while its imports are read, 2 after */
     ZVec stack; /* ZSource*: the files being read, outermost first */
+    ZVec paths; /* char*: the paths read so far, and in files, */
+    ZVec files; /* the index (as a pointer) of the file each one read */
 } Loader;
 
 /* `dir` of path (up to its last slash, empty without one) joined with name. */
@@ -149,6 +151,8 @@ static int find_import(Loader *ld, const ZSource *from, const ZDecl *imp, ZProgr
     ZLoadFn *load = c->load ? c->load : load_file;
     for (int i = 0; i < cands.len; i++) {
         const char *path = cands.items[i];
+        for (int k = 0; k < ld->paths.len; k++) /* read already by this path */
+            if (!strcmp(ld->paths.items[k], path)) return (int)(intptr_t)ld->files.items[k];
         size_t len = 0;
         char *key = NULL;
         const char *err = "unreadable";
@@ -159,10 +163,12 @@ static int find_import(Loader *ld, const ZSource *from, const ZDecl *imp, ZProgr
             zd_error(&c->diag, imp->name_span, "cannot read `%s`: %s", path, err);
             return -1;
         }
+        zu_vec_push(c->arena, &ld->paths, (void *)path);
         for (int f = 0; f < ld->keys.len; f++)
-            if (!strcmp(ld->keys.items[f], key)) {
+            if (!strcmp(ld->keys.items[f], key)) { /* the same file by another path */
                 free(text);
                 free(key);
+                zu_vec_push(c->arena, &ld->files, (void *)(intptr_t)f);
                 return f;
             }
         if (c->files.len >= ZC_MAX_FILES) {
@@ -183,6 +189,7 @@ static int find_import(Loader *ld, const ZSource *from, const ZDecl *imp, ZProgr
         zu_vec_push(c->arena, &c->files, src);
         zu_vec_push(c->arena, &ld->keys, zu_strdup(c->arena, key));
         zu_vec_push(c->arena, &ld->state, NULL);
+        zu_vec_push(c->arena, &ld->files, (void *)(intptr_t)src->index);
         free(key);
         *prog = c->parse(c->arena, src, &c->diag);
         return src->index;
