@@ -1,4 +1,4 @@
-/* expand.c — fragments (language reference §3.4, §4).
+/* expand.c — fragments (language reference §3.3, §4).
  *
  * A fragment is a named piece of a global workflow with parameters of
  * three kinds: lifelines (`W: lifeline`), variables of the user's

@@ -5,11 +5,12 @@
  * One compilation (pipeline.c) is a straight list of passes, each
  * stoppable:
  *
- *   source --parse--> AST --zr_resolve--> resolved AST --zk_check-->
- *   typed AST --zj_project--> local programs --zg_enumerate--> guard tables
- *   --zm_plan--> monitor plan
+ *   source --parse, imports--> AST --zx_expand--> AST without fragment uses
+ *   --zr_resolve--> resolved AST --zk_check--> typed AST --zj_project-->
+ *   local programs --zg_enumerate--> guard tables --zm_plan--> monitor plan
  *
- * (parse is the grammar's zp_parse, handed in by the caller.)  Every
+ * (parse is the grammar's zp_parse, handed in by the caller; the pipeline
+ * calls it once per file.)  Every
  * intermediate form has a printer (za_print_program, zj_print, zg_print,
  * and zm_print for the monitor plan the backend emits).
  * Modules and their prefixes:
@@ -18,6 +19,7 @@
  *                     interning, heap scratch space, internal errors
  *   diag.c      zd_   diagnostics with source excerpts
  *   ast.c       za_   AST constructors, kind names, printer
+ *   expand.c    zx_   fragments: checked where declared, expanded at uses
  *   resolve.c   zr_   name resolution and declaration checks
  *   eval.c      ze_   values of expressions: the one evaluator (constant
  *                     folding), the arithmetic rules written down
@@ -28,7 +30,8 @@
  *   plan.c      zm_   the monitor plan the runtime executes: what each
  *                     lifeline keeps, what each edge carries, eval
  *                     functions, state and message sizes
- *   pipeline.c  zc_   one compilation: source to monitor plan, pass by pass
+ *   pipeline.c  zc_   one compilation: source to monitor plan, pass by pass;
+ *                     imports (the search path, files read once, cycles)
  *
  * Memory: everything a compilation produces (AST, types, local programs,
  * guard tables, interned names) lives in one ZArena and is freed by
@@ -414,7 +417,7 @@ typedef enum { ZA_DECL_KINDS(ZA_ENUM) D__COUNT } ZDeclKind;
 typedef enum { ZV_ACTION_KINDS(ZA_ACT_ENUM) ACT__COUNT } ZActionKind;
 #undef ZA_ACT_ENUM
 
-/* What a fragment parameter stands for (language reference §3.4). */
+/* What a fragment parameter stands for (language reference §3.3). */
 typedef enum {
     FP_NONE,     /* not a fragment parameter */
     FP_LIFELINE, /* W: lifeline */

@@ -104,7 +104,7 @@ static const char usage_project[] =
     "  --workflow NAME   the workflow to project (default: the only or the last one)\n"
     "  --lifeline L      print only lifeline L\n"
     "  --global          print the global workflow instead, its fragment uses\n"
-    "                    expanded (language reference §3.4), after the variables\n"
+    "                    expanded (language reference §3.3), after the variables\n"
     "                    the expansions made\n"
     "  --unexpanded      with --global: the workflow as written\n"
     "  -h, --help        show this help\n"

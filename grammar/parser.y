@@ -272,12 +272,12 @@ decl
           for (int i = 0; i < $8.len; i++)
               if (((ZStmt *)$8.items[i])->kind == S_RETURN) $$->ret = $8.items[i];
       }
-    /* import "file.zg"; (§3.5) */
+    /* import "file.zg"; (§3.4) */
     | KW_IMPORT STR_LIT ';' {
           $$ = za_decl(A, D_IMPORT, @$);
           $$->name = $2.text; $$->name_span = @2;
       }
-    /* fragment f(W: lifeline, x: T, const n: T) { var y: T; stmts } (§3.4) */
+    /* fragment f(W: lifeline, x: T, const n: T) { var y: T; stmts } (§3.3) */
     | KW_FRAGMENT IDENT '(' fparams ')' '{' flocals stmts '}' {
           $$ = za_decl(A, D_FRAGMENT, @$);
           $$->name = $2.text; $$->name_span = @2; $$->params = $4;

@@ -1,5 +1,5 @@
 /* Unit tests for imports (compiler/pipeline.c) and fragments
- * (compiler/expand.c, language reference §3.4, §3.5).  Imported files come
+ * (compiler/expand.c, language reference §3.3, §3.4).  Imported files come
  * from a table in memory (the compilation's loader), never from disk. */
 #include <criterion/criterion.h>
 
@@ -105,9 +105,8 @@ Test(imports, missing_file_lists_where_it_looked)
 
 Test(imports, cycle_names_every_file)
 {
-    static const VFile files[] = {{"x.zg", "import \"y.zg\";\n"},
-                                  {"y.zg", "lifeline B;\nimport \"x.zg\";\n"},
-                                  {NULL, NULL}};
+    static const VFile files[] = {
+        {"x.zg", "import \"y.zg\";\n"}, {"y.zg", "lifeline B;\nimport \"x.zg\";\n"}, {NULL, NULL}};
     TComp *c = compile_with(files, "import \"x.zg\";\nlifeline A;\nworkflow w() {}\n", T_PARSE);
     cr_expect(!c->ok);
     cr_expect(strstr(c->diag_text, "y.zg:2:8: error: import cycle: x.zg -> y.zg -> x.zg") != NULL,
@@ -147,8 +146,9 @@ static const char tell[] = "lifeline A, B;\n"
 Test(fragments, uses_expand_with_fresh_variables)
 {
     char *text = NULL;
-    cr_assert(asprintf(&text, "%sworkflow w() -> int { add(A, B, n, 1); add(B, A, n, 2); "
-                              "return n @ A; }\n",
+    cr_assert(asprintf(&text,
+                       "%sworkflow w() -> int { add(A, B, n, 1); add(B, A, n, 2); "
+                       "return n @ A; }\n",
                        tell) > 0);
     TComp *c = ok_with(NULL, text, T_CHECK);
     ZDecl *wf = c->comp.wf;
