@@ -281,3 +281,37 @@ Test(fragments, constant_arguments_are_copied_at_each_place)
     cr_expect_neq(iff->expr->b, arg); /* a copy per place: the checker types each */
     t_free(c);
 }
+
+/* ---- the standard library ------------------------------------------------- */
+
+/* Every file of stdlib/ checks clean on its own, and a program that imports
+ * all of them (by name, found through the search path) too. */
+Test(stdlib, every_file_checks_clean)
+{
+    static const char *const names[] = {"review.zg", "consensus_loop.zg", "approval.zg", "llm.zg"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *path = NULL;
+        cr_assert(asprintf(&path, "%s/%s", zc_stdlib_dir(), names[i]) > 0);
+        char *errs = NULL;
+        size_t nerrs = 0;
+        FILE *ef = open_memstream(&errs, &nerrs);
+        ZCompilation c;
+        cr_assert(zc_init_file(&c, zp_parse, path, ef), "cannot read %s", path);
+        c.all_workflows = true;
+        bool ok = zc_run(&c, ZC_CHECK);
+        fflush(ef);
+        cr_expect(ok, "%s:\n%s", path, errs);
+        cr_expect(c.prog->fragments.len > 0, "%s has no fragment", path);
+        zc_free(&c);
+        fclose(ef);
+        free(errs);
+        free(path);
+    }
+    TComp *c = t_compile("import \"review.zg\";\nimport \"consensus_loop.zg\";\n"
+                         "import \"approval.zg\";\nimport \"llm.zg\";\n"
+                         "lifeline A;\nworkflow w() {}\n",
+                         T_CHECK);
+    cr_expect(c->ok, "%s", c->diag_text);
+    cr_expect_eq(c->comp.files.len, 5);
+    t_free(c);
+}
