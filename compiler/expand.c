@@ -416,6 +416,10 @@ static bool use_ok(X *x, const ZStmt *s, ZDecl **callee)
                 x->d, s->life.span,
                 "`%s` is an action, not a fragment: an action runs on a lifeline (`A: %s(…);`)",
                 s->life.name, s->life.name);
+        else if (get(&x->lifes, s->life.name))
+            zd_error(x->d, s->span,
+                     "`%s` is a lifeline, not a fragment: a message is `%s(…) -> B(…);`",
+                     s->life.name, s->life.name);
         else
             zd_error(x->d, s->life.span, "unknown fragment `%s`", s->life.name);
         return false;
