@@ -735,6 +735,7 @@ static int cmd_run(int argc, char **argv)
     ZCompilation c;
     char *store_path = durable ? zs_path(store) : NULL, *exe_dir = NULL, *fresh_id = NULL;
     char *store_opt = NULL;
+    char *view_opt = NULL; /* here: `goto finish` below jumps over the rest */
     rc = compile(&c, &o, ZC_PLAN, false);
     if (rc == 0 && durable)
         rc = durable_build(&c, &b, store_path, o.file, &exe_dir);
@@ -765,7 +766,6 @@ static int cmd_run(int argc, char **argv)
         pass[npass++] = "--trace";
         pass[npass++] = (char *)trace;
     }
-    char *view_opt = NULL;
     if (rc == 0 && view && (!processes || c.prog->lifelines.len == 1)) {
         if (asprintf(&view_opt, "--view%s%s", *view ? "=" : "", view) < 0) zu_oom();
         pass[npass++] = view_opt;
