@@ -46,7 +46,6 @@ typedef struct X {
     long stmts;   /* statements made by expansions */
     bool too_big; /* ZX_MAX_STMTS reached (reported once) */
     int counter;  /* expansions so far: the N of fresh names */
-    ZDecl *wf;    /* the workflow whose uses are checked, or NULL */
     ZDecl *frag;  /* the fragment being checked, or NULL */
 } X;
 
@@ -336,7 +335,7 @@ static void def_fragment(X *x, ZDecl *f)
 /* ---- uses ---------------------------------------------------------------- */
 
 /* What a name means where a use stands: in x->frag's body, or in a
- * workflow (x->wf). */
+ * workflow (x->frag NULL). */
 typedef enum { K_NONE, K_LIFELINE, K_VAR, K_CONST } Kind;
 
 static Kind kind_of(X *x, const char *name, const ZType **type)
@@ -798,7 +797,6 @@ bool zx_expand(ZArena *a, ZProgram *p, ZVec *xs, ZDiag *d)
         ZDecl *w = p->decls.items[i];
         if (w->kind != D_WORKFLOW || !has_use(&w->body)) continue;
         any = true;
-        x.wf = w;
         bool ok = true;
         check_uses(&x, &w->body, &ok);
     }
