@@ -97,7 +97,10 @@ static Sym *declare(R *r, Table *t, const char *name, ZSpan at, const char *what
     if (!name) return NULL;
     Sym *old = tab_get(t, name);
     if (old) {
-        const char *old_what = t == &r->vals ? za_name_kind_name(old->kind) : what;
+        const char *old_what =
+            t == &r->vals   ? za_name_kind_name(old->kind)
+            : t == &r->acts ? (old->decl && old->decl->kind == D_FRAGMENT ? "fragment" : "action")
+                            : what;
         if (strcmp(old_what, what) == 0)
             zd_error(r->d, at, "duplicate %s `%s`", what, name);
         else
@@ -443,6 +446,10 @@ static void collect(R *r, ZDecl *d)
         }
         if ((s = declare(r, &r->acts, d->name, d->name_span, "action"))) s->decl = d;
         break;
+    case D_FRAGMENT:
+        /* expanded already; its name is taken like an action's */
+        if ((s = declare(r, &r->acts, d->name, d->name_span, "fragment"))) s->decl = d;
+        break;
     case D_WORKFLOW:
         if (d->name && strlen(d->name) > ZV_WORKFLOW_NAME_MAX)
             zd_error(r->d, d->name_span,
@@ -758,7 +765,7 @@ static void count_constructs(const ZVec *body, int *ctl, int *par)
 
 ZDecl *zr_select_workflow(ZProgram *p, const char *name, ZDiag *d)
 {
-    static const ZSpan top = {1, 1, 1, 1};
+    static const ZSpan top = {1, 1, 1, 1, 0, 0};
     ZDecl *wf = NULL;
     if (p->workflows.len == 0) {
         zd_error(d, top, "no workflow in this file");

@@ -45,6 +45,7 @@ typedef struct Options {
     const char *workflow;
     const char *lifeline;
     bool tokens, ast;
+    bool global, written; /* zgc project --global [--unexpanded] */
 } Options;
 
 /* ---- usage texts -------------------------------------------------------- */
@@ -75,6 +76,8 @@ static const char usage_main[] =
     "  help CMD   show the help of a command\n"
     "\n"
     "options:\n"
+    "  -I DIR         look for imported files in DIR too (every command that reads\n"
+    "                 a .zg file; after the importing file's directory, before stdlib/)\n"
     "  -h, --help     show this help (or a command's, after the command)\n"
     "  --version      print the version\n"
     "\n"
@@ -94,7 +97,7 @@ static const char usage_check[] =
     "exit status: 0 clean, 1 errors, 2 bad usage.\n";
 
 static const char usage_project[] =
-    "usage: zgc project [--workflow NAME] [--lifeline L] FILE.zg\n"
+    "usage: zgc project [--workflow NAME] [--lifeline L | --global [--unexpanded]] FILE.zg\n"
     "\n"
     "Checks FILE.zg and prints the local program of each lifeline (language\n"
     "reference §7): sends, receives, actions, control broadcasts (send-ctl /\n"
@@ -103,6 +106,10 @@ static const char usage_project[] =
     "\n"
     "  --workflow NAME   the workflow to project (default: the only or the last one)\n"
     "  --lifeline L      print only lifeline L\n"
+    "  --global          print the global workflow instead, its fragment uses\n"
+    "                    expanded (language reference §3.3), after the variables\n"
+    "                    the expansions made\n"
+    "  --unexpanded      with --global: the workflow as written\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
@@ -297,6 +304,10 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
             o->lifeline = argv[i];
         } else if (!strncmp(a, "--lifeline=", 11) && allow_lifeline) {
             o->lifeline = a + 11;
+        } else if (!strcmp(a, "--global") && usage == usage_project) {
+            o->global = true;
+        } else if (!strcmp(a, "--unexpanded") && usage == usage_project) {
+            o->written = true;
         } else if (!strcmp(a, "--tokens") && allow_parse) {
             o->tokens = true;
         } else if (!strcmp(a, "--ast") && allow_parse) {
@@ -310,6 +321,10 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
         }
     }
     if (!o->file) return usage_error(usage, "%s", "no input file");
+    if (o->written && !o->global)
+        return usage_error(usage, "%s", "--unexpanded goes with --global");
+    if (o->global && o->lifeline)
+        return usage_error(usage, "%s", "--global prints the whole workflow: no --lifeline");
     if (allow_parse && o->tokens == o->ast)
         return usage_error(usage, "%s", "give exactly one of --tokens and --ast");
     return -1;
@@ -358,7 +373,10 @@ static int cmd_project(int argc, char **argv)
             }
             only = l->index;
         }
-        zj_print(stdout, c.locals, only);
+        if (o.global)
+            za_print_workflow(stdout, c.prog, c.wf, o.written);
+        else
+            zj_print(stdout, c.locals, only);
     }
     zc_free(&c);
     return rc;
@@ -954,6 +972,42 @@ static int finish_output(int rc)
     return rc;
 }
 
+/* `-I DIR` (or `-IDIR`), on every command that reads a .zg file: DIR is
+ * searched for imported files (compiler/pipeline.c), in the order given.
+ * Taken out of argv before the command parses its own options; -1 to go
+ * on, else the exit status. */
+static int take_include_dirs(const Command *c, int *argc, char **argv)
+{
+    static const char *const readers[] = {"check",     "project", "guards", "build", "run",
+                                          "emit-llvm", "parse",   "trace",  "view"};
+    bool reads = false;
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
+        if (!strcmp(c->name, readers[i])) reads = true;
+    if (!reads) return -1;
+    int n = 2;
+    for (int i = 2; i < *argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) { /* the rest is not ours */
+            while (i < *argc) argv[n++] = argv[i++];
+            break;
+        }
+        if (strncmp(a, "-I", 2) != 0) {
+            argv[n++] = argv[i];
+            continue;
+        }
+        const char *dir = a[2] ? a + 2 : i + 1 < *argc ? argv[++i] : NULL;
+        const char *usage = c->usage ? c->usage : usage_main;
+        if (!dir || !dir[0]) return usage_error(usage, "%s", "-I needs a directory");
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return usage_error(usage, "-I %s: not a directory", dir);
+        zc_add_include_dir(dir);
+    }
+    argv[n] = NULL;
+    *argc = n;
+    return -1;
+}
+
 static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
@@ -985,6 +1039,8 @@ static int run_command(int argc, char **argv)
     }
     const Command *c = find_command(cmd);
     if (!c) return usage_error(usage_main, "unknown command `%s`", cmd);
+    int rc = take_include_dirs(c, &argc, argv);
+    if (rc >= 0) return rc;
     return c->run(argc - 1, argv + 1);
 }
 
