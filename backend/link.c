@@ -77,7 +77,7 @@
 #define ZGC_RUNTIME_LDFLAGS ""
 #endif
 
-static const ZSpan no_span = {0, 0, 0, 0};
+static const ZSpan no_span = {0};
 
 /* ------------------------------------------------------------------ */
 /* argument vectors                                                    */

@@ -324,13 +324,22 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
     char id[128];
     snprintf(id, sizeof id, "-O%d-%s-%s", r->opt_level, rt, ZGC_BUILD_ID);
 
-    /* the source key: the text of the program and its C files */
+    /* the source key: the text of the program, its imports and its C files */
     EVP_MD_CTX *x = EVP_MD_CTX_new();
     if (!x || !EVP_DigestInit_ex(x, EVP_sha256(), NULL)) zu_oom();
     char head[256];
     int hn = snprintf(head, sizeof head, "zgc cache 1\n%s\nworkflow %s\n", id, c->wf->name);
     EVP_DigestUpdate(x, head, (size_t)hn);
     int bad = hash_part(x, "source", r->source);
+    /* the imported files, as this compilation read them: a changed
+       import must miss, though the importing file is the same */
+    for (int i = 1; i < c->files.len; i++) {
+        const ZSource *f = ZU_VEC_AT(c->files, i);
+        int n = snprintf(head, sizeof head, "import %zu %zu\n", strlen(f->path), f->len);
+        EVP_DigestUpdate(x, head, (size_t)n);
+        EVP_DigestUpdate(x, f->path, strlen(f->path));
+        EVP_DigestUpdate(x, f->text, f->len);
+    }
     for (int i = 0; !bad && i < r->n_c_files; i++)
         bad = hash_part(x, base_name(r->c_files[i]), r->c_files[i]);
     unsigned char md[EVP_MAX_MD_SIZE];

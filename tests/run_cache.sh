@@ -6,7 +6,8 @@
 #   - a second `zgc run` of an unchanged program compiles nothing (the
 #     notes of ZGC_CACHE_NOTES, and the cached executable's inode); a
 #     program that differs only in comments is found by its fingerprint;
-#     a changed program, C file, -O level or runtime library misses; the
+#     a changed program, imported file, C file, -O level or runtime
+#     library misses; the
 #     entry names zgc's build id (a changed compiler misses);
 #   - a damaged cached executable is detected and built again;
 #   - two `zgc run` of the same program at once both succeed;
@@ -80,6 +81,17 @@ run compiled "$ex/score.zg" "$tmp/actions.c" --arg draft="Short words help."
 run "found by source" "$ex/score.zg" "$tmp/actions.c" --arg draft="Short words help."
 printf '\n/* changed */\n' >> "$tmp/actions.c"
 run compiled "$ex/score.zg" "$tmp/actions.c" --arg draft="Short words help."
+
+# an imported file: a change in it misses, though the importing file is the same
+mkdir -p "$tmp/imp"
+printf 'pure inc(t: int) -> int = t + 1;\n' > "$tmp/imp/lib.zg"
+sed 's/^pure inc.*$/import "lib.zg";/' "$root/examples/increment.zg" > "$tmp/imp/main.zg"
+run compiled "$tmp/imp/main.zg"
+[ "$(cat "$tmp/out.txt")" = 3 ] || fail "imported inc: $(cat "$tmp/out.txt")"
+run "found by source" "$tmp/imp/main.zg"
+printf 'pure inc(t: int) -> int = t + 2;\n' > "$tmp/imp/lib.zg"
+run compiled "$tmp/imp/main.zg"
+[ "$(cat "$tmp/out.txt")" = 4 ] || fail "a changed import ran the old build: $(cat "$tmp/out.txt")"
 
 # a damaged executable
 printf 'garbage' | dd of="$entry/hello" bs=1 seek=200 conv=notrunc status=none
