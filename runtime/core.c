@@ -375,8 +375,11 @@ static void loc_text(const zgrt_program *p, int32_t loc, char *out, size_t n)
 {
     out[0] = '\0';
     if (loc >= 0 && loc < p->nlocs && p->locs)
-        snprintf(out, n, "%s:%d:%d: ", p->source ? p->source : "?", (int)p->locs[loc].line,
-                 (int)p->locs[loc].col);
+        snprintf(out, n, "%s:%d:%d: ",
+                 p->locs[loc].file ? p->locs[loc].file
+                 : p->source       ? p->source
+                                   : "?",
+                 (int)p->locs[loc].line, (int)p->locs[loc].col);
 }
 
 static void wake_all(run *R);
