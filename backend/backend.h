@@ -51,9 +51,11 @@ typedef struct ZBuildOptions {
     int link;          /* ZB_LINK_* bits: the executables to link (0: all) */
     int jobs;          /* threads emitting objects and linking (<= 0: the cores) */
     /* When not NULL: called once the fingerprint is known, before any
-     * object is emitted; when it returns true the build stops there,
+     * object is emitted, with it and 16 hex digits that identify what the
+     * executables hold besides it (the source path and location table of
+     * run-time errors); when it returns true the build stops there,
      * successfully, with *cached set (the caller has the build already). */
-    bool (*have)(void *user, const char *fingerprint);
+    bool (*have)(void *user, const char *fingerprint, const char *locations);
     void *user;
     bool *cached;
 } ZBuildOptions;

@@ -260,6 +260,35 @@ typedef struct Build {
     const char *cc;
 } Build;
 
+/* What the executables hold besides the fingerprint: the source's path
+ * and the source location table (line, column and file of every place a
+ * run-time error can name), as 16 hex digits of their SHA-256.  Two builds
+ * of one fingerprint differ in their messages when this differs (a line
+ * added above a statement), so a cache of builds keys on both. */
+static bool locations_id(Build *b, char out[17])
+{
+    const ZbGen *g = b->gen;
+    EVP_MD_CTX *x = EVP_MD_CTX_new();
+    bool ok = x && EVP_DigestInit_ex(x, EVP_sha256(), NULL);
+    const char *src = b->p->src && b->p->src->path ? b->p->src->path : "";
+    char line[64];
+    int n = snprintf(line, sizeof line, "%zu %d\n", strlen(src), g->nlocs);
+    ok = ok && EVP_DigestUpdate(x, line, (size_t)n) && EVP_DigestUpdate(x, src, strlen(src));
+    for (int i = 0; ok && i < g->nlocs; i++) {
+        const ZbLoc *l = &g->locs[i];
+        const ZSource *f = l->file ? zd_source(b->d, (ZSpan){.file = l->file}) : NULL;
+        const char *path = f && f->path ? f->path : "";
+        n = snprintf(line, sizeof line, "\n%d %d %zu ", l->line, l->col, strlen(path));
+        ok = EVP_DigestUpdate(x, line, (size_t)n) && EVP_DigestUpdate(x, path, strlen(path));
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    ok = ok && EVP_DigestFinal_ex(x, md, &len) && len >= 8;
+    EVP_MD_CTX_free(x);
+    for (unsigned i = 0; ok && i < 8; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return ok;
+}
+
 /* ---- jobs: objects, C files and links, run by the build's threads ---- */
 
 typedef enum { JOB_OBJECT, JOB_COMPILE, JOB_LINK } JobKind;
@@ -581,7 +610,12 @@ static int build(Build *b)
     }
     if (ok && !fingerprint(b, &parts)) ok = 0;
     /* the caller may have this build already: then no object is made */
-    if (ok && o->have && o->have(o->user, b->gen->fingerprint)) {
+    char locs[17] = "";
+    if (ok && o->have && !locations_id(b, locs)) {
+        zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
+        ok = 0;
+    }
+    if (ok && o->have && o->have(o->user, b->gen->fingerprint, locs)) {
         if (o->cached) *o->cached = true;
         ok = 2;
     }

@@ -176,11 +176,11 @@ static bool entry_ready(const char *entry, ZCompilation *c, const ZcaRequest *r)
     return ok;
 }
 
-/* ZBuildOptions.have: the fingerprint names the entry. */
-static bool have(void *user, const char *fingerprint)
+/* ZBuildOptions.have: the fingerprint and the locations name the entry. */
+static bool have(void *user, const char *fingerprint, const char *locations)
 {
     Lookup *k = user;
-    if (asprintf(&k->entry, "%s/%s%s", k->cache, fingerprint, k->id) < 0) zu_oom();
+    if (asprintf(&k->entry, "%s/%s-%s%s", k->cache, fingerprint, locations, k->id) < 0) zu_oom();
     bool ok = entry_ready(k->entry, k->c, k->r);
     if (notes())
         fprintf(stderr, "zgc: note: cache: %s by fingerprint\n", ok ? "found" : "not found");
@@ -243,7 +243,9 @@ static long max_entries(void)
 
 static bool is_entry(const char *name)
 {
-    return strspn(name, "0123456789abcdef") == 64 && !strncmp(name + 64, "-O", 2);
+    const char *hex = "0123456789abcdef";
+    return strspn(name, hex) == 64 && name[64] == '-' && strspn(name + 65, hex) == 16 &&
+           !strncmp(name + 81, "-O", 2);
 }
 
 typedef struct Aged {
@@ -363,7 +365,7 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
             fclose(f);
             name[strcspn(name, "\n")] = 0;
         }
-        if (strlen(name) == 64 + strlen(id) && !strchr(name, '/')) {
+        if (strlen(name) == 64 + 17 + strlen(id) && !strchr(name, '/')) {
             if (asprintf(&k.entry, "%s/%s", cache, name) < 0) zu_oom();
             if (entry_ready(k.entry, c, r)) {
                 if (notes()) fprintf(stderr, "zgc: note: cache: found by source\n");

@@ -2,11 +2,13 @@
  * build a program once and run its executables from the cache after.
  *
  * Where: $ZGC_CACHE, else $XDG_CACHE_HOME/zgc, else ~/.cache/zgc.  An
- * entry is a directory named FINGERPRINT-O<level>-RUNTIME-BUILD: the
- * program's fingerprint (backend/link.c: its lifelines' IR, its
- * declarations, its C files), the optimisation level, the runtime
- * library's identity and the compiler's build id (generated/zgc_build_id.h)
- * — so a changed program, C file, -O level, runtime or compiler misses.
+ * entry is a directory named FINGERPRINT-LOCATIONS-O<level>-RUNTIME-BUILD:
+ * the program's fingerprint (backend/link.c: its lifelines' IR, its
+ * declarations, its C files), its source path and location table (which
+ * the fingerprint leaves out, but run-time errors print), the
+ * optimisation level, the runtime library's identity and the compiler's
+ * build id (generated/zgc_build_id.h) — so a changed program, a statement
+ * on another line, a C file, -O level, runtime or compiler misses.
  * It holds the executables linked so far, each with its SHA-256 beside it
  * (EXE.sha256), checked before every use: a damaged executable is removed
  * and built again.  src/KEY maps a hash of the source text, its imports, the C files

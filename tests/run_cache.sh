@@ -82,6 +82,16 @@ run "found by source" "$ex/score.zg" "$tmp/actions.c" --arg draft="Short words h
 printf '\n/* changed */\n' >> "$tmp/actions.c"
 run compiled "$ex/score.zg" "$tmp/actions.c" --arg draft="Short words help."
 
+# a statement on another line is the same fingerprint but another message:
+# its run-time error must name the new line
+cp "$root/tests/run/div_zero.zg" "$tmp/dz.zg"
+"$zgc" run "$tmp/dz.zg" > /dev/null 2> "$tmp/err.txt" && fail "div_zero ran"
+grep -q "dz.zg:7:12: division by zero" "$tmp/err.txt" || fail "div_zero: $(cat "$tmp/err.txt")"
+{ echo '// one more line'; cat "$root/tests/run/div_zero.zg"; } > "$tmp/dz.zg"
+"$zgc" run "$tmp/dz.zg" > /dev/null 2> "$tmp/err.txt" && fail "div_zero ran"
+grep -q "dz.zg:8:12: division by zero" "$tmp/err.txt" ||
+    fail "a moved statement ran the old build: $(cat "$tmp/err.txt")"
+
 # an imported file: a change in it misses, though the importing file is the same
 mkdir -p "$tmp/imp"
 printf 'pure inc(t: int) -> int = t + 1;\n' > "$tmp/imp/lib.zg"
