@@ -68,12 +68,8 @@ const ZbModule *zb_load(char *err, size_t errlen)
     char *slash = strrchr(self, '/');
     if (slash) *slash = 0;
     char path[PATH_MAX + 64];
-    /* the build tree: beside zgc; an installation: PREFIX/lib/zgc/ */
+    /* the build tree: beside zgc (an installation's module is named by
+       ZGC_BACKEND, which the driver sets: driver/paths.h) */
     snprintf(path, sizeof path, "%s/%s", self, ZB_MODULE_FILE);
-    if (access(path, F_OK) != 0) {
-        char alt[PATH_MAX + 64];
-        snprintf(alt, sizeof alt, "%s/../lib/zgc/%s", self, ZB_MODULE_FILE);
-        if (access(alt, F_OK) == 0) snprintf(path, sizeof path, "%s", alt);
-    }
     return loaded = open_module(path, err, errlen);
 }

@@ -32,7 +32,16 @@ void zc_add_include_dir(const char *dir)
     include_dirs[n_include_dirs++] = dir;
 }
 
-const char *zc_stdlib_dir(void) { return ZGC_STDLIB_DIR; }
+static const char *stdlib_dir;
+
+void zc_set_stdlib_dir(const char *dir) { stdlib_dir = dir; }
+
+const char *zc_stdlib_dir(void)
+{
+    const char *env = getenv("ZGC_STDLIB");
+    if (env && *env) return env;
+    return stdlib_dir ? stdlib_dir : ZGC_STDLIB_DIR;
+}
 
 const char *zc_stage_name(ZStage s)
 {

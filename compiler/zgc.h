@@ -928,10 +928,13 @@ typedef char *ZLoadFn(void *user, const char *path, size_t *len, char **key, con
 
 /* Where imported files are looked for, after the importing file's own
  * directory: the -I directories in order, then the standard library.
- * ZC_STDLIB_DIR is the source tree's stdlib/ (set by the build); the -I
- * list is the process's, given once by the driver before it compiles
- * (every compilation of the process, the oracle's included, uses it). */
+ * The standard library is $ZGC_STDLIB when set, else the directory the
+ * driver gave (an installation's), else the source tree's stdlib/ (set by
+ * the build); the -I list is the process's, given once by the driver
+ * before it compiles (every compilation of the process, the oracle's
+ * included, uses it). */
 void zc_add_include_dir(const char *dir);
+void zc_set_stdlib_dir(const char *dir);
 const char *zc_stdlib_dir(void);
 /* At most this many files per compilation, imports included. */
 #define ZC_MAX_FILES 4096

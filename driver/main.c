@@ -34,6 +34,7 @@
 #include "grammar.h"
 #include "launch.h"
 #include "oracle.h"
+#include "paths.h"
 #include "viewer.h"
 #include "runs.h"
 #include "store.h"
@@ -1020,7 +1021,7 @@ static int run_command(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
-        printf("zgc %s (build %s)\n", ZGC_VERSION, ZGC_BUILD_ID);
+        printf("zgc %s (build %s)\nfrom the %s\n", ZGC_VERSION, ZGC_BUILD_ID, zpa_where());
         return 0;
     }
     if (!strcmp(cmd, "help")) {
@@ -1044,4 +1045,8 @@ static int run_command(int argc, char **argv)
     return c->run(argc - 1, argv + 1);
 }
 
-int main(int argc, char **argv) { return finish_output(run_command(argc, argv)); }
+int main(int argc, char **argv)
+{
+    zpa_init();
+    return finish_output(run_command(argc, argv));
+}

@@ -19,6 +19,9 @@ pkgs=(
   chromium          # the viewer's browser tests (tests/viewer): headless, driven by puppeteer-core
   fonts-dejavu-core # the font the viewer's pages ask for, so screenshots match their references
   git
+  pandoc            # the manual pages, made from docs/zgc.md (scripts/man.sh)
+  man-db            # `man --warnings` checks those pages (tests/install)
+  dpkg-dev          # dpkg-shlibdeps: the .deb's dependencies (cpack, tests/install)
 )
 missing=()
 for p in "${pkgs[@]}"; do
