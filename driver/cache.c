@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "cache.h"
+#include "usage.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -460,9 +461,9 @@ int zca_main(int argc, char **argv)
         return 0;
     }
     if (argc != 2 || (strcmp(argv[1], "dir") && strcmp(argv[1], "clean"))) {
-        fprintf(stderr, "zgc: %s\n%s", argc < 2 ? "cache needs dir or clean" : "bad arguments",
-                usage_cache);
-        return 2;
+        if (argc < 2) return zus_error(usage_cache, "%s", "cache needs dir or clean");
+        if (argc > 2) return zus_error(usage_cache, "unexpected argument `%s`", argv[2]);
+        return zus_error(usage_cache, "unknown cache command `%s`", argv[1]);
     }
     char *cache = zca_dir();
     if (!strcmp(argv[1], "dir")) {

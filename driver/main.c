@@ -35,6 +35,8 @@
 #include "launch.h"
 #include "oracle.h"
 #include "paths.h"
+#include "suggest.h"
+#include "usage.h"
 #include "viewer.h"
 #include "runs.h"
 #include "store.h"
@@ -278,11 +280,7 @@ static const char usage_trace_show[] =
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
-    fputs("zgc: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    fputs(usage, stderr);
-    return 2;
+    return zus_error(usage, fmt, arg);
 }
 
 /* Parses the options shared by the compiler subcommands.  Returns -1 to go
@@ -356,6 +354,21 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
+/* --lifeline L names no lifeline of the program: the error, with the
+ * closest lifeline's name when one is close. */
+static void no_lifeline(const ZCompilation *c, const Options *o)
+{
+    ZvSuggest sg;
+    zv_suggest_init(&sg, o->lifeline);
+    for (int i = 0; i < c->prog->lifelines.len; i++) {
+        const ZDecl *l = ZU_VEC_AT(c->prog->lifelines, i);
+        zv_suggest_try(&sg, l->name);
+    }
+    fprintf(stderr, "zgc: error: no lifeline `%s` in %s", o->lifeline, o->file);
+    if (sg.best) fprintf(stderr, "; did you mean `%s`?", sg.best);
+    fputc('\n', stderr);
+}
+
 static int cmd_project(int argc, char **argv)
 {
     Options o = {0};
@@ -368,7 +381,7 @@ static int cmd_project(int argc, char **argv)
         if (o.lifeline) {
             ZDecl *l = zr_lifeline(c.prog, o.lifeline);
             if (!l) {
-                fprintf(stderr, "zgc: no lifeline `%s` in %s\n", o.lifeline, o.file);
+                no_lifeline(&c, &o);
                 zc_free(&c);
                 return 1;
             }
@@ -835,7 +848,7 @@ static int cmd_view(int argc, char **argv)
         if (rc == 0 && o.lifeline) {
             ZDecl *l = zr_lifeline(c.prog, o.lifeline);
             if (!l) {
-                fprintf(stderr, "zgc: no lifeline `%s` in %s\n", o.lifeline, o.file);
+                no_lifeline(&c, &o);
                 rc = 1;
             } else {
                 job.lifeline = l->index;
@@ -922,6 +935,9 @@ static int cmd_trace_show(int argc, char **argv)
 static int cmd_trace(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "show")) return cmd_trace_show(argc - 1, argv + 1);
+    if (argc >= 2 && argv[1][0] != '-' && strcmp(argv[1], "check"))
+        return usage_error("usage: zgc trace check …\n       zgc trace show …\n",
+                           "unknown trace command `%s`", argv[1]);
     bool help = argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
     int rc = zt_main(argc, argv);
     if (help) {

@@ -49,11 +49,40 @@ expect 2 'more than one input file' -- "$zgc" check "$hello" "$hello"
 expect 2 'needs a workflow name' -- "$zgc" project "$hello" --workflow
 expect 2 'exactly one of --tokens and --ast' -- "$zgc" parse "$hello"
 
+# one error per mistake, with a suggestion when a known word is close
+expect 2 'unknown command `chek`; did you mean `check`\?' -- "$zgc" chek "$hello"
+expect 2 'unknown command `rnu`; did you mean `run`\?' -- "$zgc" help rnu
+expect 2 'unknown option `--workflw`; did you mean `--workflow`\?' -- "$zgc" check --workflw w "$hello"
+expect 2 'unknown option `--lmm`; did you mean `--llm`\?' -- "$zgc" run "$hello" --lmm mock
+expect 2 'unknown runs command `lst`; did you mean `list`\?' -- "$zgc" runs lst
+expect 2 'unknown cache command `clen`; did you mean `clean`\?' -- "$zgc" cache clen
+expect 2 'unknown trace command `chek`; did you mean `check`\?' -- "$zgc" trace chek "$hello" x
+expect 2 'unknown option `--quite`; did you mean `--quiet`\?' -- "$zgc" trace check --quite "$hello" x
+expect 2 'unknown command `zzzzzz`$' -- "$zgc" zzzzzz
+out=$("$zgc" run "$hello" --arg tpoic=x 2>&1)
+if [ "$(grep -c 'error' <<< "$out")" = 1 ] && grep -q "unknown input 'tpoic' in --arg; did you mean topic (str, owned by User)?" <<< "$out"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: a misspelt --arg is one error with a suggestion: $out"; fail=$((fail + 1))
+fi
+# the configuration of actions is checked before anything runs, also in a
+# workflow that calls no model (exit 2)
+inc=$root/examples/increment.zg
+expect 2 '--llm: unknown model spec .openia.; did you mean .openai.\?' -- "$zgc" run "$inc" --llm openia
+expect 2 '--llm: unknown model spec .olama:llama3.; did you mean .ollama:llama3.\?' -- "$zgc" run "$inc" --llm olama:llama3
+expect 2 '--llm: scripted model: cannot read .nofile.json.: No such file' -- "$zgc" run "$inc" --llm scripted:nofile.json
+expect 2 '--llm-for A: model spec .scripted. needs a file' -- "$zgc" run "$inc" --llm-for A=scripted
+printf '{"x": 3}' > "$tmp/bad_answers.json"
+expect 2 '--answers: human answers: .*the value of x must be an answer object' -- "$zgc" run "$inc" --answers "$tmp/bad_answers.json"
+expect 2 "OPENAI_BASE_URL must be an http:// or https:// URL" -- env OPENAI_BASE_URL=ftp://x "$zgc" run "$inc" --llm openai
+expect 0 '^3$' -- "$zgc" run "$inc" --llm ollama:llama3
+
 # input errors: exit 1
 expect 1 'cannot read .*nope.zg' -- "$zgc" check "$tmp/nope.zg"
 expect 1 'cannot read' -- "$zgc" check "$tmp"
 expect 1 "no workflow named \`nope\`|unknown workflow \`nope\`" -- "$zgc" project --workflow nope "$hello"
 expect 1 'no lifeline `Nobody`' -- "$zgc" project --lifeline Nobody "$hello"
+expect 1 'no lifeline `Writr` in .*hello.zg; did you mean `Writer`\?' -- "$zgc" project --lifeline Writr "$hello"
 
 # native code
 expect 0 '"\[write_reply:draft\]"' -- "$zgc" run "$hello" --arg topic=hi
@@ -185,8 +214,8 @@ expect 1 'cannot read .*fifo: not a regular file' -- "$zgc" trace check "$hello"
 expect 1 'cannot read /dev/zero: not a regular file' -- "$zgc" trace check "$hello" /dev/zero
 expect 1 'fifo: error: cannot read: not a regular file' -- "$zgc" anomalies "$tmp/fifo"
 expect 1 'dev/zero: error: cannot read: not a regular file' -- "$zgc" anomalies /dev/zero
-expect 1 'human answers: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/human.zg" --answers "$tmp/fifo"
-expect 1 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/scripted.zg" --llm "scripted:$tmp/fifo"
+expect 2 'human answers: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/human.zg" --answers "$tmp/fifo"
+expect 2 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/scripted.zg" --llm "scripted:$tmp/fifo"
 
 # a build is all or nothing: when one link fails, the executables of the
 # earlier build stay as they were and no temporary file is left
