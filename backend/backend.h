@@ -46,6 +46,11 @@ typedef struct ZBuildOptions {
     int opt_level;     /* 0..3 (default 2) */
     bool keep_objects; /* keep the .o files in out_dir */
     bool verbose;      /* print the commands run */
+    /* link even when an extern pure or effect action has no C function
+     * (zg_NAME) in the C files: the action fails when it runs.  Without
+     * it such a build is refused, naming every missing function. */
+    bool allow_unlinked;
+    int *unlinked;     /* when not NULL: the number of actions linked so */
     char *fingerprint; /* when not NULL: gets the program's fingerprint (65 bytes:
                           64 hex digits, zgrt_abi.h: zgrt_program.fingerprint) */
     int link;          /* ZB_LINK_* bits: the executables to link (0: all) */

@@ -56,6 +56,7 @@
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
+#include <llvm-c/Object.h>
 #include <openssl/evp.h>
 
 #include "gen.h"
@@ -287,6 +288,78 @@ static bool locations_id(Build *b, char out[17])
     EVP_MD_CTX_free(x);
     for (unsigned i = 0; ok && i < 8; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
     return ok;
+}
+
+/* ---- the C functions of actions ------------------------------------------ */
+
+/* Adds the names of the symbols the object at path defines (a symbol in a
+ * section) to *names; false with a message when it cannot be read. */
+static bool defined_symbols(Build *b, const char *path, ZVec *names)
+{
+    LLVMMemoryBufferRef buf = NULL;
+    char *msg = NULL;
+    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
+        zd_error(b->d, no_span, "cannot read the object `%s`: %s", path, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMBinaryRef bin = LLVMCreateBinary(buf, b->lc, &msg);
+    if (!bin) {
+        zd_error(b->d, no_span, "cannot read the object `%s`: %s", path, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        LLVMDisposeMemoryBuffer(buf);
+        return false;
+    }
+    LLVMSymbolIteratorRef sym = LLVMObjectFileCopySymbolIterator(bin);
+    LLVMSectionIteratorRef sect = LLVMObjectFileCopySectionIterator(bin);
+    for (; sym && !LLVMObjectFileIsSymbolIteratorAtEnd(bin, sym); LLVMMoveToNextSymbol(sym)) {
+        LLVMMoveToContainingSection(sect, sym);
+        if (LLVMObjectFileIsSectionIteratorAtEnd(bin, sect)) continue; /* undefined */
+        const char *name = LLVMGetSymbolName(sym);
+        if (name) zu_vec_push(b->a, names, zu_strndup(b->a, name, strlen(name)));
+    }
+    if (sect) LLVMDisposeSectionIterator(sect);
+    if (sym) LLVMDisposeSymbolIterator(sym);
+    LLVMDisposeBinary(bin);
+    LLVMDisposeMemoryBuffer(buf);
+    return true;
+}
+
+/* Every extern pure and effect action the program runs needs its C
+ * function zg_NAME in one of the C files (compiled to objs): otherwise
+ * the build is refused, every missing function named, unless the caller
+ * allows it (ZBuildOptions.allow_unlinked). */
+static bool check_linked(Build *b, const char *const *objs, int nobjs)
+{
+    ZVec have = {0};
+    for (int k = 0; k < nobjs; k++)
+        if (!defined_symbols(b, objs[k], &have)) return false;
+    const ZDecl **missing = zu_alloc(b->a, sizeof *missing * (size_t)(b->gen->nacts + 1));
+    int nmissing = 0;
+    for (int i = 0; i < b->gen->nacts; i++) {
+        const ZDecl *act = b->gen->acts[i];
+        if (act->action != ACT_EXTERN_PURE && act->action != ACT_EFFECT) continue;
+        char *sym = zu_fmt(b->a, "zg_%s", act->name);
+        bool found = false;
+        for (int k = 0; k < have.len && !found; k++) found = !strcmp(ZU_VEC_AT(have, k), sym);
+        if (!found) missing[nmissing++] = act;
+    }
+    if (b->o->unlinked) *b->o->unlinked = nmissing;
+    if (nmissing == 0 || b->o->allow_unlinked) return true;
+    if (nmissing == 1)
+        zd_error(b->d, no_span,
+                 "%s `%s` has no C function: give zgc a C file that defines zg_%s (or "
+                 "--allow-unlinked to build anyway; the action then fails when it runs)",
+                 za_action_kind_name(missing[0]->action), missing[0]->name, missing[0]->name);
+    else
+        zd_error(b->d, no_span,
+                 "%d actions have no C function: give zgc a C file that defines them (or "
+                 "--allow-unlinked to build anyway; the actions then fail when they run)",
+                 nmissing);
+    for (int i = 0; i < nmissing; i++)
+        zd_note(b->d, missing[i]->span, "%s `%s` needs `int zg_%s(zgrt_call *call)`",
+                za_action_kind_name(missing[i]->action), missing[i]->name, missing[i]->name);
+    return false;
 }
 
 /* ---- jobs: objects, C files and links, run by the build's threads ---- */
@@ -667,6 +740,7 @@ static int build(Build *b)
     }
     run_jobs(b, jobs, nj);
     if (!report_jobs(b, jobs, nj)) return 1;
+    if (!check_linked(b, user_objs, nu)) return 1;
 
     /* The executables are linked under temporary names in out_dir and
      * renamed into place only when every one of them linked: a failed

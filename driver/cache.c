@@ -160,11 +160,21 @@ static int has_exe(const char *entry, const char *exe)
     return ok;
 }
 
-/* Whether the entry holds every executable r needs. */
+#define UNLINKED_MARK "unlinked"
+
+/* Whether the entry holds every executable r needs (an entry linked
+ * without some actions' C functions only for a request that allows it). */
 static bool entry_ready(const char *entry, ZCompilation *c, const ZcaRequest *r)
 {
     const char *wf = c->wf->name;
     bool ok = true;
+    if (!r->allow_unlinked) {
+        char *mark;
+        if (asprintf(&mark, "%s/%s", entry, UNLINKED_MARK) < 0) zu_oom();
+        ok = access(mark, F_OK) != 0;
+        free(mark);
+        if (!ok) return false;
+    }
     if (r->link & ZB_LINK_WHOLE) ok = has_exe(entry, wf) && ok;
     if (r->link & ZB_LINK_LIFELINES)
         for (int i = 0; i < c->prog->lifelines.len; i++) {
@@ -396,18 +406,31 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
         rc = 1;
     }
     bool cached = false;
+    int unlinked = 0;
     ZBuildOptions b = {.out_dir = tmp,
+                       .unlinked = &unlinked,
                        .c_files = r->c_files,
                        .n_c_files = r->n_c_files,
                        .opt_level = r->opt_level,
                        .link = r->link,
                        .jobs = r->jobs,
+                       .allow_unlinked = r->allow_unlinked,
                        .have = have,
                        .user = &k,
                        .cached = &cached};
     if (rc == 0) rc = be->build(c, &b);
     if (rc == 0 && !cached) {
         if (notes()) fprintf(stderr, "zgc: note: cache: compiled\n");
+        if (unlinked > 0) { /* found only by requests that allow it */
+            char *mark;
+            if (asprintf(&mark, "%s/%s", tmp, UNLINKED_MARK) < 0) zu_oom();
+            FILE *f = fopen(mark, "w");
+            if (!f || fclose(f) != 0) {
+                fprintf(stderr, "zgc: error: cannot write %s: %s\n", mark, strerror(errno));
+                rc = 1;
+            }
+            free(mark);
+        }
         char *copy;
         if (asprintf(&copy, "%s/source.zg", tmp) < 0) zu_oom();
         size_t len;
@@ -418,7 +441,7 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
             fprintf(stderr, "zgc: warning: cannot keep the source in the build cache\n");
         free(text);
         free(copy);
-        if (move_in(tmp, k.entry) != 0) {
+        if (rc == 0 && move_in(tmp, k.entry) != 0) {
             fprintf(stderr, "zgc: error: cannot keep the build in the cache %s: %s\n", k.entry,
                     strerror(errno));
             rc = 1;

@@ -37,9 +37,10 @@ typedef struct ZcaRequest {
     const char *source;         /* the workflow file */
     const char *const *c_files; /* the user's C files */
     int n_c_files;
-    int opt_level; /* 0..3 */
-    int link;      /* ZB_LINK_* bits: the executables needed */
-    int jobs;      /* ZBuildOptions.jobs */
+    int opt_level;       /* 0..3 */
+    int link;            /* ZB_LINK_* bits: the executables needed */
+    int jobs;            /* ZBuildOptions.jobs */
+    bool allow_unlinked; /* ZBuildOptions.allow_unlinked */
 } ZcaRequest;
 
 /* The entry holding the executables r needs for compilation c (run up to

@@ -34,6 +34,7 @@
 #include "grammar.h"
 #include "launch.h"
 #include "oracle.h"
+#include "outdir.h"
 #include "paths.h"
 #include "suggest.h"
 #include "usage.h"
@@ -149,7 +150,7 @@ static const char usage_parse[] =
 
 static const char usage_build[] =
     "usage: zgc build [--workflow NAME] [-o DIR] [-O0|-O1|-O2|-O3] [-j N] [--keep-objects]\n"
-    "                 [-v] FILE.zg [C files...]\n"
+    "                 [--allow-unlinked] [-v] FILE.zg [C files...]\n"
     "\n"
     "Compiles the workflow to native code through LLVM and links it with the\n"
     "runtime library:\n"
@@ -159,19 +160,22 @@ static const char usage_build[] =
     "C files define the `extern pure` and `effect` actions (zg_<name>, see\n"
     "runtime/zgrt.h). The executables take the run options of `zgc run`.\n"
     "\n"
-    "  -o DIR            output directory (default: build)\n"
+    "  -o DIR            output directory (default: ./<workflow>); a file zgc build\n"
+    "                    did not make is never overwritten\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
     "  -O0 .. -O3        optimisation level (default -O2)\n"
     "  -j N              compile modules and link on N threads (default: the cores)\n"
     "  --keep-objects    keep the object files in DIR\n"
+    "  --allow-unlinked  build even when an extern pure or effect action has no\n"
+    "                    C function (it fails when it runs); refused otherwise\n"
     "  -v                print the commands run\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 success, 1 errors, 2 bad usage.\n";
 
 static const char usage_run_head[] =
-    "usage: zgc run [--workflow NAME] [--processes] [-O0|-O1|-O2|-O3] FILE.zg [C files...]\n"
-    "               [run options]\n"
+    "usage: zgc run [--workflow NAME] [--processes] [-O0|-O1|-O2|-O3] [--allow-unlinked]\n"
+    "               FILE.zg [C files...] [run options]\n"
     "\n"
     "Builds the workflow into the cache of builds ($ZGC_CACHE, else\n"
     "$XDG_CACHE_HOME/zgc or ~/.cache/zgc; see zgc cache) and runs it: a\n"
@@ -188,6 +192,8 @@ static const char usage_run_head[] =
     "  --workflow NAME         the workflow (default: the only or the last one)\n"
     "  --processes             one process per lifeline\n"
     "  -O0 .. -O3              optimisation level (default -O0: the fastest to build)\n"
+    "  --allow-unlinked        run even when an extern pure or effect action has no C\n"
+    "                          function (it fails when it runs); refused otherwise\n"
     "  -h, --help              show this help\n"
     "\n"
     "run options (also taken by the built executables):\n";
@@ -478,7 +484,7 @@ static int cmd_emit_llvm(int argc, char **argv)
 static int cmd_build(int argc, char **argv)
 {
     Options o = {0};
-    ZBuildOptions b = {.out_dir = "build", .opt_level = 2};
+    ZBuildOptions b = {.opt_level = 2};
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     int ncfiles = 0;
     int rc = -1;
@@ -512,6 +518,8 @@ static int cmd_build(int argc, char **argv)
                 b.jobs = (int)j;
         } else if (!strcmp(a, "--keep-objects")) {
             b.keep_objects = true;
+        } else if (!strcmp(a, "--allow-unlinked")) {
+            b.allow_unlinked = true;
         } else if (!strcmp(a, "-v")) {
             b.verbose = true;
         } else if (a[0] == '-' && a[1]) {
@@ -533,8 +541,13 @@ static int cmd_build(int argc, char **argv)
     b.n_c_files = ncfiles;
     ZCompilation c;
     rc = compile(&c, &o, ZC_PLAN, false);
+    /* without -o: a directory named after the workflow (outdir.h) */
+    bool given = b.out_dir != NULL;
+    if (rc == 0 && !given) b.out_dir = c.wf->name;
+    if (rc == 0 && zod_check(b.out_dir, given, c.wf->name) != 0) rc = 1;
     const ZbModule *be = rc == 0 ? backend() : NULL;
     if (rc == 0) rc = be ? be->build(&c, &b) : 1;
+    if (rc == 0 && zod_record(b.out_dir, c.wf->name) != 0) rc = 1;
     zc_free(&c);
     free(cfiles);
     return rc;
@@ -571,7 +584,7 @@ static char *new_run_id(void)
 static int cmd_run(int argc, char **argv)
 {
     Options o = {0};
-    bool processes = false, durable = false, exit_when_waiting = false;
+    bool processes = false, durable = false, exit_when_waiting = false, allow_unlinked = false;
     const char *trace = NULL, *view = NULL, *store = NULL, *run_id = NULL, *resume = NULL;
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     char **pass = zu_xcalloc((size_t)argc + 8, sizeof *pass);
@@ -590,6 +603,8 @@ static int cmd_run(int argc, char **argv)
             o.workflow = a + 11;
         } else if (!strcmp(a, "--processes")) {
             processes = true;
+        } else if (!strcmp(a, "--allow-unlinked")) {
+            allow_unlinked = true;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
             opt_level = a[2] - '0';
         } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
@@ -698,6 +713,7 @@ static int cmd_run(int argc, char **argv)
                           .c_files = cfiles,
                           .n_c_files = ncfiles,
                           .opt_level = opt_level,
+                          .allow_unlinked = allow_unlinked,
                           .link = durable    ? ZB_LINK_WHOLE | ZB_LINK_LIFELINES
                                   : per_life ? ZB_LINK_LIFELINES
                                              : ZB_LINK_WHOLE};

@@ -2,7 +2,7 @@
 # The command line: help texts, usage errors, exit statuses, and hostile
 # inputs (each must give a clear error and exit 1 — never a crash or hang).
 set -u
-zgc=${1:?usage: run_cli.sh ZGC}
+zgc=$(realpath "${1:?usage: run_cli.sh ZGC}")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 tmp=$(mktemp -d)
@@ -219,6 +219,22 @@ expect 2 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run
 
 # a build is all or nothing: when one link fails, the executables of the
 # earlier build stay as they were and no temporary file is left
+# zgc build writes into a directory named after the workflow, and never
+# over a file it did not make
+(cd "$tmp" && "$zgc" build "$hello" > /dev/null) && [ -x "$tmp/hello/hello" ] && grep -qx hello.User "$tmp/hello/.zgc-build" &&
+  pass=$((pass + 1)) || { echo "FAIL: zgc build without -o"; fail=$((fail + 1)); }
+expect 0 '' -- sh -c "cd '$tmp' && '$zgc' build '$hello'"
+touch "$tmp/hello/notes.txt"
+expect 1 'the output directory hello holds files zgc build did not make \(notes.txt\)' -- sh -c "cd '$tmp' && '$zgc' build '$hello'"
+mkdir -p "$tmp/mine" && echo mine > "$tmp/mine/hello.Writer"
+expect 1 'mine/hello.Writer exists and was not made by zgc build: it is not overwritten' -- "$zgc" build "$hello" -o "$tmp/mine"
+[ "$(cat "$tmp/mine/hello.Writer")" = mine ] && pass=$((pass + 1)) || { echo "FAIL: a user's file was overwritten"; fail=$((fail + 1)); }
+# an action without its C function: refused with the list, unless allowed
+score=$root/examples/extern/score.zg
+expect 1 'effect .publish. needs .int zg_publish' -- "$zgc" build "$score" -o "$tmp/sc"
+expect 1 'extern pure `readability` needs `int zg_readability\(zgrt_call \*call\)`' -- "$zgc" run "$score" --arg draft=x
+expect 0 '' -- "$zgc" build --allow-unlinked "$score" -o "$tmp/sc"
+expect 1 'extern action `readability` is not linked' -- "$zgc" run --allow-unlinked "$score" --arg draft=x
 expect 0 '' -- "$zgc" build "$hello" -o "$tmp/atomic"
 before=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
 printf '#!/bin/sh\ncase "$*" in *hello.Writer*) echo "refusing to link" >&2; exit 1;; esac\nexec cc "$@"\n' > "$tmp/failcc"
@@ -226,7 +242,7 @@ chmod +x "$tmp/failcc"
 # -O0 makes the new executables differ from the earlier ones
 expect 1 'linking `.*atomic/hello.Writer` failed' -- env CC="$tmp/failcc" "$zgc" build -O0 "$hello" -o "$tmp/atomic"
 after=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
-if [ "$before" = "$after" ] && [ "$(ls -A "$tmp/atomic" | wc -l)" = 3 ]; then pass=$((pass + 1)); else
+if [ "$before" = "$after" ] && [ "$(ls -A "$tmp/atomic" | wc -l)" = 4 ]; then pass=$((pass + 1)); else
     echo "FAIL: a failed build changed $tmp/atomic: $(ls -A "$tmp/atomic")"; fail=$((fail + 1)); fi
 
 # names: a lifeline name of the longest length runs as processes; a
