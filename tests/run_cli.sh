@@ -77,6 +77,14 @@ expect 2 '--answers: human answers: .*the value of x must be an answer object' -
 expect 2 "OPENAI_BASE_URL must be an http:// or https:// URL" -- env OPENAI_BASE_URL=ftp://x "$zgc" run "$inc" --llm openai
 expect 0 '^3$' -- "$zgc" run "$inc" --llm ollama:llama3
 
+# the sample histories of the anomalies quick start (examples/histories)
+h=$root/examples/histories
+expect 0 'stale_read.jsonl: 2 records, level L0' -- "$zgc" anomalies "$h"
+expect 0 'A1 record 1 \(txn 1\) read "brief" = "launch in May" at 0' -- "$zgc" anomalies "$h/stale_read.jsonl"
+expect 0 'A2 record 1 \(txn 1\) planned tool "send_email"' -- "$zgc" anomalies "$h/phantom_tool.jsonl"
+expect 0 'A3 record 2 \(txn "exec-1"\) is not aborted but its predecessor' -- "$zgc" anomalies "$h/cascade.jsonl"
+expect 0 'clean.jsonl: 2 records, level L4' -- "$zgc" anomalies "$h/clean.jsonl"
+
 # input errors: exit 1
 expect 1 'cannot read .*nope.zg' -- "$zgc" check "$tmp/nope.zg"
 expect 1 'cannot read' -- "$zgc" check "$tmp"
