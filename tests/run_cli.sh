@@ -45,7 +45,9 @@ done
 expect 2 'unknown command `frobnicate`' -- "$zgc" frobnicate
 expect 2 'no input file' -- "$zgc" check
 expect 2 'unknown option `--bogus`' -- "$zgc" check --bogus "$hello"
-expect 2 'more than one input file' -- "$zgc" check "$hello" "$hello"
+expect 2 'more than one input file' -- "$zgc" project "$hello" "$hello"
+expect 0 '' -- "$zgc" check "$hello" "$root/examples/merge.zg"
+expect 1 'nope.zg' -- "$zgc" check "$tmp/nope.zg" "$hello"
 expect 2 'needs a workflow name' -- "$zgc" project "$hello" --workflow
 expect 2 'exactly one of --tokens and --ast' -- "$zgc" parse "$hello"
 
