@@ -104,7 +104,10 @@ static bool constant(void *user, const ZDecl *d, ZValue *v)
     return d->kind == D_CONST && d->expr && ze_eval(ev, d->expr, v);
 }
 
-static void no_error(void *user, const ZExpr *at, ZEvalError err) { (void)user, (void)at, (void)err; }
+static void no_error(void *user, const ZExpr *at, ZEvalError err)
+{
+    (void)user, (void)at, (void)err;
+}
 
 /* Whether e has a CPL operator or a guard name (a guard may be one). */
 static bool temporal(const ZExpr *e)
@@ -187,9 +190,11 @@ static void check_condition(W *w, const ZStmt *s)
         return;
     }
     if (is_const) {
-        zd_warn(w->d, ZW_CONSTANT_GUARD, s->expr->span,
-                "this condition is always %s: the %s %s", v.b ? "true" : "false",
-                s->kind == S_WHILE ? "loop" : v.b ? "else branch" : "then branch",
+        zd_warn(w->d, ZW_CONSTANT_GUARD, s->expr->span, "this condition is always %s: the %s %s",
+                v.b ? "true" : "false",
+                s->kind == S_WHILE ? "loop"
+                : v.b              ? "else branch"
+                                   : "then branch",
                 s->kind == S_WHILE ? "never runs" : "never runs");
         return;
     }
