@@ -5,8 +5,8 @@
  * stopped after the pass whose output it prints; `build`, `run` and
  * `emit-llvm` go on with the backend (codegen, emit, link: backend/),
  * `run` then starts the executables (launch.c), `trace check` hands over to
- * the oracle, `anomalies` to the anomaly detectors, and `view` and `trace
- * show` to the viewer.
+ * the oracle, `anomalies` to the anomaly detectors, `view` and `trace
+ * show` to the viewer, and `fmt` to the formatter.
  *
  * Errors: every failure ends in a non-zero exit status with its cause on
  * stderr.  Exit 2: bad usage ("zgc: MESSAGE" and the command's usage).
@@ -29,6 +29,7 @@
 
 #include "anomalies.h"
 #include "backend.h"
+#include "fmt.h"
 #include "grammar.h"
 #include "launch.h"
 #include "oracle.h"
@@ -66,6 +67,7 @@ static const char usage_main[] =
     "  trace      check run traces against the workflow (trace check FILE.zg TRACE),\n"
     "             or list a trace as a table (trace show TRACE)\n"
     "  view       draw a run's trace or a workflow as a message sequence chart (HTML)\n"
+    "  fmt        format .zg sources in the canonical layout (or --check them)\n"
     "  runs       durable runs: list, show, cancel, gc, resume\n"
     "  tasks      the pending human tasks of durable runs\n"
     "  answer     answer a human task of a durable run (answer RUN TASK VALUE)\n"
@@ -984,6 +986,7 @@ static const Command commands[] = {
     {"runs", zo_runs_main, NULL},
     {"tasks", zo_tasks_main, NULL},
     {"answer", zo_answer_main, NULL},
+    {"fmt", zf_main, zf_usage},
 };
 
 static const Command *find_command(const char *name)
