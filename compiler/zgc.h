@@ -169,12 +169,18 @@ typedef struct ZSource {
 
 typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
 
+/* A receiver of diagnostics as data (the language server): the message
+ * without its location or excerpt. */
+typedef void ZDiagSink(void *ctx, ZDiagLevel lvl, ZSpan at, const char *msg);
+
 typedef struct ZDiag {
     const ZSource *src;
     FILE *out;      /* where diagnostics go (stderr by default) */
     int errors;     /* errors reported so far */
     int max_errors; /* stop reporting after this many (0 = 100) */
     bool color;
+    ZDiagSink *sink; /* when set, diagnostics go there instead of to out */
+    void *sink_ctx;
 } ZDiag;
 
 void zd_init(ZDiag *d, const ZSource *src, FILE *out);

@@ -6,7 +6,8 @@
  * `emit-llvm` go on with the backend (codegen, emit, link: backend/),
  * `run` then starts the executables (launch.c), `trace check` hands over to
  * the oracle, `anomalies` to the anomaly detectors, `view` and `trace
- * show` to the viewer, and `fmt` to the formatter.
+ * show` to the viewer, `fmt` to the formatter and `lsp` to the language
+ * server.
  *
  * Errors: every failure ends in a non-zero exit status with its cause on
  * stderr.  Exit 2: bad usage ("zgc: MESSAGE" and the command's usage).
@@ -30,6 +31,7 @@
 #include "anomalies.h"
 #include "backend.h"
 #include "fmt.h"
+#include "lsp.h"
 #include "grammar.h"
 #include "launch.h"
 #include "oracle.h"
@@ -68,6 +70,7 @@ static const char usage_main[] =
     "             or list a trace as a table (trace show TRACE)\n"
     "  view       draw a run's trace or a workflow as a message sequence chart (HTML)\n"
     "  fmt        format .zg sources in the canonical layout (or --check them)\n"
+    "  lsp        the language server for editors (LSP over stdin and stdout)\n"
     "  runs       durable runs: list, show, cancel, gc, resume\n"
     "  tasks      the pending human tasks of durable runs\n"
     "  answer     answer a human task of a durable run (answer RUN TASK VALUE)\n"
@@ -987,6 +990,7 @@ static const Command commands[] = {
     {"tasks", zo_tasks_main, NULL},
     {"answer", zo_answer_main, NULL},
     {"fmt", zf_main, zf_usage},
+    {"lsp", zl_main, zl_usage},
 };
 
 static const Command *find_command(const char *name)
