@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The editor files (editors/): the VS Code extension's TextMate grammar in
-# VS Code's own engine (textmate.mjs), its script parses, the Vim syntax
+# The editor files (editors/): the tree-sitter grammar on every workflow
+# and its corpus (treesitter.mjs), the VS Code extension's TextMate grammar
+# in VS Code's own engine (textmate.mjs), its script parses, the Vim syntax
 # file in Vim (vim.sh), and the .vsix builds (scripts/build-vsix.sh) with
 # what an editor needs in it.  The npm packages come from the committed
 # lock files, installed with `npm ci` into the build directory (again only
@@ -23,6 +24,7 @@ if ! cmp -s "$here/package-lock.json" "$deps/node_modules/.zgc-package-lock.json
     (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error)
     cp "$here/package-lock.json" "$deps/node_modules/.zgc-package-lock.json"
 fi
+node "$here/treesitter.mjs" "$root"
 node "$here/textmate.mjs" "$root" "$deps/node_modules"
 node --check "$root/editors/vscode/extension.js"
 "$here/vim.sh" "$root"
