@@ -125,16 +125,17 @@ static bool is_input(const ZDecl *act, const char *s, size_t n)
     return false;
 }
 
-static void bad_placeholder(Ck *c, const ZDecl *act, const char *s, size_t n, int line, int col)
+static void bad_placeholder(Ck *c, const ZDecl *act, const char *s, size_t n, ZSpan str, int line,
+                            int col)
 {
-    ZSpan at = {line, col, line, col + (int)n + 1};
+    ZSpan at = {line, col, line, col + (int)n + 1, str.file, str.exp};
     zd_error(c->d, at, "placeholder `{%.*s}` does not name an input of `%s`", (int)n, s, act->name);
 }
 
 /* Scans the literal in the source: exact line and column. */
 static bool placeholders_in_source(Ck *c, const ZExpr *str, const ZDecl *act)
 {
-    const ZSource *src = c->p->src;
+    const ZSource *src = zd_source(c->d, str->span);
     long off = source_offset(src, str->span.first_line, str->span.first_column);
     if (off < 0 || src->text[off] != '"') return false;
     const char *t = src->text;
@@ -163,7 +164,7 @@ static bool placeholders_in_source(Ck *c, const ZExpr *str, const ZDecl *act)
             while (j < n && ident_char(t[j])) j++;
             if (j < n && t[j] == '}') {
                 if (!is_input(act, t + i + 1, j - i - 1))
-                    bad_placeholder(c, act, t + i + 1, j - i - 1, line, col);
+                    bad_placeholder(c, act, t + i + 1, j - i - 1, str->span, line, col);
                 step = j + 1 - i;
             }
         }
@@ -193,7 +194,7 @@ static void check_placeholders(Ck *c, const ZExpr *str, const ZDecl *act)
             size_t j = i + 1;
             while (j < str->slen && ident_char(s[j])) j++;
             if (j < str->slen && s[j] == '}' && !is_input(act, s + i + 1, j - i - 1))
-                bad_placeholder(c, act, s + i + 1, j - i - 1, str->span.first_line, col);
+                bad_placeholder(c, act, s + i + 1, j - i - 1, str->span, str->span.first_line, col);
         }
         if (((unsigned char)s[i] & 0xC0) != 0x80) col++;
     }

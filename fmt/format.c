@@ -615,20 +615,36 @@ static void put_items(Fmt *f, int lo, int hi, int level)
     }
 }
 
+/* The syntax tree of one file, as written: imports are not read (a file
+ * is formatted on its own), fragments not expanded.  NULL when it does not
+ * parse (the diagnostics written to diag_out). */
+static ZProgram *parse_alone(ZArena *a, const char *path, const char *text, size_t len,
+                             FILE *diag_out, ZSource **srcp)
+{
+    ZSource *src = zu_alloc(a, sizeof *src);
+    src->path = path;
+    src->text = zu_strndup(a, text, len);
+    src->len = len;
+    ZDiag d;
+    zd_init(&d, src, diag_out);
+    ZProgram *p = zp_parse(a, src, &d);
+    *srcp = src;
+    return d.errors ? NULL : p;
+}
+
 bool zf_format(const char *path, const char *text, size_t len, FILE *diag_out, ZBuf *out)
 {
-    ZCompilation c;
-    zc_init(&c, zp_parse, path, text, len, diag_out);
-    if (!zc_run(&c, ZC_PARSE)) {
-        zc_free(&c);
-        return false;
-    }
+    ZArena *a = zu_arena_new();
+    ZSource *src;
+    ZProgram *prog = parse_alone(a, path, text, len, diag_out, &src);
     Fmt f = {.out = out, .prev = -1, .line_start = true};
-    size_t start = out->len;
-    if (!read_tokens(&f, c.arena, &c.src, &c.diag)) {
-        zc_free(&c);
+    ZDiag d;
+    zd_init(&d, src, diag_out);
+    if (!prog || !read_tokens(&f, a, src, &d)) {
+        zu_arena_free(a);
         return false;
     }
+    size_t start = out->len;
     put_items(&f, 0, f.n, 0);
     if (f.t[f.n].lead) {
         if (!f.line_start) newline(&f);
@@ -639,15 +655,14 @@ bool zf_format(const char *path, const char *text, size_t len, FILE *diag_out, Z
     if (out->len == start + 1) out->len = start;
 
     /* the proof: the same syntax tree */
-    ZCompilation again;
-    zc_init(&again, zp_parse, path, out->data ? out->data + start : "", out->len - start, diag_out);
-    bool parsed = zc_run(&again, ZC_PARSE);
+    ZSource *again_src;
+    ZProgram *again = parse_alone(a, path, out->data ? out->data + start : "", out->len - start,
+                                  diag_out, &again_src);
     ZBuf why = {0};
-    if (!parsed || !zf_same_program(c.prog, again.prog, &why))
+    if (!again || !zf_same_program(prog, again, &why))
         ZU_ICE("the layout of %s changed its syntax tree: %s", path,
-               parsed ? why.data : "it does not parse");
+               again ? why.data : "it does not parse");
     zu_buf_free(&why);
-    zc_free(&again);
-    zc_free(&c);
+    zu_arena_free(a);
     return true;
 }

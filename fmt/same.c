@@ -109,9 +109,16 @@ static bool same_expr(Cmp *c, const ZExpr *x, const ZExpr *y)
            same_exprs(c, &x->args, &y->args);
 }
 
+static const char *fkind_name(int k)
+{
+    static const char *const names[] = {"none", "lifeline", "variable", "constant"};
+    return k >= 0 && k < 4 ? names[k] : "?";
+}
+
 static bool same_param(Cmp *c, const ZParam *x, const ZParam *y)
 {
     return NAME("parameter", x->name, y->name) && same_type(c, x->type, y->type) &&
+           KIND("parameter kind", x->fkind, y->fkind, fkind_name) &&
            NAME("owner", x->owner, y->owner);
 }
 
@@ -186,6 +193,10 @@ static bool same_decl(Cmp *c, const ZDecl *x, const ZDecl *y)
         if (!NAME("property", a->key, b->key) || !same_expr(c, a->value, b->value)) return false;
     }
     if (!FLAG("return", x->ret != NULL, y->ret != NULL)) return false;
+    /* a fragment's own variables */
+    if (!same_len(c, "fragment variables", x->locals.len, y->locals.len)) return false;
+    for (int i = 0; i < x->locals.len; i++)
+        if (!same_decl(c, x->locals.items[i], y->locals.items[i])) return false;
     return same_stmts(c, &x->body, &y->body);
 }
 

@@ -37,6 +37,23 @@ typedef struct ZTokVal {
 
 %code {
 #include <string.h>
+
+/* Every span names its file (ZSpan.file): bison's default copies only the
+ * line and column fields. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                    \
+    do {                                                               \
+        if (N) {                                                       \
+            (Cur) = YYRHSLOC(Rhs, 1);                                  \
+            (Cur).last_line = YYRHSLOC(Rhs, N).last_line;              \
+            (Cur).last_column = YYRHSLOC(Rhs, N).last_column;          \
+        } else {                                                       \
+            (Cur) = YYRHSLOC(Rhs, 0);                                  \
+            (Cur).first_line = (Cur).last_line;                        \
+            (Cur).first_column = (Cur).last_column;                    \
+        }                                                              \
+        (Cur).file = ps->file;                                         \
+        (Cur).exp = 0;                                                 \
+    } while (0)
 #define YYSTYPE ZPYSTYPE
 #define YYLTYPE ZPYLTYPE
 #include "lexer.h"
@@ -176,6 +193,7 @@ static ZTokVal type_kw_name(ZParser *ps, const char *kw)
 %token <tok> KW_LIFELINE "'lifeline'" KW_CONST "'const'" KW_ENUM "'enum'" KW_VAR "'var'"
 %token <tok> KW_GUARD "'guard'" KW_LLM "'llm'" KW_PURE "'pure'" KW_EXTERN "'extern'"
 %token <tok> KW_EFFECT "'effect'" KW_HUMAN "'human'" KW_WORKFLOW "'workflow'"
+%token <tok> KW_IMPORT "'import'" KW_FRAGMENT "'fragment'"
 %token <tok> KW_RETURN "'return'" KW_IF "'if'" KW_ELSE "'else'" KW_WHILE "'while'"
 %token <tok> KW_SKIP "'skip'" KW_PARALLEL "'parallel'" KW_BRANCH "'branch'"
 %token <tok> KW_COREGION "'coregion'" KW_PREV "'prev'" KW_SINCE "'since'" KW_ONCE "'once'"
@@ -190,6 +208,9 @@ static ZTokVal type_kw_name(ZParser *ps, const char *kw)
 %token <tok> '{' '}' '(' ')' ';' ',' ':' '=' '@' '.' '+' '-' '*' '/' '%' '<' '>' '!' '?'
 
 %type <decl> decl action_decl results opt_results
+%type <vec> fparams fparams1 flocals
+%type <param> fparam
+%type <decl> flocal
 %type <vec> ident_list params params1 result_items inputs inputs1 props stmts branches
 %type <vec> args args1 local_stmts targets ret_items type_list
 %type <param> param result_item input ident_item
@@ -254,6 +275,17 @@ decl
           for (int i = 0; i < $8.len; i++)
               if (((ZStmt *)$8.items[i])->kind == S_RETURN) $$->ret = $8.items[i];
       }
+    /* import "file.zg"; (§3.4) */
+    | KW_IMPORT STR_LIT ';' {
+          $$ = za_decl(A, D_IMPORT, @$);
+          $$->name = $2.text; $$->name_span = @2;
+      }
+    /* fragment f(W: lifeline, x: T, const n: T) { var y: T; stmts } (§3.3) */
+    | KW_FRAGMENT IDENT '(' fparams ')' '{' flocals stmts '}' {
+          $$ = za_decl(A, D_FRAGMENT, @$);
+          $$->name = $2.text; $$->name_span = @2; $$->params = $4;
+          $$->locals = $7; $$->body = $8;
+      }
     | KW_RESERVED {
           zd_error(ps->diag, @1, "`%s` is reserved for shared state and not supported yet", $1.text);
           YYERROR;
@@ -274,6 +306,31 @@ ident_item: IDENT { $$ = param(ps, $1.text, @1, NULL); } ;
 opt_default
     : %empty    { $$ = NULL; }
     | '=' expr  { $$ = $2; }
+    ;
+
+/* Fragment parameters and local variables. */
+fparams
+    : %empty    { $$ = (ZVec){0}; }
+    | fparams1
+    ;
+fparams1
+    : fparam               { $$ = vec1(ps, $1); }
+    | fparams1 ',' fparam  { $$ = push(ps, $1, $3); }
+    ;
+fparam
+    : IDENT ':' KW_LIFELINE  { $$ = param(ps, $1.text, @1, NULL); $$->fkind = FP_LIFELINE; }
+    | IDENT ':' type         { $$ = param(ps, $1.text, @1, $3); $$->fkind = FP_VAR; }
+    | KW_CONST IDENT ':' type { $$ = param(ps, $2.text, @2, $4); $$->fkind = FP_CONST; }
+    ;
+flocals
+    : %empty           { $$ = (ZVec){0}; }
+    | flocals flocal   { $$ = push(ps, $1, $2); }
+    ;
+flocal
+    : KW_VAR IDENT ':' type ';' {
+          $$ = za_decl(A, D_VAR, @$);
+          $$->name = $2.text; $$->name_span = @2; $$->type = $4;
+      }
     ;
 
 /* Types: bool int float str json or an enum name. */
@@ -433,6 +490,12 @@ stmt
           $$->life = life($1.text, @1);
           $$->body = $3;
           for (int i = 0; i < $3.len; i++) ((ZStmt *)$3.items[i])->life = $$->life;
+      }
+    /* f(a, …); a fragment use (§4) */
+    | IDENT '(' args ')' ';' {
+          $$ = za_stmt(A, S_USE, @$);
+          $$->life = life($1.text, @1);
+          $$->args = $3;
       }
     | if_stmt
     | while_stmt

@@ -13,6 +13,7 @@ typedef struct ZParser {
     ZDiag *diag;
     ZProgram *prog;
     void *scanner;
+    int file; /* ZSpan.file of every token */
     /* lexer position (1-based line, code-point column) */
     int line, col;
     /* the most recent token, for "unexpected `x`": a pointer into the

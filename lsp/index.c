@@ -20,6 +20,7 @@ typedef enum {
     SK_ACTION,
     SK_WORKFLOW,
     SK_PARAM,
+    SK_FRAGMENT,
 } SymKind;
 
 typedef struct Sym {
@@ -71,23 +72,49 @@ static void sink(void *ctx, ZDiagLevel lvl, ZSpan at, const char *msg)
     zu_vec_push(a, &ix->items, it);
 }
 
+static json_t *location(ZlIndex *ix, const char *uri, ZSpan s);
+
 json_t *zl_index_diagnostics(ZlIndex *ix, const char *uri)
 {
     json_t *arr = json_array();
     for (int i = 0; i < ix->items.len; i++) {
         Item *it = ix->items.items[i];
         int sev = it->level == ZD_ERROR ? 1 : it->level == ZD_WARNING ? 2 : 3;
-        json_t *d = json_pack("{s:o,s:i,s:s,s:s}", "range", zl_range(ix->text, ix->len, it->at),
-                              "severity", sev, "source", "zgc", "message", it->msg);
-        if (it->notes.len) {
-            json_t *rel = json_array();
+        /* a diagnostic of an imported file (or of a fragment's copy made
+         * there) stands at the first of its notes in this document: the
+         * import, or the use that expanded it */
+        ZSpan at = it->at;
+        const char *msg = it->msg;
+        if (at.file != 0) {
             for (int k = 0; k < it->notes.len; k++) {
                 Item *n = it->notes.items[k];
-                json_array_append_new(rel, json_pack("{s:{s:s,s:o},s:s}", "location", "uri", uri,
-                                                     "range", zl_range(ix->text, ix->len, n->at),
-                                                     "message", n->msg));
+                if (n->at.file == 0 && n->at.first_line > 0) {
+                    const ZSource *src = zd_source(&ix->c.diag, at);
+                    msg = zu_fmt(ix->c.arena, "%s:%d:%d: %s", src && src->path ? src->path : "?",
+                                 at.first_line, at.first_column, it->msg);
+                    at = n->at;
+                    break;
+                }
             }
-            json_object_set_new(d, "relatedInformation", rel);
+            if (at.file != 0) at = (ZSpan){0};
+        }
+        json_t *d = json_pack("{s:o,s:i,s:s,s:s}", "range", zl_range(ix->text, ix->len, at),
+                              "severity", sev, "source", "zgc", "message", msg);
+        if (it->notes.len || at.first_line != it->at.first_line) {
+            json_t *rel = json_array();
+            if (it->at.file != 0)
+                json_array_append_new(rel,
+                                      json_pack("{s:o,s:s}", "location", location(ix, uri, it->at),
+                                                "message", it->msg));
+            for (int k = 0; k < it->notes.len; k++) {
+                Item *n = it->notes.items[k];
+                json_array_append_new(rel, json_pack("{s:o,s:s}", "location",
+                                                     location(ix, uri, n->at), "message", n->msg));
+            }
+            if (json_array_size(rel))
+                json_object_set_new(d, "relatedInformation", rel);
+            else
+                json_decref(rel);
         }
         json_array_append_new(arr, d);
     }
@@ -123,7 +150,9 @@ static Sym *sym_of(ZlIndex *ix, const void *d, int member)
 
 static void occ(ZlIndex *ix, ZSpan at, Sym *s)
 {
-    if (!s || at.first_line < 1) return;
+    /* only what is written in this document: not imported files, not the
+     * copies fragment expansions made */
+    if (!s || at.first_line < 1 || at.file != 0 || at.exp != 0) return;
     Occ *o = zu_alloc(ix->c.arena, sizeof *o);
     o->at = at;
     o->sym = s;
@@ -184,8 +213,22 @@ static void walk_expr(ZlIndex *ix, const ZExpr *e)
 
 static void walk_stmts(ZlIndex *ix, const ZVec *v);
 
+static Sym *fragment(ZlIndex *ix, const char *name)
+{
+    for (int i = 0; name && i < ix->syms.len; i++) {
+        Sym *s = ix->syms.items[i];
+        if (s->kind == SK_FRAGMENT && !strcmp(s->name, name)) return s;
+    }
+    return NULL;
+}
+
 static void walk_stmt(ZlIndex *ix, const ZStmt *s)
 {
+    if (s->kind == S_USE) {
+        occ(ix, s->life.span, fragment(ix, s->life.name));
+        for (int i = 0; i < s->args.len; i++) walk_expr(ix, s->args.items[i]);
+        return;
+    }
     if (s->kind != S_RETURN) occ(ix, s->life.span, lifeline(ix, s->life.index));
     if (s->kind == S_MSG) occ(ix, s->to.span, lifeline(ix, s->to.index));
     for (int i = 0; i < s->args.len; i++) walk_expr(ix, s->args.items[i]);
@@ -223,10 +266,11 @@ static void build(ZlIndex *ix)
     for (int i = 0; i < p->decls.len; i++) {
         ZDecl *d = p->decls.items[i];
         static const SymKind kinds[] = {
-            [D_LIFELINE] = SK_LIFELINE, [D_CONST] = SK_CONST, [D_ENUM] = SK_ENUM,
-            [D_VAR] = SK_VAR,           [D_GUARD] = SK_GUARD, [D_ACTION] = SK_ACTION,
-            [D_WORKFLOW] = SK_WORKFLOW};
-        if (!d->name || (unsigned)d->kind >= sizeof kinds / sizeof *kinds) continue;
+            [D_LIFELINE] = SK_LIFELINE, [D_CONST] = SK_CONST,      [D_ENUM] = SK_ENUM,
+            [D_VAR] = SK_VAR,           [D_GUARD] = SK_GUARD,      [D_ACTION] = SK_ACTION,
+            [D_WORKFLOW] = SK_WORKFLOW, [D_FRAGMENT] = SK_FRAGMENT};
+        if (!d->name || d->kind == D_IMPORT || (unsigned)d->kind >= sizeof kinds / sizeof *kinds)
+            continue;
         sym_add(ix, kinds[d->kind], d->name, d->name_span, d, -1);
         for (int k = 0; d->kind == D_ENUM && k < d->members.len; k++) {
             ZParam *m = d->members.items[k];
@@ -271,6 +315,8 @@ static void build(ZlIndex *ix)
             walk_type(ix, ((ZParam *)d->results.items[k])->type);
         for (int k = 0; k < d->props.len; k++) walk_expr(ix, ((ZProp *)d->props.items[k])->value);
         walk_stmts(ix, &d->body);
+        /* the fragment uses as written (the body has their expansions) */
+        walk_stmts(ix, &d->written);
     }
 }
 
@@ -317,8 +363,19 @@ static Sym *at(ZlIndex *ix, int line, int col)
     return NULL;
 }
 
+/* A location: in this document, or in the imported file the span is in. */
 static json_t *location(ZlIndex *ix, const char *uri, ZSpan s)
 {
+    if (s.file != 0) {
+        const ZSource *src = zd_source(&ix->c.diag, s);
+        if (src && src->index == s.file && src->path) {
+            char *other = zl_uri_of(src->path);
+            json_t *loc =
+                json_pack("{s:s,s:o}", "uri", other, "range", zl_range(src->text, src->len, s));
+            free(other);
+            return loc;
+        }
+    }
     return json_pack("{s:s,s:o}", "uri", uri, "range", zl_range(ix->text, ix->len, s));
 }
 
@@ -408,6 +465,15 @@ static char *describe(ZlIndex *ix, const Sym *s)
         zu_buf_printf(&b, "%s: %s", s->name, za_type_str(a, p->type));
         break;
     }
+    case SK_FRAGMENT:
+        zu_buf_printf(&b, "fragment %s(", s->name);
+        for (int i = 0; i < d->params.len; i++) {
+            const ZParam *p = d->params.items[i];
+            zu_buf_printf(&b, "%s%s%s: %s", i ? ", " : "", p->fkind == FP_CONST ? "const " : "",
+                          p->name, p->fkind == FP_LIFELINE ? "lifeline" : za_type_str(a, p->type));
+        }
+        zu_buf_putc(&b, ')');
+        break;
     }
     zu_buf_puts(&b, "\n```");
     if (s->kind == SK_VAR) {
@@ -453,6 +519,7 @@ static int symbol_kind(SymKind k)
     case SK_ACTION: return 12;  /* Function */
     case SK_WORKFLOW: return 6; /* Method */
     case SK_PARAM: return 13;
+    case SK_FRAGMENT: return 12;
     }
     return 13;
 }
@@ -469,6 +536,7 @@ static int completion_kind(SymKind k)
     case SK_ACTION: return 3; /* Function */
     case SK_WORKFLOW: return 2;
     case SK_PARAM: return 6;
+    case SK_FRAGMENT: return 15; /* Snippet */
     }
     return 6;
 }
@@ -481,7 +549,7 @@ json_t *zl_index_symbols(ZlIndex *ix)
     for (int i = 0; i < p->decls.len; i++) {
         ZDecl *d = p->decls.items[i];
         Sym *s = sym_of(ix, d, -1);
-        if (!s) continue;
+        if (!s || d->span.file != 0) continue;
         json_t *sym = json_pack("{s:s,s:i,s:o,s:o}", "name", s->name, "kind", symbol_kind(s->kind),
                                 "range", zl_range(ix->text, ix->len, d->span), "selectionRange",
                                 zl_range(ix->text, ix->len, s->def));

@@ -100,7 +100,10 @@ static Doc *find_doc(ZlServer *s, const char *uri)
 static void analyse(ZlServer *s, Doc *d)
 {
     zl_index_free(d->ix);
-    d->ix = zl_index_new(d->uri, d->text.data ? d->text.data : "", d->text.len);
+    /* named by its path: imports are looked for beside it */
+    char *path = zl_path_of(d->uri);
+    d->ix = zl_index_new(path, d->text.data ? d->text.data : "", d->text.len);
+    free(path);
     notify(
         s, "textDocument/publishDiagnostics",
         json_pack("{s:s,s:o}", "uri", d->uri, "diagnostics", zl_index_diagnostics(d->ix, d->uri)));

@@ -1,7 +1,20 @@
-/* text.c — positions.  LSP counts characters in UTF-16 code units (the
+/* text.c — positions and file URIs.  LSP counts characters in UTF-16 code units (the
  * protocol's default; a code point above U+FFFF is two), the compiler in
  * code points (columns, 1-based); both count lines from a `\n`. */
+#define _GNU_SOURCE
 #include "zl.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdlib.h>
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
 
 /* The start of line `line` (0-based) in text, or len past the last one. */
 static size_t line_start(const char *text, size_t len, int line)
@@ -74,4 +87,46 @@ json_t *zl_range(const char *text, size_t len, ZSpan at)
     int ec = character(text, len, at.last_line, at.last_column + 1);
     if (el < sl || (el == sl && ec < sc)) el = sl, ec = sc;
     return json_pack("{s:o,s:o}", "start", pos(sl, sc), "end", pos(el, ec));
+}
+
+/* ---- file URIs ----------------------------------------------------------------- */
+
+char *zl_path_of(const char *uri)
+{
+    static const char scheme[] = "file://";
+    if (strncmp(uri, scheme, sizeof scheme - 1)) {
+        char *copy = zu_xmalloc(strlen(uri) + 1);
+        strcpy(copy, uri);
+        return copy;
+    }
+    const char *p = uri + sizeof scheme - 1;
+    char *out = zu_xmalloc(strlen(p) + 1), *o = out;
+    for (; *p; p++) {
+        int hi, lo;
+        if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
+            *o++ = (char)(hi * 16 + lo);
+            p += 2;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+char *zl_uri_of(const char *path)
+{
+    char *abs = realpath(path, NULL);
+    const char *p = abs ? abs : path;
+    ZBuf b = {0};
+    zu_buf_puts(&b, "file://");
+    for (; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c) || strchr("/-._~", c))
+            zu_buf_putc(&b, (char)c);
+        else
+            zu_buf_printf(&b, "%%%02X", c);
+    }
+    free(abs);
+    return b.data;
 }

@@ -44,6 +44,11 @@ json_t *zl_range(const char *text, size_t len, ZSpan at);
 /* The compiler's (line, code-point column) of an LSP position. */
 void zl_position(const char *text, size_t len, int line, int character, int *zline, int *zcol);
 
+/* The file path of a file:// URI (percent-decoded), or the URI itself;
+ * the file:// URI of a path (made absolute).  Both malloc'd. */
+char *zl_path_of(const char *uri);
+char *zl_uri_of(const char *path);
+
 /* ---- index.c ------------------------------------------------------------------ */
 
 typedef struct ZlIndex ZlIndex;

@@ -262,6 +262,17 @@ static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char *
     return 0;
 }
 
+/* The configuration of actions, checked before the run starts: exit
+ * status 2 with the reason (agent/agent.h: zri_actions_check). */
+static int check_actions(const zgrt_program *prog, const zri_options *o)
+{
+    char err[1400];
+    if (zri_actions_check(o, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "zgc: error: %s\n(run with --help for the options of %s)\n", err,
+            prog->workflow ? prog->workflow : "the workflow");
+    return 2;
+}
+
 int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 {
     if (zri_program_check(prog) < 0) return 1;
@@ -283,6 +294,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     char **merged = NULL;
     int attempt = 0;
     if (status != 0) goto done;
+    if ((status = check_actions(prog, &opts)) != 0) goto done;
     if (!opts.durable && (opts.run_id || opts.exit_when_waiting)) {
         fprintf(stderr, "zgc: error: %s applies to durable runs only (--durable)\n",
                 opts.run_id ? "--run-id" : "--exit-when-waiting");
@@ -300,6 +312,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         }
         if (opts.resume && (status = resume_options(prog, D, argc, argv, &opts, &merged)) != 0)
             goto done;
+        if (opts.resume && (status = check_actions(prog, &opts)) != 0) goto done;
     }
 
     /* a durable per-lifeline run that waits for lost peers: a lifeline that

@@ -20,6 +20,9 @@ pkgs=(
   fonts-dejavu-core # the font the viewer's pages ask for, so screenshots match their references
   vim               # the Vim syntax file's test (tests/editors/vim.sh) runs it headless
   git
+  pandoc            # the manual pages, made from docs/zgc.md (scripts/man.sh)
+  man-db            # `man --warnings` checks those pages (tests/install)
+  dpkg-dev          # dpkg-shlibdeps: the .deb's dependencies (cpack, tests/install)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -37,6 +37,7 @@ module.exports = grammar({
     source_file: $ => repeat($._declaration),
 
     _declaration: $ => choice(
+      $.import_declaration,
       $.lifeline_declaration,
       $.const_declaration,
       $.enum_declaration,
@@ -44,7 +45,10 @@ module.exports = grammar({
       $.guard_declaration,
       $.action_declaration,
       $.workflow_declaration,
+      $.fragment_declaration,
     ),
+
+    import_declaration: $ => seq('import', field('path', $.string), ';'),
 
     lifeline_declaration: $ => seq('lifeline', commaSep1(field('name', $.identifier)), ';'),
 
@@ -98,6 +102,30 @@ module.exports = grammar({
 
     inputs: $ => seq('(', commaSep($.input), ')'),
 
+    // fragment f(W: lifeline, x: T, const n: T) { var y: T; statements }
+    fragment_declaration: $ => seq(
+      'fragment', field('name', $.identifier),
+      field('parameters', $.fragment_parameters),
+      field('body', $.fragment_body),
+    ),
+
+    fragment_parameters: $ => seq('(', commaSep($.fragment_parameter), ')'),
+
+    fragment_parameter: $ => choice(
+      seq(field('name', $.identifier), ':', field('type', alias('lifeline', $.lifeline_type))),
+      seq(field('name', $.identifier), ':', field('type', $._type)),
+      seq('const', field('name', $.identifier), ':', field('type', $._type)),
+    ),
+
+    fragment_body: $ => seq(
+      '{',
+      repeat(alias($.fragment_variable, $.var_declaration)),
+      repeat($._statement),
+      '}',
+    ),
+
+    fragment_variable: $ => seq('var', field('name', $.identifier), ':', field('type', $._type), ';'),
+
     input: $ => seq(field('name', $.identifier), ':', field('type', $._type), '@', field('owner', $.identifier)),
 
     type_list: $ => seq('(', commaSep1($._type), ')'),
@@ -120,6 +148,7 @@ module.exports = grammar({
       $.parallel_statement,
       $.coregion_statement,
       $.return_statement,
+      $.use_statement,
     ),
 
     message: $ => seq(
@@ -128,6 +157,9 @@ module.exports = grammar({
       field('receiver', $.identifier), field('bindings', $.arguments),
       ';',
     ),
+
+    // f(a, …); a fragment use
+    use_statement: $ => seq(field('fragment', $.identifier), field('arguments', $.arguments), ';'),
 
     action_statement: $ => seq(field('lifeline', $.identifier), ':', $._local, ';'),
 

@@ -50,7 +50,7 @@ static ZProgram *parse(ZArena *a, const char *name, const char *text)
 /* The comments of text, in order, joined by newlines. */
 static char *comments(ZArena *a, const char *text)
 {
-    ZSource src = {"c", text, strlen(text)};
+    ZSource src = {.path = "c", .text = text, .len = strlen(text)};
     FILE *devnull = fopen("/dev/null", "w");
     ZDiag d;
     zd_init(&d, &src, devnull);
@@ -138,7 +138,7 @@ Test(fmt, repository)
  * newline or a run of blanks, at random (no blank line). */
 static char *respace(ZArena *a, const char *text, uint64_t *seed)
 {
-    ZSource src = {"g", text, strlen(text)};
+    ZSource src = {.path = "g", .text = text, .len = strlen(text)};
     ZDiag d;
     FILE *devnull = fopen("/dev/null", "w");
     zd_init(&d, &src, devnull);

@@ -14,8 +14,11 @@
 (type_name) @type
 
 [
-  "lifeline" "const" "enum" "var" "guard" "workflow"
+  "lifeline" "const" "enum" "var" "guard" "workflow" "fragment"
 ] @keyword
+
+"import" @keyword.import
+(lifeline_type) @type.builtin
 
 [
   "llm" "pure" "extern" "effect" "human"
@@ -51,6 +54,10 @@
 (guard_declaration name: (identifier) @function.macro)
 (action_declaration name: (identifier) @function)
 (workflow_declaration name: (identifier) @function)
+(fragment_declaration name: (identifier) @function.macro)
+(fragment_parameter name: (identifier) @variable.parameter)
+(use_statement fragment: (identifier) @function.macro)
+(import_declaration path: (string) @string.special.path)
 (parameter name: (identifier) @variable.parameter)
 (input name: (identifier) @variable.parameter)
 (property key: (identifier) @property)

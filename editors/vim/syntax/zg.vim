@@ -6,7 +6,8 @@ if exists('b:current_syntax')
   finish
 endif
 
-syn keyword zgDeclaration lifeline const enum var guard llm pure effect human workflow
+syn keyword zgDeclaration lifeline const enum var guard llm pure effect human workflow fragment
+syn keyword zgInclude     import
 syn keyword zgModifier    extern
 syn keyword zgControl     if else while return skip parallel branch coregion
 syn keyword zgTemporal    prev since once historically past seen
@@ -19,7 +20,7 @@ syn match   zgOperator    '->\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>!?=@]'
 syn match   zgLifeline    '@\s*\zs\h\w*'
 syn match   zgLifeline    '^\s*\zs\h\w*\ze\s*\%(:\|{\)'
 syn match   zgLifeline    '->\s*\zs\u\w*\ze\s*('
-syn match   zgFunction    '\%(\<\%(llm\|pure\|effect\|human\|workflow\)\s\+\)\@<=\h\w*'
+syn match   zgFunction    '\%(\<\%(llm\|pure\|effect\|human\|workflow\|fragment\)\s\+\)\@<=\h\w*'
 
 syn match   zgEscape      contained '\\\%([nrt"\\]\|u{\x\{1,6}}\)'
 syn match   zgPlaceholder contained '{\h\w*}'
@@ -31,6 +32,7 @@ syn match   zgComment     '//.*$' contains=zgTodo,@Spell
 syn region  zgComment     start='/\*' end='\*/' contains=zgTodo,@Spell
 
 hi def link zgDeclaration Structure
+hi def link zgInclude     Include
 hi def link zgModifier    StorageClass
 hi def link zgControl     Conditional
 hi def link zgTemporal    Keyword
