@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The editor files (editors/): the tree-sitter grammar on every workflow
 # and its corpus (treesitter.mjs), the VS Code extension's TextMate grammar
-# in VS Code's own engine (textmate.mjs), its script parses, the Vim syntax
+# in VS Code's own engine (textmate.mjs) and the highlighting screenshot of
+# the documentation (screenshot.mjs, headless Chromium), its script parses, the Vim syntax
 # file in Vim (vim.sh), and the .vsix builds (scripts/build-vsix.sh) with
 # what an editor needs in it.  The npm packages come from the committed
 # lock files, installed with `npm ci` into the build directory (again only
@@ -11,7 +12,7 @@ set -euo pipefail
 build=$(cd "${1:?usage: tests/editors/run.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-for tool in node npm; do
+for tool in node npm /usr/bin/chromium vim; do
     command -v "$tool" > /dev/null || {
         echo "editors: $tool is missing (scripts/install-deps.sh installs it)"
         exit 1
@@ -26,6 +27,7 @@ if ! cmp -s "$here/package-lock.json" "$deps/node_modules/.zgc-package-lock.json
 fi
 node "$here/treesitter.mjs" "$root"
 node "$here/textmate.mjs" "$root" "$deps/node_modules"
+node "$here/screenshot.mjs" "$root" "$deps/node_modules"
 node --check "$root/editors/vscode/extension.js"
 "$here/vim.sh" "$root"
 "$root/scripts/build-vsix.sh" "$build" > /dev/null

@@ -8,7 +8,7 @@
 //   node tests/lsp/session.mjs ZGC
 import { spawn, execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -253,6 +253,44 @@ try {
   m = await request('zgc/projection', { textDocument: { uri }, lifeline: 'Nobody' });
   assert.deepEqual(m.error, { code: -32602, message: 'no lifeline `Nobody`' });
   rmSync(dir, { recursive: true });
+
+  // ---- imports and fragments: a fragment's use leads to its declaration in
+  // the imported file; an error in an imported file stands at the import
+  const idir = realpathSync(mkdtempSync(join(tmpdir(), 'zgc-lsp-imports-')));
+  writeFileSync(join(idir, 'lib.zg'), 'fragment greet(A: lifeline, B: lifeline, x: str) {\n    A(x) -> B(x);\n}\n');
+  writeFileSync(join(idir, 'bad.zg'), 'lifeline A;\nconst K = nope;\n');
+  const muri = `file://${idir}/main.zg`;
+  const main = 'import "lib.zg";\nlifeline U, W;\nworkflow w(t: str @ U) {\n    greet(U, W, t);\n}\n';
+  send({ method: 'textDocument/didOpen', params: { textDocument: { uri: muri, languageId: 'zg', version: 1, text: main } } });
+  m = await next();
+  assert.deepEqual(m.params, { uri: muri, diagnostics: [] });
+  m = await request('textDocument/definition', { textDocument: { uri: muri }, position: pos(3, 6) });
+  assert.deepEqual(m.result, { uri: `file://${idir}/lib.zg`, range: range(0, 9, 0, 14) });
+  m = await request('textDocument/hover', { textDocument: { uri: muri }, position: pos(3, 6) });
+  assert.deepEqual(m.result.contents.value, '```zg\nfragment greet(A: lifeline, B: lifeline, x: str)\n```');
+  m = await request('textDocument/references', { textDocument: { uri: muri }, position: pos(3, 6), context: { includeDeclaration: false } });
+  assert.deepEqual(m.result, [{ uri: muri, range: range(3, 4, 3, 9) }]);
+  send({
+    method: 'textDocument/didChange',
+    params: {
+      textDocument: { uri: muri, version: 2 },
+      contentChanges: [{ text: 'import "bad.zg";\nlifeline U, W;\nworkflow w(t: str @ U) {\n}\n' }],
+    },
+  });
+  m = await next();
+  assert.deepEqual(m.params.diagnostics, [{
+    range: range(0, 7, 0, 15),
+    severity: 1,
+    source: 'zgc',
+    message: `${idir}/bad.zg:2:11: unknown variable \`nope\``,
+    relatedInformation: [
+      { location: { uri: `file://${idir}/bad.zg`, range: range(1, 10, 1, 14) }, message: 'unknown variable `nope`' },
+      { location: { uri: muri, range: range(0, 7, 0, 15) }, message: `\`${idir}/bad.zg\` is imported here` },
+    ],
+  }]);
+  send({ method: 'textDocument/didClose', params: { textDocument: { uri: muri } } });
+  m = await next();
+  rmSync(idir, { recursive: true });
 
   // ---- malformed input and unknown methods: errors, and the server goes on
   m = await request('textDocument/frobnicate', {});
