@@ -439,7 +439,7 @@ static int top_level(const Fmt *f, int lo, int hi, const char *op)
 }
 
 /* A bracket group [open, close] that does not fit: one element a line. */
-static void put_group(Fmt *f, int open, int close, int tail)
+static void put_group(Fmt *f, int open, int close)
 {
     int base = f->line_indent;
     bool brace = is(&f->t[open], "{");
@@ -456,12 +456,13 @@ static void put_group(Fmt *f, int open, int close, int tail)
         if (j < close) {
             put_tok(f, j, base + 2);
             j++;
-        } else if (brace) {
-            put(f, ",", 1); /* an enum's members, one a line, all end with a comma */
+        } else if (brace && !f->must_break) {
+            /* an enum's members, one a line, all end with a comma (not
+             * after a line comment, which would take it) */
+            put(f, ",", 1);
         }
         i = j;
     }
-    (void)tail;
     put_lead(f, close, base + 1, false);
     if (!f->line_start) newline(f);
     indent(f, base);
@@ -517,12 +518,10 @@ static void layout(Fmt *f, int lo, int hi, int cont, int tail)
         const Tok *t = &f->t[i];
         if ((is(t, "(") || is(t, "{")) && t->match > i && t->match < hi) {
             int m = t->match;
-            int after = m + 1 < hi && (is(&f->t[m + 1], ";") || is(&f->t[m + 1], ",")) ? 1 : 0;
             bool empty = m == i + 1 && !f->t[m].lead;
             /* the first group breaks when the rest does not fit after it */
-            (void)after;
             if (!empty && !fits(f, i, hi, tail)) {
-                put_group(f, i, m, tail);
+                put_group(f, i, m);
                 i = m;
                 continue;
             }

@@ -46,6 +46,7 @@ typedef struct Item {
 
 struct ZlIndex {
     ZCompilation c;
+    char *path;
     const char *text;
     size_t len;
     ZVec items;   /* Item* */
@@ -323,7 +324,10 @@ static void build(ZlIndex *ix)
 ZlIndex *zl_index_new(const char *path, const char *text, size_t len)
 {
     ZlIndex *ix = zu_xcalloc(1, sizeof *ix);
-    zc_init(&ix->c, zp_parse, path, text, len, stderr);
+    /* the compilation keeps the path: a copy that lives as long as it */
+    ix->path = zu_xmalloc(strlen(path) + 1);
+    strcpy(ix->path, path);
+    zc_init(&ix->c, zp_parse, ix->path, text, len, stderr);
     ix->c.diag.sink = sink;
     ix->c.diag.sink_ctx = ix;
     ix->c.all_workflows = true;
@@ -340,6 +344,7 @@ void zl_index_free(ZlIndex *ix)
     if (!ix) return;
     zu_imap_free(&ix->by_key);
     zc_free(&ix->c);
+    free(ix->path);
     free(ix);
 }
 

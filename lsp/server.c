@@ -281,7 +281,8 @@ static void printed(ZlServer *s, json_t *id, Doc *d, json_t *params, bool plan)
     FILE *dm = open_memstream(&diag, &dn);
     if (!dm) zu_oom();
     ZCompilation c;
-    zc_init(&c, zp_parse, d->uri, d->text.data, d->text.len, dm);
+    char *path = zl_path_of(d->uri); /* imports are looked for beside it */
+    zc_init(&c, zp_parse, path, d->text.data, d->text.len, dm);
     c.workflow = workflow;
     bool ok = zc_run(&c, plan ? ZC_PLAN : ZC_PROJECT);
     fclose(dm);
@@ -307,6 +308,7 @@ static void printed(ZlServer *s, json_t *id, Doc *d, json_t *params, bool plan)
                 char *msg = zu_fmt(c.arena, "no lifeline `%s`", life);
                 fail(s, id, INVALID_PARAMS, msg);
                 zc_free(&c);
+                free(path);
                 free(diag);
                 return;
             }
@@ -319,6 +321,7 @@ static void printed(ZlServer *s, json_t *id, Doc *d, json_t *params, bool plan)
         reply(s, id, json_pack("{s:s,s:s}", "workflow", c.wf->name, "text", text));
     }
     zc_free(&c);
+    free(path);
     free(diag);
     free(text);
     free(guards);
