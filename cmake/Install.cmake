@@ -39,6 +39,7 @@ if(ZGC_PANDOC)
     COMMAND ${CMAKE_SOURCE_DIR}/scripts/man.sh $<TARGET_FILE:zgc> ${CMAKE_SOURCE_DIR}/docs/zgc.md
             ${CMAKE_BINARY_DIR}/man ${PROJECT_VERSION}
     DEPENDS zgc ${CMAKE_SOURCE_DIR}/docs/zgc.md ${CMAKE_SOURCE_DIR}/scripts/man.sh
+            ${CMAKE_SOURCE_DIR}/scripts/man-tables.lua
     COMMENT "manual pages")
   add_custom_target(zgc_man ALL DEPENDS ${CMAKE_BINARY_DIR}/man/zgc.1)
   install(DIRECTORY ${CMAKE_BINARY_DIR}/man/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1

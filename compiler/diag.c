@@ -214,6 +214,7 @@ static void report(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list 
 
 void zd_error(ZDiag *d, ZSpan at, const char *fmt, ...)
 {
+    d->muted = false;
     va_list ap;
     va_start(ap, fmt);
     zd_vreport(d, ZD_ERROR, at, fmt, ap);
@@ -222,14 +223,53 @@ void zd_error(ZDiag *d, ZSpan at, const char *fmt, ...)
 
 void zd_warning(ZDiag *d, ZSpan at, const char *fmt, ...)
 {
+    d->muted = false;
     va_list ap;
     va_start(ap, fmt);
     zd_vreport(d, ZD_WARNING, at, fmt, ap);
     va_end(ap);
 }
 
+static const char *const warning_names[] = {
+#define NAME(k, name, help) name,
+    ZD_WARNINGS(NAME)
+#undef NAME
+};
+static const char *const warning_helps[] = {
+#define HELP(k, name, help) help,
+    ZD_WARNINGS(HELP)
+#undef HELP
+};
+
+int zd_warning_lookup(const char *name)
+{
+    for (int i = 0; i < ZW__COUNT; i++)
+        if (!strcmp(warning_names[i], name)) return i;
+    return -1;
+}
+
+const char *zd_warning_name(ZWarning w) { return w < ZW__COUNT ? warning_names[w] : "?"; }
+const char *zd_warning_help(ZWarning w) { return w < ZW__COUNT ? warning_helps[w] : "?"; }
+
+void zd_warn(ZDiag *d, ZWarning w, ZSpan at, const char *fmt, ...)
+{
+    d->muted = (d->warn_off >> w) & 1u;
+    if (d->muted) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    d->warnings++;
+    if (d->werror)
+        zd_error(d, at, "%s [-Werror,-W%s]", msg, warning_names[w]);
+    else
+        zd_warning(d, at, "%s [-W%s]", msg, warning_names[w]);
+}
+
 void zd_note(ZDiag *d, ZSpan at, const char *fmt, ...)
 {
+    if (d->muted) return;
     va_list ap;
     va_start(ap, fmt);
     zd_vreport(d, ZD_NOTE, at, fmt, ap);

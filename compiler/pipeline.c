@@ -272,12 +272,20 @@ static bool run_pass(ZCompilation *c, ZStage s)
     case ZC_EXPAND: return zx_expand(c->arena, c->prog, &c->expansions, &c->diag);
     case ZC_RESOLVE:
         if (!zr_resolve(c->arena, c->prog, &c->diag)) return false;
+        zw_count_uses(c->prog);
         if (c->workflow || !c->all_workflows) {
             c->wf = zr_select_workflow(c->prog, c->workflow, &c->diag);
             return c->wf != NULL;
         }
         return true;
-    case ZC_CHECK: return zk_check(c->arena, c->prog, c->wf, &c->diag);
+    case ZC_CHECK:
+        if (!zk_check(c->arena, c->prog, c->wf, &c->diag)) return false;
+        if (c->warnings) {
+            int before = c->diag.errors;
+            zw_warn(c->arena, c->prog, c->wf, &c->diag);
+            return c->diag.errors == before; /* -Werror */
+        }
+        return true;
     case ZC_PROJECT:
         if (!c->wf) {
             /* every workflow was checked; projection needs the one */

@@ -167,7 +167,30 @@ static void resolve_type(R *r, ZType *t)
     if (t->kind != TY_NAMED) return;
     Sym *s = tab_get(&r->types, t->name);
     if (!s) {
-        zd_error(r->d, t->span, "unknown type `%s`", t->name ? t->name : "?");
+        /* the names other languages give the builtin types */
+        static const char *const other[][2] = {
+            {"string", "str"},   {"String", "str"},   {"text", "str"},     {"integer", "int"},
+            {"long", "int"},     {"boolean", "bool"}, {"Boolean", "bool"}, {"double", "float"},
+            {"number", "float"}, {"real", "float"},   {"object", "json"},  {"dict", "json"},
+            {"any", "json"},     {"list", "json"},    {"array", "json"}};
+        const char *name = t->name ? t->name : "?";
+        const char *builtin = NULL;
+        for (size_t i = 0; i < sizeof other / sizeof other[0] && !builtin; i++)
+            if (!strcmp(other[i][0], name)) builtin = other[i][1];
+        if (!builtin) { /* a near miss of a builtin type: `flaot` */
+            static const char *const builtins[] = {"bool", "int", "float", "str", "json"};
+            ZvSuggest sg;
+            zv_suggest_init(&sg, name);
+            for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+                zv_suggest_try(&sg, builtins[i]);
+            builtin = sg.best;
+        }
+        if (builtin) {
+            zd_error(r->d, t->span, "unknown type `%s`; did you mean `%s`?", name, builtin);
+            t->kind = TY_ERROR;
+            return;
+        }
+        zd_error(r->d, t->span, "unknown type `%s`", name);
         suggest(r, &r->types, t->name ? t->name : "", false);
         t->kind = TY_ERROR;
         return;

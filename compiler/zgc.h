@@ -185,6 +185,26 @@ typedef struct ZExpansion {
 
 typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
 
+/* The warnings (warn.c): each has a name for -W<name> / -Wno-<name> and
+ * is on unless turned off. */
+#define ZD_WARNINGS(X)                                                                   \
+    X(ZW_UNUSED_VARIABLE, "unused-variable", "a variable no statement reads or writes")  \
+    X(ZW_UNUSED_CONST, "unused-const", "a constant nothing uses")                        \
+    X(ZW_UNUSED_ACTION, "unused-action", "an action no statement calls")                 \
+    X(ZW_UNUSED_LIFELINE, "unused-lifeline",                                             \
+      "a lifeline that takes part in nothing in a "                                      \
+      "workflow")                                                                        \
+    X(ZW_ENDLESS_LOOP, "endless-loop", "a while loop that, once entered, can never end") \
+    X(ZW_CONSTANT_GUARD, "constant-guard",                                               \
+      "an if or while condition that is always true or "                                 \
+      "always false")
+#define ZD_W_ENUM(k, name, help) k,
+typedef enum { ZD_WARNINGS(ZD_W_ENUM) ZW__COUNT } ZWarning;
+#undef ZD_W_ENUM
+/* The warning named name ("unused-variable"), or -1. */
+int zd_warning_lookup(const char *name);
+const char *zd_warning_name(ZWarning w);
+const char *zd_warning_help(ZWarning w);
 /* A receiver of diagnostics as data (the language server): the message
  * without its location or excerpt. */
 typedef void ZDiagSink(void *ctx, ZDiagLevel lvl, ZSpan at, const char *msg);
@@ -196,6 +216,10 @@ typedef struct ZDiag {
     const ZVec *expansions; /* ZExpansion*, indexed by ZSpan.exp - 1 */
     FILE *out;              /* where diagnostics go (stderr by default) */
     int errors;             /* errors reported so far */
+    int warnings;           /* warnings reported so far (zd_warn) */
+    unsigned warn_off;      /* 1 << ZWarning: the warnings turned off */
+    bool werror;            /* -Werror: warnings are errors */
+    bool muted;             /* the last warning was off: drop its notes */
     int max_errors;         /* stop reporting after this many (0 = 100) */
     bool color;
     ZDiagSink *sink; /* when set, diagnostics go there instead of to out */
@@ -207,6 +231,10 @@ void zd_init(ZDiag *d, const ZSource *src, FILE *out);
 const ZSource *zd_source(const ZDiag *d, ZSpan at);
 void zd_error(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
 void zd_warning(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
+/* Warning w, unless it is off: "warning: MESSAGE [-Wname]", or with
+ * d->werror an error "MESSAGE [-Werror,-Wname]".  Notes after a warning
+ * that is off are dropped too. */
+void zd_warn(ZDiag *d, ZWarning w, ZSpan at, const char *fmt, ...) ZG_PRINTF(4, 5);
 /* A note attached to the previous error ("`x` is defined on A here").
  * Every error and warning in an imported file is followed by a note at
  * the import line, and every one inside a fragment expansion by an
@@ -486,6 +514,9 @@ struct ZDecl {
     /* D_GUARD: zk_is_cpl of its formula, found once (check_types.c):
      * 0 not yet known, 1 plain, 2 CPL, 3 being found */
     unsigned char cpl;
+    /* references to it anywhere in the program (warn.c: zw_count_uses,
+     * after resolution); 0 for an unused declaration */
+    int uses;
 };
 
 typedef struct ZProgram {
@@ -622,6 +653,18 @@ bool ze_eval(const ZEval *ev, const ZExpr *e, ZValue *v);
 /* A literal expression (an E_NAME for an enum member) of type t for v;
  * NULL for a kind that has none. */
 ZExpr *ze_literal(ZArena *a, const ZValue *v, ZSpan at, ZType *t);
+
+/* ===================================================================== */
+/* warn.c — warnings                                                      */
+/* ===================================================================== */
+
+/* Counts the references to every declaration (ZDecl.uses); run after
+ * zr_resolve, before the checks fold constants. */
+void zw_count_uses(ZProgram *p);
+/* Reports the warnings (ZD_WARNINGS) of the checked program: the unused
+ * declarations of the compiled file, and for wf (every workflow when
+ * NULL) its lifelines that take part in nothing and its conditions. */
+void zw_warn(ZArena *a, const ZProgram *p, const ZDecl *wf, ZDiag *d);
 
 /* ===================================================================== */
 /* check.c — types and definedness                                        */
@@ -950,6 +993,8 @@ typedef struct ZCompilation {
     const char *workflow; /* the workflow to compile; NULL: the only or last */
     bool all_workflows;   /* with no workflow named, check every workflow
                              (zgc check); projection still needs one */
+    bool warnings;        /* report the warnings after the checks (zw_warn;
+                             which ones: diag.warn_off, diag.werror) */
     ZLoadFn *load;        /* reads imported files; NULL: the file system */
     void *load_user;
     /* owned by the compilation */

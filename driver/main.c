@@ -49,6 +49,9 @@
 
 typedef struct Options {
     const char *file;
+    /* zgc check: every file given (file is the first); NULL elsewhere */
+    const char **files;
+    int nfiles;
     const char *workflow;
     const char *lifeline;
     bool tokens, ast;
@@ -87,6 +90,9 @@ static const char usage_main[] =
     "options:\n"
     "  -I DIR         look for imported files in DIR too (every command that reads\n"
     "                 a .zg file; after the importing file's directory, before stdlib/)\n"
+    "  -Wno-NAME, -WNAME, -Werror\n"
+    "                 turn a warning off or on, or make warnings errors (every\n"
+    "                 command that compiles; zgc help warnings lists them)\n"
     "  -h, --help     show this help (or a command's, after the command)\n"
     "  --version      print the version\n"
     "\n"
@@ -94,16 +100,18 @@ static const char usage_main[] =
     "See docs/zgc.md for the full manual.\n";
 
 static const char usage_check[] =
-    "usage: zgc check [--workflow NAME] FILE.zg\n"
+    "usage: zgc check [--workflow NAME] [-W…] FILE.zg...\n"
     "\n"
-    "Parses, resolves and type-checks FILE.zg and reports every error as\n"
-    "FILE:LINE:COL: error: MESSAGE, with the source line and notes.\n"
+    "Parses, resolves and type-checks each FILE.zg (each a program of its\n"
+    "own) and reports every error as FILE:LINE:COL: error: MESSAGE, with the\n"
+    "source line and notes, then the warnings (zgc help warnings).\n"
     "Without --workflow every workflow in the file is checked.\n"
     "\n"
     "  --workflow NAME   check only the declarations and this workflow\n"
     "  -h, --help        show this help\n"
     "\n"
-    "exit status: 0 clean, 1 errors, 2 bad usage.\n";
+    "exit status: 0 no errors (warnings allowed, unless -Werror), 1 errors,\n"
+    "2 bad usage.\n";
 
 static const char usage_project[] =
     "usage: zgc project [--workflow NAME] [--lifeline L | --global [--unexpanded]] FILE.zg\n"
@@ -324,10 +332,13 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
             o->ast = true;
         } else if (a[0] == '-' && a[1]) {
             return usage_error(usage, "unknown option `%s`", a);
+        } else if (o->file && o->files) {
+            o->files[o->nfiles++] = a;
         } else if (o->file) {
             return usage_error(usage, "more than one input file (`%s`)", a);
         } else {
             o->file = a;
+            if (o->files) o->files[o->nfiles++] = a;
         }
     }
     if (!o->file) return usage_error(usage, "%s", "no input file");
@@ -344,11 +355,22 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
 
 /* Compiles o->file up to `upto` (compiler/pipeline.c).  Returns the exit
  * status (0 or 1); c is initialised either way and freed by zc_free. */
+/* The warnings of this command (-W options, taken with -I before the
+ * command runs: take_compiler_options). */
+static struct {
+    bool on; /* the command reports warnings */
+    unsigned off;
+    bool werror;
+} warn;
+
 static int compile(ZCompilation *c, const Options *o, ZStage upto, bool all_workflows)
 {
     if (!zc_init_file(c, zp_parse, o->file, stderr)) return 1;
     c->workflow = o->workflow;
     c->all_workflows = all_workflows;
+    c->warnings = warn.on;
+    c->diag.warn_off = warn.off;
+    c->diag.werror = warn.werror;
     return zc_run(c, upto) ? 0 : 1;
 }
 
@@ -357,11 +379,21 @@ static int compile(ZCompilation *c, const Options *o, ZStage upto, bool all_work
 static int cmd_check(int argc, char **argv)
 {
     Options o = {0};
+    o.files = zu_xcalloc((size_t)argc + 1, sizeof *o.files);
     int rc = parse_options(argc, argv, usage_check, &o, false, false);
-    if (rc >= 0) return rc;
-    ZCompilation c;
-    rc = compile(&c, &o, ZC_CHECK, true);
-    zc_free(&c);
+    if (rc >= 0) {
+        free(o.files);
+        return rc;
+    }
+    /* every file, each a program of its own; 1 when any has errors */
+    rc = 0;
+    for (int i = 0; i < o.nfiles; i++) {
+        ZCompilation c;
+        o.file = o.files[i];
+        if (compile(&c, &o, ZC_CHECK, true) != 0) rc = 1;
+        zc_free(&c);
+    }
+    free(o.files);
     return rc;
 }
 
@@ -1016,14 +1048,20 @@ static int finish_output(int rc)
  * searched for imported files (compiler/pipeline.c), in the order given.
  * Taken out of argv before the command parses its own options; -1 to go
  * on, else the exit status. */
-static int take_include_dirs(const Command *c, int *argc, char **argv)
+static int take_compiler_options(const Command *c, int *argc, char **argv)
 {
     static const char *const readers[] = {"check",     "project", "guards", "build", "run",
                                           "emit-llvm", "parse",   "trace",  "view"};
+    /* the commands that compile a program of the user's report warnings */
+    static const char *const warners[] = {"check", "project",   "guards",
+                                          "build", "emit-llvm", "run"};
     bool reads = false;
     for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
         if (!strcmp(c->name, readers[i])) reads = true;
+    for (size_t i = 0; i < sizeof warners / sizeof warners[0]; i++)
+        if (!strcmp(c->name, warners[i])) warn.on = true;
     if (!reads) return -1;
+    const char *usage = c->usage ? c->usage : usage_main;
     int n = 2;
     for (int i = 2; i < *argc; i++) {
         const char *a = argv[i];
@@ -1031,12 +1069,39 @@ static int take_include_dirs(const Command *c, int *argc, char **argv)
             while (i < *argc) argv[n++] = argv[i++];
             break;
         }
+        if (warn.on && !strncmp(a, "-W", 2)) {
+            /* -Werror, -Wno-error, -W<name>, -Wno-<name>, -Wall, -Wno-all */
+            const char *w = a + 2;
+            bool no = !strncmp(w, "no-", 3);
+            if (no) w += 3;
+            if (!strcmp(w, "error")) {
+                warn.werror = !no;
+            } else if (!strcmp(w, "all")) {
+                warn.off = no ? ~0u : 0u;
+            } else {
+                int k = zd_warning_lookup(w);
+                if (k < 0) {
+                    ZvSuggest sg;
+                    zv_suggest_init(&sg, w);
+                    for (int j = 0; j < ZW__COUNT; j++) zv_suggest_try(&sg, zd_warning_name(j));
+                    fprintf(stderr, "zgc: error: unknown warning `%s`", a);
+                    if (sg.best)
+                        fprintf(stderr, "; did you mean `-W%s%s`?", no ? "no-" : "", sg.best);
+                    fputs("\n(see `zgc help warnings` for the warnings)\n", stderr);
+                    return 2;
+                }
+                if (no)
+                    warn.off |= 1u << k;
+                else
+                    warn.off &= ~(1u << k);
+            }
+            continue;
+        }
         if (strncmp(a, "-I", 2) != 0) {
             argv[n++] = argv[i];
             continue;
         }
         const char *dir = a[2] ? a + 2 : i + 1 < *argc ? argv[++i] : NULL;
-        const char *usage = c->usage ? c->usage : usage_main;
         if (!dir || !dir[0]) return usage_error(usage, "%s", "-I needs a directory");
         struct stat st;
         if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -1068,6 +1133,15 @@ static int run_command(int argc, char **argv)
             fputs(usage_main, stdout);
             return 0;
         }
+        if (!strcmp(argv[2], "warnings")) {
+            fputs("Warnings of check, project, guards, build, emit-llvm and run (all on;\n"
+                  "-Wno-NAME turns one off, -WNAME on again, -Wno-all all, -Werror makes\n"
+                  "them errors):\n",
+                  stdout);
+            for (int k = 0; k < ZW__COUNT; k++)
+                printf("  -W%-18s %s\n", zd_warning_name(k), zd_warning_help(k));
+            return 0;
+        }
         const Command *c = find_command(argv[2]);
         if (!c) return usage_error(usage_main, "unknown command `%s`", argv[2]);
         if (c->usage) {
@@ -1079,10 +1153,25 @@ static int run_command(int argc, char **argv)
     }
     const Command *c = find_command(cmd);
     if (!c) return usage_error(usage_main, "unknown command `%s`", cmd);
-    int rc = take_include_dirs(c, &argc, argv);
+    int rc = take_compiler_options(c, &argc, argv);
     if (rc >= 0) return rc;
     return c->run(argc - 1, argv + 1);
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+/* AddressSanitizer builds only.  LeakSanitizer's exit-time check in GCC
+ * 12's runtime sometimes crashes ("Tracer caught signal 11", then
+ * "LeakSanitizer has encountered a fatal error") while it walks the
+ * dynamic TLS of threads on glibc 2.34 and later — a known fault of that
+ * runtime's DTLS tracking (google/sanitizers issues 1322, 1342); zgc
+ * loads libLLVM with dlopen, whose thread_local data is such TLS.  Not
+ * tracking dynamic TLS keeps the leak check: zgc keeps no heap pointer
+ * only in thread-local storage. */
+__attribute__((used, visibility("default"))) const char *__asan_default_options(void)
+{
+    return "intercept_tls_get_addr=0";
+}
+#endif
 
 int main(int argc, char **argv)
 {

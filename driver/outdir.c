@@ -116,14 +116,14 @@ int zod_record(const char *dir, const char *workflow)
     if (len && list[len - 1] != '\n') fputc('\n', f);
     struct dirent *e;
     while ((e = readdir(d)))
-        if (builds_name(e->d_name, workflow) && !temporary(e->d_name) &&
-            !listed(list, e->d_name))
+        if (builds_name(e->d_name, workflow) && !temporary(e->d_name) && !listed(list, e->d_name))
             fprintf(f, "%s\n", e->d_name);
     closedir(d);
     free(list);
     if (fclose(f) != 0) zu_oom();
     char *path, *tmp;
-    if (asprintf(&path, "%s/%s", dir, LIST) < 0 || asprintf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0)
+    if (asprintf(&path, "%s/%s", dir, LIST) < 0 ||
+        asprintf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0)
         zu_oom();
     FILE *w = fopen(tmp, "w");
     int ok = w && fwrite(out, 1, outlen, w) == outlen;

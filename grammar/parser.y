@@ -38,6 +38,8 @@ typedef struct ZTokVal {
 %code {
 #include <string.h>
 
+#include "suggest.h"
+
 /* Every span names its file (ZSpan.file): bison's default copies only the
  * line and column fields. */
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                                    \
@@ -727,6 +729,49 @@ static const char *shown(ZParser *ps, yysymbol_kind_t k)
     return copy;
 }
 
+/* Whether symbol k is a keyword of the language ('lifeline', 'var', …):
+ * its name in the grammar is a quoted word. */
+static bool is_keyword(yysymbol_kind_t k)
+{
+    const char *n = yysymbol_name(k);
+    if (n && n[0] == '"') n++; /* "'lifeline'" or 'lifeline' */
+    if (!n || n[0] != '\'') return false;
+    const char *c = n + 1;
+    for (; *c && *c != '\''; c++)
+        if (!(*c >= 'a' && *c <= 'z')) return false;
+    return c - n > 2; /* a word, not a character token such as '{' */
+}
+
+/* The keyword closest to word among the expected tokens, or NULL. */
+static const char *keyword_near(ZParser *ps, const char *word, const yysymbol_kind_t *exp, int n)
+{
+    ZvSuggest sg;
+    zv_suggest_init(&sg, word);
+    for (int i = 0; i < n; i++) {
+        if (!is_keyword(exp[i])) continue;
+        const char *k = shown(ps, exp[i]); /* `lifeline` */
+        zv_suggest_try(&sg, zu_strndup(ps->arena, k + 1, strlen(k) - 2));
+    }
+    return sg.best;
+}
+
+/* The symbol of a character token such as ';' (bison numbers them in
+ * its own order). */
+static yysymbol_kind_t char_symbol(char c)
+{
+    char name[4] = {'\'', c, '\'', 0};
+    for (int k = 0; k < YYNTOKENS; k++)
+        if (!strcmp(yysymbol_name((yysymbol_kind_t)k), name)) return (yysymbol_kind_t)k;
+    return YYSYMBOL_YYUNDEF;
+}
+
+static bool expects(const yysymbol_kind_t *exp, int n, yysymbol_kind_t k)
+{
+    for (int i = 0; i < n; i++)
+        if (exp[i] == k) return true;
+    return false;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser *ps)
 {
     (void)scanner;
@@ -734,10 +779,30 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser
     if (ps->too_deep) return 0; /* already reported */
     yysymbol_kind_t got = yypcontext_token(ctx);
     const YYLTYPE *at = yypcontext_location(ctx);
-    enum { MAX = 6 };
-    yysymbol_kind_t exp[MAX];
-    int n = yypcontext_expected_tokens(ctx, exp, MAX);
+    enum { MAX = 6, ALL = 128 };
+    yysymbol_kind_t all[ALL];
+    int nall = yypcontext_expected_tokens(ctx, all, ALL);
+    if (nall < 0) nall = 0;
+    int n = nall < MAX ? nall : 0; /* listed when there are few */
+    ZSpan loc = *at;
+    if (got == YYSYMBOL_YYEOF) {
+        /* point just past the end rather than at a phantom token */
+        loc.first_line = loc.last_line = ps->line;
+        loc.first_column = loc.last_column = ps->col;
+    }
+    /* a `;` forgotten at the end of a line: said where it belongs, after
+       the previous token, not at the start of the next line */
+    if (got != char_symbol(';') && expects(all, nall, char_symbol(';')) && ps->prev_ptr &&
+        ps->prev_end_line > 0 && at->first_line > ps->prev_end_line) {
+        ZSpan after = *at;
+        after.first_line = after.last_line = ps->prev_end_line;
+        after.first_column = after.last_column = ps->prev_end_col;
+        zd_error(ps->diag, after, "expected `;` after `%.*s`", (int)ps->prev_len, ps->prev_ptr);
+        return 0;
+    }
     ZBuf b = {0};
+    const char *hint = NULL;
+    char why[160];
     if (got == YYSYMBOL_YYEOF)
         zu_buf_puts(&b, "unexpected end of file");
     else if (got == YYSYMBOL_IDENT || got == YYSYMBOL_INT_LIT || got == YYSYMBOL_FLOAT_LIT)
@@ -748,21 +813,28 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser
         zu_buf_printf(&b, "unexpected `%s` (reserved for shared state)", zp_last_text(ps));
     else
         zu_buf_printf(&b, "unexpected %s", shown(ps, got));
-    if (n > 0 && n <= MAX - 1) {
+    if (n > 0) {
         zu_buf_puts(&b, ", expected ");
         for (int i = 0; i < n; i++) {
             if (i) zu_buf_puts(&b, i == n - 1 ? " or " : ", ");
-            zu_buf_puts(&b, shown(ps, exp[i]));
+            zu_buf_puts(&b, shown(ps, all[i]));
         }
     }
-    ZSpan loc = *at;
-    if (got == YYSYMBOL_YYEOF) {
-        /* point just past the end rather than at a phantom token */
-        loc.first_line = loc.last_line = ps->line;
-        loc.first_column = loc.last_column = ps->col;
+    const char *near = got == YYSYMBOL_IDENT ? keyword_near(ps, zp_last_text(ps), all, nall) : NULL;
+    if (near)
+        zu_buf_printf(&b, "; did you mean `%s`?", near);
+    else if (is_keyword(got) && expects(all, nall, YYSYMBOL_IDENT)) {
+        snprintf(why, sizeof why, "%s is a reserved word of the language: it cannot be a name",
+                 shown(ps, got));
+        hint = why;
     }
+    else if (got == char_symbol('{') && expects(all, nall, char_symbol('@')))
+        hint = "every `if` and `while` names the lifeline that decides: `if COND @ Lifeline { … }`";
+    else if (got == char_symbol('=') && expects(all, nall, char_symbol(':')))
+        hint = "a statement says which lifeline runs it: `Lifeline: x = …;`";
     zd_error(ps->diag, loc, "%s", b.data);
     zu_buf_free(&b);
+    if (hint) zd_note(ps->diag, loc, "%s", hint);
     /* "to close `{` at line N" */
     if (got == YYSYMBOL_YYEOF && ps->depth > 0) {
         ZSpan o = ps->open_at[ps->depth - 1];

@@ -331,6 +331,7 @@ ZlIndex *zl_index_new(const char *path, const char *text, size_t len)
     ix->c.diag.sink = sink;
     ix->c.diag.sink_ctx = ix;
     ix->c.all_workflows = true;
+    ix->c.warnings = true; /* as `zgc check` reports them */
     ix->text = ix->c.src.text;
     ix->len = ix->c.src.len;
     zc_run(&ix->c, ZC_CHECK);

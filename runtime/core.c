@@ -242,9 +242,10 @@ typedef struct zri_run {
     int lost;    /* the error is a lost peer process */
     volatile int cancel;
     pthread_mutex_t err_mu;
-    char *error;      /* the first error: "lifeline L: file:l:c: cause" */
-    int64_t error_ns; /* when it occurred (CLOCK_MONOTONIC) */
-    int *ended;       /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
+    char *error;       /* the first error: "lifeline L: file:l:c: cause" */
+    int64_t error_ns;  /* when it occurred (CLOCK_MONOTONIC) */
+    int32_t error_loc; /* where in the source (a locs index), or -1 */
+    int *ended;        /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
     /* deadlock detection (in-process mode) */
     int deadlock_check;
     int accounting;      /* active and blocked are counted: deadlock_check or
@@ -402,6 +403,7 @@ static void run_verror(run *R, int32_t lifeline, int32_t loc, const char *fmt, v
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         R->error_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+        R->error_loc = loc >= 0 && loc < R->prog->nlocs ? loc : -1;
         R->error = zri_buf_take(&b);
     }
     pthread_mutex_unlock(&R->err_mu);
@@ -1838,6 +1840,8 @@ void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...)
 const char *zri_run_error(zri_run *R) { return R->error; }
 
 int64_t zri_run_error_time(zri_run *R) { return R->error ? R->error_ns : 0; }
+
+int32_t zri_run_error_loc(zri_run *R) { return R->error ? R->error_loc : -1; }
 
 static void input_desc(const zgrt_program *p, int32_t i, char *out, size_t n)
 {

@@ -3,7 +3,8 @@
 # whole, and zgc-COMMAND.1 for each command from its "### zgc COMMAND …"
 # sections of the same file, each page's one-line summary from `zgc --help`
 # (so the pages say what the documentation and the command say, nothing of
-# their own).  pandoc turns the Markdown into roff.
+# their own).  pandoc turns the Markdown into roff, its tables into lists
+# (scripts/man-tables.lua).
 #   usage: scripts/man.sh ZGC DOCS/zgc.md OUTDIR VERSION
 set -euo pipefail
 [ $# -eq 4 ] || { echo "usage: scripts/man.sh ZGC DOCS/zgc.md OUTDIR VERSION" >&2; exit 2; }
@@ -16,7 +17,7 @@ date=$(date -u -d "@$(stat -c %Y "$doc")" +%Y-%m-%d)
 
 # pandoc's man writer: the .TH line from the metadata
 man() { # NAME MARKDOWN OUT
-    pandoc -s -f gfm -t man -M "title=$1" -M section=1 -M "date=$date" \
+    pandoc -s -f gfm -t man --lua-filter "$(dirname "$0")/man-tables.lua" -M "title=$1" -M section=1 -M "date=$date" \
         -M "footer=zgc $version" -M "header=ZipperGen workflow compiler" "$2" -o "$3"
     # left-aligned text: the narrow columns of the option tables cannot
     # be justified without gaps (man --warnings: "cannot adjust line")

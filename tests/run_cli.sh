@@ -45,7 +45,9 @@ done
 expect 2 'unknown command `frobnicate`' -- "$zgc" frobnicate
 expect 2 'no input file' -- "$zgc" check
 expect 2 'unknown option `--bogus`' -- "$zgc" check --bogus "$hello"
-expect 2 'more than one input file' -- "$zgc" check "$hello" "$hello"
+expect 2 'more than one input file' -- "$zgc" project "$hello" "$hello"
+expect 0 '' -- "$zgc" check "$hello" "$root/examples/merge.zg"
+expect 1 'nope.zg' -- "$zgc" check "$tmp/nope.zg" "$hello"
 expect 2 'needs a workflow name' -- "$zgc" project "$hello" --workflow
 expect 2 'exactly one of --tokens and --ast' -- "$zgc" parse "$hello"
 
@@ -84,6 +86,16 @@ expect 0 'A1 record 1 \(txn 1\) read "brief" = "launch in May" at 0' -- "$zgc" a
 expect 0 'A2 record 1 \(txn 1\) planned tool "send_email"' -- "$zgc" anomalies "$h/phantom_tool.jsonl"
 expect 0 'A3 record 2 \(txn "exec-1"\) is not aborted but its predecessor' -- "$zgc" anomalies "$h/cascade.jsonl"
 expect 0 'clean.jsonl: 2 records, level L4' -- "$zgc" anomalies "$h/clean.jsonl"
+
+# a run-time error shows its source line, in one process and per lifeline
+for mode in "" --processes; do
+  out=$("$zgc" run $mode "$root/tests/run/div_zero.zg" 2>&1)
+  if [ "$(printf '%s\n' "$out" | sed -n 2,3p)" = "$(printf '    7 |     A: a = a / b;\n      |            ^')" ]; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL: no source excerpt after a run-time error ($mode): $out"; fail=$((fail + 1))
+  fi
+done
 
 # input errors: exit 1
 expect 1 'cannot read .*nope.zg' -- "$zgc" check "$tmp/nope.zg"

@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     zc_init(&c, zp_parse, "fuzz.zg", (const char *)data, size, devnull);
     c.load = load;
     c.all_workflows = true; /* every workflow is checked, the last projected */
+    c.warnings = true;      /* and the warnings looked for */
     if (zc_run(&c, ZC_GUARDS)) {
         zj_print(devnull, c.locals, -1);
         zg_print(devnull, c.guards);

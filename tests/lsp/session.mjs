@@ -160,6 +160,22 @@ try {
   m = await next();
   assert.deepEqual(m.params, { uri, diagnostics: [] });
 
+  // ---- warnings too: an unused variable, then gone again
+  send({
+    method: 'textDocument/didChange',
+    params: { textDocument: { uri, version: 4 }, contentChanges: [{ range: range(2, 15, 2, 15), text: '\nvar spare: int;' }] },
+  });
+  m = await next();
+  assert.deepEqual(m.params.diagnostics, [
+    { range: range(3, 4, 3, 9), severity: 2, source: 'zgc', message: 'variable `spare` is never used [-Wunused-variable]' },
+  ]);
+  send({
+    method: 'textDocument/didChange',
+    params: { textDocument: { uri, version: 5 }, contentChanges: [{ range: range(2, 15, 3, 15), text: '' }] },
+  });
+  m = await next();
+  assert.deepEqual(m.params.diagnostics, []);
+
   // ---- definition: `draft` on line 10 -> its declaration
   m = await request('textDocument/definition', { textDocument: { uri }, position: pos(10, 12) });
   assert.deepEqual(m.result, { uri, range: range(2, 4, 2, 9) });
