@@ -18,6 +18,11 @@
  *   unused-lifeline   a lifeline that sends, receives, acts and decides
  *                     nothing in a workflow
  *   constant-guard    an `if` or `while` condition of constants only
+ *   unseen-lifeline   a CPL guard that reads lifeline B (`@B.x`, `@B(…)`)
+ *                     at an owner no chain of messages ever leads to from
+ *                     B — messages in any order, the control messages of
+ *                     decisions included: B is never in the owner's
+ *                     causal past, so the term is always undefined
  *   endless-loop      a `while` whose condition, once true, stays true:
  *                     a constant `true`, or a plain condition (no CPL
  *                     operator) over variables none of which the loop
@@ -170,7 +175,96 @@ typedef struct W {
     ZDiag *d;
     const ZProgram *p;
     bool *takes_part; /* per lifeline, in the workflow being looked at */
+    bool *edge;       /* nl × nl: a message from i to j somewhere */
+    bool *reach;      /* nl × nl: a chain of messages from i to j */
+    unsigned walk;    /* this condition's number (ZDecl.walk) */
 } W;
+
+/* ---- who can ever see whom ------------------------------------------------ */
+
+static void edge(W *w, int from, int to)
+{
+    int nl = w->p->lifelines.len;
+    if (from >= 0 && to >= 0 && from < nl && to < nl && from != to) w->edge[from * nl + to] = true;
+}
+
+/* The lifelines the statements involve (senders, receivers, actors,
+ * owners). */
+static void involved(W *w, const ZVec *body, bool *in)
+{
+    int nl = w->p->lifelines.len;
+    for (int i = 0; i < body->len; i++) {
+        const ZStmt *s = ZU_VEC_AT(*body, i);
+        if (s->life.index >= 0 && s->life.index < nl) in[s->life.index] = true;
+        if (s->kind == S_MSG && s->to.index >= 0 && s->to.index < nl) in[s->to.index] = true;
+        involved(w, &s->body, in);
+        involved(w, &s->els, in);
+        for (int k = 0; k < s->branches.len; k++)
+            involved(w, &((ZBranch *)ZU_VEC_AT(s->branches, k))->body, in);
+    }
+}
+
+/* The message edges: every message, and the control messages an owner of
+ * an `if` or `while` sends to the lifelines its branches involve. */
+static void edges(W *w, const ZVec *body)
+{
+    int nl = w->p->lifelines.len;
+    for (int i = 0; i < body->len; i++) {
+        const ZStmt *s = ZU_VEC_AT(*body, i);
+        if (s->kind == S_MSG) edge(w, s->life.index, s->to.index);
+        if (s->kind == S_IF || s->kind == S_WHILE) {
+            bool *in = zu_alloc(w->a, sizeof *in * (size_t)(nl + 1));
+            involved(w, &s->body, in);
+            involved(w, &s->els, in);
+            for (int l = 0; l < nl; l++)
+                if (in[l]) edge(w, s->life.index, l);
+        }
+        edges(w, &s->body);
+        edges(w, &s->els);
+        for (int k = 0; k < s->branches.len; k++)
+            edges(w, &((ZBranch *)ZU_VEC_AT(s->branches, k))->body);
+    }
+}
+
+static void closure(W *w)
+{
+    int nl = w->p->lifelines.len;
+    for (int i = 0; i < nl * nl; i++) w->reach[i] = w->edge[i];
+    for (int k = 0; k < nl; k++)
+        for (int i = 0; i < nl; i++)
+            if (w->reach[i * nl + k])
+                for (int j = 0; j < nl; j++)
+                    if (w->reach[k * nl + j]) w->reach[i * nl + j] = true;
+}
+
+/* Reports the first lifeline e reads (through @B.x, @B(…), seen B, and
+ * named guards, each looked into once per condition) that never reaches
+ * the owner. */
+static bool unseen(W *w, const ZExpr *e, int owner, const ZStmt *s)
+{
+    if (!e) return false;
+    int nl = w->p->lifelines.len;
+    if ((e->kind == E_AT_VAR || e->kind == E_AT || e->kind == E_SEEN) && e->life >= 0 &&
+        e->life < nl && e->life != owner && !w->reach[e->life * nl + owner]) {
+        const ZDecl *b = ZU_VEC_AT(w->p->lifelines, e->life);
+        const ZDecl *o = ZU_VEC_AT(w->p->lifelines, owner);
+        zd_warn(w->d, ZW_UNSEEN_LIFELINE, e->span,
+                "no message ever leads from %s to %s, the owner: %s is never in its causal past, "
+                "so this term is always undefined",
+                b->name, o->name, b->name);
+        return true;
+    }
+    if (e->kind == E_NAME && e->name_kind == NAME_GUARD && e->decl && e->decl->expr) {
+        if (e->decl->walk == w->walk) return false;
+        e->decl->walk = w->walk;
+        return unseen(w, e->decl->expr, owner, s);
+    }
+    if (unseen(w, e->a, owner, s) || unseen(w, e->b, owner, s) || unseen(w, e->c, owner, s))
+        return true;
+    for (int i = 0; i < e->args.len; i++)
+        if (unseen(w, ZU_VEC_AT(e->args, i), owner, s)) return true;
+    return false;
+}
 
 static void part(W *w, const ZLifeRef *l)
 {
@@ -180,6 +274,10 @@ static void part(W *w, const ZLifeRef *l)
 static void check_condition(W *w, const ZStmt *s)
 {
     if (!own(s->expr->span)) return;
+    if (s->life.index >= 0 && s->life.index < w->p->lifelines.len) {
+        w->walk++;
+        unseen(w, s->expr, s->life.index, s);
+    }
     ZEval ev = {w->a, constant, no_error, NULL};
     ev.user = &ev;
     ZValue v;
@@ -232,6 +330,10 @@ static void workflow(W *w, const ZDecl *wf)
 {
     int nl = w->p->lifelines.len;
     w->takes_part = zu_alloc(w->a, sizeof *w->takes_part * (size_t)(nl + 1));
+    w->edge = zu_alloc(w->a, sizeof *w->edge * (size_t)(nl * nl + 1));
+    w->reach = zu_alloc(w->a, sizeof *w->reach * (size_t)(nl * nl + 1));
+    edges(w, &wf->body);
+    closure(w);
     walk(w, &wf->body);
     if (wf->ret && (wf->body.len == 0 || ZU_VEC_AT(wf->body, wf->body.len - 1) != wf->ret)) {
         ZVec one = {0};
@@ -252,7 +354,8 @@ static void workflow(W *w, const ZDecl *wf)
 
 void zw_warn(ZArena *a, const ZProgram *p, const ZDecl *wf, ZDiag *d)
 {
-    W w = {a, d, p, NULL};
+    /* a compilation's declarations start with walk 0 (zu_alloc zeroes) */
+    W w = {.a = a, .d = d, .p = p, .walk = 0};
     /* a file without a workflow of its own is a library: its declarations
        are for the files that import it */
     bool library = true;

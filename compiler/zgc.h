@@ -197,7 +197,9 @@ typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
     X(ZW_ENDLESS_LOOP, "endless-loop", "a while loop that, once entered, can never end") \
     X(ZW_CONSTANT_GUARD, "constant-guard",                                               \
       "an if or while condition that is always true or "                                 \
-      "always false")
+      "always false")                                                                    \
+    X(ZW_UNSEEN_LIFELINE, "unseen-lifeline",                                             \
+      "a CPL guard that reads a lifeline no message ever leads from to the guard's owner")
 #define ZD_W_ENUM(k, name, help) k,
 typedef enum { ZD_WARNINGS(ZD_W_ENUM) ZW__COUNT } ZWarning;
 #undef ZD_W_ENUM
@@ -517,6 +519,9 @@ struct ZDecl {
     /* references to it anywhere in the program (warn.c: zw_count_uses,
      * after resolution); 0 for an unused declaration */
     int uses;
+    /* D_GUARD: the last walk of warn.c that looked into it (a named guard
+     * shared by many others is looked into once per condition) */
+    unsigned walk;
 };
 
 typedef struct ZProgram {

@@ -22,7 +22,7 @@ pkgs=(
   git
   pandoc            # the manual pages, made from docs/zgc.md (scripts/man.sh)
   man-db            # `man --warnings` checks those pages (tests/install)
-  dpkg-dev          # dpkg-shlibdeps: the .deb's dependencies (cpack, tests/install)
+  dpkg-dev file     # dpkg-shlibdeps and file: how cpack finds the .deb's library dependencies (tests/install)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -49,7 +49,7 @@ out=$("$zgc" check -Wunused-varible unused.zg 2>&1)
 [ $? = 2 ] && grep -q "unknown warning .-Wunused-varible.; did you mean .-Wunused-variable.?" <<< "$out" && ok || bad "unknown -W: $out"
 # the list
 out=$("$zgc" help warnings)
-for w in unused-variable unused-const unused-action unused-lifeline endless-loop constant-guard; do
+for w in unused-variable unused-const unused-action unused-lifeline endless-loop constant-guard unseen-lifeline; do
   grep -q -- "-W$w " <<< "$out" && ok || bad "zgc help warnings lacks -W$w"
 done
 # a library (no workflow of its own) declares for its importers
