@@ -11,6 +11,7 @@
  * column and the caret line reproduces tabs to stay aligned. */
 #include "zgc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void zd_init(ZDiag *d, const ZSource *src, FILE *out)
@@ -185,6 +186,19 @@ static void report(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list 
     } else if (lvl == ZD_NOTE) {
         int max = d->max_errors ? d->max_errors : 100;
         if (d->errors > max) return;
+    }
+    if (d->sink) {
+        va_list copy;
+        va_copy(copy, ap);
+        char small[1];
+        int n = vsnprintf(small, sizeof small, fmt, copy);
+        va_end(copy);
+        if (n < 0) n = 0;
+        char *msg = zu_xmalloc((size_t)n + 1);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        d->sink(d->sink_ctx, lvl, at, msg);
+        free(msg);
+        return;
     }
     const char *what = lvl == ZD_ERROR ? "error" : lvl == ZD_WARNING ? "warning" : "note";
     const ZSource *src = zd_source(d, at);

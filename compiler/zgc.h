@@ -207,6 +207,9 @@ typedef enum { ZD_WARNINGS(ZD_W_ENUM) ZW__COUNT } ZWarning;
 int zd_warning_lookup(const char *name);
 const char *zd_warning_name(ZWarning w);
 const char *zd_warning_help(ZWarning w);
+/* A receiver of diagnostics as data (the language server): the message
+ * without its location or excerpt. */
+typedef void ZDiagSink(void *ctx, ZDiagLevel lvl, ZSpan at, const char *msg);
 
 typedef struct ZDiag {
     const ZSource *src; /* file 0 */
@@ -221,6 +224,8 @@ typedef struct ZDiag {
     bool muted;             /* the last warning was off: drop its notes */
     int max_errors;         /* stop reporting after this many (0 = 100) */
     bool color;
+    ZDiagSink *sink; /* when set, diagnostics go there instead of to out */
+    void *sink_ctx;
 } ZDiag;
 
 void zd_init(ZDiag *d, const ZSource *src, FILE *out);

@@ -5,8 +5,9 @@
  * stopped after the pass whose output it prints; `build`, `run` and
  * `emit-llvm` go on with the backend (codegen, emit, link: backend/),
  * `run` then starts the executables (launch.c), `trace check` hands over to
- * the oracle, `anomalies` to the anomaly detectors, and `view` and `trace
- * show` to the viewer.
+ * the oracle, `anomalies` to the anomaly detectors, `view` and `trace
+ * show` to the viewer, `fmt` to the formatter and `lsp` to the language
+ * server.
  *
  * Errors: every failure ends in a non-zero exit status with its cause on
  * stderr.  Exit 2: bad usage ("zgc: MESSAGE" and the command's usage).
@@ -30,6 +31,8 @@
 #include "anomalies.h"
 #include "backend.h"
 #include "cache.h"
+#include "fmt.h"
+#include "lsp.h"
 #include "zgc_build_id.h"
 #include "grammar.h"
 #include "launch.h"
@@ -76,6 +79,8 @@ static const char usage_main[] =
     "  trace      check run traces against the workflow (trace check FILE.zg TRACE),\n"
     "             or list a trace as a table (trace show TRACE)\n"
     "  view       draw a run's trace or a workflow as a message sequence chart (HTML)\n"
+    "  fmt        format .zg sources in the canonical layout (or --check them)\n"
+    "  lsp        the language server for editors (LSP over stdin and stdout)\n"
     "  runs       durable runs: list, show, cancel, gc, resume\n"
     "  tasks      the pending human tasks of durable runs\n"
     "  answer     answer a human task of a durable run (answer RUN TASK VALUE)\n"
@@ -1017,6 +1022,8 @@ static const Command commands[] = {
     {"tasks", zo_tasks_main, NULL},
     {"answer", zo_answer_main, NULL},
     {"cache", zca_main, NULL},
+    {"fmt", zf_main, zf_usage},
+    {"lsp", zl_main, zl_usage},
 };
 
 static const Command *find_command(const char *name)

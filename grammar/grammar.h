@@ -32,6 +32,10 @@ ZProgram *zp_parse(ZArena *a, const ZSource *src, ZDiag *d);
 void zp_dump_tokens(FILE *out, ZArena *a, const ZSource *src, ZDiag *d);
 /* For unit tests: lex the whole source into an arena vector of ZToken*. */
 ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d);
+/* The same with the comments kept, as tokens of their own in source order
+ * (the formatter and the language server: the parser never sees them). */
+ZVec zp_tokenize_trivia(ZArena *a, const ZSource *src, ZDiag *d);
+bool zp_is_comment(const ZToken *t);
 /* Name of a token kind for printing ("identifier", "'->'", "'while'"). */
 const char *zp_token_name(int kind);
 

@@ -203,6 +203,9 @@ static ZTokVal type_kw_name(ZParser *ps, const char *kw)
 %token <tok> KW_TRUE "'true'" KW_FALSE "'false'" KW_NULL "'null'"
 %token <tok> KW_BOOL "'bool'" KW_INT "'int'" KW_FLOAT "'float'" KW_STR "'str'" KW_JSON "'json'"
 %token <tok> KW_RESERVED "reserved keyword"
+/* Comments, returned only to zp_tokenize_trivia (the formatter and the
+ * language server): the grammar never sees one. */
+%token <tok> COMMENT "comment"
 %token <tok> ARROW "'->'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='" AND "'&&'" OR "'||'"
 %token <tok> '{' '}' '(' ')' ';' ',' ':' '=' '@' '.' '+' '-' '*' '/' '%' '<' '>' '!' '?'
 

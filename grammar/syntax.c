@@ -44,11 +44,11 @@ ZProgram *zp_parse(ZArena *a, const ZSource *src, ZDiag *d)
     return p;
 }
 
-ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d)
+static ZVec tokenize(ZArena *a, const ZSource *src, ZDiag *d, bool comments)
 {
     ZVec out = {0};
     if (!zp_check_utf8(src, d)) return out;
-    ZParser ps = {.arena = a, .diag = d, .file = src->index};
+    ZParser ps = {.arena = a, .diag = d, .file = src->index, .keep_comments = comments};
     YY_BUFFER_STATE buf;
     ps.scanner = scanner_new(&ps, src, &buf);
     for (;;) {
@@ -67,6 +67,15 @@ ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d)
     return out;
 }
 
+ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d) { return tokenize(a, src, d, false); }
+
+ZVec zp_tokenize_trivia(ZArena *a, const ZSource *src, ZDiag *d)
+{
+    return tokenize(a, src, d, true);
+}
+
+bool zp_is_comment(const ZToken *t) { return t->kind == COMMENT; }
+
 const char *zp_token_name(int kind)
 {
     switch (kind) {
@@ -82,6 +91,7 @@ const char *zp_token_name(int kind)
     case AND:
     case OR: return "operator";
     case KW_RESERVED: return "reserved";
+    case COMMENT: return "comment";
     default:
         if (kind > 0 && kind < 128) return "punct";
         return "keyword";

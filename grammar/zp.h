@@ -31,9 +31,11 @@ typedef struct ZParser {
     char open_kind[ZP_MAX_NESTING];
     ZSpan open_at[ZP_MAX_NESTING];
     int depth;
-    bool too_deep;    /* nesting limit hit: the parse is abandoned */
-    ZSpan comment_at; /* where the open block comment started */
-    bool in_error;    /* syntax error seen */
+    bool too_deep;      /* nesting limit hit: the parse is abandoned */
+    ZSpan comment_at;   /* where the open block comment started */
+    bool in_error;      /* syntax error seen */
+    bool keep_comments; /* the lexer returns comments as COMMENT tokens
+                           (zp_tokenize_trivia; never while parsing) */
 } ZParser;
 
 /* text.c */

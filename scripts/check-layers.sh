@@ -40,7 +40,9 @@ oracle: grammar compiler vocab
 anomalies:
 viewer: compiler vocab
 backend/load: compiler vocab
-driver: grammar compiler backend/load oracle anomalies viewer runtime/view vocab
+fmt: grammar compiler vocab
+lsp: fmt grammar compiler vocab
+driver: grammar compiler backend/load oracle anomalies viewer fmt lsp runtime/view vocab
 runtime: vocab
 runtime/net: runtime vocab
 runtime/agent: runtime vocab
@@ -95,7 +97,7 @@ loops() {
          END { if (l != "") print l }' | awk '{ printf " [%s]", $0 }'
 }
 
-parts='compiler grammar backend runtime oracle anomalies viewer driver vocab'
+parts='compiler grammar backend runtime oracle anomalies viewer fmt lsp driver vocab'
 
 # ---- includes ---------------------------------------------------------------
 # every header of the parts, by its base name (names are unique across parts)

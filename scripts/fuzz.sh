@@ -28,4 +28,5 @@ run fuzz_anomalies tests/fuzz/corpus/anomalies
 run fuzz_frame tests/fuzz/corpus/frame
 run fuzz_hello tests/fuzz/corpus/hello
 run fuzz_trace tests/fuzz/corpus/trace
+run fuzz_lsp tests/fuzz/corpus/lsp
 echo "fuzz: 0 failing inputs"

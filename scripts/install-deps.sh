@@ -18,6 +18,7 @@ pkgs=(
   clang-format      # the house style (.clang-format), checked by scripts/format.sh
   chromium          # the viewer's browser tests (tests/viewer): headless, driven by puppeteer-core
   fonts-dejavu-core # the font the viewer's pages ask for, so screenshots match their references
+  vim               # the Vim syntax file's test (tests/editors/vim.sh) runs it headless
   git
   pandoc            # the manual pages, made from docs/zgc.md (scripts/man.sh)
   man-db            # `man --warnings` checks those pages (tests/install)
@@ -36,7 +37,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Node.js and npm run the browser tests (their npm packages come from
 # tests/viewer/package-lock.json, installed by tests/viewer/run.sh with npm
-# ci).  A machine that has them from elsewhere keeps its own; otherwise
+# ci), the language server's tests (tests/lsp), the editor files' tests
+# (tests/editors: tests/editors/package-lock.json, npm ci in
+# tests/editors/run.sh) and the VS Code extension's build
+# (scripts/build-vsix.sh: editors/vscode/package-lock.json).  A machine that has them from elsewhere keeps its own; otherwise
 # Debian's.
 if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
   SUDO=""

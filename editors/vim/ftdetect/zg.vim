@@ -1,0 +1,2 @@
+" ZipperGen workflows: *.zg
+autocmd BufRead,BufNewFile *.zg setfiletype zg

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The editor files (editors/): the tree-sitter grammar on every workflow
+# and its corpus (treesitter.mjs), the VS Code extension's TextMate grammar
+# in VS Code's own engine (textmate.mjs) and the highlighting screenshot of
+# the documentation (screenshot.mjs, headless Chromium), its script parses, the Vim syntax
+# file in Vim (vim.sh), and the .vsix builds (scripts/build-vsix.sh) with
+# what an editor needs in it.  The npm packages come from the committed
+# lock files, installed with `npm ci` into the build directory (again only
+# when a lock file changed).
+#   usage: tests/editors/run.sh BUILD_DIR
+set -euo pipefail
+build=$(cd "${1:?usage: tests/editors/run.sh BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+for tool in node npm /usr/bin/chromium vim; do
+    command -v "$tool" > /dev/null || {
+        echo "editors: $tool is missing (scripts/install-deps.sh installs it)"
+        exit 1
+    }
+done
+deps=$build/tests/editors-npm
+mkdir -p "$deps"
+if ! cmp -s "$here/package-lock.json" "$deps/node_modules/.zgc-package-lock.json" 2> /dev/null; then
+    cp "$here/package.json" "$here/package-lock.json" "$deps/"
+    (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$here/package-lock.json" "$deps/node_modules/.zgc-package-lock.json"
+fi
+node "$here/treesitter.mjs" "$root"
+node "$here/textmate.mjs" "$root" "$deps/node_modules"
+node "$here/screenshot.mjs" "$root" "$deps/node_modules"
+node --check "$root/editors/vscode/extension.js"
+"$here/vim.sh" "$root"
+"$root/scripts/build-vsix.sh" "$build" > /dev/null
+vsix=$build/zippergen-zg.vsix
+for f in extension/package.json extension/extension.js extension/language-configuration.json \
+    extension/syntaxes/zg.tmLanguage.json extension/node_modules/vscode-languageclient/package.json; do
+    # a zip names its files in clear
+    grep -qaF "$f" "$vsix" || {
+        echo "editors: $vsix has no $f"
+        exit 1
+    }
+done
+echo "editors: ok ($vsix, $(stat -c %s "$vsix") bytes)"
