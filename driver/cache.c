@@ -343,6 +343,11 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
     char head[256];
     int hn = snprintf(head, sizeof head, "zgc cache 1\n%s\nworkflow %s\n", id, c->wf->name);
     EVP_DigestUpdate(x, head, (size_t)hn);
+    /* the path as given: the executables' messages name it (and their
+       source excerpts read it), so another path is another build */
+    hn = snprintf(head, sizeof head, "path %zu\n", strlen(r->source));
+    EVP_DigestUpdate(x, head, (size_t)hn);
+    EVP_DigestUpdate(x, r->source, strlen(r->source));
     int bad = hash_part(x, "source", r->source);
     /* the imported files, as this compilation read them: a changed
        import must miss, though the importing file is the same */

@@ -11,7 +11,7 @@
  * on another line, a C file, -O level, runtime or compiler misses.
  * It holds the executables linked so far, each with its SHA-256 beside it
  * (EXE.sha256), checked before every use: a damaged executable is removed
- * and built again.  src/KEY maps a hash of the source text, its imports, the C files
+ * and built again.  src/KEY maps a hash of the source path and text, its imports, the C files
  * and the same identities to the entry, so that an unchanged program is
  * found without generating any code (without loading the backend).
  *

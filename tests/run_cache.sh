@@ -92,6 +92,12 @@ grep -q "dz.zg:7:12: division by zero" "$tmp/err.txt" || fail "div_zero: $(cat "
 grep -q "dz.zg:8:12: division by zero" "$tmp/err.txt" ||
     fail "a moved statement ran the old build: $(cat "$tmp/err.txt")"
 
+# the same file by another path: its messages name that path
+(cd "$tmp" && "$zgc" run dz.zg > /dev/null 2> "$tmp/err.txt") && fail "div_zero ran"
+grep -q "^zgc: error: lifeline A: dz.zg:8:12: division by zero" "$tmp/err.txt" ||
+    fail "a run by a relative path named another path: $(cat "$tmp/err.txt")"
+grep -q "^    8 | " "$tmp/err.txt" || fail "no source line after the error: $(cat "$tmp/err.txt")"
+
 # an imported file: a change in it misses, though the importing file is the same
 mkdir -p "$tmp/imp"
 printf 'pure inc(t: int) -> int = t + 1;\n' > "$tmp/imp/lib.zg"
