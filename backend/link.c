@@ -301,6 +301,7 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
     argv_split(&cmd, *cl ? cl : "-lcrypto", "|");
     argv_split(&cmd, ZGC_RUNTIME_LDFLAGS, "| ");
     argv_push(&cmd, "-lsqlite3"); /* the run store (runtime/durable) */
+    argv_push(&cmd, "-lnats");    /* the NATS transport (runtime/nats) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
     char *out = NULL;

@@ -296,6 +296,13 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         } else if (id == ZV_OPT_SECRET_FILE) {
             if (!*val) bad = usage_error(p, "--secret-file expects a file name");
             o->secret_file = val;
+        } else if (id >= ZV_OPT_NATS && id <= ZV_OPT_RUN) {
+            /* checked when the transport opens (runtime/nats) */
+            const char **slot[] = {
+                &o->nats,    &o->nats_creds, &o->nats_user, &o->nats_token_file, &o->nats_nkey,
+                &o->nats_ca, &o->nats_cert,  &o->nats_key,  &o->nats_run};
+            if (!*val) bad = usage_error(p, "%s expects a value", opt);
+            *slot[id - ZV_OPT_NATS] = val;
         } else if (id == ZV_OPT_VIEW) {
             o->view = val ? val : ""; /* the address is checked when the view opens */
         } else if (id == ZV_OPT_RESULT_FILE) {

@@ -235,7 +235,11 @@ typedef struct zri_options {
     int npeers;
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */
     const char *secret_file;               /* --secret-file FILE */
-    double heartbeat;                      /* --heartbeat SECONDS: silence limit (0: off) */
+    /* the NATS transport (runtime/nats): --nats URL[,URL…], --run RUN and
+     * the server's authentication and TLS (--nats-*) */
+    const char *nats, *nats_run, *nats_creds, *nats_user, *nats_token_file, *nats_nkey;
+    const char *nats_ca, *nats_cert, *nats_key;
+    double heartbeat;        /* --heartbeat SECONDS: silence limit (0: off) */
     double peer_wait;        /* --peer-wait SECONDS: durable runs wait for a lost peer (0: off) */
     const char *result_file; /* --result-file FILE (used by zgc run --processes) */
     const char *error_file;  /* --error-file FILE (used by zgc run --processes) */
