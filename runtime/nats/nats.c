@@ -104,12 +104,12 @@ typedef struct peer {
     zri_mac *in_mac, *hello_in;   /* the delivery thread's */
     uint64_t got;                 /* numbered frames received */
     /* under n->lock */
-    int heard;       /* something authentic came from it */
-    int heard_me;    /* it said it heard from this lifeline */
-    int done;        /* BYE, STOP or failed: nothing more is taken */
-    int ended;       /* BYE: no heartbeats to it either */
-    double last;     /* when its last authentic frame came */
-    uint32_t hb_ms;  /* its --heartbeat */
+    int heard;      /* something authentic came from it */
+    int heard_me;   /* it said it heard from this lifeline */
+    int done;       /* BYE, STOP or failed: nothing more is taken */
+    int ended;      /* BYE: no heartbeats to it either */
+    double last;    /* when its last authentic frame came */
+    uint32_t hb_ms; /* its --heartbeat */
 } peer;
 
 struct zri_nats {
@@ -117,7 +117,7 @@ struct zri_nats {
     int self, nl;
     zri_heap *h;
     zri_net_callbacks cb;
-    char url[512];   /* for messages */
+    char url[512]; /* for messages */
     char run[ZRI_NATS_RUN_MAX + 1];
     natsConnection *nc;
     natsSubscription *sub;
@@ -129,7 +129,8 @@ struct zri_nats {
     int closing;
     int sub_done; /* the subscription will deliver nothing more */
     int notes;
-    int failed_conn;
+    int failed_conn; /* the connection failed, or the server refused something */
+    char why[1024];  /* its message */
     pthread_t thread;
     int thread_on, stop;
 };
@@ -204,7 +205,8 @@ static uint16_t crc16(const uint8_t *d, size_t n)
     uint16_t crc = 0;
     for (size_t i = 0; i < n; i++) {
         crc ^= (uint16_t)(d[i] << 8);
-        for (int b = 0; b < 8; b++) crc = (crc & 0x8000) ? (uint16_t)(crc << 1 ^ 0x1021) : (uint16_t)(crc << 1);
+        for (int b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? (uint16_t)(crc << 1 ^ 0x1021) : (uint16_t)(crc << 1);
     }
     return crc;
 }
@@ -390,17 +392,23 @@ static void note(zri_nats *n, const char *fmt, ...)
 static void fail_peer(zri_nats *n, int from, const char *fmt, ...) ZRI_PRINTF(3, 4);
 static void fail_peer(zri_nats *n, int from, const char *fmt, ...)
 {
-    pthread_mutex_lock(&n->lock);
-    int first = from < 0 || !n->peers[from].done;
-    if (from >= 0) n->peers[from].done = 1;
-    int closing = n->closing;
-    pthread_mutex_unlock(&n->lock);
-    if (!first || closing) return;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    pthread_mutex_lock(&n->lock);
+    int first = from < 0 ? !n->failed_conn : !n->peers[from].done;
+    if (from >= 0) n->peers[from].done = 1;
+    if (from < 0 && first) {
+        /* zri_nats_open stops waiting for the peers */
+        n->failed_conn = 1;
+        snprintf(n->why, sizeof n->why, "%s", msg);
+        pthread_cond_broadcast(&n->cond);
+    }
+    int closing = n->closing;
+    pthread_mutex_unlock(&n->lock);
+    if (!first || closing) return;
     n->cb.fail(n->cb.user, msg);
 }
 
@@ -461,8 +469,7 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len)
         return;
     }
     if (len == 3 && pl[2] == KIND_STOP) {
-        fail_peer(n, from,
-                  "lifeline %s (%s) stopped: its run failed (its own error says why)",
+        fail_peer(n, from, "lifeline %s (%s) stopped: its run failed (its own error says why)",
                   lname(n, from), n->url);
         return;
     }
@@ -524,7 +531,8 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
              subj ? subj : "?");
         goto out;
     }
-    if (len < COUNTER_BYTES + 3 + ZRI_TAG_BYTES || len > COUNTER_BYTES + ZRI_FRAME_MAX + ZRI_TAG_BYTES) {
+    if (len < COUNTER_BYTES + 3 + ZRI_TAG_BYTES ||
+        len > COUNTER_BYTES + ZRI_FRAME_MAX + ZRI_TAG_BYTES) {
         note(n, "a message of %zu bytes on %s is not a frame: dropped", len, subj);
         goto out;
     }
@@ -534,8 +542,7 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     size_t plen = len - COUNTER_BYTES - ZRI_TAG_BYTES;
     uint8_t tag[ZRI_TAG_BYTES];
     int hello = counter == 0;
-    if (zri_mac_tag(hello ? pe->hello_in : pe->in_mac, counter, d, COUNTER_BYTES + plen, tag) <
-            0 ||
+    if (zri_mac_tag(hello ? pe->hello_in : pe->in_mac, counter, d, COUNTER_BYTES + plen, tag) < 0 ||
         !zri_equal(tag, d + COUNTER_BYTES + plen, ZRI_TAG_BYTES)) {
         note(n,
              "a frame on %s failed authentication (another run or program, a process without "
@@ -582,15 +589,8 @@ static void on_closed(natsConnection *nc, void *closure)
 {
     (void)nc;
     zri_nats *n = closure;
-    pthread_mutex_lock(&n->lock);
-    int closing = n->closing;
-    n->failed_conn = 1;
-    pthread_cond_broadcast(&n->cond);
-    pthread_mutex_unlock(&n->lock);
-    if (!closing)
-        fail_peer(n, -1,
-                  "lost the connection to the NATS server %s for good (reconnection gave up)",
-                  n->url);
+    fail_peer(n, -1, "lost the connection to the NATS server %s for good (reconnection gave up)",
+              n->url);
 }
 
 static void on_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure)
@@ -631,8 +631,8 @@ static void *run_thread(void *arg)
             if (l == n->self || pe->done) continue;
             if (!pe->heard_me) todo[2 * l] = 1 + (pe->heard != 0); /* a HELLO, heard or not */
             if (do_beat && pe->heard) todo[2 * l + 1] = 1;
-            uint32_t lim = n->hb_ms && pe->hb_ms ? (n->hb_ms > pe->hb_ms ? n->hb_ms : pe->hb_ms)
-                                                 : 0;
+            uint32_t lim =
+                n->hb_ms && pe->hb_ms ? (n->hb_ms > pe->hb_ms ? n->hb_ms : pe->hb_ms) : 0;
             if (pe->heard && lim && t - pe->last > lim / 1000.0 && lost < 0)
                 lost = l, lost_limit = lim / 1000.0;
         }
@@ -646,9 +646,10 @@ static void *run_thread(void *arg)
                 (void)publish(n, l, 1, pl, sizeof pl, err, sizeof err);
             }
             if (todo[2 * l + 1]) {
-                uint8_t b[7] = {ZRI_FRAME_MAGIC,         ZRI_FRAME_VERSION,      ZRI_KIND_BEAT,
-                                (uint8_t)(n->hb_ms >> 24), (uint8_t)(n->hb_ms >> 16),
-                                (uint8_t)(n->hb_ms >> 8), (uint8_t)n->hb_ms};
+                uint8_t b[7] = {
+                    ZRI_FRAME_MAGIC,           ZRI_FRAME_VERSION,         ZRI_KIND_BEAT,
+                    (uint8_t)(n->hb_ms >> 24), (uint8_t)(n->hb_ms >> 16), (uint8_t)(n->hb_ms >> 8),
+                    (uint8_t)n->hb_ms};
                 (void)publish(n, l, 0, b, sizeof b, err, sizeof err);
             }
         }
@@ -869,7 +870,7 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     pthread_mutex_unlock(&n->lock);
     if (missing >= 0 || failed) {
         if (failed)
-            zri_err(err, errlen, "lost the connection to the NATS server %s", n->url);
+            zri_err(err, errlen, "%s", n->why);
         else
             zri_err(err, errlen,
                     "lifeline %s of run %s did not answer on the NATS server %s within %g s (is "
@@ -953,7 +954,10 @@ static int t_send(void *impl, const zri_msg *m, char *err, size_t errlen)
     return zri_nats_send(impl, m, err, errlen);
 }
 
-static int t_flush(void *impl, char *err, size_t errlen) { return zri_nats_flush(impl, err, errlen); }
+static int t_flush(void *impl, char *err, size_t errlen)
+{
+    return zri_nats_flush(impl, err, errlen);
+}
 
 zri_transport zri_nats_transport(zri_nats *n)
 {

@@ -51,8 +51,7 @@ ZRI_HIDDEN int zri_nats_run_ok(const char *s);
 ZRI_HIDDEN char *zri_nats_read_token(const char *path, char *err, size_t errlen);
 /* The public key ("U…", 56 characters and a NUL) of the NKey user seed in
  * the file ("SU…").  0, or -1 with a message. */
-ZRI_HIDDEN int zri_nats_nkey_public(const char *seed_file, char pub[57], char *err,
-                                    size_t errlen);
+ZRI_HIDDEN int zri_nats_nkey_public(const char *seed_file, char pub[57], char *err, size_t errlen);
 
 /* Connects to the server, subscribes to this lifeline's inbox and waits
  * until every other lifeline of the run has answered (the presence
