@@ -713,6 +713,14 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             for (int j = 0; j < k; j++)
                 if (strcmp(extra[j], "--trace") && (j == 0 || strcmp(extra[j - 1], "--trace")))
                     fprintf(c, " %s", extra[j]);
+            /* the NATS options are not stored with the run (each
+             * process's own): the restarted one gets them again */
+            for (int j = 0; j < argc; j++)
+                if (!strncmp(argv[j], "--nats", 6)) {
+                    bool joined = strchr(argv[j], '=') != NULL;
+                    fprintf(c, " %s", argv[j]);
+                    if (!joined && j + 1 < argc) fprintf(c, " %s", argv[++j]);
+                }
             if (store) fprintf(c, " --durable=%s", store);
             fprintf(c, " --resume %s", run_id);
             fclose(c);

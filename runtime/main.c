@@ -152,11 +152,6 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
                         ZRI_NATS_RUN_MAX, o->nats_run);
                 bad = 1;
             }
-            if (o->durable) {
-                fprintf(stderr, "zgc: error: durable runs over NATS (--durable with --nats) are "
-                                "not supported: use --listen and --peer\n");
-                bad = 1;
-            }
         } else if (!o->listen) {
             fprintf(stderr,
                     "zgc: error: this executable runs lifeline %s only and needs --listen ADDR\n",
@@ -224,10 +219,16 @@ static void net_note(void *user, const char *msg)
 /* A resume: lifeline l has ended in the store (net.h: peer_ended). */
 static int peer_ended(void *D, int32_t l) { return zrd_ended(D, l); }
 
-/* The journal committed messages from another lifeline: its ACK. */
+/* The journal committed messages from another lifeline: its ACK (over
+ * NATS: the stream's messages are acknowledged). */
 static void net_acked(void *net, int32_t from, int32_t chan, int64_t committed)
 {
     zri_net_ack(net, from, chan, committed);
+}
+
+static void nats_acked(void *nats, int32_t from, int32_t chan, int64_t committed)
+{
+    zri_nats_ack(nats, from, chan, committed);
 }
 
 static int write_result(const zri_options *o, const char *json)
@@ -254,14 +255,17 @@ static int write_result(const zri_options *o, const char *json)
  * token from the environment (never on the command line, where `ps`
  * shows them), an NKey's public key from its seed.  NULL with a message. */
 static zri_nats *open_nats(const zgrt_program *prog, const zri_options *o, int32_t self,
-                           const zri_secret *secret, zri_heap *h, const zri_net_callbacks *cb,
-                           char *err, size_t errlen)
+                           const zri_secret *secret, const uint8_t *ended, zri_heap *h,
+                           const zri_net_callbacks *cb, char *err, size_t errlen)
 {
     zri_nats_config c = {.servers = o->nats,
                          .run = o->nats_run,
                          .secret = secret,
                          .timeout_s = o->timeout > 0 ? o->timeout : NET_CONNECT_TIMEOUT_S,
                          .heartbeat_s = o->heartbeat,
+                         .durable = o->durable,
+                         .peer_wait_s = o->peer_wait,
+                         .ended = ended,
                          .creds = o->nats_creds,
                          .user = o->nats_user,
                          .ca = o->nats_ca,
@@ -476,7 +480,8 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
                              .ended = ended};
         if (D && opts.resume && opts.peer_wait > 0) nc.peer_ended = peer_ended, nc.peer_ended_u = D;
         if (opts.nats) {
-            if ((nats = open_nats(prog, &opts, self, secret, net_heap, &cb, err, sizeof err))) {
+            if ((nats =
+                     open_nats(prog, &opts, self, secret, ended, net_heap, &cb, err, sizeof err))) {
                 zri_transport t = zri_nats_transport(nats);
                 zri_run_connect(R, &t);
             } else {
@@ -493,6 +498,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     if (D) {
         zrd_output out = {trace ? trace_mark : NULL, trace ? trace_release : NULL, trace,
                           net ? net_acked : NULL, net};
+        if (nats) out.acked = nats_acked, out.acked_u = nats;
         if ((status = zrd_go(D, &out)) != 0) {
             zri_run_fail(R, -1, "the durable run could not start");
             status = 0;
@@ -514,6 +520,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     int lost = error && D && zri_run_lost_peer(R);
     if (error && !lost) report_error(&opts, error, zri_run_error_time(R));
     if (nats) {
+        zrd_no_acks(D); /* the acknowledgements stop with the transport */
         if (error || waiting)
             zri_nats_abort(nats); /* the peers must stop too */
         else

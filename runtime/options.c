@@ -194,9 +194,11 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             return usage_error(p, "%s expects a value", opt);
         }
         if ((table[id].scope & ZV_RUN) && id != ZV_OPT_DURABLE && id != ZV_OPT_RESUME &&
-            id != ZV_OPT_RUN_ID && id != ZV_OPT_EXIT_WHEN_WAITING && id != ZV_OPT_VIEW) {
+            id != ZV_OPT_RUN_ID && id != ZV_OPT_EXIT_WHEN_WAITING && id != ZV_OPT_VIEW &&
+            !(id >= ZV_OPT_NATS && id <= ZV_OPT_NATS_KEY)) {
             /* what a durable run stores of its options (rt.h); a live view
-             * belongs to one attempt */
+             * belongs to one attempt, the NATS server and credentials to
+             * one process (each lifeline's own, on its host) */
             size_t len = n + 1 + strlen(val) + 1;
             char *item = zri_xmalloc(len);
             snprintf(item, len, "%s=%s", opt, val);

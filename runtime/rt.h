@@ -251,8 +251,9 @@ typedef struct zri_options {
     const char *run_id;    /* --run-id ID */
     int exit_when_waiting; /* --exit-when-waiting */
     /* The run options a durable run stores, each as one "--name=VALUE"
-     * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id
-     * and --exit-when-waiting, in the order given. */
+     * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id,
+     * --exit-when-waiting, --view and the NATS ones (--nats, --nats-*:
+     * each process's own), in the order given. */
     int nstored;
     char **stored;
 } zri_options;

@@ -95,9 +95,20 @@
 #define RECONNECT_WAIT_MS 250
 #define RECONNECT_TRIES 480
 #define CLOSE_FLUSH_MS 5000
+/* Durable runs.  A message published to the stream waits JS_PUBLISH_WAIT_MS
+ * for its acknowledgement and is retried for JS_PUBLISH_S (as long as the
+ * client tries to reconnect); a message delivered and not acknowledged
+ * (its effect not committed: a crash, a delivery lost while the server
+ * restarted) is delivered again after JS_ACK_WAIT_S; the stream drops a
+ * message published again within JS_DUPLICATES_S (a resumed sender). */
+#define JS_PUBLISH_WAIT_MS 2000
+#define JS_PUBLISH_S 120.0
+#define JS_ACK_WAIT_S 2
+#define JS_DUPLICATES_S 600
 
 typedef struct peer {
     char subject[256]; /* where this lifeline publishes to it */
+    char ctl[260];     /* durable runs: the subject of HELLO, BEAT and STOP */
     pthread_mutex_t lock;
     zri_mac *out_mac, *hello_out; /* under lock */
     uint64_t sent;                /* numbered frames sent (under lock) */
@@ -106,10 +117,12 @@ typedef struct peer {
     /* under n->lock */
     int heard;      /* something authentic came from it */
     int heard_me;   /* it said it heard from this lifeline */
+    int told;       /* a HELLO saying this lifeline heard it went out */
     int done;       /* BYE, STOP or failed: nothing more is taken */
     int ended;      /* BYE: no heartbeats to it either */
     double last;    /* when its last authentic frame came */
     uint32_t hb_ms; /* its --heartbeat */
+    int away;       /* durable runs: silent beyond the limit, waited for */
 } peer;
 
 struct zri_nats {
@@ -133,6 +146,23 @@ struct zri_nats {
     char why[1024];  /* its message */
     pthread_t thread;
     int thread_on, stop;
+    /* durable runs (JetStream) */
+    int durable;
+    double lost_s; /* silence after which a peer is lost (its --peer-wait) */
+    jsCtx *js;
+    char stream[ZRI_NATS_RUN_MAX + 8];
+    natsInbox *inbox;       /* the consumer's deliver subject */
+    natsSubscription *jsub; /* on it */
+    int jsub_done;
+    /* the messages taken but not yet committed by the journal, per stream
+     * (from * nchans + chan), acknowledged once it has (zri_nats_ack) */
+    pthread_mutex_t ack_lock;
+    struct held {
+        int64_t seq;
+        natsMsg *m;
+    } * *held;
+    int *nheld, *capheld;
+    int64_t *committed;
 };
 
 static double now_s(void)
@@ -338,7 +368,8 @@ static int publish(zri_nats *n, int to, int hello, const uint8_t *payload, size_
                     d + COUNTER_BYTES + len) < 0) {
         zri_err(err, errlen, "cannot tag a frame (libcrypto failed)");
     } else {
-        natsStatus s = natsConnection_Publish(n->nc, pe->subject, d, (int)wire);
+        natsStatus s =
+            natsConnection_Publish(n->nc, n->durable ? pe->ctl : pe->subject, d, (int)wire);
         if (s == NATS_OK) {
             if (!hello) pe->sent = counter;
             rc = 0;
@@ -350,6 +381,64 @@ static int publish(zri_nats *n, int to, int hello, const uint8_t *payload, size_
     pthread_mutex_unlock(&pe->lock);
     if (d != stack) free(d);
     return rc;
+}
+
+/* Durable runs: a message or BYE into the run's stream, under its
+ * de-duplication id ("from.to.chan.seq", "from.to.bye"): a resumed sender
+ * that publishes it again within the stream's window is dropped by the
+ * server, later by the receiver's sequence check.  Waits for the stream's
+ * acknowledgement, retrying while the server is away (a restart), for at
+ * most JS_PUBLISH_S. */
+static int js_publish(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
+                      char *err, size_t errlen)
+{
+    peer *pe = &n->peers[to];
+    size_t wire = COUNTER_BYTES + len + ZRI_TAG_BYTES;
+    uint8_t *d = zri_xmalloc(wire);
+    put_u64(d, 1); /* not counted: the stream's order and seq numbers */
+    memcpy(d + COUNTER_BYTES, payload, len);
+    pthread_mutex_lock(&pe->lock);
+    int rc = zri_mac_tag(pe->out_mac, 1, d, COUNTER_BYTES + len, d + COUNTER_BYTES + len);
+    pthread_mutex_unlock(&pe->lock);
+    if (rc < 0) {
+        free(d);
+        zri_err(err, errlen, "cannot tag a frame (libcrypto failed)");
+        return -1;
+    }
+    natsMsg *m = NULL;
+    natsStatus s = natsMsg_Create(&m, pe->subject, NULL, (const char *)d, (int)wire);
+    free(d);
+    if (s == NATS_OK) s = natsMsgHeader_Set(m, "Nats-Msg-Id", id);
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = JS_PUBLISH_WAIT_MS;
+    double deadline = now_s() + JS_PUBLISH_S;
+    jsErrCode jerr = 0;
+    while (s == NATS_OK) {
+        jsPubAck *pa = NULL;
+        s = js_PublishMsg(&pa, n->js, m, &po, &jerr);
+        jsPubAck_Destroy(pa);
+        if (s == NATS_OK) break;
+        pthread_mutex_lock(&n->lock);
+        int stop = n->failed_conn;
+        pthread_mutex_unlock(&n->lock);
+        if (jerr != 0 || stop || now_s() > deadline) break;
+        struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        s = NATS_OK;
+    }
+    natsMsg_Destroy(m);
+    if (s != NATS_OK) {
+        const char *txt = NULL;
+        natsConnection_GetLastError(n->nc, &txt);
+        zri_err(err, errlen,
+                "cannot store a message to lifeline %s in the stream %s of the NATS server %s: "
+                "%s%s%s",
+                lname(n, to), n->stream, n->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
+                txt && *txt ? txt : "");
+        return -1;
+    }
+    return 0;
 }
 
 static void hello_payload(zri_nats *n, int to, int heard, uint8_t out[HELLO_LEN])
@@ -412,11 +501,14 @@ static void fail_peer(zri_nats *n, int from, const char *fmt, ...)
     n->cb.fail(n->cb.user, msg);
 }
 
-static int find_lifeline(const zri_nats *n, const char *name)
+/* Durable runs: a peer that was away sends again (its new process). */
+static void say_back(zri_nats *n, int from)
 {
-    for (int l = 0; l < n->nl; l++)
-        if (strcmp(lname(n, l), name) == 0) return l;
-    return -1;
+    if (!n->cb.note) return;
+    char line[512];
+    snprintf(line, sizeof line, "lifeline %s: lifeline %s is back", lname(n, n->self),
+             lname(n, from));
+    n->cb.note(n->cb.user, line);
 }
 
 static void take_hello(zri_nats *n, int from, const uint8_t *pl, size_t len)
@@ -448,29 +540,76 @@ static void take_hello(zri_nats *n, int from, const uint8_t *pl, size_t len)
     if (pl[7]) pe->heard_me = 1;
     pe->hb_ms = (uint32_t)pl[8] << 24 | (uint32_t)pl[9] << 16 | (uint32_t)pl[10] << 8 | pl[11];
     pe->last = now_s();
+    int back = pe->away;
+    pe->away = 0;
     pthread_cond_broadcast(&n->cond);
     pthread_mutex_unlock(&n->lock);
+    if (back) say_back(n, from);
 }
 
-static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len)
+/* Acknowledges a message of the stream: "+ACK" to its reply subject (the
+ * JetStream protocol; the deliveries come to a plain subscription of the
+ * consumer's deliver subject, not one natsMsg_Ack knows). */
+static void ack(zri_nats *n, natsMsg *m)
+{
+    const char *reply = natsMsg_GetReply(m);
+    if (reply && *reply) (void)natsConnection_PublishString(n->nc, reply, "+ACK");
+}
+
+/* Durable runs: keeps jm until the journal has committed message seq of
+ * the stream from -> self on chan, or acknowledges it now when it has. */
+static void hold(zri_nats *n, int from, int32_t chan, int64_t seq, natsMsg *jm)
+{
+    int k = from * n->p->nchans + chan;
+    pthread_mutex_lock(&n->ack_lock);
+    if (seq <= n->committed[k]) {
+        pthread_mutex_unlock(&n->ack_lock);
+        ack(n, jm);
+        natsMsg_Destroy(jm);
+        return;
+    }
+    if (n->nheld[k] == n->capheld[k]) {
+        n->capheld[k] = n->capheld[k] ? 2 * n->capheld[k] : 8;
+        n->held[k] = zri_xrealloc(n->held[k], (size_t)n->capheld[k] * sizeof *n->held[k]);
+    }
+    n->held[k][n->nheld[k]].seq = seq;
+    n->held[k][n->nheld[k]++].m = jm;
+    pthread_mutex_unlock(&n->ack_lock);
+}
+
+/* An authentic frame from `from`.  jm: the JetStream message it came in
+ * (durable runs), which take_frame keeps (hold) or destroys. */
+static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len, natsMsg *jm)
 {
     pthread_mutex_lock(&n->lock);
     peer *pe = &n->peers[from];
-    pe->heard = pe->heard_me = 1; /* it numbers frames only after hearing from us */
-    pe->last = now_s();
+    int back = 0;
+    if (!jm) {
+        /* a live frame (a stream's may be older than the peer's process) */
+        pe->heard = pe->heard_me = 1; /* it numbers frames only after hearing from us */
+        pe->last = now_s();
+        back = pe->away;
+        pe->away = 0;
+    }
     int done = pe->done;
     pthread_cond_broadcast(&n->cond);
     pthread_mutex_unlock(&n->lock);
-    if (done) return;
-    if (len == 7 && pl[2] == ZRI_KIND_BEAT) {
+    if (back) say_back(n, from);
+    if (done) goto drop;
+    if (!jm && len == 7 && pl[2] == ZRI_KIND_BEAT) {
         pthread_mutex_lock(&n->lock);
         pe->hb_ms = (uint32_t)pl[3] << 24 | (uint32_t)pl[4] << 16 | (uint32_t)pl[5] << 8 | pl[6];
         pthread_mutex_unlock(&n->lock);
         return;
     }
-    if (len == 3 && pl[2] == KIND_STOP) {
+    if (!jm && len == 3 && pl[2] == KIND_STOP) {
         fail_peer(n, from, "lifeline %s (%s) stopped: its run failed (its own error says why)",
                   lname(n, from), n->url);
+        return;
+    }
+    if (n->durable && !jm) {
+        note(n, "a message frame from lifeline %s outside the run's stream was dropped",
+             lname(n, from));
         return;
     }
     char err[512];
@@ -478,7 +617,7 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len)
     if (zri_frame_decode(n->p, n->h, pl, len, &m, err, sizeof err) < 0) {
         fail_peer(n, from, "lifeline %s (%s) sent a malformed frame: %s", lname(n, from), n->url,
                   err);
-        return;
+        goto drop;
     }
     if (m->from != from || m->to != n->self) {
         int mf = m->from, mt = m->to;
@@ -487,15 +626,19 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len)
                   "a frame on the subject of lifeline %s (%s) says it is from lifeline %s to "
                   "lifeline %s: refused",
                   lname(n, from), n->url, lname(n, mf), lname(n, mt));
-        return;
+        goto drop;
     }
     if (m->kind == ZRI_MSG_BYE) {
         free(m);
         pthread_mutex_lock(&n->lock);
-        pe->done = pe->ended = 1;
+        int was = pe->ended;
+        pe->ended = 1;
+        if (!n->durable) pe->done = 1;
         pthread_mutex_unlock(&n->lock);
-        n->cb.ended(n->cb.user, from);
-        return;
+        if (!was) n->cb.ended(n->cb.user, from);
+        /* never acknowledged: a resumed process of this lifeline gets it
+         * again (the stream's copies in between are dropped) */
+        goto drop;
     }
     if (n->cb.received) {
         int64_t have = n->cb.received(n->cb.user, from, m->chan);
@@ -504,7 +647,12 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len)
             int64_t seq = m->seq;
             int32_t chan = m->chan;
             free(m);
-            if (c == ZRI_SEQ_COPY) return;
+            if (c == ZRI_SEQ_COPY) {
+                /* (a stream's copy is acknowledged with the original) */
+                if (jm) hold(n, from, chan, seq, jm);
+                return;
+            }
+            if (jm) goto drop; /* an earlier one is redelivered first */
             fail_peer(n, from,
                       "lifeline %s (%s) sent message %lld on channel %s, but %lld came before: "
                       "messages were lost",
@@ -512,9 +660,106 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len)
             return;
         }
     }
+    if (jm) hold(n, from, m->chan, m->seq, jm);
     n->cb.deliver(n->cb.user, m);
+    return;
+drop:
+    if (jm) natsMsg_Destroy(jm);
 }
 
+void zri_nats_ack(zri_nats *n, int32_t from, int32_t chan, int64_t committed)
+{
+    int k = from * n->p->nchans + chan;
+    pthread_mutex_lock(&n->ack_lock);
+    if (committed > n->committed[k]) n->committed[k] = committed;
+    int keep = 0;
+    for (int i = 0; i < n->nheld[k]; i++) {
+        struct held *h = &n->held[k][i];
+        if (h->seq <= committed) {
+            ack(n, h->m);
+            natsMsg_Destroy(h->m);
+        } else {
+            n->held[k][keep++] = *h;
+        }
+    }
+    n->nheld[k] = keep;
+    pthread_mutex_unlock(&n->ack_lock);
+}
+
+/* The sender named by a subject zg.RUN.SELF.FROM[.c], or -1. */
+static int subject_from(const zri_nats *n, const char *subj)
+{
+    size_t pre = 3 + strlen(n->run) + 1 + strlen(lname(n, n->self)) + 1;
+    if (!subj || strlen(subj) <= pre) return -1;
+    const char *f = subj + pre;
+    size_t len = strcspn(f, ".");
+    for (int l = 0; l < n->nl; l++)
+        if (strlen(lname(n, l)) == len && memcmp(lname(n, l), f, len) == 0) return l;
+    return -1;
+}
+
+/* Checks a message's tag: the payload (in d) and its counter, or NULL
+ * after a note. */
+static const uint8_t *authentic(zri_nats *n, int from, const char *subj, const uint8_t *d,
+                                size_t len, uint64_t *counter, size_t *plen)
+{
+    if (from < 0 || from == n->self) {
+        note(n, "a message on %s names no other lifeline of the program: dropped",
+             subj ? subj : "?");
+        return NULL;
+    }
+    if (len < COUNTER_BYTES + 3 + ZRI_TAG_BYTES ||
+        len > COUNTER_BYTES + ZRI_FRAME_MAX + ZRI_TAG_BYTES) {
+        note(n, "a message of %zu bytes on %s is not a frame: dropped", len, subj);
+        return NULL;
+    }
+    peer *pe = &n->peers[from];
+    *counter = get_u64(d);
+    *plen = len - COUNTER_BYTES - ZRI_TAG_BYTES;
+    uint8_t tag[ZRI_TAG_BYTES];
+    if (zri_mac_tag(*counter == 0 ? pe->hello_in : pe->in_mac, *counter, d, COUNTER_BYTES + *plen,
+                    tag) < 0 ||
+        !zri_equal(tag, d + COUNTER_BYTES + *plen, ZRI_TAG_BYTES)) {
+        note(n,
+             "a frame on %s failed authentication (another run or program, a process without "
+             "the run's secret, or a forgery): dropped",
+             subj);
+        return NULL;
+    }
+    return d + COUNTER_BYTES;
+}
+
+/* Durable runs: a message of the run's stream, delivered by this
+ * lifeline's consumer. */
+static void on_js_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc, (void)sub;
+    zri_nats *n = closure;
+    pthread_mutex_lock(&n->cb_lock);
+    if (n->closing) {
+        natsMsg_Destroy(msg); /* not acknowledged: delivered again to a resume */
+        pthread_mutex_unlock(&n->cb_lock);
+        return;
+    }
+    const char *subj = natsMsg_GetSubject(msg);
+    int from = subject_from(n, subj);
+    uint64_t counter;
+    size_t plen;
+    const uint8_t *pl = authentic(n, from, subj, (const uint8_t *)natsMsg_GetData(msg),
+                                  (size_t)natsMsg_GetDataLength(msg), &counter, &plen);
+    if (pl && counter != 0) {
+        take_frame(n, from, pl, plen, msg); /* it keeps or destroys msg */
+    } else {
+        /* a foreign message in the stream: acknowledged, so that it is not
+         * delivered again and again */
+        ack(n, msg);
+        natsMsg_Destroy(msg);
+    }
+    pthread_mutex_unlock(&n->cb_lock);
+}
+
+/* Core NATS: every frame of a run without --durable; of a durable run,
+ * HELLO, BEAT and STOP (its messages come through on_js_msg). */
 static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
@@ -522,55 +767,36 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     pthread_mutex_lock(&n->cb_lock);
     if (n->closing) goto out;
     const char *subj = natsMsg_GetSubject(msg);
-    const char *last = subj ? strrchr(subj, '.') : NULL;
-    int from = last ? find_lifeline(n, last + 1) : -1;
-    const uint8_t *d = (const uint8_t *)natsMsg_GetData(msg);
-    size_t len = (size_t)natsMsg_GetDataLength(msg);
-    if (from < 0 || from == n->self) {
-        note(n, "a message on %s names no other lifeline of the program: dropped",
-             subj ? subj : "?");
-        goto out;
-    }
-    if (len < COUNTER_BYTES + 3 + ZRI_TAG_BYTES ||
-        len > COUNTER_BYTES + ZRI_FRAME_MAX + ZRI_TAG_BYTES) {
-        note(n, "a message of %zu bytes on %s is not a frame: dropped", len, subj);
-        goto out;
-    }
+    int from = subject_from(n, subj);
+    uint64_t counter;
+    size_t plen;
+    const uint8_t *pl = authentic(n, from, subj, (const uint8_t *)natsMsg_GetData(msg),
+                                  (size_t)natsMsg_GetDataLength(msg), &counter, &plen);
+    if (!pl) goto out;
     peer *pe = &n->peers[from];
-    uint64_t counter = get_u64(d);
-    const uint8_t *pl = d + COUNTER_BYTES;
-    size_t plen = len - COUNTER_BYTES - ZRI_TAG_BYTES;
-    uint8_t tag[ZRI_TAG_BYTES];
-    int hello = counter == 0;
-    if (zri_mac_tag(hello ? pe->hello_in : pe->in_mac, counter, d, COUNTER_BYTES + plen, tag) < 0 ||
-        !zri_equal(tag, d + COUNTER_BYTES + plen, ZRI_TAG_BYTES)) {
-        note(n,
-             "a frame on %s failed authentication (another run or program, a process without "
-             "the run's secret, or a forgery): dropped",
-             subj);
-        goto out;
-    }
-    if (hello) {
+    if (counter == 0) {
         if (plen >= 3 && pl[2] == ZRI_KIND_HELLO)
             take_hello(n, from, pl, plen);
         else
             note(n, "a frame on %s numbered 0 is not a HELLO: dropped", subj);
         goto out;
     }
-    if (counter <= pe->got) {
-        note(n, "frame %llu from lifeline %s came again: dropped", (unsigned long long)counter,
-             lname(n, from));
-        goto out;
+    if (!n->durable) {
+        if (counter <= pe->got) {
+            note(n, "frame %llu from lifeline %s came again: dropped", (unsigned long long)counter,
+                 lname(n, from));
+            goto out;
+        }
+        if (counter != pe->got + 1) {
+            fail_peer(n, from,
+                      "%llu frames from lifeline %s (%s) were lost (core NATS delivers at most "
+                      "once: did the server restart or the connection drop?)",
+                      (unsigned long long)(counter - pe->got - 1), lname(n, from), n->url);
+            goto out;
+        }
+        pe->got = counter;
     }
-    if (counter != pe->got + 1) {
-        fail_peer(n, from,
-                  "%llu frames from lifeline %s (%s) were lost (core NATS delivers at most once: "
-                  "did the server restart or the connection drop?)",
-                  (unsigned long long)(counter - pe->got - 1), lname(n, from), n->url);
-        goto out;
-    }
-    pe->got = counter;
-    take_frame(n, from, pl, plen);
+    take_frame(n, from, pl, plen, NULL);
 out:
     pthread_mutex_unlock(&n->cb_lock);
     natsMsg_Destroy(msg);
@@ -583,6 +809,95 @@ static void on_sub_complete(void *closure)
     n->sub_done = 1;
     pthread_cond_broadcast(&n->cond);
     pthread_mutex_unlock(&n->lock);
+}
+
+static void on_jsub_complete(void *closure)
+{
+    zri_nats *n = closure;
+    pthread_mutex_lock(&n->lock);
+    n->jsub_done = 1;
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->lock);
+}
+
+/* Durable runs: the run's stream (made by whichever lifeline comes first:
+ * the same configuration from every one) and this lifeline's consumer of
+ * its inbox, delivering to n->inbox.  A consumer left by an earlier
+ * process of this lifeline tells where to go on: its acknowledgement
+ * floor (every message up to it is committed); it is replaced by one
+ * starting right after, so that what the old process took but did not
+ * commit comes at once rather than after the acknowledgement wait.  0, or
+ * -1 with a message. */
+static int js_setup(zri_nats *n, char *err, size_t errlen)
+{
+    jsErrCode jerr = 0;
+    natsStatus s = natsConnection_JetStream(&n->js, n->nc, NULL);
+    char subjects[128];
+    snprintf(subjects, sizeof subjects, "zg.%s.*.*", n->run);
+    const char *subj[1] = {subjects};
+    if (s == NATS_OK) {
+        jsStreamConfig sc;
+        jsStreamConfig_Init(&sc);
+        sc.Name = n->stream;
+        sc.Subjects = subj;
+        sc.SubjectsLen = 1;
+        sc.Storage = js_FileStorage;
+        sc.Duplicates = (int64_t)JS_DUPLICATES_S * 1000000000LL;
+        jsStreamInfo *si = NULL;
+        s = js_AddStream(&si, n->js, &sc, NULL, &jerr);
+        jsStreamInfo_Destroy(si);
+        if (s != NATS_OK && jerr == JSStreamNameExistErr) s = NATS_OK, jerr = 0;
+    }
+    if (s != NATS_OK) {
+        const char *txt = NULL;
+        natsConnection_GetLastError(n->nc, &txt);
+        zri_err(err, errlen,
+                "cannot create the stream %s on the NATS server %s (is JetStream enabled: "
+                "nats-server -js?): %s%s%s",
+                n->stream, n->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
+                txt && *txt ? txt : "");
+        return -1;
+    }
+    const char *me = lname(n, n->self);
+    uint64_t start = 0;
+    jsConsumerInfo *ci = NULL;
+    if (js_GetConsumerInfo(&ci, n->js, n->stream, me, NULL, &jerr) == NATS_OK) {
+        start = ci->AckFloor.Stream + 1;
+        jsConsumerInfo_Destroy(ci);
+        ci = NULL;
+        (void)js_DeleteConsumer(n->js, n->stream, me, NULL, &jerr);
+    }
+    char filter[256];
+    snprintf(filter, sizeof filter, "zg.%s.%s.*", n->run, me);
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = me;
+    cc.FilterSubject = filter;
+    cc.DeliverSubject = (const char *)n->inbox;
+    cc.AckPolicy = js_AckExplicit;
+    cc.AckWait = (int64_t)JS_ACK_WAIT_S * 1000000000LL;
+    /* a lifeline may hold many messages it has not taken yet: delivery
+     * must never stall on them (a message it needs first may come after) */
+    cc.MaxAckPending = -1;
+    if (start > 1) {
+        cc.DeliverPolicy = js_DeliverByStartSequence;
+        cc.OptStartSeq = start;
+    } else {
+        cc.DeliverPolicy = js_DeliverAll;
+    }
+    jerr = 0;
+    s = js_AddConsumer(&ci, n->js, n->stream, &cc, NULL, &jerr);
+    jsConsumerInfo_Destroy(ci);
+    if (s != NATS_OK) {
+        const char *txt = NULL;
+        natsConnection_GetLastError(n->nc, &txt);
+        zri_err(err, errlen,
+                "cannot create the consumer %s of the stream %s on the NATS server %s: %s%s%s", me,
+                n->stream, n->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
+                txt && *txt ? txt : "");
+        return -1;
+    }
+    return 0;
 }
 
 static void on_closed(natsConnection *nc, void *closure)
@@ -613,7 +928,7 @@ static void *run_thread(void *arg)
 {
     zri_nats *n = arg;
     double beat = n->hb_ms ? (double)n->hb_ms / 1000.0 / BEATS_PER_LIMIT : 0;
-    double next_beat = now_s();
+    double next_beat = now_s(), next_hello = now_s();
     uint8_t *todo = zri_xcalloc((size_t)n->nl, 2);
     for (;;) {
         pthread_mutex_lock(&n->lock);
@@ -623,18 +938,40 @@ static void *run_thread(void *arg)
         }
         double t = now_s();
         int do_beat = beat > 0 && t >= next_beat;
-        int lost = -1;
-        double lost_limit = 0;
+        int do_hello = t >= next_hello;
+        if (do_hello) next_hello = t + 0.5;
+        int lost = -1, away = -1;
+        double lost_limit = 0, away_limit = 0;
         for (int l = 0; l < n->nl; l++) {
             peer *pe = &n->peers[l];
             todo[2 * l] = todo[2 * l + 1] = 0;
-            if (l == n->self || pe->done) continue;
-            if (!pe->heard_me) todo[2 * l] = 1 + (pe->heard != 0); /* a HELLO, heard or not */
+            if (l == n->self || pe->done || pe->ended) continue;
+            /* a HELLO, heard or not (a durable run waits for nobody: a
+             * HELLO only tells the program and the heartbeat, twice a
+             * second) */
+            if (!(pe->heard_me && pe->told) && (!n->durable || do_hello)) {
+                todo[2 * l] = 1 + (pe->heard != 0);
+                if (pe->heard) pe->told = 1;
+            }
             if (do_beat && pe->heard) todo[2 * l + 1] = 1;
-            uint32_t lim =
-                n->hb_ms && pe->hb_ms ? (n->hb_ms > pe->hb_ms ? n->hb_ms : pe->hb_ms) : 0;
-            if (pe->heard && lim && t - pe->last > lim / 1000.0 && lost < 0)
-                lost = l, lost_limit = lim / 1000.0;
+            /* a durable run does not wait for its peers at the start: one
+             * never heard from is silent since then, with this lifeline's
+             * limit */
+            uint32_t phb = pe->hb_ms ? pe->hb_ms : n->durable && !pe->heard ? n->hb_ms : 0;
+            uint32_t lim = n->hb_ms && phb ? (n->hb_ms > phb ? n->hb_ms : phb) : 0;
+            /* a durable run waits --peer-wait more for a lost peer's new
+             * process (away) */
+            double limit = lim / 1000.0, silent = t - pe->last;
+            if ((!pe->heard && !n->durable) || pe->ended || limit <= 0 || silent <= limit) continue;
+            if (n->durable && n->lost_s > 0 && silent <= limit + n->lost_s) {
+                if (!pe->away) {
+                    pe->away = 1;
+                    away = l;
+                    away_limit = limit;
+                }
+            } else if (lost < 0) {
+                lost = l, lost_limit = limit;
+            }
         }
         pthread_mutex_unlock(&n->lock);
         if (do_beat) next_beat = t + beat;
@@ -653,7 +990,22 @@ static void *run_thread(void *arg)
                 (void)publish(n, l, 0, b, sizeof b, err, sizeof err);
             }
         }
-        if (lost >= 0)
+        if (away >= 0 && n->cb.note) {
+            char line[1024];
+            snprintf(line, sizeof line,
+                     "lifeline %s: lifeline %s (%s) has sent nothing for %g s; waiting up to %g s "
+                     "for lifeline %s to come back (restart it with --resume)",
+                     lname(n, n->self), lname(n, away), n->url, away_limit, n->lost_s,
+                     lname(n, away));
+            n->cb.note(n->cb.user, line);
+        }
+        if (lost >= 0 && n->durable && n->lost_s > 0)
+            fail_peer(n, lost,
+                      "lifeline %s (%s) has sent nothing for %g s: its process is stopped, hung "
+                      "or cut off from the NATS server; it did not come back within %g s "
+                      "(--peer-wait)",
+                      lname(n, lost), n->url, lost_limit, n->lost_s);
+        else if (lost >= 0)
             fail_peer(n, lost,
                       "lifeline %s (%s) has sent nothing for %g s: its process is stopped, hung "
                       "or cut off from the NATS server",
@@ -688,6 +1040,19 @@ static void connect_error(zri_nats *n, natsStatus s, char *err, size_t errlen)
 static void free_nats(zri_nats *n)
 {
     if (n->sub) natsSubscription_Destroy(n->sub);
+    if (n->jsub) natsSubscription_Destroy(n->jsub);
+    /* what the journal did not commit is not acknowledged: the stream
+     * delivers it again to the lifeline's next process */
+    for (int k = 0; n->held && k < n->nl * n->p->nchans; k++) {
+        for (int i = 0; i < n->nheld[k]; i++) natsMsg_Destroy(n->held[k][i].m);
+        free(n->held[k]);
+    }
+    free(n->held);
+    free(n->nheld);
+    free(n->capheld);
+    free(n->committed);
+    if (n->js) jsCtx_Destroy(n->js);
+    if (n->inbox) natsInbox_Destroy(n->inbox);
     if (n->nc) natsConnection_Destroy(n->nc);
     for (int l = 0; n->peers && l < n->nl; l++) {
         zri_mac_free(n->peers[l].out_mac);
@@ -699,6 +1064,7 @@ static void free_nats(zri_nats *n)
     free(n->peers);
     pthread_mutex_destroy(&n->lock);
     pthread_mutex_destroy(&n->cb_lock);
+    pthread_mutex_destroy(&n->ack_lock);
     pthread_cond_destroy(&n->cond);
     free(n);
 }
@@ -718,6 +1084,15 @@ static void shut(zri_nats *n)
 
 static void finish(zri_nats *n)
 {
+    if (n->jsub && natsSubscription_Unsubscribe(n->jsub) == NATS_OK) {
+        pthread_mutex_lock(&n->lock);
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_sec += 5;
+        while (!n->jsub_done)
+            if (pthread_cond_timedwait(&n->cond, &n->lock, &dl) == ETIMEDOUT) break;
+        pthread_mutex_unlock(&n->lock);
+    }
     if (n->sub && natsSubscription_Unsubscribe(n->sub) == NATS_OK) {
         /* the delivery thread lets go of n before it is freed */
         pthread_mutex_lock(&n->lock);
@@ -775,6 +1150,15 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     }
     zri_nats *n = zri_xcalloc(1, sizeof *n);
     n->p = p, n->self = self, n->nl = p->nlifelines, n->h = h, n->cb = *cb;
+    n->durable = c->durable;
+    n->lost_s = c->peer_wait_s;
+    snprintf(n->stream, sizeof n->stream, "ZG_%s", c->run);
+    pthread_mutex_init(&n->ack_lock, NULL);
+    size_t nstreams = (size_t)n->nl * (size_t)(p->nchans > 0 ? p->nchans : 1);
+    n->held = zri_xcalloc(nstreams, sizeof *n->held);
+    n->nheld = zri_xcalloc(nstreams, sizeof *n->nheld);
+    n->capheld = zri_xcalloc(nstreams, sizeof *n->capheld);
+    n->committed = zri_xcalloc(nstreams, sizeof *n->committed);
     snprintf(n->url, sizeof n->url, "%s", c->servers);
     snprintf(n->run, sizeof n->run, "%s", c->run);
     n->hb_ms = (uint32_t)(c->heartbeat_s * 1000.0 + 0.5);
@@ -788,6 +1172,9 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
         if (l == self) continue;
         snprintf(pe->subject, sizeof pe->subject, "zg.%s.%s.%s", n->run, lname(n, l),
                  lname(n, self));
+        snprintf(pe->ctl, sizeof pe->ctl, "%s.c", pe->subject);
+        pe->last = now_s();
+        pe->ended = c->ended && c->ended[l];
         uint8_t k[4][ZRI_HASH_BYTES];
         if (direction_key(n, c->secret, 0, self, l, k[0]) < 0 ||
             direction_key(n, c->secret, 1, self, l, k[1]) < 0 ||
@@ -826,7 +1213,7 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
         return NULL;
     }
     char inbox[256];
-    snprintf(inbox, sizeof inbox, "zg.%s.%s.*", n->run, lname(n, self));
+    snprintf(inbox, sizeof inbox, "zg.%s.%s.*%s", n->run, lname(n, self), n->durable ? ".c" : "");
     s = natsConnection_Subscribe(&n->sub, n->nc, inbox, on_msg, n);
     /* a run's messages are never dropped by the client: no pending limit */
     if (s == NATS_OK) s = natsSubscription_SetPendingLimits(n->sub, -1, -1);
@@ -841,6 +1228,32 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
         shut(n);
         finish(n);
         return NULL;
+    }
+    if (n->durable) {
+        /* what the journal restored is committed: copies of it that the
+         * stream delivers again are acknowledged at once */
+        for (int l = 0; l < n->nl && cb->received; l++)
+            for (int32_t ch = 0; l != self && ch < p->nchans; ch++)
+                n->committed[l * p->nchans + ch] = cb->received(cb->user, l, ch);
+        /* the consumer's deliveries have their subscription before it
+         * exists */
+        s = natsInbox_Create(&n->inbox);
+        if (s == NATS_OK)
+            s = natsConnection_Subscribe(&n->jsub, n->nc, (const char *)n->inbox, on_js_msg, n);
+        if (s == NATS_OK) s = natsSubscription_SetPendingLimits(n->jsub, -1, -1);
+        if (s == NATS_OK) s = natsSubscription_SetOnCompleteCB(n->jsub, on_jsub_complete, n);
+        if (s != NATS_OK) {
+            zri_err(err, errlen, "cannot subscribe on the NATS server %s: %s", n->url,
+                    natsStatus_GetText(s));
+            shut(n);
+            finish(n);
+            return NULL;
+        }
+        if (js_setup(n, err, errlen) < 0) {
+            shut(n);
+            finish(n);
+            return NULL;
+        }
     }
     if (pthread_create(&n->thread, NULL, run_thread, n) != 0) {
         zri_err(err, errlen, "cannot start the NATS transport's thread");
@@ -857,8 +1270,10 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     int missing = -1;
     for (;;) {
         missing = -1;
-        for (int l = 0; l < n->nl && missing < 0; l++)
-            if (l != self && !n->peers[l].heard && !n->peers[l].done) missing = l;
+        /* a durable run's stream keeps what a peer not there yet is sent */
+        for (int l = 0; l < n->nl && missing < 0 && !n->durable; l++)
+            if (l != self && !(n->peers[l].heard && n->peers[l].heard_me) && !n->peers[l].done)
+                missing = l;
         if (missing < 0 || n->failed_conn || now_s() > deadline) break;
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
@@ -892,7 +1307,15 @@ int zri_nats_send(zri_nats *n, const zri_msg *m, char *err, size_t errlen)
                 lname(n, m->to));
         return -1;
     }
-    int rc = publish(n, m->to, 0, buf + 4, len - 4, err, errlen);
+    int rc;
+    if (n->durable) {
+        char id[96];
+        snprintf(id, sizeof id, "%d.%d.%d.%lld", (int)m->from, (int)m->to, (int)m->chan,
+                 (long long)m->seq);
+        rc = js_publish(n, m->to, buf + 4, len - 4, id, err, errlen);
+    } else {
+        rc = publish(n, m->to, 0, buf + 4, len - 4, err, errlen);
+    }
     free(buf);
     return rc;
 }
@@ -921,7 +1344,13 @@ static void say_all(zri_nats *n, int bye)
             uint8_t *buf;
             size_t len;
             if (zri_frame_encode(n->p, &m, &buf, &len) == 0) {
-                (void)publish(n, l, 0, buf + 4, len - 4, err, sizeof err);
+                if (n->durable) {
+                    char id[64];
+                    snprintf(id, sizeof id, "%d.%d.bye", n->self, l);
+                    (void)js_publish(n, l, buf + 4, len - 4, id, err, sizeof err);
+                } else {
+                    (void)publish(n, l, 0, buf + 4, len - 4, err, sizeof err);
+                }
                 free(buf);
             }
         } else {

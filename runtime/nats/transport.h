@@ -32,6 +32,13 @@ typedef struct zri_nats_config {
     const zri_secret *secret; /* the run's secret (required) */
     double timeout_s;         /* for the peers to answer (<= 0: 30 s) */
     double heartbeat_s;       /* silence limit (0: none) */
+    /* durable runs: messages through a JetStream stream (nats.c), and how
+     * long a silent peer is waited for (its --peer-wait) */
+    int durable;
+    double peer_wait_s;
+    /* [l] non-zero: lifeline l's process has ended (a resume: its BYE may
+     * have been taken before); may be NULL */
+    const uint8_t *ended;
     /* authentication and TLS (each NULL when not given) */
     const char *creds;      /* --nats-creds FILE: JWT and NKey seed */
     const char *user;       /* --nats-user USER; the password: password */
@@ -64,6 +71,10 @@ ZRI_HIDDEN zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_na
                                    size_t errlen);
 ZRI_HIDDEN int zri_nats_send(zri_nats *n, const zri_msg *m, char *err, size_t errlen);
 ZRI_HIDDEN int zri_nats_flush(zri_nats *n, char *err, size_t errlen);
+/* Durable runs: this lifeline's journal has committed `committed`
+ * messages of the stream from -> self on chan; the stream's messages up
+ * to there are acknowledged.  Any thread (the journal's commits). */
+ZRI_HIDDEN void zri_nats_ack(zri_nats *n, int32_t from, int32_t chan, int64_t committed);
 /* After a normal end: BYE to every peer, then the connection closes. */
 ZRI_HIDDEN void zri_nats_close(zri_nats *n);
 /* After an error: STOP to every peer (they fail at once), then closes. */

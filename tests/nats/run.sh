@@ -5,7 +5,7 @@
 # (-js -sd), and killed at the end, also on failure.
 #
 #   run.sh ZGC ZGGEN [SECTION...]   sections: programs conformance
-#                                   security faults (default: all)
+#                                   security faults durable (default: all)
 #
 # programs  every tests/run program and example (tests/run_programs.sh)
 #           as zgc run --processes --nats, each trace accepted by zgc
@@ -25,11 +25,21 @@
 #           reports it within the heartbeat; the server killed and
 #           restarted mid-run: the run ends with its result or with a
 #           clear error, never a wrong result or a hang
+# durable   JetStream (--durable): with NATS_DURABLE_PROGRAMS=1 every run
+#           program and example (2 minutes, not in CI); the restart campaign of tests/durable/run_restart.sh over NATS
+#           (random workflows, one lifeline process killed with SIGKILL at
+#           a random event and resumed, sometimes from another directory:
+#           the uninterrupted result, every trace checked, no completed
+#           effect repeated; --peer-wait expiring; zgc run --processes
+#           --durable printing the restart command); the NATS server
+#           killed with SIGKILL and restarted on its file store while a
+#           message is being sent, several times: the run completes with
+#           its result and repeats no completed effect
 set -u
 zgc=$(realpath "${1:?usage: run.sh ZGC ZGGEN [SECTION...]}")
 zggen=$(realpath "${2:?usage: run.sh ZGC ZGGEN [SECTION...]}")
 shift 2
-sections=${*:-programs conformance security faults}
+sections=${*:-programs conformance security faults durable}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
@@ -51,6 +61,9 @@ start_server() {
   local name=$1 port=$2
   shift 2
   mkdir -p "$tmp/$name"
+  touch "$tmp/$name/log"
+  local from
+  from=$(($(wc -l < "$tmp/$name/log") + 1)) # a restart: only the new lines
   nats-server -a 127.0.0.1 -p "${port/#0/-1}" -js -sd "$tmp/$name/store" "$@" \
     >> "$tmp/$name/log" 2>&1 &
   local pid=$!
@@ -58,9 +71,9 @@ start_server() {
   eval "PID_$name=$pid"
   PORT=""
   for _ in $(seq 100); do
-    PORT=$(sed -n 's/.*Listening for client connections on 127.0.0.1:\([0-9]*\).*/\1/p' \
-      "$tmp/$name/log" 2> /dev/null | tail -1)
-    [ -n "$PORT" ] && grep -q "Server is ready" "$tmp/$name/log" && return 0
+    PORT=$(tail -n +"$from" "$tmp/$name/log" |
+      sed -n 's/.*Listening for client connections on 127.0.0.1:\([0-9]*\).*/\1/p' | tail -1)
+    [ -n "$PORT" ] && tail -n +"$from" "$tmp/$name/log" | grep -q "Server is ready" && return 0
     sleep 0.05
   done
   echo "nats: nats-server $name did not start:"
@@ -122,7 +135,7 @@ conformance() {
 exe=""
 build_relay() {
   [ -n "$exe" ] && return
-  "$zgc" build "$here/wait.zg" "$here/gate.c" -o "$tmp/relay" > /dev/null || { echo "nats: build failed"; exit 1; }
+  "$zgc" build "$here/wait.zg" "$here/gate.c" "$root/tests/durable/effect.c" -o "$tmp/relay" > /dev/null || { echo "nats: build failed"; exit 1; }
   exe=$tmp/relay/relay
 }
 
@@ -325,7 +338,7 @@ EOF
 
   # a lifeline of another program (same names, same secret)
   sed 's/x + "!"/x + "?"/' "$here/wait.zg" > "$tmp/other.zg"
-  "$zgc" build "$tmp/other.zg" "$here/gate.c" -o "$tmp/other" > /dev/null
+  "$zgc" build "$tmp/other.zg" "$here/gate.c" "$root/tests/durable/effect.c" -o "$tmp/other" > /dev/null
   mkdir -p "$tmp/o"
   "$exe.A" --nats "$url" --run o1 --secret-file "$k" --arg topic=t --timeout 10 \
     > "$tmp/o/out.A" 2> "$tmp/o/err.A" < /dev/null &
@@ -396,9 +409,80 @@ faults() {
   fi
 }
 
+# ---- durable --------------------------------------------------------------
+# Every run program and example as a durable run over NATS (about 2
+# minutes: outside CI, NATS_DURABLE_PROGRAMS=1).
+durable_programs() { # URL
+  local url=$1
+  mkdir -p "$tmp/dp"
+  if RUN_MODES=processes RUN_EXTRA="--nats $url --durable=$tmp/dp/runs.db" \
+    "$root/tests/run_programs.sh" "$zgc" > "$tmp/dp/out" 2>&1; then
+    ok
+    tail -1 "$tmp/dp/out"
+  elif [ "$(grep -c '^FAIL' "$tmp/dp/out")" = 1 ] &&
+    grep -q '^FAIL tests/run/human_no_terminal.zg (processes): exit 124' "$tmp/dp/out"; then
+    # a durable run's human question waits as a task instead of failing
+    ok
+    tail -1 "$tmp/dp/out"
+  else
+    failed "programs over NATS, durable:"
+    grep -A3 '^FAIL' "$tmp/dp/out" | head -20
+  fi
+}
+
+durable() {
+  start_server dur 0
+  local port=$PORT url=nats://127.0.0.1:$PORT
+  [ "${NATS_DURABLE_PROGRAMS:-0}" = 1 ] && durable_programs "$url"
+  if "$root/tests/durable/run_restart.sh" --zgc "$zgc" --zggen "$zggen" \
+    --cases "${NATS_RESTART_CASES:-8}" --nats "$url" > "$tmp/restart.out" 2>&1; then
+    ok
+    tail -1 "$tmp/restart.out"
+  else
+    failed "the restart campaign over NATS:"
+    grep -A3 '^FAIL' "$tmp/restart.out" | head -20
+  fi
+
+  # the server killed (SIGKILL) and restarted on its store while A sends
+  build_relay
+  local k=$tmp/run.key i
+  [ -e "$k" ] || secret "$k"
+  for i in 1 2 3; do
+    local d=$tmp/srv$i
+    mkdir -p "$d"
+    export ZGC_TEST_EFFECT_LOG=$d/effect.log
+    ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run "srv$i" --secret-file "$k" --arg topic=t \
+      --durable="$d/runs.db" --run-id "srv$i" > "$d/out.A" 2> "$d/err.A" < /dev/null &
+    local pa=$!
+    "$exe.B" --nats "$url" --run "srv$i" --secret-file "$k" --arg topic=t \
+      --durable="$d/runs.db" --run-id "srv$i" > "$d/out.B" 2> "$d/err.B" < /dev/null &
+    local pb=$!
+    sleep 0.5
+    # open the gate, then kill the server 0, 20 or 40 ms later: A's
+    # message is before, in or after the server's hands
+    echo open > "$d/gate"
+    sleep "0.0$(( (i - 1) * 2 ))"
+    kill -9 "$(eval echo "\$PID_dur")"
+    wait "$(eval echo "\$PID_dur")" 2> /dev/null
+    sleep 0.3
+    start_server dur "$port"
+    wait $pa
+    STA=$?
+    wait $pb
+    STB=$?
+    pair_ok "server restarted mid-run, durable ($i)" "$d"
+    if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
+      ok
+    else
+      failed "server restarted ($i): effect calls: $(tr '\n' ' ' < "$d/effect.log")"
+    fi
+  done
+  unset ZGC_TEST_EFFECT_LOG
+}
+
 for s in $sections; do
   case $s in
-    programs | conformance | security | faults) "$s" ;;
+    programs | conformance | security | faults | durable) "$s" ;;
     *) echo "run.sh: unknown section $s" >&2; exit 2 ;;
   esac
   echo "nats: $s done at ${SECONDS}s"
