@@ -130,7 +130,8 @@ struct zri_nats {
     int self, nl;
     zri_heap *h;
     zri_net_callbacks cb;
-    char url[512]; /* for messages */
+    char url[512];     /* for messages */
+    int tls, has_cert; /* TLS asked for (--nats-ca, tls://), a client certificate given */
     char run[ZRI_NATS_RUN_MAX + 1];
     natsConnection *nc;
     natsSubscription *sub;
@@ -1033,8 +1034,15 @@ static void connect_error(zri_nats *n, natsStatus s, char *err, size_t errlen)
              s == NATS_SECURE_CONNECTION_WANTED)
         why = "TLS failed (check --nats-ca, --nats-cert and --nats-key against the server's "
               "certificates)";
-    zri_err(err, errlen, "cannot connect to the NATS server %s: %s%s%s", n->url, why,
-            txt && *txt ? ": " : "", txt && *txt ? txt : "");
+    /* a server that verifies clients closes a TLS connection without a
+     * certificate with no reason given */
+    const char *hint = n->tls && !n->has_cert && s != NATS_CONNECTION_AUTH_FAILED &&
+                               s != NATS_NOT_PERMITTED && s != NATS_SSL_ERROR
+                           ? " (the server may require a client certificate: --nats-cert and "
+                             "--nats-key)"
+                           : "";
+    zri_err(err, errlen, "cannot connect to the NATS server %s: %s%s%s%s", n->url, why,
+            txt && *txt ? ": " : "", txt && *txt ? txt : "", hint);
 }
 
 static void free_nats(zri_nats *n)
@@ -1160,6 +1168,8 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     n->capheld = zri_xcalloc(nstreams, sizeof *n->capheld);
     n->committed = zri_xcalloc(nstreams, sizeof *n->committed);
     snprintf(n->url, sizeof n->url, "%s", c->servers);
+    n->tls = c->ca || c->cert || strstr(c->servers, "tls://");
+    n->has_cert = c->cert != NULL;
     snprintf(n->run, sizeof n->run, "%s", c->run);
     n->hb_ms = (uint32_t)(c->heartbeat_s * 1000.0 + 0.5);
     pthread_mutex_init(&n->lock, NULL);

@@ -6,7 +6,8 @@ the test can play an attacker that holds no secret.
   natsraw.py relay PORT FROM_SUBJECT TO_SUBJECT COUNT_FILE
       forwards every message published on FROM_SUBJECT to TO_SUBJECT,
       unchanged (a frame of one run or lifeline replayed as another's),
-      and writes how many it forwarded to COUNT_FILE after each one
+      and writes how many it forwarded to COUNT_FILE once subscribed (0)
+      and after each one
   natsraw.py nkey SEED_FILE PUB_FILE
       writes a fresh NKey user seed (SU...) and its public key (U...), via
       openssl for the Ed25519 public key
@@ -56,6 +57,10 @@ def relay(port, src, dst, count_file):
     f.readline()  # INFO
     s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
     s.sendall(("SUB %s 1\r\nPING\r\n" % src).encode())
+    while not f.readline().startswith(b"PONG"):
+        pass
+    with open(count_file, "w") as c:  # subscribed: 0 so far
+        c.write("0\n")
     n = 0
     while True:
         line = f.readline()
