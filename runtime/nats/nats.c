@@ -141,7 +141,8 @@ struct zri_nats {
     pthread_cond_t cond;
     pthread_mutex_t cb_lock; /* held by on_msg while it works */
     int closing;
-    int sub_done; /* the subscription will deliver nothing more */
+    int sub_done;    /* the subscription will deliver nothing more */
+    int conn_closed; /* the client called on_closed, its last callback */
     int notes;
     int failed_conn; /* the connection failed, or the server refused something */
     char why[1024];  /* its message */
@@ -907,6 +908,11 @@ static void on_closed(natsConnection *nc, void *closure)
     zri_nats *n = closure;
     fail_peer(n, -1, "lost the connection to the NATS server %s for good (reconnection gave up)",
               n->url);
+    /* the client's last callback: finish() may free n now */
+    pthread_mutex_lock(&n->lock);
+    n->conn_closed = 1;
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->lock);
 }
 
 static void on_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure)
@@ -1111,7 +1117,19 @@ static void finish(zri_nats *n)
             if (pthread_cond_timedwait(&n->cond, &n->lock, &dl) == ETIMEDOUT) break;
         pthread_mutex_unlock(&n->lock);
     }
-    if (n->nc) natsConnection_Close(n->nc);
+    if (n->nc) {
+        /* the client calls on_closed (and any error handler before it) on
+         * a thread of its own, after natsConnection_Close returns: n must
+         * outlive them */
+        natsConnection_Close(n->nc);
+        pthread_mutex_lock(&n->lock);
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_sec += 5;
+        while (!n->conn_closed)
+            if (pthread_cond_timedwait(&n->cond, &n->lock, &dl) == ETIMEDOUT) break;
+        pthread_mutex_unlock(&n->lock);
+    }
     free_nats(n);
 }
 
