@@ -1153,7 +1153,9 @@ static natsStatus set_options(natsOptions *o, zri_nats *n, const zri_nats_config
     if (s == NATS_OK) s = natsOptions_SetClosedCB(o, on_closed, n);
     if (s == NATS_OK) s = natsOptions_SetErrorHandler(o, on_error, n);
     /* a frame goes out when it is published, not at the flusher's next
-     * round (the ping-pong benchmark: bench/nats) */
+     * round: the ping-pong of bench/nats took 0.33 ms an iteration so, and
+     * 2.3 to 2.7 ms with the flusher (3,000 iterations, a loaded 2-core
+     * machine) */
     if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
     if (s == NATS_OK && c->creds) s = natsOptions_SetUserCredentialsFromFiles(o, c->creds, NULL);
     if (s == NATS_OK && c->user)

@@ -57,9 +57,9 @@ Test(nats, nkey_public_from_seed)
 Test(nats, nkey_bad_seeds)
 {
     const char *bad[] = {
-        "",                                                           /* empty */
+        "",                                                             /* empty */
         "SUAIIEBHUSR5ANN22D3ROAIJQCDSKF57W2VOH4V6CNMUKAFS2PCNQHCXAA\n", /* checksum */
-        PUB "\n",                                                     /* a public key */
+        PUB "\n",                                                       /* a public key */
         "SUAIIEBHUSR5ANN22D3ROAIJQCDSKF57W2VOH4V6CNMUKAFS2PCNQHC\n",    /* short */
         "not base32 at all!\n",
     };
