@@ -265,6 +265,7 @@ static zri_nats *open_nats(const zgrt_program *prog, const zri_options *o, int32
                          .heartbeat_s = o->heartbeat,
                          .durable = o->durable,
                          .peer_wait_s = o->peer_wait,
+                         .replicas = o->nats_replicas,
                          .ended = ended,
                          .creds = o->nats_creds,
                          .user = o->nats_user,

@@ -239,6 +239,7 @@ typedef struct zri_options {
      * the server's authentication and TLS (--nats-*) */
     const char *nats, *nats_run, *nats_creds, *nats_user, *nats_token_file, *nats_nkey;
     const char *nats_ca, *nats_cert, *nats_key;
+    int nats_replicas;       /* --nats-replicas N (0: not given, 1) */
     double heartbeat;        /* --heartbeat SECONDS: silence limit (0: off) */
     double peer_wait;        /* --peer-wait SECONDS: durable runs wait for a lost peer (0: off) */
     const char *result_file; /* --result-file FILE (used by zgc run --processes) */

@@ -179,6 +179,9 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(NATS_CA, "--nats-ca", "FILE", ZV_RUN,                                                       \
       "NATS: TLS, the server's certificate must be signed by\n"                                   \
       "one in FILE (PEM)")                                                                        \
+    X(NATS_REPLICAS, "--nats-replicas", "N", ZV_RUN,                                              \
+      "NATS, durable runs: the run's stream is kept on N\n"                                       \
+      "servers of a JetStream cluster (1 to 5, default 1)")                                       \
     X(NATS_CERT, "--nats-cert", "FILE", ZV_RUN, "NATS: TLS client certificate (PEM)")             \
     X(NATS_KEY, "--nats-key", "FILE", ZV_RUN, "NATS: the client certificate's key (PEM)")         \
     X(RUN, "--run", "RUN", ZV_EXE,                                                                \

@@ -105,6 +105,7 @@
 #define JS_PUBLISH_S 120.0
 #define JS_ACK_WAIT_S 2
 #define JS_DUPLICATES_S 600
+#define JS_SETUP_S 15.0 /* a forming cluster elects its leaders in seconds */
 
 typedef struct peer {
     char subject[256]; /* where this lifeline publishes to it */
@@ -151,6 +152,7 @@ struct zri_nats {
     /* durable runs (JetStream) */
     int durable;
     double lost_s; /* silence after which a peer is lost (its --peer-wait) */
+    int replicas;
     jsCtx *js;
     char stream[ZRI_NATS_RUN_MAX + 8];
     natsInbox *inbox;       /* the consumer's deliver subject */
@@ -424,7 +426,9 @@ static int js_publish(zri_nats *n, int to, const uint8_t *payload, size_t len, c
         pthread_mutex_lock(&n->lock);
         int stop = n->failed_conn;
         pthread_mutex_unlock(&n->lock);
-        if (jerr != 0 || stop || now_s() > deadline) break;
+        /* anything else may pass: a server restarting, a stream whose
+         * leader is being elected again (no responders) */
+        if (stop || now_s() > deadline) break;
         struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
         nanosleep(&ts, NULL);
         s = NATS_OK;
@@ -845,19 +849,30 @@ static int js_setup(zri_nats *n, char *err, size_t errlen)
         sc.SubjectsLen = 1;
         sc.Storage = js_FileStorage;
         sc.Duplicates = (int64_t)JS_DUPLICATES_S * 1000000000LL;
-        jsStreamInfo *si = NULL;
-        s = js_AddStream(&si, n->js, &sc, NULL, &jerr);
-        jsStreamInfo_Destroy(si);
-        if (s != NATS_OK && jerr == JSStreamNameExistErr) s = NATS_OK, jerr = 0;
+        sc.Replicas = n->replicas > 0 ? n->replicas : 1;
+        /* a cluster that is still forming (no metadata leader yet, fewer
+         * servers than replicas) refuses for a few seconds: retried */
+        double deadline = now_s() + JS_SETUP_S;
+        for (;;) {
+            jsStreamInfo *si = NULL;
+            jerr = 0;
+            s = js_AddStream(&si, n->js, &sc, NULL, &jerr);
+            jsStreamInfo_Destroy(si);
+            if (s != NATS_OK && jerr == JSStreamNameExistErr) s = NATS_OK, jerr = 0;
+            if (s == NATS_OK || now_s() > deadline) break;
+            struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
+            nanosleep(&ts, NULL);
+        }
     }
     if (s != NATS_OK) {
-        const char *txt = NULL;
-        natsConnection_GetLastError(n->nc, &txt);
+        natsStatus ls;
+        const char *txt = nats_GetLastError(&ls);
         zri_err(err, errlen,
-                "cannot create the stream %s on the NATS server %s (is JetStream enabled: "
-                "nats-server -js?): %s%s%s",
-                n->stream, n->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
-                txt && *txt ? txt : "");
+                "cannot create the stream %s on the NATS server %s within %g s (is JetStream "
+                "enabled: nats-server -js? as many servers as --nats-replicas?): %s (JetStream "
+                "error %d)%s%s",
+                n->stream, n->url, JS_SETUP_S, natsStatus_GetText(s), (int)jerr,
+                txt && *txt ? ": " : "", txt && *txt ? txt : "");
         return -1;
     }
     const char *me = lname(n, n->self);
@@ -887,9 +902,16 @@ static int js_setup(zri_nats *n, char *err, size_t errlen)
     } else {
         cc.DeliverPolicy = js_DeliverAll;
     }
-    jerr = 0;
-    s = js_AddConsumer(&ci, n->js, n->stream, &cc, NULL, &jerr);
-    jsConsumerInfo_Destroy(ci);
+    double deadline = now_s() + JS_SETUP_S;
+    for (;;) {
+        jerr = 0;
+        ci = NULL;
+        s = js_AddConsumer(&ci, n->js, n->stream, &cc, NULL, &jerr);
+        jsConsumerInfo_Destroy(ci);
+        if (s == NATS_OK || now_s() > deadline) break;
+        struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (s != NATS_OK) {
         const char *txt = NULL;
         natsConnection_GetLastError(n->nc, &txt);
@@ -1180,6 +1202,7 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     n->p = p, n->self = self, n->nl = p->nlifelines, n->h = h, n->cb = *cb;
     n->durable = c->durable;
     n->lost_s = c->peer_wait_s;
+    n->replicas = c->replicas;
     snprintf(n->stream, sizeof n->stream, "ZG_%s", c->run);
     pthread_mutex_init(&n->ack_lock, NULL);
     size_t nstreams = (size_t)n->nl * (size_t)(p->nchans > 0 ? p->nchans : 1);

@@ -36,6 +36,7 @@ typedef struct zri_nats_config {
      * long a silent peer is waited for (its --peer-wait) */
     int durable;
     double peer_wait_s;
+    int replicas; /* the stream's replicas (a JetStream cluster; 0: 1) */
     /* [l] non-zero: lifeline l's process has ended (a resume: its BYE may
      * have been taken before); may be NULL */
     const uint8_t *ended;

@@ -5,7 +5,8 @@
 # (-js -sd), and killed at the end, also on failure.
 #
 #   run.sh ZGC ZGGEN [SECTION...]   sections: programs conformance
-#                                   security faults durable (default: all)
+#                                   security faults durable cluster
+#                                   (default: all)
 #
 # programs  every tests/run program and example (tests/run_programs.sh)
 #           as zgc run --processes --nats, each trace accepted by zgc
@@ -35,11 +36,14 @@
 #           killed with SIGKILL and restarted on its file store while a
 #           message is being sent, several times: the run completes with
 #           its result and repeats no completed effect
+# cluster   a three-server JetStream cluster on loopback, a durable run
+#           with --nats-replicas 3, one server killed with SIGKILL mid-run:
+#           the run completes with its result, no completed effect repeated
 set -u
 zgc=$(realpath "${1:?usage: run.sh ZGC ZGGEN [SECTION...]}")
 zggen=$(realpath "${2:?usage: run.sh ZGC ZGGEN [SECTION...]}")
 shift 2
-sections=${*:-programs conformance security faults durable}
+sections=${*:-programs conformance security faults durable cluster}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
@@ -511,9 +515,63 @@ durable() {
   unset ZGC_TEST_EFFECT_LOG
 }
 
+# ---- cluster --------------------------------------------------------------
+# A JetStream cluster of three servers on loopback; a durable run whose
+# stream has three replicas; the server only B is connected to is killed
+# with SIGKILL while A waits at its gate: the run completes on the other
+# two, with its result and no completed effect repeated.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+cluster() {
+  build_relay
+  local k=$tmp/run.key i j p=() c=()
+  [ -e "$k" ] || secret "$k"
+  for i in 1 2 3; do p[$i]=$(free_port); c[$i]=$(free_port); done
+  for i in 1 2 3; do
+    local routes=""
+    for j in 1 2 3; do [ "$j" != "$i" ] && routes="$routes${routes:+, }nats://127.0.0.1:${c[$j]}"; done
+    # (JetStream and its store directory: start_server's -js -sd)
+    printf 'server_name: n%s\ncluster { name: zgc, listen: "127.0.0.1:%s", routes: [ %s ] }\n' \
+      "$i" "${c[$i]}" "$routes" > "$tmp/n$i.conf"
+    start_server "n$i" "${p[$i]}" -c "$tmp/n$i.conf"
+  done
+  # the cluster elects its metadata leader within seconds
+  for _ in $(seq 300); do
+    grep -q "metadata leader" "$tmp"/n?/log && break
+    sleep 0.05
+  done
+  local d=$tmp/cl
+  mkdir -p "$d"
+  export ZGC_TEST_EFFECT_LOG=$d/effect.log
+  ZGC_TEST_GATE=$d/gate "$exe.A" --nats "nats://127.0.0.1:${p[2]},nats://127.0.0.1:${p[3]}" \
+    --nats-replicas 3 --run cl1 --secret-file "$k" --arg topic=t --durable="$d/runs.db" \
+    --run-id cl1 --timeout 60 > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  local pa=$!
+  "$exe.B" --nats "nats://127.0.0.1:${p[1]},nats://127.0.0.1:${p[2]}" --nats-replicas 3 \
+    --run cl1 --secret-file "$k" --arg topic=t --durable="$d/runs.db" --run-id cl1 --timeout 60 \
+    > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  local pb=$!
+  sleep 1.5
+  kill -9 "$PID_n1"
+  wait "$PID_n1" 2> /dev/null
+  echo open > "$d/gate"
+  wait $pa
+  STA=$?
+  wait $pb
+  STB=$?
+  pair_ok "JetStream cluster (3 replicas), one server killed" "$d"
+  if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
+    ok
+  else
+    failed "cluster: effect calls: $(tr '\n' ' ' < "$d/effect.log")"
+  fi
+  unset ZGC_TEST_EFFECT_LOG
+}
+
 for s in $sections; do
   case $s in
-    programs | conformance | security | faults | durable) "$s" ;;
+    programs | conformance | security | faults | durable | cluster) "$s" ;;
     *) echo "run.sh: unknown section $s" >&2; exit 2 ;;
   esac
   echo "nats: $s done at ${SECONDS}s"
