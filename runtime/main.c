@@ -178,10 +178,14 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
             bad = 1;
         }
         if (bad) return 2;
-    } else if (o->listen || o->npeers || o->secret_file || ((o->nats || o->nats_run) && nl > 1)) {
+    } else if (o->listen || o->npeers || o->secret_file) {
+        fprintf(stderr, "zgc: error: --listen, --peer and --secret-file apply to per-lifeline "
+                        "executables only\n");
+        return 2;
+    } else if ((o->nats || o->nats_run) && nl > 1) {
         /* (a workflow of one lifeline has no peer to reach over NATS) */
-        fprintf(stderr, "zgc: error: --listen, --peer, --secret-file, --nats and --run apply to "
-                        "per-lifeline executables only (zgc run --processes)\n");
+        fprintf(stderr, "zgc: error: --nats and --run apply to per-lifeline executables only (zgc "
+                        "run --processes)\n");
         return 2;
     }
     return 0;

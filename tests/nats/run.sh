@@ -487,12 +487,16 @@ durable() {
     mkdir -p "$d"
     export ZGC_TEST_EFFECT_LOG=$d/effect.log
     ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run "srv$i" --secret-file "$k" --arg topic=t \
-      --durable="$d/runs.db" --run-id "srv$i" > "$d/out.A" 2> "$d/err.A" < /dev/null &
+      --durable="$d/runs.db" --run-id "srv$i" --peer-wait 30 > "$d/out.A" 2> "$d/err.A" \
+      < /dev/null &
     local pa=$!
     "$exe.B" --nats "$url" --run "srv$i" --secret-file "$k" --arg topic=t \
-      --durable="$d/runs.db" --run-id "srv$i" > "$d/out.B" 2> "$d/err.B" < /dev/null &
+      --durable="$d/runs.db" --run-id "srv$i" --peer-wait 30 > "$d/out.B" 2> "$d/err.B" \
+      < /dev/null &
     local pb=$!
-    sleep 0.5
+    # A has made its first effect call: it runs, its stream and consumer
+    # exist (a loaded machine may take seconds to get there)
+    for _ in $(seq 600); do [ -s "$d/effect.log" ] && break; sleep 0.05; done
     # open the gate, then kill the server 0, 20 or 40 ms later: A's
     # message is before, in or after the server's hands
     echo open > "$d/gate"
@@ -546,13 +550,15 @@ cluster() {
   export ZGC_TEST_EFFECT_LOG=$d/effect.log
   ZGC_TEST_GATE=$d/gate "$exe.A" --nats "nats://127.0.0.1:${p[2]},nats://127.0.0.1:${p[3]}" \
     --nats-replicas 3 --run cl1 --secret-file "$k" --arg topic=t --durable="$d/runs.db" \
-    --run-id cl1 --timeout 60 > "$d/out.A" 2> "$d/err.A" < /dev/null &
+    --run-id cl1 --timeout 60 --peer-wait 30 > "$d/out.A" 2> "$d/err.A" < /dev/null &
   local pa=$!
   "$exe.B" --nats "nats://127.0.0.1:${p[1]},nats://127.0.0.1:${p[2]}" --nats-replicas 3 \
     --run cl1 --secret-file "$k" --arg topic=t --durable="$d/runs.db" --run-id cl1 --timeout 60 \
-    > "$d/out.B" 2> "$d/err.B" < /dev/null &
+    --peer-wait 30 > "$d/out.B" 2> "$d/err.B" < /dev/null &
   local pb=$!
-  sleep 1.5
+  # A is at its gate (its first effect call made), B has had time to set up
+  for _ in $(seq 600); do [ -s "$d/effect.log" ] && break; sleep 0.05; done
+  sleep 1
   kill -9 "$PID_n1"
   wait "$PID_n1" 2> /dev/null
   echo open > "$d/gate"
