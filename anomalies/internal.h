@@ -53,6 +53,52 @@ void zgan_intern_print(const zgan_intern *t, uint32_t id, FILE *f);
 /* A new jansson value for the id. */
 json_t *zgan_intern_json(const zgan_intern *t, uint32_t id);
 
+/* ---- one line of JSON as tokens (json.c) ---- */
+
+typedef enum {
+    ZGAN_J_NULL,
+    ZGAN_J_FALSE,
+    ZGAN_J_TRUE,
+    ZGAN_J_INT,
+    ZGAN_J_REAL,
+    ZGAN_J_STRING,
+    ZGAN_J_ARRAY,
+    ZGAN_J_OBJECT
+} zgan_jkind;
+
+#define ZGAN_JNONE UINT32_MAX
+
+/* A value; its children (an object's key and value tokens in turn) follow
+ * it, and `next` is the index after them. */
+typedef struct {
+    uint8_t kind, esc; /* esc: a decoded string (in the document's buffer) */
+    uint32_t n;        /* string: bytes; real: bytes of its text; array:
+                          elements; object: members */
+    uint32_t next;
+    uint32_t off;    /* esc: offset in the buffer */
+    uint32_t rawlen; /* array, object: bytes of its text */
+    const char *s;   /* string: its bytes; real, array, object: its text */
+    int64_t i;       /* integer */
+    json_t *jv;      /* from jansson: the real, array or object node */
+} zgan_jtok;
+
+typedef struct {
+    zgan_jtok *t;
+    size_t n, cap;
+    char *buf; /* decoded strings */
+    size_t nbuf, capbuf;
+    json_t *root; /* the tree of zgan_json_from_jansson, or NULL */
+} zgan_jdoc;
+
+/* Reads one JSON text (len bytes) into d (token 0 is its value); -1 when
+ * this parser does not take it (see json.c), which jansson then decides. */
+int zgan_json_parse(zgan_jdoc *d, const char *s, size_t len);
+/* The tokens of a tree jansson parsed; d keeps root until its next use. */
+void zgan_json_from_jansson(zgan_jdoc *d, json_t *root);
+/* The value of member `key` of object token obj, or ZGAN_JNONE. */
+uint32_t zgan_json_get(const zgan_jdoc *d, uint32_t obj, const char *key);
+void zgan_json_free(zgan_jdoc *d);
+
 /* ---- records ---- */
 
 typedef struct {

@@ -18,7 +18,11 @@
  * in the value map has the null value.  When write_values is absent the
  * values come from co; when read_set / write_set is absent the cells of
  * the value map (or of co) are the set.  Any other shape is an error
- * "NAME:LINE: error: ...". */
+ * "NAME:LINE: error: ...".
+ *
+ * A line is read by the parser of json.c into reused tokens; a line it
+ * does not take goes to jansson, whose message an invalid line gets
+ * ("invalid JSON: …"), and whose tree is read the same way otherwise. */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
@@ -49,7 +53,77 @@ typedef struct {
     uint32_t *order; /* cells of that map in first-occurrence order */
     size_t norder, caporder;
     bool any_txn;
+    zgan_jdoc doc;      /* the current line */
+    uint32_t field[17]; /* its record's members (find_fields) */
 } builder;
+
+#define TOK(b, i) (&(b)->doc.t[i])
+/* The keys of a record.  parse_record finds them all in one pass over
+ * the record's members (field); the helpers below name a key by one of
+ * these arrays, which field() finds by address. */
+enum {
+    K_AGENT,
+    K_PLANNED_TOOL,
+    K_TXN,
+    K_ABORTED,
+    K_READ_TIME,
+    K_WRITE_TIME,
+    K_READ_VALUES,
+    K_READ_SET,
+    K_IO,
+    K_CO,
+    K_WRITE_VALUES,
+    K_WRITE_SET,
+    K_READ_REGISTRY,
+    K_TOOLS_VISIBLE_AT_READ,
+    K_WRITE_REGISTRY,
+    K_TOOLS_USED,
+    K_PREDS,
+};
+enum { NKEYS = 17 };
+_Static_assert(sizeof((builder *)0)->field / sizeof(uint32_t) == NKEYS, "builder.field");
+static const char *const keys[NKEYS] = {"agent",
+                                        "planned_tool",
+                                        "txn",
+                                        "aborted",
+                                        "read_time",
+                                        "write_time",
+                                        "read_values",
+                                        "read_set",
+                                        "io",
+                                        "co",
+                                        "write_values",
+                                        "write_set",
+                                        "read_registry",
+                                        "tools_visible_at_read",
+                                        "write_registry",
+                                        "tools_used",
+                                        "preds"};
+
+/* The value of key k (an element of keys) of the current record, or
+ * ZGAN_JNONE. */
+static uint32_t field(const builder *b, const char *k)
+{
+    for (int i = 0; i < NKEYS; i++)
+        if (keys[i] == k) return b->field[i];
+    return ZGAN_JNONE;
+}
+
+/* Fills b->field for the record object o (the first of repeated keys:
+ * there are none, the parser refuses them). */
+static void find_fields(builder *b, uint32_t o)
+{
+    for (int i = 0; i < NKEYS; i++) b->field[i] = ZGAN_JNONE;
+    uint32_t k = o + 1;
+    for (uint32_t m = 0; m < TOK(b, o)->n; m++, k = TOK(b, k + 1)->next) {
+        const zgan_jtok *t = TOK(b, k);
+        for (int i = 0; i < NKEYS; i++)
+            if (strlen(keys[i]) == t->n && !memcmp(keys[i], t->s, t->n)) {
+                b->field[i] = k + 1;
+                break;
+            }
+    }
+}
 
 /* ------------------------------------------------------------------ */
 
@@ -109,16 +183,22 @@ static uint32_t intern(builder *b, const char *text, size_t len, zgan_text_kind 
 
 /* A cell, agent, tool or txn id: a string or an integer (null allowed
  * only where `allow_null`). */
-static int get_id(builder *b, json_t *v, bool allow_null, const char *what, uint32_t *out)
+static int get_id(builder *b, uint32_t v, bool allow_null, const char *what, uint32_t *out)
 {
     uint32_t id;
-    if (json_is_string(v)) {
-        id = intern(b, json_string_value(v), json_string_length(v), ZGAN_TEXT_STRING);
-    } else if (json_is_integer(v)) {
-        char buf[32];
-        int n = snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        id = intern(b, buf, (size_t)n, ZGAN_TEXT_INT);
-    } else if (json_is_null(v)) {
+    const zgan_jtok *t = TOK(b, v);
+    if (t->kind == ZGAN_J_STRING) {
+        id = intern(b, t->s, t->n, ZGAN_TEXT_STRING);
+    } else if (t->kind == ZGAN_J_INT) {
+        /* decimal digits, as "%" PRId64 writes them (snprintf was 3 % of
+         * a large history's reading) */
+        char buf[24], *e = buf + sizeof buf, *p = e;
+        uint64_t u = t->i < 0 ? 0 - (uint64_t)t->i : (uint64_t)t->i;
+        do *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        if (t->i < 0) *--p = '-';
+        id = intern(b, p, (size_t)(e - p), ZGAN_TEXT_INT);
+    } else if (t->kind == ZGAN_J_NULL) {
         id = ZGAN_NULL;
     } else {
         return fail(b, "%s must be a string or an integer", what);
@@ -129,12 +209,28 @@ static int get_id(builder *b, json_t *v, bool allow_null, const char *what, uint
     return 0;
 }
 
-/* A value: any JSON. */
-static int get_value(builder *b, json_t *v, uint32_t *out)
+/* A value: any JSON.  Other than strings, integers and null, its text is
+ * jansson's compact form with sorted keys, as it always was. */
+static int get_value(builder *b, uint32_t v, uint32_t *out)
 {
-    if (json_is_string(v) || json_is_integer(v) || json_is_null(v))
+    const zgan_jtok *t = TOK(b, v);
+    if (t->kind == ZGAN_J_STRING || t->kind == ZGAN_J_INT || t->kind == ZGAN_J_NULL)
         return get_id(b, v, true, "a value", out);
-    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *text = NULL;
+    if (t->kind == ZGAN_J_TRUE || t->kind == ZGAN_J_FALSE) {
+        text = strdup(t->kind == ZGAN_J_TRUE ? "true" : "false");
+    } else {
+        json_t *j = t->jv;
+        if (j) {
+            json_incref(j);
+        } else {
+            json_error_t je;
+            j = json_loadb(t->s, t->kind == ZGAN_J_REAL ? t->n : t->rawlen,
+                           JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+        }
+        if (j) text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        json_decref(j);
+    }
     if (!text) return fail(b, "cannot represent a value");
     uint32_t id = intern(b, text, strlen(text), ZGAN_TEXT_JSON);
     free(text);
@@ -143,13 +239,18 @@ static int get_value(builder *b, json_t *v, uint32_t *out)
     return 0;
 }
 
-static int get_time(builder *b, json_t *o, const char *key, uint32_t flag, zgan_record *r,
+static bool is_null(builder *b, uint32_t v)
+{
+    return v == ZGAN_JNONE || TOK(b, v)->kind == ZGAN_J_NULL;
+}
+
+static int get_time(builder *b, uint32_t o, const char *key, uint32_t flag, zgan_record *r,
                     int64_t *out)
 {
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v)) return 0;
-    if (!json_is_integer(v)) return fail(b, "%s must be an integer", key);
-    *out = json_integer_value(v);
+    uint32_t v = field(b, key);
+    if (is_null(b, v)) return 0;
+    if (TOK(b, v)->kind != ZGAN_J_INT) return fail(b, "%s must be an integer", key);
+    *out = TOK(b, v)->i;
     r->flags |= flag;
     return 0;
 }
@@ -175,20 +276,22 @@ static int push_pair(builder *b, uint32_t cell, uint32_t value)
     return 0;
 }
 
+/* Iterates the elements e of array token a (i: the running index). */
+#define ARRAY_FOREACH(b, a, m, e) \
+    for (uint32_t m = 0, e = (a) + 1; m < TOK(b, a)->n; m++, e = TOK(b, e)->next)
+
 /* An array of ids into the id pool; `set` drops repeated elements. */
-static int get_id_list(builder *b, json_t *o, const char *key, bool allow_null, bool set,
+static int get_id_list(builder *b, uint32_t o, const char *key, bool allow_null, bool set,
                        bool *present, zgan_span *out)
 {
-    json_t *a = json_object_get(o, key);
-    *present = a && !json_is_null(a);
+    uint32_t a = field(b, key);
+    *present = !is_null(b, a);
     out->off = (uint32_t)b->h->nids;
     out->len = 0;
     if (!*present) return 0;
-    if (!json_is_array(a)) return fail(b, "%s must be an array", key);
+    if (TOK(b, a)->kind != ZGAN_J_ARRAY) return fail(b, "%s must be an array", key);
     scratch_begin(&b->seen);
-    size_t i;
-    json_t *e;
-    json_array_foreach(a, i, e)
+    ARRAY_FOREACH(b, a, m, e)
     {
         uint32_t id;
         if (get_id(b, e, allow_null, "an element of a set", &id) < 0) return -1;
@@ -199,26 +302,25 @@ static int get_id_list(builder *b, json_t *o, const char *key, bool allow_null, 
     return 0;
 }
 
-/* Element i of an array of [cell, value] pairs. */
-static int get_pair(builder *b, const char *key, json_t *e, uint32_t *cell, uint32_t *value)
+/* An element of an array of [cell, value] pairs. */
+static int get_pair(builder *b, const char *key, uint32_t e, uint32_t *cell, uint32_t *value)
 {
-    if (!json_is_array(e) || json_array_size(e) != 2)
+    if (TOK(b, e)->kind != ZGAN_J_ARRAY || TOK(b, e)->n != 2)
         return fail(b, "%s must be an array of [cell, value] pairs", key);
-    if (get_id(b, json_array_get(e, 0), false, "a cell", cell) < 0) return -1;
-    return get_value(b, json_array_get(e, 1), value);
+    if (get_id(b, e + 1, false, "a cell", cell) < 0) return -1;
+    return get_value(b, TOK(b, e + 1)->next, value);
 }
 
 /* io / co: the sequence as written. */
-static int get_sequence(builder *b, json_t *o, const char *key, zgan_span *out)
+static int get_sequence(builder *b, uint32_t o, const char *key, zgan_span *out)
 {
-    json_t *a = json_object_get(o, key);
+    uint32_t a = field(b, key);
     out->off = (uint32_t)b->h->npairs;
     out->len = 0;
-    if (!a || json_is_null(a)) return 0;
-    if (!json_is_array(a)) return fail(b, "%s must be an array of [cell, value] pairs", key);
-    size_t i;
-    json_t *e;
-    json_array_foreach(a, i, e)
+    if (is_null(b, a)) return 0;
+    if (TOK(b, a)->kind != ZGAN_J_ARRAY)
+        return fail(b, "%s must be an array of [cell, value] pairs", key);
+    ARRAY_FOREACH(b, a, m, e)
     {
         uint32_t cell, value;
         if (get_pair(b, key, e, &cell, &value) < 0 || push_pair(b, cell, value) < 0) return -1;
@@ -236,32 +338,27 @@ static void map_put(builder *b, uint32_t cell, uint32_t value)
 }
 
 /* Loads a value map (object or pair array) into b->map / b->order. */
-static int get_value_map(builder *b, json_t *o, const char *key, bool *present)
+static int get_value_map(builder *b, uint32_t o, const char *key, bool *present)
 {
-    json_t *m = json_object_get(o, key);
-    *present = m && !json_is_null(m);
+    uint32_t m = field(b, key);
+    *present = !is_null(b, m);
     scratch_begin(&b->map);
     b->norder = 0;
     if (!*present) return 0;
-    if (json_is_object(m)) {
-        const char *k;
-        size_t klen;
-        json_t *v;
-        json_object_keylen_foreach(m, k, klen, v)
-        {
-            uint32_t cell = intern(b, k, klen, ZGAN_TEXT_STRING), value;
+    if (TOK(b, m)->kind == ZGAN_J_OBJECT) {
+        uint32_t k = m + 1;
+        for (uint32_t i = 0; i < TOK(b, m)->n; i++, k = TOK(b, k + 1)->next) {
+            uint32_t cell = intern(b, TOK(b, k)->s, TOK(b, k)->n, ZGAN_TEXT_STRING), value;
             if (cell == ZGAN_NONE) return fail(b, "too many distinct names and values");
             if (cell == ZGAN_NULL) return fail(b, "a cell must not be null");
-            if (get_value(b, v, &value) < 0) return -1;
+            if (get_value(b, k + 1, &value) < 0) return -1;
             map_put(b, cell, value);
         }
         return 0;
     }
-    if (!json_is_array(m))
+    if (TOK(b, m)->kind != ZGAN_J_ARRAY)
         return fail(b, "%s must be an object or an array of [cell, value] pairs", key);
-    size_t i;
-    json_t *e;
-    json_array_foreach(m, i, e)
+    ARRAY_FOREACH(b, m, i, e)
     {
         uint32_t cell, value;
         if (get_pair(b, key, e, &cell, &value) < 0) return -1;
@@ -272,17 +369,15 @@ static int get_value_map(builder *b, json_t *o, const char *key, bool *present)
 
 /* Reads the cells of `set_key` (or, when absent, of the loaded map) as
  * (cell, value) pairs. */
-static int get_cells(builder *b, json_t *o, const char *set_key, zgan_span *out)
+static int get_cells(builder *b, uint32_t o, const char *set_key, zgan_span *out)
 {
     zgan_history *h = b->h;
-    json_t *a = json_object_get(o, set_key);
+    uint32_t a = field(b, set_key);
     out->off = (uint32_t)h->npairs;
-    if (a && !json_is_null(a)) {
-        if (!json_is_array(a)) return fail(b, "%s must be an array", set_key);
+    if (!is_null(b, a)) {
+        if (TOK(b, a)->kind != ZGAN_J_ARRAY) return fail(b, "%s must be an array", set_key);
         scratch_begin(&b->seen);
-        size_t i;
-        json_t *e;
-        json_array_foreach(a, i, e)
+        ARRAY_FOREACH(b, a, m, e)
         {
             uint32_t cell;
             if (get_id(b, e, false, "a cell", &cell) < 0) return -1;
@@ -301,8 +396,8 @@ static int get_cells(builder *b, json_t *o, const char *set_key, zgan_span *out)
 /* ------------------------------------------------------------------ */
 /* records                                                              */
 
-static int get_registry(builder *b, json_t *o, const char *key, const char *fallback, uint32_t flag,
-                        zgan_record *r, zgan_span *out)
+static int get_registry(builder *b, uint32_t o, const char *key, const char *fallback,
+                        uint32_t flag, zgan_record *r, zgan_span *out)
 {
     bool present, fb_present;
     zgan_span fb;
@@ -313,49 +408,53 @@ static int get_registry(builder *b, json_t *o, const char *key, const char *fall
     return 0;
 }
 
-static int parse_record(builder *b, json_t *o, zgan_record *r)
+static int parse_record(builder *b, uint32_t o, zgan_record *r)
 {
     memset(r, 0, sizeof *r);
     r->line = b->line;
     r->id = ZGAN_NONE;
-    if (!json_is_object(o)) return fail(b, "a record must be a JSON object");
+    if (TOK(b, o)->kind != ZGAN_J_OBJECT) return fail(b, "a record must be a JSON object");
+    find_fields(b, o);
 
-    json_t *v;
-    if ((v = json_object_get(o, "agent")) && get_id(b, v, true, "agent", &r->agent) < 0) return -1;
-    if ((v = json_object_get(o, "planned_tool")) &&
+    uint32_t v;
+    if ((v = field(b, keys[K_AGENT])) != ZGAN_JNONE && get_id(b, v, true, "agent", &r->agent) < 0)
+        return -1;
+    if ((v = field(b, keys[K_PLANNED_TOOL])) != ZGAN_JNONE &&
         get_id(b, v, true, "planned_tool", &r->planned_tool) < 0)
         return -1;
-    if ((v = json_object_get(o, "txn")) && !json_is_null(v)) {
+    if (!is_null(b, v = field(b, keys[K_TXN]))) {
         if (get_id(b, v, false, "txn", &r->id) < 0) return -1;
         r->flags |= ZGAN_HAS_TXN;
         b->any_txn = true;
     }
-    if ((v = json_object_get(o, "aborted")) && !json_is_null(v)) {
-        if (!json_is_boolean(v)) return fail(b, "aborted must be a boolean");
-        if (json_is_true(v)) r->flags |= ZGAN_ABORTED;
+    if (!is_null(b, v = field(b, keys[K_ABORTED]))) {
+        uint8_t k = TOK(b, v)->kind;
+        if (k != ZGAN_J_TRUE && k != ZGAN_J_FALSE) return fail(b, "aborted must be a boolean");
+        if (k == ZGAN_J_TRUE) r->flags |= ZGAN_ABORTED;
     }
-    if (get_time(b, o, "read_time", ZGAN_HAS_READ_TIME, r, &r->read_time) < 0 ||
-        get_time(b, o, "write_time", ZGAN_HAS_WRITE_TIME, r, &r->write_time) < 0)
+    if (get_time(b, o, keys[K_READ_TIME], ZGAN_HAS_READ_TIME, r, &r->read_time) < 0 ||
+        get_time(b, o, keys[K_WRITE_TIME], ZGAN_HAS_WRITE_TIME, r, &r->write_time) < 0)
         return -1;
 
     bool present;
-    if (get_value_map(b, o, "read_values", &present) < 0 ||
-        get_cells(b, o, "read_set", &r->reads) < 0)
+    if (get_value_map(b, o, keys[K_READ_VALUES], &present) < 0 ||
+        get_cells(b, o, keys[K_READ_SET], &r->reads) < 0)
         return -1;
-    if (get_sequence(b, o, "io", &r->io) < 0 || get_sequence(b, o, "co", &r->co) < 0) return -1;
-    if (get_value_map(b, o, "write_values", &present) < 0) return -1;
+    if (get_sequence(b, o, keys[K_IO], &r->io) < 0 || get_sequence(b, o, keys[K_CO], &r->co) < 0)
+        return -1;
+    if (get_value_map(b, o, keys[K_WRITE_VALUES], &present) < 0) return -1;
     if (!present) { /* the paper derives write_values from co */
         const zgan_pair *co = zgan_pairs(b->h, r->co);
         for (uint32_t i = 0; i < r->co.len; i++) map_put(b, co[i].cell, co[i].value);
     }
-    if (get_cells(b, o, "write_set", &r->writes) < 0) return -1;
+    if (get_cells(b, o, keys[K_WRITE_SET], &r->writes) < 0) return -1;
 
-    if (get_registry(b, o, "read_registry", "tools_visible_at_read", ZGAN_HAS_READ_REG, r,
-                     &r->read_reg) < 0 ||
-        get_registry(b, o, "write_registry", "tools_used", ZGAN_HAS_WRITE_REG, r, &r->write_reg) <
-            0)
+    if (get_registry(b, o, keys[K_READ_REGISTRY], keys[K_TOOLS_VISIBLE_AT_READ], ZGAN_HAS_READ_REG,
+                     r, &r->read_reg) < 0 ||
+        get_registry(b, o, keys[K_WRITE_REGISTRY], keys[K_TOOLS_USED], ZGAN_HAS_WRITE_REG, r,
+                     &r->write_reg) < 0)
         return -1;
-    if (get_id_list(b, o, "preds", false, true, &present, &r->preds) < 0) return -1;
+    if (get_id_list(b, o, keys[K_PREDS], false, true, &present, &r->preds) < 0) return -1;
     if (present) b->h->provenance = true;
     return 0;
 }
@@ -374,12 +473,15 @@ static int add_line(builder *b, const char *s, size_t len)
     if (blank(s, len)) return 0;
     zgan_history *h = b->h;
     if (h->nrec >= UINT32_MAX - 1) return fail(b, "too many records");
-    json_error_t je;
-    json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-    if (!o) return fail(b, "invalid JSON: %s (column %d)", je.text, je.column);
+    if (zgan_json_parse(&b->doc, s, len) < 0) {
+        /* jansson decides: its message, or its tree */
+        json_error_t je;
+        json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+        if (!o) return fail(b, "invalid JSON: %s (column %d)", je.text, je.column);
+        zgan_json_from_jansson(&b->doc, o);
+    }
     zgan_grow((void **)&h->rec, &h->caprec, h->nrec + 1, sizeof *h->rec);
-    int rc = parse_record(b, o, &h->rec[h->nrec]);
-    json_decref(o);
+    int rc = parse_record(b, 0, &h->rec[h->nrec]);
     if (rc == 0) h->nrec++;
     return rc;
 }
@@ -443,6 +545,7 @@ static int builder_done(builder *b, int rc, zgan_history **out)
     free(b->map.stamp);
     free(b->map.val);
     free(b->order);
+    zgan_json_free(&b->doc);
     if (rc == 0) {
         *out = b->h;
     } else {

@@ -10,7 +10,12 @@
  *             (compiler/plan.c, zm_plan)
  *   emit.c    target machine setup, object files (LLVMTargetMachineEmitToFile)
  *   link.c    linking objects, libzgrt and the user's C files with the
- *             system C compiler
+ *             system C compiler; lifeline modules are optimised and
+ *             emitted by `jobs` threads (one LLVM context each), the
+ *             executables linked in parallel too
+ *   load.c    zb_load: the zgc command's way to the above, which it does
+ *             not link: they are the module zgc-backend.so (with libLLVM),
+ *             loaded with dlopen by the commands that generate code only
  * (backend/gen.h is the internal table of contents.)  The backend builds
  * on compiler/ and includes nothing of the runtime but zgrt_abi.h (and
  * zgrt.h through it), the contract of the code it generates.
@@ -30,6 +35,9 @@
 
 #include "zgc.h"
 
+/* Which executables zb_build links (bits; 0 means both). */
+enum { ZB_LINK_WHOLE = 1, ZB_LINK_LIFELINES = 2 };
+
 typedef struct ZBuildOptions {
     const char *out_dir;        /* where the executables go (created if missing) */
     const char *const *c_files; /* user C files with zg_<action> functions */
@@ -38,8 +46,23 @@ typedef struct ZBuildOptions {
     int opt_level;     /* 0..3 (default 2) */
     bool keep_objects; /* keep the .o files in out_dir */
     bool verbose;      /* print the commands run */
+    /* link even when an extern pure or effect action has no C function
+     * (zg_NAME) in the C files: the action fails when it runs.  Without
+     * it such a build is refused, naming every missing function. */
+    bool allow_unlinked;
+    int *unlinked;     /* when not NULL: the number of actions linked so */
     char *fingerprint; /* when not NULL: gets the program's fingerprint (65 bytes:
                           64 hex digits, zgrt_abi.h: zgrt_program.fingerprint) */
+    int link;          /* ZB_LINK_* bits: the executables to link (0: all) */
+    int jobs;          /* threads emitting objects and linking (<= 0: the cores) */
+    /* When not NULL: called once the fingerprint is known, before any
+     * object is emitted, with it and 16 hex digits that identify what the
+     * executables hold besides it (the source path and location table of
+     * run-time errors); when it returns true the build stops there,
+     * successfully, with *cached set (the caller has the build already). */
+    bool (*have)(void *user, const char *fingerprint, const char *locations);
+    void *user;
+    bool *cached;
 } ZBuildOptions;
 
 /* Both take a compilation run up to ZC_PLAN (compiler/pipeline.c): the
@@ -52,11 +75,27 @@ typedef struct ZBuildOptions {
  * diagnostics.  Returns 0 on success, 1 on error. */
 int zb_build(ZCompilation *c, const ZBuildOptions *o);
 
-/* The identity of the runtime library executables are linked with: 16
- * hex digits of a SHA-256 of its contents (a cache of builds keys on it,
- * beside the program's fingerprint).  0, or 1 with a message in err. */
-int zb_runtime_id(char out[17], const char **err);
-
 /* Prints the LLVM IR of the all-in-one executable (one module). */
 int zb_emit_llvm(FILE *out, ZCompilation *c);
+
+/* The path of the runtime library executables are linked with. */
+const char *zb_runtime_lib(void);
+
+/* ---- the backend module (load.c) ------------------------------------------ */
+
+/* What the module zgc-backend.so exports, as the data symbol `zb_module`:
+ * the build it belongs to (ZGC_BUILD_ID, generated/zgc_build_id.h) and
+ * the functions above. */
+typedef struct ZbModule {
+    const char *build_id;
+    int (*build)(ZCompilation *c, const ZBuildOptions *o);
+    int (*emit_llvm)(FILE *out, ZCompilation *c);
+    const char *(*runtime_lib)(void);
+} ZbModule;
+
+/* The backend module, loaded on first use: $ZGC_BACKEND, else
+ * zgc-backend.so beside the running zgc, else ../lib/zgc/zgc-backend.so
+ * from it.  NULL with the reason in err (a missing module, or a module of
+ * another build of zgc). */
+const ZbModule *zb_load(char *err, size_t errlen);
 #endif

@@ -350,8 +350,12 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
     int nlocs = g->for_hash ? 0 : g->nlocs;
     tmp = zu_alloc(g->a, sizeof *tmp * ((size_t)nlocs + 1));
     for (int i = 0; i < nlocs; i++) {
-        LLVMValueRef f[2] = {ci32(g, g->locs[i].line), ci32(g, g->locs[i].col)};
-        tmp[i] = cstruct(g, ZB_TY_LOC, f, 2);
+        const ZbLoc *l = &g->locs[i];
+        /* an imported file's path; the program's own file is .source */
+        const ZSource *src = l->file ? zd_source(g->d, (ZSpan){.file = l->file}) : NULL;
+        LLVMValueRef f[3] = {ci32(g, l->line), ci32(g, l->col),
+                             zb_cstr(&md, src && src->path ? src->path : NULL)};
+        tmp[i] = cstruct(g, ZB_TY_LOC, f, 3);
     }
     LLVMValueRef locs_v = zb_const_array(&md, zb_desc_type(g->lc, ZB_TY_LOC), tmp, nlocs, "locs");
 

@@ -9,6 +9,8 @@
  */
 #include "gen.h"
 
+#include <pthread.h>
+
 #include <llvm-c/Error.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -26,10 +28,20 @@ static const char *dup_message(ZArena *a, const char *s)
     return zu_strdup(a, s ? s : "unknown error");
 }
 
+/* LLVM's target registry is filled once per process, before the threads
+ * that emit objects (link.c) make their own target machines. */
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool init_failed;
+static void init_native(void)
+{
+    init_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
+}
+
 ZbTarget *zb_target_new(ZArena *a, int opt_level, const char **err)
 {
     *err = NULL;
-    if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+    pthread_once(&init_once, init_native);
+    if (init_failed) {
         *err = dup_message(a, "the native LLVM target is not available");
         return NULL;
     }

@@ -48,13 +48,13 @@ int zb_tag_of_type(const ZType *t)
 
 int zb_loc(ZbGen *g, ZSpan s)
 {
-    ZbLoc l = {s.first_line, s.first_column};
+    ZbLoc l = {s.first_line, s.first_column, s.file};
     if (g->nlocs * 2 >= g->lochcap) {
         int ncap = g->lochcap ? g->lochcap * 2 : 256;
         int *nh = zu_alloc(g->a, sizeof *nh * (size_t)ncap);
         for (int i = 0; i < g->nlocs; i++) {
-            uint32_t h =
-                ((uint32_t)g->locs[i].line * 2654435761u) ^ ((uint32_t)g->locs[i].col * 40503u);
+            uint32_t h = ((uint32_t)g->locs[i].line * 2654435761u) ^
+                         ((uint32_t)g->locs[i].col * 40503u) ^ (uint32_t)g->locs[i].file;
             size_t k = h & (size_t)(ncap - 1);
             while (nh[k]) k = (k + 1) & (size_t)(ncap - 1);
             nh[k] = i + 1;
@@ -62,11 +62,11 @@ int zb_loc(ZbGen *g, ZSpan s)
         g->lochash = nh;
         g->lochcap = ncap;
     }
-    uint32_t h = ((uint32_t)l.line * 2654435761u) ^ ((uint32_t)l.col * 40503u);
+    uint32_t h = ((uint32_t)l.line * 2654435761u) ^ ((uint32_t)l.col * 40503u) ^ (uint32_t)l.file;
     size_t k = h & (size_t)(g->lochcap - 1);
     while (g->lochash[k]) {
         const ZbLoc *o = &g->locs[g->lochash[k] - 1];
-        if (o->line == l.line && o->col == l.col) return g->lochash[k] - 1;
+        if (o->line == l.line && o->col == l.col && o->file == l.file) return g->lochash[k] - 1;
         k = (k + 1) & (size_t)(g->lochcap - 1);
     }
     if (g->nlocs == g->caplocs) {

@@ -93,6 +93,7 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k);
 
 typedef struct ZbLoc {
     int32_t line, col;
+    int32_t file; /* ZSpan.file: 0 the program's file, else an imported one */
 } ZbLoc;
 
 typedef struct ZbGen {

@@ -12,6 +12,18 @@
  * and libm.  Commands run through fork/execvp (no
  * shell); their output is shown when they fail.
  *
+ * Parallel.  LLVM IR is generated in one context, in order (the lifeline
+ * modules number the source locations the descriptors list), and each
+ * module is kept as bitcode; objects are then optimised and emitted by
+ * `jobs` threads, each with its own LLVM context, target machine and
+ * arena, which also run the C compiler on the user's files; the
+ * executables are linked by as many processes at once.  An object's
+ * bytes do not depend on the thread that made it.  Errors of a job are
+ * kept with it and reported, in order, after all have ended.
+ *
+ * Only what is asked is linked (ZBuildOptions.link): `zgc run` runs the
+ * all-in-one executable or, with --processes, the per-lifeline ones.
+ *
  * Fingerprint.  Every descriptor carries the program's fingerprint
  * (zgrt_abi.h), which a durable run checks before it resumes and which
  * lifeline processes compare when they connect (runtime/net/hello.c), so
@@ -32,6 +44,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,9 +52,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/Object.h>
 #include <openssl/evp.h>
 
 #include "gen.h"
+#include "zgc_build_id.h"
 
 #ifndef ZGC_RUNTIME_LIB
 #define ZGC_RUNTIME_LIB "libzgrt.a"
@@ -59,7 +78,7 @@
 #define ZGC_RUNTIME_LDFLAGS ""
 #endif
 
-static const ZSpan no_span = {0, 0, 0, 0};
+static const ZSpan no_span = {0};
 
 /* ------------------------------------------------------------------ */
 /* argument vectors                                                    */
@@ -101,17 +120,24 @@ static void argv_split(Argv *a, const char *s, const char *seps)
 /* ------------------------------------------------------------------ */
 
 /* Runs argv; returns its exit status (-1 when it could not run) and its
- * combined stdout/stderr in *out (in the arena, NUL-terminated). */
-static int run(const Argv *cmd, bool verbose, char **out)
+ * combined stdout/stderr in *out (malloc'd, NUL-terminated, or NULL).
+ * Touches no arena: the build's threads run commands at once. */
+static int run(char *const *argv, bool verbose, char **out)
 {
     *out = NULL;
     if (verbose) {
-        for (int i = 0; i < cmd->n; i++) fprintf(stderr, "%s%s", i ? " " : "", cmd->v[i]);
-        fputc('\n', stderr);
+        char *line = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&line, &n);
+        if (!f) zu_oom();
+        for (int i = 0; argv[i]; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
+        fputc('\n', f);
+        if (fclose(f) != 0) zu_oom();
+        fputs(line, stderr); /* one write per command */
+        free(line);
     }
     int fds[2];
-    if (pipe(fds) < 0) return -1;
-    fflush(NULL);
+    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -121,19 +147,18 @@ static int run(const Argv *cmd, bool verbose, char **out)
     if (pid == 0) {
         dup2(fds[1], 1);
         dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        execvp(cmd->v[0], cmd->v);
-        fprintf(stderr, "cannot run `%s`: %s\n", cmd->v[0], strerror(errno));
+        execvp(argv[0], argv);
+        dprintf(2, "cannot run `%s`: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     close(fds[1]);
-    char *text = zu_alloc(cmd->a, 4096);
     size_t len = 0, cap = 4096;
+    char *text = malloc(cap);
+    if (!text) zu_oom();
     for (;;) {
         if (cap - len < 2048) {
-            text = zb_grow(cmd->a, text, (int)len, (int)(cap * 2), 1);
-            cap *= 2;
+            text = realloc(text, cap *= 2);
+            if (!text) zu_oom();
         }
         ssize_t k = read(fds[0], text + len, cap - len - 1);
         if (k < 0 && errno == EINTR) continue;
@@ -141,11 +166,11 @@ static int run(const Argv *cmd, bool verbose, char **out)
         len += (size_t)k;
     }
     close(fds[0]);
+    text[len] = 0;
+    *out = text;
     int st;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return -1;
-    text[len] = 0;
-    *out = text;
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     return -1;
 }
@@ -236,18 +261,275 @@ typedef struct Build {
     const char *cc;
 } Build;
 
-static bool emit_module(Build *b, LLVMModuleRef m, const char *path)
+/* What the executables hold besides the fingerprint: the source's path
+ * and the source location table (line, column and file of every place a
+ * run-time error can name), as 16 hex digits of their SHA-256.  Two builds
+ * of one fingerprint differ in their messages when this differs (a line
+ * added above a statement), so a cache of builds keys on both. */
+static bool locations_id(Build *b, char out[17])
 {
-    zb_verify(m);
-    const char *err = NULL;
-    int rc = zb_target_emit(b->tm, m, path, &err);
-    LLVMDisposeModule(m);
-    if (!b->o->keep_objects) zu_vec_push(b->a, &b->made, (void *)path);
-    if (rc) {
-        zd_error(b->d, no_span, "cannot write `%s`: %s", path, err ? err : "");
+    const ZbGen *g = b->gen;
+    EVP_MD_CTX *x = EVP_MD_CTX_new();
+    bool ok = x && EVP_DigestInit_ex(x, EVP_sha256(), NULL);
+    const char *src = b->p->src && b->p->src->path ? b->p->src->path : "";
+    char line[64];
+    int n = snprintf(line, sizeof line, "%zu %d\n", strlen(src), g->nlocs);
+    ok = ok && EVP_DigestUpdate(x, line, (size_t)n) && EVP_DigestUpdate(x, src, strlen(src));
+    for (int i = 0; ok && i < g->nlocs; i++) {
+        const ZbLoc *l = &g->locs[i];
+        const ZSource *f = l->file ? zd_source(b->d, (ZSpan){.file = l->file}) : NULL;
+        const char *path = f && f->path ? f->path : "";
+        n = snprintf(line, sizeof line, "\n%d %d %zu ", l->line, l->col, strlen(path));
+        ok = EVP_DigestUpdate(x, line, (size_t)n) && EVP_DigestUpdate(x, path, strlen(path));
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    ok = ok && EVP_DigestFinal_ex(x, md, &len) && len >= 8;
+    EVP_MD_CTX_free(x);
+    for (unsigned i = 0; ok && i < 8; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return ok;
+}
+
+/* ---- the C functions of actions ------------------------------------------ */
+
+/* Adds the names of the symbols the object at path defines (a symbol in a
+ * section) to *names; false with a message when it cannot be read. */
+static bool defined_symbols(Build *b, const char *path, ZVec *names)
+{
+    LLVMMemoryBufferRef buf = NULL;
+    char *msg = NULL;
+    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
+        zd_error(b->d, no_span, "cannot read the object `%s`: %s", path, msg ? msg : "");
+        LLVMDisposeMessage(msg);
         return false;
     }
+    LLVMBinaryRef bin = LLVMCreateBinary(buf, b->lc, &msg);
+    if (!bin) {
+        zd_error(b->d, no_span, "cannot read the object `%s`: %s", path, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        LLVMDisposeMemoryBuffer(buf);
+        return false;
+    }
+    LLVMSymbolIteratorRef sym = LLVMObjectFileCopySymbolIterator(bin);
+    LLVMSectionIteratorRef sect = LLVMObjectFileCopySectionIterator(bin);
+    for (; sym && !LLVMObjectFileIsSymbolIteratorAtEnd(bin, sym); LLVMMoveToNextSymbol(sym)) {
+        LLVMMoveToContainingSection(sect, sym);
+        if (LLVMObjectFileIsSectionIteratorAtEnd(bin, sect)) continue; /* undefined */
+        const char *name = LLVMGetSymbolName(sym);
+        if (name) zu_vec_push(b->a, names, zu_strndup(b->a, name, strlen(name)));
+    }
+    if (sect) LLVMDisposeSectionIterator(sect);
+    if (sym) LLVMDisposeSymbolIterator(sym);
+    LLVMDisposeBinary(bin);
+    LLVMDisposeMemoryBuffer(buf);
     return true;
+}
+
+/* Every extern pure and effect action the program runs needs its C
+ * function zg_NAME in one of the C files (compiled to objs): otherwise
+ * the build is refused, every missing function named, unless the caller
+ * allows it (ZBuildOptions.allow_unlinked). */
+static bool check_linked(Build *b, const char *const *objs, int nobjs)
+{
+    ZVec have = {0};
+    for (int k = 0; k < nobjs; k++)
+        if (!defined_symbols(b, objs[k], &have)) return false;
+    const ZDecl **missing = zu_alloc(b->a, sizeof *missing * (size_t)(b->gen->nacts + 1));
+    int nmissing = 0;
+    for (int i = 0; i < b->gen->nacts; i++) {
+        const ZDecl *act = b->gen->acts[i];
+        if (act->action != ACT_EXTERN_PURE && act->action != ACT_EFFECT) continue;
+        char *sym = zu_fmt(b->a, "zg_%s", act->name);
+        bool found = false;
+        for (int k = 0; k < have.len && !found; k++) found = !strcmp(ZU_VEC_AT(have, k), sym);
+        if (!found) missing[nmissing++] = act;
+    }
+    if (b->o->unlinked) *b->o->unlinked = nmissing;
+    if (nmissing == 0 || b->o->allow_unlinked) return true;
+    if (nmissing == 1)
+        zd_error(b->d, no_span,
+                 "%s `%s` has no C function: give zgc a C file that defines zg_%s (or "
+                 "--allow-unlinked to build anyway; the action then fails when it runs)",
+                 za_action_kind_name(missing[0]->action), missing[0]->name, missing[0]->name);
+    else
+        zd_error(b->d, no_span,
+                 "%d actions have no C function: give zgc a C file that defines them (or "
+                 "--allow-unlinked to build anyway; the actions then fail when they run)",
+                 nmissing);
+    for (int i = 0; i < nmissing; i++)
+        zd_note(b->d, missing[i]->span, "%s `%s` needs `int zg_%s(zgrt_call *call)`",
+                za_action_kind_name(missing[i]->action), missing[i]->name, missing[i]->name);
+    return false;
+}
+
+/* ---- jobs: objects, C files and links, run by the build's threads ---- */
+
+typedef enum { JOB_OBJECT, JOB_COMPILE, JOB_LINK } JobKind;
+
+typedef struct Job {
+    JobKind kind;
+    LLVMMemoryBufferRef bc; /* JOB_OBJECT: the module as bitcode */
+    const char *path;       /* JOB_OBJECT: the object to write */
+    char **argv;            /* JOB_COMPILE, JOB_LINK: the command */
+    const char *what;       /* the C file, or the executable's name */
+    int rc;                 /* 0, or the command's status (-1, 127: not run) */
+    char *out;              /* malloc'd: the command's output, or LLVM's error */
+} Job;
+
+typedef struct Pool {
+    Job *jobs;
+    int n;
+    int next; /* the next job to take, under mu */
+    pthread_mutex_t mu;
+    int opt_level;
+    bool verbose;
+} Pool;
+
+/* Emits one object: the bitcode read into a context of its own (a
+ * context keeps every constant it has seen: one per object keeps the
+ * memory of a build to the modules in flight), optimised and written. */
+static void do_object(Job *j, ZbTarget **tm, ZArena *a, int opt_level)
+{
+    const char *err = NULL;
+    if (!*tm) *tm = zb_target_new(a, opt_level, &err);
+    if (!*tm) {
+        j->rc = -1;
+        j->out = strdup(err ? err : "no native target");
+        return;
+    }
+    LLVMContextRef lc = LLVMContextCreate();
+    zb_install_diagnostics(lc);
+    LLVMModuleRef m = NULL;
+    LLVMBool bad = LLVMParseBitcodeInContext2(lc, j->bc, &m);
+    LLVMDisposeMemoryBuffer(j->bc); /* read: no longer needed */
+    j->bc = NULL;
+    if (bad) {
+        j->rc = -1;
+        j->out = strdup("cannot read back the module's bitcode");
+    } else {
+        if (zb_target_emit(*tm, m, j->path, &err)) {
+            j->rc = -1;
+            j->out = strdup(err ? err : "");
+        }
+        LLVMDisposeModule(m);
+    }
+    LLVMContextDispose(lc);
+}
+
+/* Runs the pool's jobs until none is left; `max` of them at most (-1: no
+ * limit). */
+static void work(Pool *p, int max)
+{
+    ZbTarget *tm = NULL;
+    ZArena *a = NULL;
+    for (; max != 0; max--) {
+        pthread_mutex_lock(&p->mu);
+        int k = p->next < p->n ? p->next++ : -1;
+        pthread_mutex_unlock(&p->mu);
+        if (k < 0) break;
+        Job *j = &p->jobs[k];
+        if (j->kind == JOB_OBJECT) {
+            if (!a) a = zu_arena_new();
+            do_object(j, &tm, a, p->opt_level);
+        } else {
+            j->rc = run(j->argv, p->verbose, &j->out);
+        }
+        if (j->out && !*j->out) {
+            free(j->out);
+            j->out = NULL;
+        }
+    }
+    zb_target_free(tm);
+    if (a) zu_arena_free(a);
+}
+
+static void *worker(void *arg)
+{
+    work(arg, -1);
+    return NULL;
+}
+
+static int default_jobs(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* Runs the jobs on min(jobs, n) threads (the calling one among them). */
+static void run_jobs(Build *b, Job *jobs, int n)
+{
+    Pool p = {.jobs = jobs, .n = n, .opt_level = b->o->opt_level, .verbose = b->o->verbose};
+    pthread_mutex_init(&p.mu, NULL);
+    int nt = b->o->jobs > 0 ? b->o->jobs : default_jobs();
+    if (nt > n) nt = n;
+    pthread_t *ts = zu_alloc(b->a, sizeof *ts * (size_t)(nt > 0 ? nt : 1));
+    /* The first object on this thread alone: LLVM makes its lazily built
+     * globals (timers, pass registries) then, before any other thread
+     * starts, so no two threads race to build them. */
+    if (nt > 1 && n > 0 && jobs[0].kind == JOB_OBJECT) work(&p, 1);
+    int started = 0;
+    for (int i = 1; i < nt; i++) {
+        if (pthread_create(&ts[i], NULL, worker, &p) != 0) break; /* fewer threads */
+        started = i;
+    }
+    worker(&p);
+    for (int i = 1; i <= started; i++) pthread_join(ts[i], NULL);
+    pthread_mutex_destroy(&p.mu);
+}
+
+/* Reports the failed jobs in order; false when one failed. */
+static bool report_jobs(Build *b, Job *jobs, int n)
+{
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        Job *j = &jobs[i];
+        if (j->rc != 0) {
+            ok = false;
+            if (j->kind == JOB_OBJECT) {
+                zd_error(b->d, no_span, "cannot write `%s`: %s", j->path, j->out ? j->out : "");
+            } else {
+                const char *cc = j->argv[0];
+                if (j->kind == JOB_COMPILE && (j->rc == 127 || j->rc < 0))
+                    zd_error(b->d, no_span, "cannot run the C compiler `%s` on `%s`", cc, j->what);
+                else if (j->kind == JOB_COMPILE)
+                    zd_error(b->d, no_span, "the C compiler failed on `%s`:", j->what);
+                else if (j->rc == 127 || j->rc < 0)
+                    zd_error(b->d, no_span, "cannot run the C compiler `%s` to link `%s`", cc,
+                             j->what);
+                else
+                    zd_error(b->d, no_span, "linking `%s` failed:", j->what);
+                if (j->out) fputs(j->out, b->d->out);
+            }
+        } else if (j->out && j->kind != JOB_OBJECT) {
+            fputs(j->out, stderr); /* warnings */
+        }
+        free(j->out);
+        j->out = NULL;
+        if (j->bc) LLVMDisposeMemoryBuffer(j->bc);
+        j->bc = NULL;
+    }
+    return ok;
+}
+
+/* Verifies m and returns it as bitcode (m is disposed): IR in memory is
+ * about ten times its bitcode, and a build keeps every module until its
+ * fingerprint is known. */
+static LLVMMemoryBufferRef to_bitcode(LLVMModuleRef m)
+{
+    zb_verify(m);
+    LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(m);
+    LLVMDisposeModule(m);
+    if (!bc) zu_oom();
+    return bc;
+}
+
+/* An object job for bitcode bc (the job owns it). */
+static void object_job(Build *b, Job *j, LLVMMemoryBufferRef bc, const char *path)
+{
+    j->kind = JOB_OBJECT;
+    j->bc = bc;
+    j->path = path;
+    if (!b->o->keep_objects) zu_vec_push(b->a, &b->made, (void *)path);
 }
 
 static void cc_words(Build *b, Argv *cmd)
@@ -256,7 +538,7 @@ static void cc_words(Build *b, Argv *cmd)
     if (cmd->n == 0) argv_push(cmd, "cc");
 }
 
-static bool compile_user_file(Build *b, const char *src, const char *obj)
+static void compile_job(Build *b, Job *j, const char *src, const char *obj)
 {
     Argv cmd = {.a = b->a};
     cc_words(b, &cmd);
@@ -268,24 +550,15 @@ static bool compile_user_file(Build *b, const char *src, const char *obj)
     argv_push(&cmd, src);
     argv_push(&cmd, "-o");
     argv_push(&cmd, obj);
-    char *out = NULL;
-    int rc = run(&cmd, b->o->verbose, &out);
     if (!b->o->keep_objects) zu_vec_push(b->a, &b->made, (void *)obj);
-    if (rc != 0) {
-        if (rc == 127 || rc < 0)
-            zd_error(b->d, no_span, "cannot run the C compiler `%s` on `%s`", cmd.v[0], src);
-        else
-            zd_error(b->d, no_span, "the C compiler failed on `%s`:", src);
-        if (out && *out) fputs(out, b->d->out);
-    } else if (out && *out) {
-        fputs(out, stderr); /* warnings */
-    }
-    return rc == 0;
+    j->kind = JOB_COMPILE;
+    j->argv = cmd.v;
+    j->what = src;
 }
 
 /* Links objs into `path`, the temporary name of the executable `exe` (the
  * name messages use). */
-static bool link_exe(Build *b, const char *path, const char *exe, const char *const *objs,
+static void link_job(Build *b, Job *j, const char *path, const char *exe, const char *const *objs,
                      int nobjs)
 {
     Argv cmd = {.a = b->a};
@@ -293,7 +566,7 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
     argv_push(&cmd, "-o");
     argv_push(&cmd, path);
     for (int i = 0; i < nobjs; i++) argv_push(&cmd, objs[i]);
-    argv_push(&cmd, env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB));
+    argv_push(&cmd, zb_runtime_lib());
     const char *jl = ZGC_JANSSON_LIBS;
     if (!*jl) jl = "-ljansson";
     argv_split(&cmd, jl, "|");
@@ -304,18 +577,9 @@ static bool link_exe(Build *b, const char *path, const char *exe, const char *co
     argv_push(&cmd, "-lnats");    /* the NATS transport (runtime/nats) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
-    char *out = NULL;
-    int rc = run(&cmd, b->o->verbose, &out);
-    if (rc != 0) {
-        if (rc == 127 || rc < 0)
-            zd_error(b->d, no_span, "cannot run the C compiler `%s` to link `%s`", cmd.v[0], exe);
-        else
-            zd_error(b->d, no_span, "linking `%s` failed:", exe);
-        if (out && *out) fputs(out, b->d->out);
-    } else if (out && *out) {
-        fputs(out, stderr);
-    }
-    return rc == 0;
+    j->kind = JOB_LINK;
+    j->argv = cmd.v;
+    j->what = exe;
 }
 
 /* The fingerprint's other parts (the declarations, the C files) after
@@ -361,6 +625,8 @@ static int build(Build *b)
     const char *wfn = b->wf->name;
     int nl = b->p->lifelines.len;
     const char *out_dir = o->out_dir && *o->out_dir ? o->out_dir : ".";
+    bool whole = !o->link || (o->link & ZB_LINK_WHOLE);
+    bool per_life = !o->link || (o->link & ZB_LINK_LIFELINES);
 
     if (mkdir_p(b->a, out_dir) < 0) {
         zd_error(b->d, no_span, "cannot create the output directory `%s`: %s", out_dir,
@@ -372,7 +638,7 @@ static int build(Build *b)
                  strerror(errno));
         return 1;
     }
-    const char *lib = env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB);
+    const char *lib = zb_runtime_lib();
     if (access(lib, R_OK) < 0) {
         zd_error(b->d, no_span, "the runtime library `%s` is missing: %s", lib, strerror(errno));
         return 1;
@@ -384,18 +650,6 @@ static int build(Build *b)
             return 1;
         }
     }
-    if (o->keep_objects) {
-        b->objdir = out_dir;
-    } else {
-        const char *tmp = env_or("TMPDIR", "/tmp");
-        char *tpl = zu_fmt(b->a, "%s/zgc-build-XXXXXX", tmp);
-        if (!mkdtemp(tpl)) {
-            zd_error(b->d, no_span, "cannot create a temporary directory in `%s`: %s", tmp,
-                     strerror(errno));
-            return 1;
-        }
-        b->objdir = tpl;
-    }
 
     const char *err = NULL;
     b->tm = zb_target_new(b->a, o->opt_level, &err);
@@ -404,81 +658,127 @@ static int build(Build *b)
         return 1;
     }
 
-    /* lifeline modules first: they number the source locations */
+    /* The IR, in order: lifeline modules first (they number the source
+     * locations), each hashed for the fingerprint and kept as bitcode. */
+    int nu = o->n_c_files;
+    Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(2 * nl + nu + 2));
+    int nj = 0;
     char *parts = NULL;
-    const char **body_objs = zu_alloc(b->a, sizeof *body_objs * (size_t)(nl + 1));
-    for (int L = 0; L < nl; L++) {
+    LLVMMemoryBufferRef *bcs = zu_alloc(b->a, sizeof *bcs * (size_t)(nl + 1));
+    int ok = 1;
+    for (int L = 0; L < nl && ok; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         char *name = zu_fmt(b->a, "%s.%s", wfn, ld->name);
         LLVMModuleRef m = zb_gen_module(b->gen, name);
         zb_target_prepare(b->tm, m);
         if (!zb_gen_lifeline(b->gen, m, L)) {
+            ok = 0;
             LLVMDisposeModule(m);
-            return 1;
-        }
-        body_objs[L] = zu_fmt(b->a, "%s/%s.body.%s.o", b->objdir, wfn, ld->name);
-        if (!fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s", ld->name), m)) {
-            LLVMDisposeModule(m);
+        } else if (!fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s", ld->name), m)) {
             zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
-            return 1;
+            ok = 0;
+            LLVMDisposeModule(m);
+        } else {
+            bcs[L] = to_bitcode(m);
         }
-        if (!emit_module(b, m, body_objs[L])) return 1;
     }
-    if (!fingerprint(b, &parts)) return 1;
-    const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
-    LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
-    zb_target_prepare(b->tm, m);
-    zb_gen_descriptor(b->gen, m, -1);
-    if (!emit_module(b, m, prog_obj)) return 1;
-    const char **prog_objs = zu_alloc(b->a, sizeof *prog_objs * (size_t)(nl + 1));
-    for (int L = 0; L < nl; L++) {
-        const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
-        prog_objs[L] = zu_fmt(b->a, "%s/%s.prog.%s.o", b->objdir, wfn, ld->name);
-        m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog.%s", wfn, ld->name));
-        zb_target_prepare(b->tm, m);
-        zb_gen_descriptor(b->gen, m, L);
-        if (!emit_module(b, m, prog_objs[L])) return 1;
+    if (ok && !fingerprint(b, &parts)) ok = 0;
+    /* the caller may have this build already: then no object is made */
+    char locs[17] = "";
+    if (ok && o->have && !locations_id(b, locs)) {
+        zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
+        ok = 0;
+    }
+    if (ok && o->have && o->have(o->user, b->gen->fingerprint, locs)) {
+        if (o->cached) *o->cached = true;
+        ok = 2;
+    }
+    if (ok != 1) {
+        for (int L = 0; L < nl; L++)
+            if (bcs[L]) LLVMDisposeMemoryBuffer(bcs[L]);
+        return ok == 2 ? 0 : 1;
     }
 
-    int nu = o->n_c_files;
+    if (o->keep_objects) {
+        b->objdir = out_dir;
+    } else {
+        const char *tmp = env_or("TMPDIR", "/tmp");
+        char *tpl = zu_fmt(b->a, "%s/zgc-build-XXXXXX", tmp);
+        if (!mkdtemp(tpl)) {
+            zd_error(b->d, no_span, "cannot create a temporary directory in `%s`: %s", tmp,
+                     strerror(errno));
+            for (int L = 0; L < nl; L++) LLVMDisposeMemoryBuffer(bcs[L]);
+            return 1;
+        }
+        b->objdir = tpl;
+    }
+    const char **body_objs = zu_alloc(b->a, sizeof *body_objs * (size_t)(nl + 1));
+    for (int L = 0; L < nl; L++) {
+        const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
+        body_objs[L] = zu_fmt(b->a, "%s/%s.body.%s.o", b->objdir, wfn, ld->name);
+        object_job(b, &jobs[nj++], bcs[L], body_objs[L]);
+    }
+    const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
+    if (whole) {
+        LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
+        zb_target_prepare(b->tm, m);
+        zb_gen_descriptor(b->gen, m, -1);
+        object_job(b, &jobs[nj++], to_bitcode(m), prog_obj);
+    }
+    const char **prog_objs = zu_alloc(b->a, sizeof *prog_objs * (size_t)(nl + 1));
+    for (int L = 0; L < nl && per_life; L++) {
+        const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
+        prog_objs[L] = zu_fmt(b->a, "%s/%s.prog.%s.o", b->objdir, wfn, ld->name);
+        LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog.%s", wfn, ld->name));
+        zb_target_prepare(b->tm, m);
+        zb_gen_descriptor(b->gen, m, L);
+        object_job(b, &jobs[nj++], to_bitcode(m), prog_objs[L]);
+    }
     const char **user_objs = zu_alloc(b->a, sizeof *user_objs * (size_t)(nu + 1));
     for (int k = 0; k < nu; k++) {
         user_objs[k] = zu_fmt(b->a, "%s/%s.user%d.o", b->objdir, wfn, k + 1);
-        if (!compile_user_file(b, o->c_files[k], user_objs[k])) return 1;
+        compile_job(b, &jobs[nj++], o->c_files[k], user_objs[k]);
     }
+    run_jobs(b, jobs, nj);
+    if (!report_jobs(b, jobs, nj)) return 1;
+    if (!check_linked(b, user_objs, nu)) return 1;
 
     /* The executables are linked under temporary names in out_dir and
      * renamed into place only when every one of them linked: a failed
      * build leaves the executables of an earlier build as they were. */
     const char **final = zu_alloc(b->a, sizeof *final * (size_t)(nl + 1));
     const char **temp = zu_alloc(b->a, sizeof *temp * (size_t)(nl + 1));
+    bool *linked = zu_alloc(b->a, sizeof *linked * (size_t)(nl + 1));
     final[0] = zu_fmt(b->a, "%s/%s", out_dir, wfn);
+    linked[0] = whole;
     for (int L = 0; L < nl; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         final[L + 1] = zu_fmt(b->a, "%s/%s.%s", out_dir, wfn, ld->name);
+        linked[L + 1] = per_life;
     }
+    Job *links = zu_alloc(b->a, sizeof *links * (size_t)(nl + 1));
+    int nk = 0;
     for (int e = 0; e <= nl; e++) {
+        if (!linked[e]) continue;
         const char *base = strrchr(final[e], '/') + 1;
         temp[e] = zu_fmt(b->a, "%s/.%s.zgc-%ld", out_dir, base, (long)getpid());
         zu_vec_push(b->a, &b->made, (void *)temp[e]); /* removed unless renamed */
-    }
-    /* out_dir/<wf>: every lifeline */
-    const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(nl + nu + 2));
-    int n = 0;
-    for (int L = 0; L < nl; L++) objs[n++] = body_objs[L];
-    objs[n++] = prog_obj;
-    for (int k = 0; k < nu; k++) objs[n++] = user_objs[k];
-    if (!link_exe(b, temp[0], final[0], objs, n)) return 1;
-    /* out_dir/<wf>.<L>: one lifeline */
-    for (int L = 0; L < nl; L++) {
-        n = 0;
-        objs[n++] = body_objs[L];
-        objs[n++] = prog_objs[L];
+        const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(nl + nu + 2));
+        int n = 0;
+        if (e == 0) { /* out_dir/<wf>: every lifeline */
+            for (int L = 0; L < nl; L++) objs[n++] = body_objs[L];
+            objs[n++] = prog_obj;
+        } else { /* out_dir/<wf>.<L>: one lifeline */
+            objs[n++] = body_objs[e - 1];
+            objs[n++] = prog_objs[e - 1];
+        }
         for (int k = 0; k < nu; k++) objs[n++] = user_objs[k];
-        if (!link_exe(b, temp[L + 1], final[L + 1], objs, n)) return 1;
+        link_job(b, &links[nk++], temp[e], final[e], objs, n);
     }
+    run_jobs(b, links, nk);
+    if (!report_jobs(b, links, nk)) return 1;
     for (int e = 0; e <= nl; e++)
-        if (rename(temp[e], final[e]) != 0) {
+        if (linked[e] && rename(temp[e], final[e]) != 0) {
             zd_error(b->d, no_span, "cannot write `%s`: %s", final[e], strerror(errno));
             return 1;
         }
@@ -495,6 +795,7 @@ int zb_build(ZCompilation *c, const ZBuildOptions *o)
     b.o = o;
     b.d = &c->diag;
     b.cc = o->cc && *o->cc ? o->cc : env_or("CC", "cc");
+    if (o->cached) *o->cached = false;
     b.lc = LLVMContextCreate();
     zb_install_diagnostics(b.lc);
     b.gen = zb_gen_new(b.lc, c);
@@ -506,23 +807,7 @@ int zb_build(ZCompilation *c, const ZBuildOptions *o)
     return rc;
 }
 
-int zb_runtime_id(char out[17], const char **err)
-{
-    const char *lib = env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB);
-    size_t len;
-    char *data = zu_read_file(lib, &len, err);
-    if (!data) return 1;
-    char hex[65];
-    bool ok = sha256_hex(data, len, hex);
-    free(data);
-    if (!ok) {
-        *err = "libcrypto failed";
-        return 1;
-    }
-    memcpy(out, hex, 16);
-    out[16] = 0;
-    return 0;
-}
+const char *zb_runtime_lib(void) { return env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB); }
 
 int zb_emit_llvm(FILE *out, ZCompilation *c)
 {
@@ -552,3 +837,11 @@ int zb_emit_llvm(FILE *out, ZCompilation *c)
     LLVMContextDispose(lc);
     return rc;
 }
+
+/* The module's entry points (load.c finds them by this name). */
+const ZbModule zb_module = {
+    .build_id = ZGC_BUILD_ID,
+    .build = zb_build,
+    .emit_llvm = zb_emit_llvm,
+    .runtime_lib = zb_runtime_lib,
+};

@@ -32,8 +32,8 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
         return named_struct(lc, "zgrt_type", f, 2);
     }
     case ZB_TY_LOC: {
-        LLVMTypeRef f[] = {i32, i32};
-        return named_struct(lc, "zgrt_loc", f, 2);
+        LLVMTypeRef f[] = {i32, i32, p};
+        return named_struct(lc, "zgrt_loc", f, 3);
     }
     case ZB_TY_ENUM: {
         LLVMTypeRef f[] = {p, i32, p};

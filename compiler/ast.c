@@ -415,6 +415,11 @@ static void print_stmt(FILE *out, const ZStmt *s, int d)
         if (s->construct) fprintf(out, " par%d", s->construct);
         break;
     case S_COREGION: break;
+    case S_USE:
+        fprintf(out, " %s(", s->life.name);
+        print_exprs(out, &s->args);
+        fputc(')', out);
+        break;
     case S_RETURN:
         for (int i = 0; i < s->items.len; i++) {
             ZReturnItem *r = s->items.items[i];
@@ -458,8 +463,12 @@ static void print_params(FILE *out, const ZVec *v)
     for (int i = 0; i < v->len; i++) {
         ZParam *p = v->items[i];
         if (i) fputs(", ", out);
+        if (p->fkind == FP_CONST) fputs("const ", out);
         if (p->name) fprintf(out, "%s: ", p->name);
-        print_type(out, p->type);
+        if (p->fkind == FP_LIFELINE)
+            fputs("lifeline", out);
+        else
+            print_type(out, p->type);
         if (p->owner) fprintf(out, " @ %s", p->owner);
     }
 }
@@ -510,6 +519,12 @@ void za_print_program(FILE *out, const ZProgram *p)
             print_params(out, &d->results);
             fputc(')', out);
             break;
+        case D_IMPORT: fprintf(out, "import \"%s\"", d->name); break;
+        case D_FRAGMENT:
+            fprintf(out, "fragment %s(", d->name);
+            print_params(out, &d->params);
+            fputc(')', out);
+            break;
         default: break;
         }
         print_span(out, d->span);
@@ -521,6 +536,154 @@ void za_print_program(FILE *out, const ZProgram *p)
                 print_expr_line(out, pr->value);
                 fputc('\n', out);
             }
-        if (d->kind == D_WORKFLOW) print_stmts(out, &d->body, 1);
+        if (d->kind == D_FRAGMENT)
+            for (int k = 0; k < d->locals.len; k++) {
+                const ZDecl *v = d->locals.items[k];
+                fprintf(out, "  var %s: ", v->name);
+                print_type(out, v->type);
+                print_span(out, v->span);
+                fputc('\n', out);
+            }
+        if (d->kind == D_WORKFLOW || d->kind == D_FRAGMENT) print_stmts(out, &d->body, 1);
     }
+}
+
+/* ---- source printer (`zgc project --global`) -------------------------------- */
+
+static void src_stmts(FILE *out, const ZVec *v, int d);
+
+static void src_targets(FILE *out, const ZStmt *s)
+{
+    if (!s->targets.len && !s->tuple_lhs) return;
+    if (s->tuple_lhs) fputc('(', out);
+    for (int i = 0; i < s->targets.len; i++)
+        fprintf(out, "%s%s", i ? ", " : "", ((ZTarget *)s->targets.items[i])->name);
+    if (s->tuple_lhs) fputc(')', out);
+    fputs(" = ", out);
+}
+
+static void src_block(FILE *out, const ZVec *v, int d)
+{
+    fputs("{\n", out);
+    src_stmts(out, v, d + 1);
+    indent(out, 2 * d);
+    fputc('}', out);
+}
+
+static void src_stmt(FILE *out, const ZStmt *s, int d)
+{
+    indent(out, 2 * d);
+    switch (s->kind) {
+    case S_MSG:
+        fprintf(out, "%s(", s->life.name);
+        print_exprs(out, &s->args);
+        fprintf(out, ") -> %s(", s->to.name);
+        print_exprs(out, &s->params);
+        fputs(");", out);
+        break;
+    case S_ASSIGN:
+        fprintf(out, "%s: ", s->life.name);
+        src_targets(out, s);
+        print_expr_line(out, s->expr);
+        fputc(';', out);
+        break;
+    case S_BLOCK:
+        fprintf(out, "%s {\n", s->life.name);
+        for (int i = 0; i < s->body.len; i++) {
+            const ZStmt *b = s->body.items[i];
+            indent(out, 2 * (d + 1));
+            src_targets(out, b);
+            print_expr_line(out, b->expr);
+            fputs(";\n", out);
+        }
+        indent(out, 2 * d);
+        fputc('}', out);
+        break;
+    case S_IF:
+    case S_WHILE:
+        fputs(s->kind == S_IF ? "if " : "while ", out);
+        print_expr_line(out, s->expr);
+        fprintf(out, " @ %s ", s->life.name);
+        src_block(out, &s->body, d);
+        if (s->has_else) {
+            fputs(" else ", out);
+            src_block(out, &s->els, d);
+        }
+        break;
+    case S_SKIP: fprintf(out, "skip %s;", s->life.name); break;
+    case S_PAR:
+        fputs("parallel {\n", out);
+        for (int i = 0; i < s->branches.len; i++) {
+            indent(out, 2 * (d + 1));
+            fputs("branch ", out);
+            src_block(out, &((ZBranch *)s->branches.items[i])->body, d + 1);
+            fputc('\n', out);
+        }
+        indent(out, 2 * d);
+        fputc('}', out);
+        break;
+    case S_COREGION:
+        fputs("coregion ", out);
+        src_block(out, &s->body, d);
+        break;
+    case S_RETURN:
+        fputs("return ", out);
+        if (s->tuple_ret) fputc('(', out);
+        for (int i = 0; i < s->items.len; i++) {
+            const ZReturnItem *r = s->items.items[i];
+            fprintf(out, "%s%s @ %s", i ? ", " : "", r->value->name, r->at.name);
+        }
+        if (s->tuple_ret) fputc(')', out);
+        fputc(';', out);
+        break;
+    case S_USE:
+        fprintf(out, "%s(", s->life.name);
+        print_exprs(out, &s->args);
+        fputs(");", out);
+        break;
+    case S__COUNT: break;
+    }
+    fputc('\n', out);
+}
+
+static void src_stmts(FILE *out, const ZVec *v, int d)
+{
+    for (int i = 0; i < v->len; i++) src_stmt(out, v->items[i], d);
+}
+
+void za_print_workflow(FILE *out, const ZProgram *p, const ZDecl *wf, bool written)
+{
+    const ZVec *body = written && wf->written.len ? &wf->written : &wf->body;
+    if (!written) {
+        /* the variables the expansions made (their names are not source) */
+        for (int i = 0; i < p->decls.len; i++) {
+            const ZDecl *v = p->decls.items[i];
+            if (v->kind != D_VAR || !v->name || !strchr(v->name, '#')) continue;
+            fprintf(out, "var %s: ", v->name);
+            print_type(out, v->type);
+            fputs(";\n", out);
+        }
+    }
+    fprintf(out, "workflow %s(", wf->name);
+    for (int i = 0; i < wf->params.len; i++) {
+        const ZParam *in = wf->params.items[i];
+        fprintf(out, "%s%s: ", i ? ", " : "", in->name);
+        print_type(out, in->type);
+        fprintf(out, " @ %s", in->owner);
+    }
+    fputc(')', out);
+    if (wf->results.len == 1) {
+        fputs(" -> ", out);
+        print_type(out, ((ZParam *)wf->results.items[0])->type);
+    } else if (wf->results.len > 1) {
+        fputs(" -> (", out);
+        for (int i = 0; i < wf->results.len; i++) {
+            if (i) fputs(", ", out);
+            print_type(out, ((ZParam *)wf->results.items[i])->type);
+        }
+        fputc(')', out);
+    }
+    fputs(" {\n", out);
+    src_stmts(out, body, 1);
+    fputs("}\n", out);
 }

@@ -116,7 +116,7 @@ static inline bool is_err(const ZType *t) { return !t || t->kind == TY_ERROR; }
 
 static inline ZType *mk_type(Ck *c, ZTypeKind k)
 {
-    static const ZSpan none = {0, 0, 0, 0};
+    static const ZSpan none = {0, 0, 0, 0, 0, 0};
     return za_type(c->a, k, none);
 }
 

@@ -15,6 +15,7 @@
  * folded (check_fold.c).
  */
 #include "check.h"
+#include "suggest.h"
 
 /* ---- the vocabulary ----------------------------------------------------- */
 
@@ -86,6 +87,16 @@ static int word_of(const ZExpr *e, const char *const *words, int n)
     return -1;
 }
 
+/* "; did you mean `w`?" for the word of words closest to e's name, or "". */
+static const char *near_word(Ck *c, const ZExpr *e, const char *const *words, int n)
+{
+    if (e->kind != E_NAME || !e->name) return "";
+    ZvSuggest sg;
+    zv_suggest_init(&sg, e->name);
+    for (int i = 0; i < n; i++) zv_suggest_try(&sg, words[i]);
+    return sg.best ? zu_fmt(c->a, "; did you mean `%s`?", sg.best) : "";
+}
+
 /* ---- prompt placeholders ------------------------------------------------ */
 
 /* Byte offset of (line, column) in the source, or -1. */
@@ -125,16 +136,27 @@ static bool is_input(const ZDecl *act, const char *s, size_t n)
     return false;
 }
 
-static void bad_placeholder(Ck *c, const ZDecl *act, const char *s, size_t n, int line, int col)
+static void bad_placeholder(Ck *c, const ZDecl *act, const char *s, size_t n, ZSpan str, int line,
+                            int col)
 {
-    ZSpan at = {line, col, line, col + (int)n + 1};
-    zd_error(c->d, at, "placeholder `{%.*s}` does not name an input of `%s`", (int)n, s, act->name);
+    ZSpan at = {line, col, line, col + (int)n + 1, str.file, str.exp};
+    char *name = zu_strndup(c->a, s, n);
+    ZvSuggest sg;
+    zv_suggest_init(&sg, name);
+    for (int i = 0; i < act->params.len; i++)
+        zv_suggest_try(&sg, ((ZParam *)act->params.items[i])->name);
+    if (sg.best)
+        zd_error(c->d, at,
+                 "placeholder `{%s}` does not name an input of `%s`; did you mean `{%s}`?", name,
+                 act->name, sg.best);
+    else
+        zd_error(c->d, at, "placeholder `{%s}` does not name an input of `%s`", name, act->name);
 }
 
 /* Scans the literal in the source: exact line and column. */
 static bool placeholders_in_source(Ck *c, const ZExpr *str, const ZDecl *act)
 {
-    const ZSource *src = c->p->src;
+    const ZSource *src = zd_source(c->d, str->span);
     long off = source_offset(src, str->span.first_line, str->span.first_column);
     if (off < 0 || src->text[off] != '"') return false;
     const char *t = src->text;
@@ -163,7 +185,7 @@ static bool placeholders_in_source(Ck *c, const ZExpr *str, const ZDecl *act)
             while (j < n && ident_char(t[j])) j++;
             if (j < n && t[j] == '}') {
                 if (!is_input(act, t + i + 1, j - i - 1))
-                    bad_placeholder(c, act, t + i + 1, j - i - 1, line, col);
+                    bad_placeholder(c, act, t + i + 1, j - i - 1, str->span, line, col);
                 step = j + 1 - i;
             }
         }
@@ -193,7 +215,7 @@ static void check_placeholders(Ck *c, const ZExpr *str, const ZDecl *act)
             size_t j = i + 1;
             while (j < str->slen && ident_char(s[j])) j++;
             if (j < str->slen && s[j] == '}' && !is_input(act, s + i + 1, j - i - 1))
-                bad_placeholder(c, act, s + i + 1, j - i - 1, str->span.first_line, col);
+                bad_placeholder(c, act, s + i + 1, j - i - 1, str->span, str->span.first_line, col);
         }
         if (((unsigned char)s[i] & 0xC0) != 0x80) col++;
     }
@@ -229,8 +251,9 @@ static void check_parse_prop(Ck *c, const ZDecl *act, ZExpr *v)
     }
     const char *modes[N_PARSE_MODES];
     for (int i = 0; i < N_PARSE_MODES; i++) modes[i] = parse_modes[i].word;
-    zd_error(c->d, v->span, "`%s` must be one of %s", za_prop_name(PROP_PARSE),
-             word_list(c, modes, N_PARSE_MODES, " or ", false));
+    zd_error(c->d, v->span, "`%s` must be one of %s%s", za_prop_name(PROP_PARSE),
+             word_list(c, modes, N_PARSE_MODES, " or ", false),
+             near_word(c, v, modes, N_PARSE_MODES));
 }
 
 static void check_kind_prop(Ck *c, const ZDecl *act, ZExpr *v)
@@ -259,8 +282,9 @@ static void check_kind_prop(Ck *c, const ZDecl *act, ZExpr *v)
                      v->name);
         break;
     default:
-        zd_error(c->d, v->span, "`%s` must be one of %s", kind,
-                 word_list(c, human_kinds, K__COUNT, " or ", false));
+        zd_error(c->d, v->span, "`%s` must be one of %s%s", kind,
+                 word_list(c, human_kinds, K__COUNT, " or ", false),
+                 near_word(c, v, human_kinds, K__COUNT));
         break;
     }
 }

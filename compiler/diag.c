@@ -1,6 +1,11 @@
 /* diag.c — diagnostics: `file:line:col: error: message`, the source line
  * and a caret underline.
  *
+ * A compilation reads several files (imports): a span names its file, and
+ * an error in an imported file is followed by notes at the import lines
+ * that brought it in; one inside a fragment expansion by notes at the
+ * uses that expanded it.
+ *
  * Columns count code points: a byte that is not a UTF-8 continuation byte
  * starts a new column (the lexer counts the same way), so a tab is one
  * column and the caret line reproduces tabs to stay aligned. */
@@ -14,6 +19,12 @@ void zd_init(ZDiag *d, const ZSource *src, FILE *out)
     d->src = src;
     d->out = out ? out : stderr;
     d->max_errors = 100;
+}
+
+const ZSource *zd_source(const ZDiag *d, ZSpan at)
+{
+    if (at.file > 0 && d->files && at.file < d->files->len) return d->files->items[at.file];
+    return d->src;
 }
 
 ZSpan zd_join(ZSpan a, ZSpan b)
@@ -87,7 +98,7 @@ static size_t col_offset(const char *line, size_t n, int col)
 static void excerpt(ZDiag *d, ZSpan at)
 {
     size_t n;
-    const char *line = find_line(d->src, at.first_line, &n);
+    const char *line = find_line(zd_source(d, at), at.first_line, &n);
     if (!line) return;
     int ncols = 0;
     for (size_t j = 0; j < n; j++)
@@ -120,7 +131,49 @@ static void excerpt(ZDiag *d, ZSpan at)
     fputc('\n', d->out);
 }
 
+static void report(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list ap);
+
+static void note(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
+static void note(ZDiag *d, ZSpan at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(d, ZD_NOTE, at, fmt, ap);
+    va_end(ap);
+}
+
+/* Expansions nest at most as deep as fragments use fragments, and imports
+ * as deep as files import files; the walk is bounded anyway. */
+#define CHAIN_MAX 1000
+
+/* Where an error at `at` comes from: the uses that expanded it (innermost
+ * first), then the imports that read the file of the outermost use. */
+static void origins(ZDiag *d, ZSpan at)
+{
+    int steps = 0;
+    while (at.exp > 0 && d->expansions && at.exp <= d->expansions->len && steps++ < CHAIN_MAX) {
+        const ZExpansion *x = d->expansions->items[at.exp - 1];
+        note(d, x->at, "in fragment `%s`, expanded from here", x->fragment);
+        at = x->at;
+    }
+    const ZSource *s = zd_source(d, at);
+    while (s != d->src && s->imported_at.first_line > 0 && steps++ < CHAIN_MAX) {
+        note(d, s->imported_at, "`%s` is imported here", s->path);
+        s = zd_source(d, s->imported_at);
+    }
+}
+
 void zd_vreport(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list ap)
+{
+    int before = d->errors;
+    report(d, lvl, at, fmt, ap);
+    if (lvl == ZD_NOTE || (lvl == ZD_ERROR && d->errors == before + 1 &&
+                           d->errors > (d->max_errors ? d->max_errors : 100)))
+        return;
+    origins(d, at);
+}
+
+static void report(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list ap)
 {
     if (lvl == ZD_ERROR) {
         d->errors++;
@@ -134,7 +187,8 @@ void zd_vreport(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list ap)
         if (d->errors > max) return;
     }
     const char *what = lvl == ZD_ERROR ? "error" : lvl == ZD_WARNING ? "warning" : "note";
-    const char *path = d->src && d->src->path ? d->src->path : "<input>";
+    const ZSource *src = zd_source(d, at);
+    const char *path = src && src->path ? src->path : "<input>";
     if (at.first_line > 0)
         fprintf(d->out, "%s:%d:%d: %s: ", path, at.first_line, at.first_column, what);
     else
@@ -146,6 +200,7 @@ void zd_vreport(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list ap)
 
 void zd_error(ZDiag *d, ZSpan at, const char *fmt, ...)
 {
+    d->muted = false;
     va_list ap;
     va_start(ap, fmt);
     zd_vreport(d, ZD_ERROR, at, fmt, ap);
@@ -154,14 +209,53 @@ void zd_error(ZDiag *d, ZSpan at, const char *fmt, ...)
 
 void zd_warning(ZDiag *d, ZSpan at, const char *fmt, ...)
 {
+    d->muted = false;
     va_list ap;
     va_start(ap, fmt);
     zd_vreport(d, ZD_WARNING, at, fmt, ap);
     va_end(ap);
 }
 
+static const char *const warning_names[] = {
+#define NAME(k, name, help) name,
+    ZD_WARNINGS(NAME)
+#undef NAME
+};
+static const char *const warning_helps[] = {
+#define HELP(k, name, help) help,
+    ZD_WARNINGS(HELP)
+#undef HELP
+};
+
+int zd_warning_lookup(const char *name)
+{
+    for (int i = 0; i < ZW__COUNT; i++)
+        if (!strcmp(warning_names[i], name)) return i;
+    return -1;
+}
+
+const char *zd_warning_name(ZWarning w) { return w < ZW__COUNT ? warning_names[w] : "?"; }
+const char *zd_warning_help(ZWarning w) { return w < ZW__COUNT ? warning_helps[w] : "?"; }
+
+void zd_warn(ZDiag *d, ZWarning w, ZSpan at, const char *fmt, ...)
+{
+    d->muted = (d->warn_off >> w) & 1u;
+    if (d->muted) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    d->warnings++;
+    if (d->werror)
+        zd_error(d, at, "%s [-Werror,-W%s]", msg, warning_names[w]);
+    else
+        zd_warning(d, at, "%s [-W%s]", msg, warning_names[w]);
+}
+
 void zd_note(ZDiag *d, ZSpan at, const char *fmt, ...)
 {
+    if (d->muted) return;
     va_list ap;
     va_start(ap, fmt);
     zd_vreport(d, ZD_NOTE, at, fmt, ap);

@@ -68,6 +68,7 @@ static ZLifeSet part_leaf(const ZStmt *s)
         break;
     case S_PAR:
     case S_RETURN:
+    case S_USE: /* expanded before resolution */
     case S__COUNT: break;
     }
     return r;
@@ -334,6 +335,7 @@ static void project_stmt(Proj *pj, int L, const PNode *n, int chan, ZVec *out)
             zu_vec_push(pj->arena, out, l);
         }
         break;
+    case S_USE:
     case S__COUNT: ZU_UNREACHABLE();
     }
 }

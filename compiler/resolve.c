@@ -28,6 +28,7 @@
  * enums, guards, actions and workflows likewise), and an enum's `type` is
  * the TY_ENUM type naming it. */
 #include "zgc.h"
+#include "suggest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,10 @@ static Sym *declare(R *r, Table *t, const char *name, ZSpan at, const char *what
     if (!name) return NULL;
     Sym *old = tab_get(t, name);
     if (old) {
-        const char *old_what = t == &r->vals ? za_name_kind_name(old->kind) : what;
+        const char *old_what =
+            t == &r->vals   ? za_name_kind_name(old->kind)
+            : t == &r->acts ? (old->decl && old->decl->kind == D_FRAGMENT ? "fragment" : "action")
+                            : what;
         if (strcmp(old_what, what) == 0)
             zd_error(r->d, at, "duplicate %s `%s`", what, name);
         else
@@ -114,43 +118,18 @@ static Sym *declare(R *r, Table *t, const char *name, ZSpan at, const char *what
 
 /* ---- suggestions -------------------------------------------------------- */
 
-/* Levenshtein distance, giving up (returning a large value) beyond 2. */
-static int edit_distance(const char *x, const char *y)
-{
-    size_t n = strlen(x), m = strlen(y);
-    if (n > 64 || m > 64) return 99;
-    if ((n > m ? n - m : m - n) > 2) return 99;
-    int row[65];
-    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= n; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= m; j++) {
-            int up = row[j];
-            int best = diag + (x[i - 1] != y[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[m];
-}
-
 /* The closest name in `t` within distance 2 (and shorter than the name). */
 static const Sym *closest(const Table *t, const char *name, bool vars_only)
 {
     const Sym *best = NULL;
-    int bestd = 3;
-    int len = (int)strlen(name);
+    ZvSuggest sg;
+    zv_suggest_init(&sg, name);
     for (int i = 0; i < t->cap; i++) {
         const Sym *s = t->slots[i];
         if (!s || (vars_only && s->kind != NAME_VAR)) continue;
-        int dist = edit_distance(name, s->name);
-        if (dist < bestd && dist < len) {
-            best = s;
-            bestd = dist;
-        }
+        const char *before = sg.best;
+        zv_suggest_try(&sg, s->name);
+        if (sg.best != before) best = s;
     }
     return best;
 }
@@ -188,7 +167,30 @@ static void resolve_type(R *r, ZType *t)
     if (t->kind != TY_NAMED) return;
     Sym *s = tab_get(&r->types, t->name);
     if (!s) {
-        zd_error(r->d, t->span, "unknown type `%s`", t->name ? t->name : "?");
+        /* the names other languages give the builtin types */
+        static const char *const other[][2] = {
+            {"string", "str"},   {"String", "str"},   {"text", "str"},     {"integer", "int"},
+            {"long", "int"},     {"boolean", "bool"}, {"Boolean", "bool"}, {"double", "float"},
+            {"number", "float"}, {"real", "float"},   {"object", "json"},  {"dict", "json"},
+            {"any", "json"},     {"list", "json"},    {"array", "json"}};
+        const char *name = t->name ? t->name : "?";
+        const char *builtin = NULL;
+        for (size_t i = 0; i < sizeof other / sizeof other[0] && !builtin; i++)
+            if (!strcmp(other[i][0], name)) builtin = other[i][1];
+        if (!builtin) { /* a near miss of a builtin type: `flaot` */
+            static const char *const builtins[] = {"bool", "int", "float", "str", "json"};
+            ZvSuggest sg;
+            zv_suggest_init(&sg, name);
+            for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+                zv_suggest_try(&sg, builtins[i]);
+            builtin = sg.best;
+        }
+        if (builtin) {
+            zd_error(r->d, t->span, "unknown type `%s`; did you mean `%s`?", name, builtin);
+            t->kind = TY_ERROR;
+            return;
+        }
+        zd_error(r->d, t->span, "unknown type `%s`", name);
         suggest(r, &r->types, t->name ? t->name : "", false);
         t->kind = TY_ERROR;
         return;
@@ -442,6 +444,10 @@ static void collect(R *r, ZDecl *d)
             break;
         }
         if ((s = declare(r, &r->acts, d->name, d->name_span, "action"))) s->decl = d;
+        break;
+    case D_FRAGMENT:
+        /* expanded already; its name is taken like an action's */
+        if ((s = declare(r, &r->acts, d->name, d->name_span, "fragment"))) s->decl = d;
         break;
     case D_WORKFLOW:
         if (d->name && strlen(d->name) > ZV_WORKFLOW_NAME_MAX)
@@ -758,7 +764,7 @@ static void count_constructs(const ZVec *body, int *ctl, int *par)
 
 ZDecl *zr_select_workflow(ZProgram *p, const char *name, ZDiag *d)
 {
-    static const ZSpan top = {1, 1, 1, 1};
+    static const ZSpan top = {1, 1, 1, 1, 0, 0};
     ZDecl *wf = NULL;
     if (p->workflows.len == 0) {
         zd_error(d, top, "no workflow in this file");

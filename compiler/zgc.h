@@ -5,11 +5,12 @@
  * One compilation (pipeline.c) is a straight list of passes, each
  * stoppable:
  *
- *   source --parse--> AST --zr_resolve--> resolved AST --zk_check-->
- *   typed AST --zj_project--> local programs --zg_enumerate--> guard tables
- *   --zm_plan--> monitor plan
+ *   source --parse, imports--> AST --zx_expand--> AST without fragment uses
+ *   --zr_resolve--> resolved AST --zk_check--> typed AST --zj_project-->
+ *   local programs --zg_enumerate--> guard tables --zm_plan--> monitor plan
  *
- * (parse is the grammar's zp_parse, handed in by the caller.)  Every
+ * (parse is the grammar's zp_parse, handed in by the caller; the pipeline
+ * calls it once per file.)  Every
  * intermediate form has a printer (za_print_program, zj_print, zg_print,
  * and zm_print for the monitor plan the backend emits).
  * Modules and their prefixes:
@@ -18,6 +19,7 @@
  *                     interning, heap scratch space, internal errors
  *   diag.c      zd_   diagnostics with source excerpts
  *   ast.c       za_   AST constructors, kind names, printer
+ *   expand.c    zx_   fragments: checked where declared, expanded at uses
  *   resolve.c   zr_   name resolution and declaration checks
  *   eval.c      ze_   values of expressions: the one evaluator (constant
  *                     folding), the arithmetic rules written down
@@ -28,7 +30,8 @@
  *   plan.c      zm_   the monitor plan the runtime executes: what each
  *                     lifeline keeps, what each edge carries, eval
  *                     functions, state and message sizes
- *   pipeline.c  zc_   one compilation: source to monitor plan, pass by pass
+ *   pipeline.c  zc_   one compilation: source to monitor plan, pass by pass;
+ *                     imports (the search path, files read once, cycles)
  *
  * Memory: everything a compilation produces (AST, types, local programs,
  * guard tables, interned names) lives in one ZArena and is freed by
@@ -155,32 +158,84 @@ char *zu_read_file(const char *path, size_t *len, const char **err);
 
 /* A source span.  Lines and columns are 1-based; columns count Unicode code
  * points (a tab is one column).  last_* is inclusive.  The field names are
- * the ones bison's default location code uses. */
+ * the ones bison's default location code uses.  `file` numbers the source
+ * file (0: the file compiled, then imported files in the order they were
+ * read; ZDiag.files); `exp` is 0, or 1 + the index in ZDiag.expansions of
+ * the fragment expansion the node was copied by. */
 typedef struct ZSpan {
     int first_line, first_column;
     int last_line, last_column;
+    int file, exp;
 } ZSpan;
 
 typedef struct ZSource {
     const char *path;
     const char *text; /* NUL-terminated copy */
     size_t len;
+    int index;         /* its ZSpan.file */
+    ZSpan imported_at; /* the `import` that read it (file 0: none) */
 } ZSource;
+
+/* One use of a fragment, expanded: what diagnostics inside the copy point
+ * back to ("expanded from here"). */
+typedef struct ZExpansion {
+    const char *fragment;
+    ZSpan at; /* the use statement (itself possibly inside an expansion) */
+} ZExpansion;
 
 typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
 
+/* The warnings (warn.c): each has a name for -W<name> / -Wno-<name> and
+ * is on unless turned off. */
+#define ZD_WARNINGS(X)                                                                   \
+    X(ZW_UNUSED_VARIABLE, "unused-variable", "a variable no statement reads or writes")  \
+    X(ZW_UNUSED_CONST, "unused-const", "a constant nothing uses")                        \
+    X(ZW_UNUSED_ACTION, "unused-action", "an action no statement calls")                 \
+    X(ZW_UNUSED_LIFELINE, "unused-lifeline",                                             \
+      "a lifeline that takes part in nothing in a "                                      \
+      "workflow")                                                                        \
+    X(ZW_ENDLESS_LOOP, "endless-loop", "a while loop that, once entered, can never end") \
+    X(ZW_CONSTANT_GUARD, "constant-guard",                                               \
+      "an if or while condition that is always true or "                                 \
+      "always false")                                                                    \
+    X(ZW_UNSEEN_LIFELINE, "unseen-lifeline",                                             \
+      "a CPL guard that reads a lifeline no message ever leads from to the guard's owner")
+#define ZD_W_ENUM(k, name, help) k,
+typedef enum { ZD_WARNINGS(ZD_W_ENUM) ZW__COUNT } ZWarning;
+#undef ZD_W_ENUM
+/* The warning named name ("unused-variable"), or -1. */
+int zd_warning_lookup(const char *name);
+const char *zd_warning_name(ZWarning w);
+const char *zd_warning_help(ZWarning w);
+
 typedef struct ZDiag {
-    const ZSource *src;
-    FILE *out;      /* where diagnostics go (stderr by default) */
-    int errors;     /* errors reported so far */
-    int max_errors; /* stop reporting after this many (0 = 100) */
+    const ZSource *src; /* file 0 */
+    /* the other files and the expansions (NULL: file 0 only, none) */
+    const ZVec *files;      /* ZSource*, indexed by ZSpan.file */
+    const ZVec *expansions; /* ZExpansion*, indexed by ZSpan.exp - 1 */
+    FILE *out;              /* where diagnostics go (stderr by default) */
+    int errors;             /* errors reported so far */
+    int warnings;           /* warnings reported so far (zd_warn) */
+    unsigned warn_off;      /* 1 << ZWarning: the warnings turned off */
+    bool werror;            /* -Werror: warnings are errors */
+    bool muted;             /* the last warning was off: drop its notes */
+    int max_errors;         /* stop reporting after this many (0 = 100) */
     bool color;
 } ZDiag;
 
 void zd_init(ZDiag *d, const ZSource *src, FILE *out);
+/* The source file a span is in (file 0 for an unknown number). */
+const ZSource *zd_source(const ZDiag *d, ZSpan at);
 void zd_error(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
 void zd_warning(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
-/* A note attached to the previous error ("`x` is defined on A here"). */
+/* Warning w, unless it is off: "warning: MESSAGE [-Wname]", or with
+ * d->werror an error "MESSAGE [-Werror,-Wname]".  Notes after a warning
+ * that is off are dropped too. */
+void zd_warn(ZDiag *d, ZWarning w, ZSpan at, const char *fmt, ...) ZG_PRINTF(4, 5);
+/* A note attached to the previous error ("`x` is defined on A here").
+ * Every error and warning in an imported file is followed by a note at
+ * the import line, and every one inside a fragment expansion by an
+ * "expanded from here" note at the use (outermost last). */
 void zd_note(ZDiag *d, ZSpan at, const char *fmt, ...) ZG_PRINTF(3, 4);
 void zd_vreport(ZDiag *d, ZDiagLevel lvl, ZSpan at, const char *fmt, va_list ap);
 ZSpan zd_join(ZSpan a, ZSpan b); /* from a's start to b's end */
@@ -336,7 +391,8 @@ typedef struct ZTarget {
     X(S_SKIP, "skip")                                               \
     X(S_PAR, "parallel")                                            \
     X(S_COREGION, "coregion")                                       \
-    X(S_RETURN, "return")
+    X(S_RETURN, "return")                                           \
+    X(S_USE, "use") /* f(args); a fragment use, until expanded */
 typedef enum { ZA_STMT_KINDS(ZA_ENUM) S__COUNT } ZStmtKind;
 
 typedef struct ZStmt ZStmt;
@@ -382,7 +438,9 @@ struct ZStmt {
     X(D_VAR, "var")           \
     X(D_GUARD, "guard")       \
     X(D_ACTION, "action")     \
-    X(D_WORKFLOW, "workflow")
+    X(D_WORKFLOW, "workflow") \
+    X(D_IMPORT, "import")     \
+    X(D_FRAGMENT, "fragment")
 typedef enum { ZA_DECL_KINDS(ZA_ENUM) D__COUNT } ZDeclKind;
 
 /* llm, pure, extern pure, effect, human (vocab/vocab.h) */
@@ -390,11 +448,20 @@ typedef enum { ZA_DECL_KINDS(ZA_ENUM) D__COUNT } ZDeclKind;
 typedef enum { ZV_ACTION_KINDS(ZA_ACT_ENUM) ACT__COUNT } ZActionKind;
 #undef ZA_ACT_ENUM
 
+/* What a fragment parameter stands for (language reference §3.3). */
+typedef enum {
+    FP_NONE,     /* not a fragment parameter */
+    FP_LIFELINE, /* W: lifeline */
+    FP_VAR,      /* x: T, a variable of the user's */
+    FP_CONST,    /* const n: T, a literal or a constant */
+} ZFragParamKind;
+
 typedef struct ZParam {
     const char *name; /* NULL for unnamed results */
     ZSpan span;
-    ZType *type;
-    const char *owner; /* workflow inputs: x: T @ owner */
+    ZType *type;          /* NULL for a lifeline parameter */
+    ZFragParamKind fkind; /* fragment parameters */
+    const char *owner;    /* workflow inputs: x: T @ owner */
     ZSpan owner_span;
     int owner_index;
     ZDecl *var; /* workflow inputs: the variable it initialises */
@@ -433,12 +500,23 @@ struct ZDecl {
     bool named_results;
     bool has_body; /* llm/human { props } */
     ZVec props;    /* ZProp* */
-    /* D_WORKFLOW */
-    ZVec body;  /* ZStmt* (the last may be S_RETURN) */
-    ZStmt *ret; /* the return statement, or NULL */
+    /* D_WORKFLOW, D_FRAGMENT */
+    ZVec body;    /* ZStmt* (the last may be S_RETURN); fragment uses expanded */
+    ZStmt *ret;   /* the return statement, or NULL */
+    ZVec written; /* D_WORKFLOW: the body as written, with its fragment uses
+                     (set by zx_expand when it has any) */
+    ZVec locals;  /* D_FRAGMENT: its own `var` declarations (ZDecl* D_VAR) */
+    /* D_IMPORT: the path as written (name); the file it read */
+    int import_file;
     /* D_GUARD: zk_is_cpl of its formula, found once (check_types.c):
      * 0 not yet known, 1 plain, 2 CPL, 3 being found */
     unsigned char cpl;
+    /* references to it anywhere in the program (warn.c: zw_count_uses,
+     * after resolution); 0 for an unused declaration */
+    int uses;
+    /* D_GUARD: the last walk of warn.c that looked into it (a named guard
+     * shared by many others is looked into once per condition) */
+    unsigned walk;
 };
 
 typedef struct ZProgram {
@@ -448,6 +526,7 @@ typedef struct ZProgram {
     ZVec lifelines; /* ZDecl* D_LIFELINE in declaration order */
     ZVec vars;      /* ZDecl* D_VAR (including implicit input vars) */
     ZVec workflows; /* ZDecl* D_WORKFLOW */
+    ZVec fragments; /* ZDecl* D_FRAGMENT (zx_expand) */
     int n_controls; /* number of if/while constructs in the selected workflow */
     int n_pars;     /* number of parallel regions */
 } ZProgram;
@@ -500,6 +579,10 @@ static inline bool za_type_eq(const ZType *x, const ZType *y)
 void za_print_expr(ZBuf *b, const ZExpr *e);
 /* The AST as an indented tree (`zgc parse --ast`). */
 void za_print_program(FILE *out, const ZProgram *p);
+/* A workflow in .zg syntax (`zgc project --global`): after expansion,
+ * preceded by the variables expansions made, or (written) as written, with
+ * its fragment uses. */
+void za_print_workflow(FILE *out, const ZProgram *p, const ZDecl *wf, bool written);
 
 /* ===================================================================== */
 /* resolve.c — names                                                      */
@@ -570,6 +653,18 @@ bool ze_eval(const ZEval *ev, const ZExpr *e, ZValue *v);
 /* A literal expression (an E_NAME for an enum member) of type t for v;
  * NULL for a kind that has none. */
 ZExpr *ze_literal(ZArena *a, const ZValue *v, ZSpan at, ZType *t);
+
+/* ===================================================================== */
+/* warn.c — warnings                                                      */
+/* ===================================================================== */
+
+/* Counts the references to every declaration (ZDecl.uses); run after
+ * zr_resolve, before the checks fold constants. */
+void zw_count_uses(ZProgram *p);
+/* Reports the warnings (ZD_WARNINGS) of the checked program: the unused
+ * declarations of the compiled file, and for wf (every workflow when
+ * NULL) its lifelines that take part in nothing and its conditions. */
+void zw_warn(ZArena *a, const ZProgram *p, const ZDecl *wf, ZDiag *d);
 
 /* ===================================================================== */
 /* check.c — types and definedness                                        */
@@ -833,38 +928,88 @@ void zm_print_guards(FILE *out, const ZMonitorPlan *pl);
 void zm_print(FILE *out, const ZMonitorPlan *pl);
 
 /* ===================================================================== */
+/* expand.c — fragments                                                   */
+/* ===================================================================== */
+
+/* Checks every fragment where it is declared (its parameters, the names
+ * its body uses, the fragments it uses, no recursion) and replaces every
+ * fragment use in a workflow by a copy of the fragment's body: parameters
+ * substituted, its own variables renamed to fresh variables
+ * ("fragment#N.name", which no source can name), every span of the copy
+ * marked with the expansion (xs, ZExpansion*), which diagnostics point
+ * back through.  The workflow's body as written stays in `written`.
+ * Returns false if any error was reported. */
+bool zx_expand(ZArena *a, ZProgram *p, ZVec *xs, ZDiag *d);
+/* Expansions make at most this many statements in one program: fragments
+ * each using the previous one ten times, five deep, are 100,000 copies of
+ * the innermost (about 40 MB of AST), far beyond any workflow written by
+ * hand, and the limit keeps a hostile program from exhausting memory. */
+#define ZX_MAX_STMTS 100000
+
+/* ===================================================================== */
 /* pipeline.c — one compilation, pass by pass                             */
 /* ===================================================================== */
 
 /* The passes in order; a compilation can stop after any of them. */
-#define ZC_STAGES(X)                                             \
-    X(ZC_PARSE, "parse")     /* source -> AST (the grammar)   */ \
-    X(ZC_RESOLVE, "resolve") /* names; the workflow selected  */ \
-    X(ZC_CHECK, "check")     /* types, definedness, rules     */ \
-    X(ZC_PROJECT, "project") /* local programs                */ \
-    X(ZC_GUARDS, "guards")   /* guard tables                  */ \
-    X(ZC_PLAN, "plan")       /* the monitor plan              */
+#define ZC_STAGES(X)                                                     \
+    X(ZC_PARSE, "parse")     /* source -> AST, imports read (grammar) */ \
+    X(ZC_EXPAND, "expand")   /* fragment uses expanded            */     \
+    X(ZC_RESOLVE, "resolve") /* names; the workflow selected      */     \
+    X(ZC_CHECK, "check")     /* types, definedness, rules         */     \
+    X(ZC_PROJECT, "project") /* local programs                    */     \
+    X(ZC_GUARDS, "guards")   /* guard tables                      */     \
+    X(ZC_PLAN, "plan")       /* the monitor plan                  */
 typedef enum { ZC_STAGES(ZA_ENUM) ZC__COUNT } ZStage;
 
 /* The first pass, source text to AST: the grammar's zp_parse
  * (grammar/grammar.h).  The compiler does not depend on the grammar; its
- * caller hands the parser in. */
+ * caller hands the parser in.  It is called once per file: the file
+ * compiled, then every file an `import` names. */
 typedef ZProgram *ZParseFn(ZArena *a, const ZSource *src, ZDiag *d);
+
+/* Reads a file an `import` names, at `path` (a directory of the search
+ * path joined with the name).  Returns its text (malloc'd, *len bytes)
+ * and *key, what identifies the file (malloc'd: two paths of one file give
+ * one key), or NULL: *missing when there is no such file (the next
+ * directory is tried), else *err says why it cannot be read. */
+typedef char *ZLoadFn(void *user, const char *path, size_t *len, char **key, const char **err,
+                      bool *missing);
+
+/* Where imported files are looked for, after the importing file's own
+ * directory: the -I directories in order, then the standard library.
+ * The standard library is $ZGC_STDLIB when set, else the directory the
+ * driver gave (an installation's), else the source tree's stdlib/ (set by
+ * the build); the -I list is the process's, given once by the driver
+ * before it compiles (every compilation of the process, the oracle's
+ * included, uses it). */
+void zc_add_include_dir(const char *dir);
+void zc_set_stdlib_dir(const char *dir);
+const char *zc_stdlib_dir(void);
+/* At most this many files per compilation, imports included. */
+#define ZC_MAX_FILES 4096
 
 typedef struct ZCompilation {
     /* set by the caller before zc_run */
     const char *workflow; /* the workflow to compile; NULL: the only or last */
     bool all_workflows;   /* with no workflow named, check every workflow
                              (zgc check); projection still needs one */
+    bool warnings;        /* report the warnings after the checks (zw_warn;
+                             which ones: diag.warn_off, diag.werror) */
+    ZLoadFn *load;        /* reads imported files; NULL: the file system */
+    void *load_user;
     /* owned by the compilation */
     ZParseFn *parse;
     ZArena *arena;
     char *text; /* the source, NUL-terminated (malloc'd copy) */
     ZSource src;
+    ZVec files;      /* ZSource*: files[0] is &src, then the imported files */
+    ZVec expansions; /* ZExpansion*: the fragment uses expanded */
     ZDiag diag;
     int done;            /* passes run so far (a ZStage + 1) */
     bool failed;         /* a pass reported errors; later passes do not run */
-    ZProgram *prog;      /* after ZC_PARSE (partial after syntax errors) */
+    ZProgram *prog;      /* after ZC_PARSE (partial after syntax errors): the
+                            declarations of every file, an imported file's
+                            where its first import stands */
     ZDecl *wf;           /* after ZC_RESOLVE; NULL when every workflow is checked */
     ZLocalSet *locals;   /* after ZC_PROJECT */
     ZGuardTable *guards; /* after ZC_GUARDS */

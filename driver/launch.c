@@ -303,19 +303,23 @@ static int new_nats_run(char out[33])
     return 0;
 }
 
-/* A lifeline's --error-file: {"time_ns": T, "error": "…"}.  Returns the
- * message (malloc'd) and its time, or NULL when there is none. */
-static char *read_error(const char *path, int64_t *time_ns)
+/* A lifeline's --error-file: {"time_ns": T, "error": "…"[, "excerpt":
+ * "…"]}.  Returns the message (malloc'd), its time and its source excerpt
+ * (malloc'd, or NULL), or NULL when there is none. */
+static char *read_error(const char *path, int64_t *time_ns, char **excerpt)
 {
+    *excerpt = NULL;
     json_error_t e;
     json_t *j = json_load_file(path, 0, &e);
     if (!j) return NULL;
     json_t *t = json_object_get(j, "time_ns"), *m = json_object_get(j, "error");
+    json_t *x = json_object_get(j, "excerpt");
     char *msg = NULL;
     if (json_is_integer(t) && json_is_string(m)) {
         *time_ns = json_integer_value(t);
         msg = strdup(json_string_value(m));
         if (!msg) zu_oom();
+        if (json_is_string(x) && !(*excerpt = strdup(json_string_value(x)))) zu_oom();
     }
     json_decref(j);
     return msg;
@@ -331,20 +335,25 @@ static char *report_failure(const ZxProcessRun *r, char **errfiles, const int *c
     if (first >= 0 && codes[first] >= 128)
         fprintf(stderr, "zgc: lifeline %s was killed by signal %d\n", r->lifelines[first],
                 codes[first] - 128);
-    char *best = NULL;
+    char *best = NULL, *best_x = NULL;
     int64_t best_t = 0;
     for (int i = 0; i < r->nlifelines; i++) {
         int64_t t = 0;
-        char *msg = read_error(errfiles[i], &t);
+        char *x;
+        char *msg = read_error(errfiles[i], &t, &x);
         if (!msg) continue;
         if (!best || t < best_t) {
             free(best);
-            best = msg, best_t = t;
+            free(best_x);
+            best = msg, best_t = t, best_x = x;
         } else {
             free(msg);
+            free(x);
         }
     }
     if (best) fprintf(stderr, "zgc: error: %s\n", best);
+    if (best_x) fprintf(stderr, "%s\n", best_x);
+    free(best_x);
     return best;
 }
 

@@ -29,9 +29,15 @@
 
 #include "anomalies.h"
 #include "backend.h"
+#include "cache.h"
+#include "zgc_build_id.h"
 #include "grammar.h"
 #include "launch.h"
 #include "oracle.h"
+#include "outdir.h"
+#include "paths.h"
+#include "suggest.h"
+#include "usage.h"
 #include "viewer.h"
 #include "runs.h"
 #include "store.h"
@@ -40,9 +46,13 @@
 
 typedef struct Options {
     const char *file;
+    /* zgc check: every file given (file is the first); NULL elsewhere */
+    const char **files;
+    int nfiles;
     const char *workflow;
     const char *lifeline;
     bool tokens, ast;
+    bool global, written; /* zgc project --global [--unexpanded] */
 } Options;
 
 /* ---- usage texts -------------------------------------------------------- */
@@ -69,9 +79,15 @@ static const char usage_main[] =
     "  runs       durable runs: list, show, cancel, gc, resume\n"
     "  tasks      the pending human tasks of durable runs\n"
     "  answer     answer a human task of a durable run (answer RUN TASK VALUE)\n"
+    "  cache      the cache of builds of zgc run: cache dir, cache clean\n"
     "  help CMD   show the help of a command\n"
     "\n"
     "options:\n"
+    "  -I DIR         look for imported files in DIR too (every command that reads\n"
+    "                 a .zg file; after the importing file's directory, before stdlib/)\n"
+    "  -Wno-NAME, -WNAME, -Werror\n"
+    "                 turn a warning off or on, or make warnings errors (every\n"
+    "                 command that compiles; zgc help warnings lists them)\n"
     "  -h, --help     show this help (or a command's, after the command)\n"
     "  --version      print the version\n"
     "\n"
@@ -79,19 +95,21 @@ static const char usage_main[] =
     "See docs/zgc.md for the full manual.\n";
 
 static const char usage_check[] =
-    "usage: zgc check [--workflow NAME] FILE.zg\n"
+    "usage: zgc check [--workflow NAME] [-W…] FILE.zg...\n"
     "\n"
-    "Parses, resolves and type-checks FILE.zg and reports every error as\n"
-    "FILE:LINE:COL: error: MESSAGE, with the source line and notes.\n"
+    "Parses, resolves and type-checks each FILE.zg (each a program of its\n"
+    "own) and reports every error as FILE:LINE:COL: error: MESSAGE, with the\n"
+    "source line and notes, then the warnings (zgc help warnings).\n"
     "Without --workflow every workflow in the file is checked.\n"
     "\n"
     "  --workflow NAME   check only the declarations and this workflow\n"
     "  -h, --help        show this help\n"
     "\n"
-    "exit status: 0 clean, 1 errors, 2 bad usage.\n";
+    "exit status: 0 no errors (warnings allowed, unless -Werror), 1 errors,\n"
+    "2 bad usage.\n";
 
 static const char usage_project[] =
-    "usage: zgc project [--workflow NAME] [--lifeline L] FILE.zg\n"
+    "usage: zgc project [--workflow NAME] [--lifeline L | --global [--unexpanded]] FILE.zg\n"
     "\n"
     "Checks FILE.zg and prints the local program of each lifeline (language\n"
     "reference §7): sends, receives, actions, control broadcasts (send-ctl /\n"
@@ -100,6 +118,10 @@ static const char usage_project[] =
     "\n"
     "  --workflow NAME   the workflow to project (default: the only or the last one)\n"
     "  --lifeline L      print only lifeline L\n"
+    "  --global          print the global workflow instead, its fragment uses\n"
+    "                    expanded (language reference §3.3), after the variables\n"
+    "                    the expansions made\n"
+    "  --unexpanded      with --global: the workflow as written\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
@@ -135,8 +157,8 @@ static const char usage_parse[] =
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
 
 static const char usage_build[] =
-    "usage: zgc build [--workflow NAME] [-o DIR] [-O0|-O1|-O2|-O3] [--keep-objects] [-v]\n"
-    "                 FILE.zg [C files...]\n"
+    "usage: zgc build [--workflow NAME] [-o DIR] [-O0|-O1|-O2|-O3] [-j N] [--keep-objects]\n"
+    "                 [--allow-unlinked] [-v] FILE.zg [C files...]\n"
     "\n"
     "Compiles the workflow to native code through LLVM and links it with the\n"
     "runtime library:\n"
@@ -146,30 +168,40 @@ static const char usage_build[] =
     "C files define the `extern pure` and `effect` actions (zg_<name>, see\n"
     "runtime/zgrt.h). The executables take the run options of `zgc run`.\n"
     "\n"
-    "  -o DIR            output directory (default: build)\n"
+    "  -o DIR            output directory (default: ./<workflow>); a file zgc build\n"
+    "                    did not make is never overwritten\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
     "  -O0 .. -O3        optimisation level (default -O2)\n"
+    "  -j N              compile modules and link on N threads (default: the cores)\n"
     "  --keep-objects    keep the object files in DIR\n"
+    "  --allow-unlinked  build even when an extern pure or effect action has no\n"
+    "                    C function (it fails when it runs); refused otherwise\n"
     "  -v                print the commands run\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 success, 1 errors, 2 bad usage.\n";
 
 static const char usage_run_head[] =
-    "usage: zgc run [--workflow NAME] [--processes] FILE.zg [C files...] [run options]\n"
+    "usage: zgc run [--workflow NAME] [--processes] [-O0|-O1|-O2|-O3] [--allow-unlinked]\n"
+    "               FILE.zg [C files...] [run options]\n"
     "\n"
-    "Builds the workflow in a temporary directory and runs it; prints the\n"
+    "Builds the workflow into the cache of builds ($ZGC_CACHE, else\n"
+    "$XDG_CACHE_HOME/zgc or ~/.cache/zgc; see zgc cache) and runs it: a\n"
+    "program run before, with the same C files, -O level, runtime and zgc,\n"
+    "is not compiled again. Only what runs is linked. Prints the\n"
     "result as JSON on stdout (a tuple as an array). With --processes every\n"
     "lifeline runs in its own process, connected by Unix sockets and\n"
     "authenticated with a secret made for the run; a failed run prints the\n"
     "error that occurred first.\n"
     "A durable run (--durable) is journaled in a run store, so that it can be\n"
     "resumed after a crash (zgc runs resume RUN, or zgc run FILE.zg --resume\n"
-    "RUN, which builds the program again); its build is kept in the cache\n"
-    "beside the store (DIR/cache/<fingerprint>/, with the source).\n"
+    "RUN, which builds the program again if its cached build is gone).\n"
     "\n"
     "  --workflow NAME         the workflow (default: the only or the last one)\n"
     "  --processes             one process per lifeline\n"
+    "  -O0 .. -O3              optimisation level (default -O0: the fastest to build)\n"
+    "  --allow-unlinked        run even when an extern pure or effect action has no C\n"
+    "                          function (it fails when it runs); refused otherwise\n"
     "  -h, --help              show this help\n"
     "\n"
     "run options (also taken by the built executables):\n";
@@ -262,11 +294,7 @@ static const char usage_trace_show[] =
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
-    fputs("zgc: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    fputs(usage, stderr);
-    return 2;
+    return zus_error(usage, fmt, arg);
 }
 
 /* Parses the options shared by the compiler subcommands.  Returns -1 to go
@@ -289,19 +317,30 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
             o->lifeline = argv[i];
         } else if (!strncmp(a, "--lifeline=", 11) && allow_lifeline) {
             o->lifeline = a + 11;
+        } else if (!strcmp(a, "--global") && usage == usage_project) {
+            o->global = true;
+        } else if (!strcmp(a, "--unexpanded") && usage == usage_project) {
+            o->written = true;
         } else if (!strcmp(a, "--tokens") && allow_parse) {
             o->tokens = true;
         } else if (!strcmp(a, "--ast") && allow_parse) {
             o->ast = true;
         } else if (a[0] == '-' && a[1]) {
             return usage_error(usage, "unknown option `%s`", a);
+        } else if (o->file && o->files) {
+            o->files[o->nfiles++] = a;
         } else if (o->file) {
             return usage_error(usage, "more than one input file (`%s`)", a);
         } else {
             o->file = a;
+            if (o->files) o->files[o->nfiles++] = a;
         }
     }
     if (!o->file) return usage_error(usage, "%s", "no input file");
+    if (o->written && !o->global)
+        return usage_error(usage, "%s", "--unexpanded goes with --global");
+    if (o->global && o->lifeline)
+        return usage_error(usage, "%s", "--global prints the whole workflow: no --lifeline");
     if (allow_parse && o->tokens == o->ast)
         return usage_error(usage, "%s", "give exactly one of --tokens and --ast");
     return -1;
@@ -311,11 +350,22 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
 
 /* Compiles o->file up to `upto` (compiler/pipeline.c).  Returns the exit
  * status (0 or 1); c is initialised either way and freed by zc_free. */
+/* The warnings of this command (-W options, taken with -I before the
+ * command runs: take_compiler_options). */
+static struct {
+    bool on; /* the command reports warnings */
+    unsigned off;
+    bool werror;
+} warn;
+
 static int compile(ZCompilation *c, const Options *o, ZStage upto, bool all_workflows)
 {
     if (!zc_init_file(c, zp_parse, o->file, stderr)) return 1;
     c->workflow = o->workflow;
     c->all_workflows = all_workflows;
+    c->warnings = warn.on;
+    c->diag.warn_off = warn.off;
+    c->diag.werror = warn.werror;
     return zc_run(c, upto) ? 0 : 1;
 }
 
@@ -324,12 +374,37 @@ static int compile(ZCompilation *c, const Options *o, ZStage upto, bool all_work
 static int cmd_check(int argc, char **argv)
 {
     Options o = {0};
+    o.files = zu_xcalloc((size_t)argc + 1, sizeof *o.files);
     int rc = parse_options(argc, argv, usage_check, &o, false, false);
-    if (rc >= 0) return rc;
-    ZCompilation c;
-    rc = compile(&c, &o, ZC_CHECK, true);
-    zc_free(&c);
+    if (rc >= 0) {
+        free(o.files);
+        return rc;
+    }
+    /* every file, each a program of its own; 1 when any has errors */
+    rc = 0;
+    for (int i = 0; i < o.nfiles; i++) {
+        ZCompilation c;
+        o.file = o.files[i];
+        if (compile(&c, &o, ZC_CHECK, true) != 0) rc = 1;
+        zc_free(&c);
+    }
+    free(o.files);
     return rc;
+}
+
+/* --lifeline L names no lifeline of the program: the error, with the
+ * closest lifeline's name when one is close. */
+static void no_lifeline(const ZCompilation *c, const Options *o)
+{
+    ZvSuggest sg;
+    zv_suggest_init(&sg, o->lifeline);
+    for (int i = 0; i < c->prog->lifelines.len; i++) {
+        const ZDecl *l = ZU_VEC_AT(c->prog->lifelines, i);
+        zv_suggest_try(&sg, l->name);
+    }
+    fprintf(stderr, "zgc: error: no lifeline `%s` in %s", o->lifeline, o->file);
+    if (sg.best) fprintf(stderr, "; did you mean `%s`?", sg.best);
+    fputc('\n', stderr);
 }
 
 static int cmd_project(int argc, char **argv)
@@ -344,13 +419,16 @@ static int cmd_project(int argc, char **argv)
         if (o.lifeline) {
             ZDecl *l = zr_lifeline(c.prog, o.lifeline);
             if (!l) {
-                fprintf(stderr, "zgc: no lifeline `%s` in %s\n", o.lifeline, o.file);
+                no_lifeline(&c, &o);
                 zc_free(&c);
                 return 1;
             }
             only = l->index;
         }
-        zj_print(stdout, c.locals, only);
+        if (o.global)
+            za_print_workflow(stdout, c.prog, c.wf, o.written);
+        else
+            zj_print(stdout, c.locals, only);
     }
     zc_free(&c);
     return rc;
@@ -406,6 +484,16 @@ static int cmd_parse(int argc, char **argv)
 
 /* ---- native code ------------------------------------------------------------ */
 
+/* The backend module (backend/load.c), loaded by the commands that make
+ * code and by no other; NULL after saying why. */
+static const ZbModule *backend(void)
+{
+    char err[1024];
+    const ZbModule *m = zb_load(err, sizeof err);
+    if (!m) fprintf(stderr, "zgc: error: %s\n", err);
+    return m;
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -419,7 +507,8 @@ static int cmd_emit_llvm(int argc, char **argv)
     if (rc >= 0) return rc;
     ZCompilation c;
     rc = compile(&c, &o, ZC_PLAN, false);
-    if (rc == 0) rc = zb_emit_llvm(stdout, &c);
+    const ZbModule *be = rc == 0 ? backend() : NULL;
+    if (rc == 0) rc = be ? be->emit_llvm(stdout, &c) : 1;
     zc_free(&c);
     return rc;
 }
@@ -427,7 +516,7 @@ static int cmd_emit_llvm(int argc, char **argv)
 static int cmd_build(int argc, char **argv)
 {
     Options o = {0};
-    ZBuildOptions b = {.out_dir = "build", .opt_level = 2};
+    ZBuildOptions b = {.opt_level = 2};
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     int ncfiles = 0;
     int rc = -1;
@@ -450,8 +539,19 @@ static int cmd_build(int argc, char **argv)
             o.workflow = a + 11;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
             b.opt_level = a[2] - '0';
+        } else if (!strcmp(a, "-j") || (!strncmp(a, "-j", 2) && a[2])) {
+            const char *v = a[2] ? a + 2 : i + 1 < argc ? argv[++i] : "";
+            char *end;
+            long j = strtol(v, &end, 10);
+            if (!*v || *end || j < 1 || j > 256)
+                rc = usage_error(usage_build, "-j expects a number of threads (1..256), got `%s`",
+                                 v);
+            else
+                b.jobs = (int)j;
         } else if (!strcmp(a, "--keep-objects")) {
             b.keep_objects = true;
+        } else if (!strcmp(a, "--allow-unlinked")) {
+            b.allow_unlinked = true;
         } else if (!strcmp(a, "-v")) {
             b.verbose = true;
         } else if (a[0] == '-' && a[1]) {
@@ -473,7 +573,13 @@ static int cmd_build(int argc, char **argv)
     b.n_c_files = ncfiles;
     ZCompilation c;
     rc = compile(&c, &o, ZC_PLAN, false);
-    if (rc == 0) rc = zb_build(&c, &b);
+    /* without -o: a directory named after the workflow (outdir.h) */
+    bool given = b.out_dir != NULL;
+    if (rc == 0 && !given) b.out_dir = c.wf->name;
+    if (rc == 0 && zod_check(b.out_dir, given, c.wf->name) != 0) rc = 1;
+    const ZbModule *be = rc == 0 ? backend() : NULL;
+    if (rc == 0) rc = be ? be->build(&c, &b) : 1;
+    if (rc == 0 && zod_record(b.out_dir, c.wf->name) != 0) rc = 1;
     zc_free(&c);
     free(cfiles);
     return rc;
@@ -507,105 +613,14 @@ static char *new_run_id(void)
     return id;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path)
-{
-    char *p = strdup(path);
-    if (!p) zu_oom();
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s) continue;
-        char c = *s;
-        *s = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *s = c;
-        if (!c) break;
-    }
-    free(p);
-    return 0;
-}
-
-/* Copies file `from` to `to` (the cache keeps the source of its builds). */
-static int copy_file(const char *from, const char *to)
-{
-    size_t len;
-    const char *why;
-    char *data = zu_read_file(from, &len, &why);
-    if (!data) return -1;
-    FILE *f = fopen(to, "w");
-    int ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = 0;
-    free(data);
-    return ok ? 0 : -1;
-}
-
-/* zgc run --durable: builds into the cache beside the store, in a
- * directory named by the program's fingerprint and the runtime's identity
- * (zb_runtime_id), made under a temporary name and renamed into place (a
- * build that is there already is used); *exe_dir gets it.  Returns the
- * exit status. */
-static int durable_build(ZCompilation *c, ZBuildOptions *b, const char *store, const char *src,
-                         char **exe_dir)
-{
-    char *cache = zo_cache_dir(store);
-    char *tmp;
-    if (asprintf(&tmp, "%s/build-XXXXXX", cache) < 0) zu_oom();
-    int rc = 0;
-    if (make_dirs(cache) != 0 || !mkdtemp(tmp)) {
-        fprintf(stderr, "zgc: error: cannot create a directory in the build cache %s: %s\n", cache,
-                strerror(errno));
-        rc = 1;
-    }
-    char fp[65] = "";
-    if (rc == 0) {
-        b->out_dir = tmp;
-        b->fingerprint = fp;
-        rc = zb_build(c, b);
-    }
-    char rt[17] = "";
-    const char *why = NULL;
-    if (rc == 0 && zb_runtime_id(rt, &why) != 0) {
-        fprintf(stderr, "zgc: error: cannot read the runtime library: %s\n", why ? why : "");
-        rc = 1;
-    }
-    if (rc == 0) {
-        /* the build of this program with this runtime */
-        char *final;
-        if (asprintf(&final, "%s/%s-%s", cache, fp, rt) < 0) zu_oom();
-        char *copy;
-        if (asprintf(&copy, "%s/source.zg", tmp) < 0) zu_oom();
-        if (copy_file(src, copy) != 0)
-            fprintf(stderr, "zgc: warning: cannot keep the source in the build cache: %s\n",
-                    strerror(errno));
-        free(copy);
-        if (rename(tmp, final) != 0) {
-            /* the same program was built before: that build is the one */
-            if (errno != EEXIST && errno != ENOTEMPTY) {
-                fprintf(stderr, "zgc: error: cannot keep the build in the cache %s: %s\n", final,
-                        strerror(errno));
-                rc = 1;
-            }
-            zo_remove_tree(tmp);
-        }
-        *exe_dir = final;
-    } else {
-        zo_remove_tree(tmp);
-    }
-    free(tmp);
-    free(cache);
-    return rc;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     Options o = {0};
-    bool processes = false, durable = false, exit_when_waiting = false;
+    bool processes = false, durable = false, exit_when_waiting = false, allow_unlinked = false;
     const char *trace = NULL, *view = NULL, *store = NULL, *run_id = NULL, *resume = NULL;
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     char **pass = zu_xcalloc((size_t)argc + 8, sizeof *pass);
-    int ncfiles = 0, npass = 0, rc = -1, opt;
+    int ncfiles = 0, npass = 0, rc = -1, opt, opt_level = 0;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -620,6 +635,10 @@ static int cmd_run(int argc, char **argv)
             o.workflow = a + 11;
         } else if (!strcmp(a, "--processes")) {
             processes = true;
+        } else if (!strcmp(a, "--allow-unlinked")) {
+            allow_unlinked = true;
+        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+            opt_level = a[2] - '0';
         } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
             /* --opt VALUE or --opt=VALUE, but for the flags and optional
              * values (vocab.h: zv_option_value) */
@@ -713,15 +732,25 @@ static int cmd_run(int argc, char **argv)
         free(pass);
         return 1;
     }
-    ZBuildOptions b = {.out_dir = dir, .opt_level = 1, .c_files = cfiles, .n_c_files = ncfiles};
     ZCompilation c;
     char *store_path = durable ? zs_path(store) : NULL, *exe_dir = NULL, *fresh_id = NULL;
     char *store_opt = NULL, *view_opt = NULL;
     rc = compile(&c, &o, ZC_PLAN, false);
-    if (rc == 0 && durable)
-        rc = durable_build(&c, &b, store_path, o.file, &exe_dir);
-    else if (rc == 0)
-        rc = zb_build(&c, &b);
+    if (rc == 0) {
+        /* link what runs: the all-in-one executable, or with --processes
+         * (and a lifeline or more) the per-lifeline ones; a durable run
+         * may be resumed in the other mode, so it has both */
+        bool per_life = processes && c.prog->lifelines.len > 1;
+        ZcaRequest req = {.source = o.file,
+                          .c_files = cfiles,
+                          .n_c_files = ncfiles,
+                          .opt_level = opt_level,
+                          .allow_unlinked = allow_unlinked,
+                          .link = durable    ? ZB_LINK_WHOLE | ZB_LINK_LIFELINES
+                                  : per_life ? ZB_LINK_LIFELINES
+                                             : ZB_LINK_WHOLE};
+        rc = zca_get(&c, &req, &exe_dir);
+    }
     if (rc == 0 && zx_signal_received()) rc = 1; /* stopped while compiling */
     if (rc == 0 && resume) {
         rc = zo_resume(store_path, resume, exe_dir, exit_when_waiting);
@@ -867,7 +896,7 @@ static int cmd_view(int argc, char **argv)
         if (rc == 0 && o.lifeline) {
             ZDecl *l = zr_lifeline(c.prog, o.lifeline);
             if (!l) {
-                fprintf(stderr, "zgc: no lifeline `%s` in %s\n", o.lifeline, o.file);
+                no_lifeline(&c, &o);
                 rc = 1;
             } else {
                 job.lifeline = l->index;
@@ -954,6 +983,9 @@ static int cmd_trace_show(int argc, char **argv)
 static int cmd_trace(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "show")) return cmd_trace_show(argc - 1, argv + 1);
+    if (argc >= 2 && argv[1][0] != '-' && strcmp(argv[1], "check"))
+        return usage_error("usage: zgc trace check …\n       zgc trace show …\n",
+                           "unknown trace command `%s`", argv[1]);
     bool help = argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
     int rc = zt_main(argc, argv);
     if (help) {
@@ -984,6 +1016,7 @@ static const Command commands[] = {
     {"runs", zo_runs_main, NULL},
     {"tasks", zo_tasks_main, NULL},
     {"answer", zo_answer_main, NULL},
+    {"cache", zca_main, NULL},
 };
 
 static const Command *find_command(const char *name)
@@ -1004,6 +1037,75 @@ static int finish_output(int rc)
     return rc;
 }
 
+/* `-I DIR` (or `-IDIR`), on every command that reads a .zg file: DIR is
+ * searched for imported files (compiler/pipeline.c), in the order given.
+ * Taken out of argv before the command parses its own options; -1 to go
+ * on, else the exit status. */
+static int take_compiler_options(const Command *c, int *argc, char **argv)
+{
+    static const char *const readers[] = {"check",     "project", "guards", "build", "run",
+                                          "emit-llvm", "parse",   "trace",  "view"};
+    /* the commands that compile a program of the user's report warnings */
+    static const char *const warners[] = {"check", "project",   "guards",
+                                          "build", "emit-llvm", "run"};
+    bool reads = false;
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
+        if (!strcmp(c->name, readers[i])) reads = true;
+    for (size_t i = 0; i < sizeof warners / sizeof warners[0]; i++)
+        if (!strcmp(c->name, warners[i])) warn.on = true;
+    if (!reads) return -1;
+    const char *usage = c->usage ? c->usage : usage_main;
+    int n = 2;
+    for (int i = 2; i < *argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) { /* the rest is not ours */
+            while (i < *argc) argv[n++] = argv[i++];
+            break;
+        }
+        if (warn.on && !strncmp(a, "-W", 2)) {
+            /* -Werror, -Wno-error, -W<name>, -Wno-<name>, -Wall, -Wno-all */
+            const char *w = a + 2;
+            bool no = !strncmp(w, "no-", 3);
+            if (no) w += 3;
+            if (!strcmp(w, "error")) {
+                warn.werror = !no;
+            } else if (!strcmp(w, "all")) {
+                warn.off = no ? ~0u : 0u;
+            } else {
+                int k = zd_warning_lookup(w);
+                if (k < 0) {
+                    ZvSuggest sg;
+                    zv_suggest_init(&sg, w);
+                    for (int j = 0; j < ZW__COUNT; j++) zv_suggest_try(&sg, zd_warning_name(j));
+                    fprintf(stderr, "zgc: error: unknown warning `%s`", a);
+                    if (sg.best)
+                        fprintf(stderr, "; did you mean `-W%s%s`?", no ? "no-" : "", sg.best);
+                    fputs("\n(see `zgc help warnings` for the warnings)\n", stderr);
+                    return 2;
+                }
+                if (no)
+                    warn.off |= 1u << k;
+                else
+                    warn.off &= ~(1u << k);
+            }
+            continue;
+        }
+        if (strncmp(a, "-I", 2) != 0) {
+            argv[n++] = argv[i];
+            continue;
+        }
+        const char *dir = a[2] ? a + 2 : i + 1 < *argc ? argv[++i] : NULL;
+        if (!dir || !dir[0]) return usage_error(usage, "%s", "-I needs a directory");
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return usage_error(usage, "-I %s: not a directory", dir);
+        zc_add_include_dir(dir);
+    }
+    argv[n] = NULL;
+    *argc = n;
+    return -1;
+}
+
 static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1016,12 +1118,21 @@ static int run_command(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
-        printf("zgc %s\n", ZGC_VERSION);
+        printf("zgc %s (build %s)\nfrom the %s\n", ZGC_VERSION, ZGC_BUILD_ID, zpa_where());
         return 0;
     }
     if (!strcmp(cmd, "help")) {
         if (argc < 3) {
             fputs(usage_main, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[2], "warnings")) {
+            fputs("Warnings of check, project, guards, build, emit-llvm and run (all on;\n"
+                  "-Wno-NAME turns one off, -WNAME on again, -Wno-all all, -Werror makes\n"
+                  "them errors):\n",
+                  stdout);
+            for (int k = 0; k < ZW__COUNT; k++)
+                printf("  -W%-18s %s\n", zd_warning_name(k), zd_warning_help(k));
             return 0;
         }
         const Command *c = find_command(argv[2]);
@@ -1035,7 +1146,28 @@ static int run_command(int argc, char **argv)
     }
     const Command *c = find_command(cmd);
     if (!c) return usage_error(usage_main, "unknown command `%s`", cmd);
+    int rc = take_compiler_options(c, &argc, argv);
+    if (rc >= 0) return rc;
     return c->run(argc - 1, argv + 1);
 }
 
-int main(int argc, char **argv) { return finish_output(run_command(argc, argv)); }
+#if defined(__SANITIZE_ADDRESS__)
+/* AddressSanitizer builds only.  LeakSanitizer's exit-time check in GCC
+ * 12's runtime sometimes crashes ("Tracer caught signal 11", then
+ * "LeakSanitizer has encountered a fatal error") while it walks the
+ * dynamic TLS of threads on glibc 2.34 and later — a known fault of that
+ * runtime's DTLS tracking (google/sanitizers issues 1322, 1342); zgc
+ * loads libLLVM with dlopen, whose thread_local data is such TLS.  Not
+ * tracking dynamic TLS keeps the leak check: zgc keeps no heap pointer
+ * only in thread-local storage. */
+__attribute__((used, visibility("default"))) const char *__asan_default_options(void)
+{
+    return "intercept_tls_get_addr=0";
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    zpa_init();
+    return finish_output(run_command(argc, argv));
+}

@@ -12,6 +12,7 @@
 #include "runs.h"
 #include "launch.h"
 #include "store.h"
+#include "usage.h"
 #include "zgc.h"
 
 #include <dirent.h>
@@ -92,11 +93,7 @@ static const char usage_answer[] =
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
-    fputs("zgc: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    fputs(usage, stderr);
-    return 2;
+    return zus_error(usage, fmt, arg);
 }
 
 /* The options every command here takes; the others are positional. */

@@ -37,6 +37,25 @@ typedef struct ZTokVal {
 
 %code {
 #include <string.h>
+
+#include "suggest.h"
+
+/* Every span names its file (ZSpan.file): bison's default copies only the
+ * line and column fields. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                    \
+    do {                                                               \
+        if (N) {                                                       \
+            (Cur) = YYRHSLOC(Rhs, 1);                                  \
+            (Cur).last_line = YYRHSLOC(Rhs, N).last_line;              \
+            (Cur).last_column = YYRHSLOC(Rhs, N).last_column;          \
+        } else {                                                       \
+            (Cur) = YYRHSLOC(Rhs, 0);                                  \
+            (Cur).first_line = (Cur).last_line;                        \
+            (Cur).first_column = (Cur).last_column;                    \
+        }                                                              \
+        (Cur).file = ps->file;                                         \
+        (Cur).exp = 0;                                                 \
+    } while (0)
 #define YYSTYPE ZPYSTYPE
 #define YYLTYPE ZPYLTYPE
 #include "lexer.h"
@@ -176,6 +195,7 @@ static ZTokVal type_kw_name(ZParser *ps, const char *kw)
 %token <tok> KW_LIFELINE "'lifeline'" KW_CONST "'const'" KW_ENUM "'enum'" KW_VAR "'var'"
 %token <tok> KW_GUARD "'guard'" KW_LLM "'llm'" KW_PURE "'pure'" KW_EXTERN "'extern'"
 %token <tok> KW_EFFECT "'effect'" KW_HUMAN "'human'" KW_WORKFLOW "'workflow'"
+%token <tok> KW_IMPORT "'import'" KW_FRAGMENT "'fragment'"
 %token <tok> KW_RETURN "'return'" KW_IF "'if'" KW_ELSE "'else'" KW_WHILE "'while'"
 %token <tok> KW_SKIP "'skip'" KW_PARALLEL "'parallel'" KW_BRANCH "'branch'"
 %token <tok> KW_COREGION "'coregion'" KW_PREV "'prev'" KW_SINCE "'since'" KW_ONCE "'once'"
@@ -187,6 +207,9 @@ static ZTokVal type_kw_name(ZParser *ps, const char *kw)
 %token <tok> '{' '}' '(' ')' ';' ',' ':' '=' '@' '.' '+' '-' '*' '/' '%' '<' '>' '!' '?'
 
 %type <decl> decl action_decl results opt_results
+%type <vec> fparams fparams1 flocals
+%type <param> fparam
+%type <decl> flocal
 %type <vec> ident_list params params1 result_items inputs inputs1 props stmts branches
 %type <vec> args args1 local_stmts targets ret_items type_list
 %type <param> param result_item input ident_item
@@ -251,6 +274,17 @@ decl
           for (int i = 0; i < $8.len; i++)
               if (((ZStmt *)$8.items[i])->kind == S_RETURN) $$->ret = $8.items[i];
       }
+    /* import "file.zg"; (§3.4) */
+    | KW_IMPORT STR_LIT ';' {
+          $$ = za_decl(A, D_IMPORT, @$);
+          $$->name = $2.text; $$->name_span = @2;
+      }
+    /* fragment f(W: lifeline, x: T, const n: T) { var y: T; stmts } (§3.3) */
+    | KW_FRAGMENT IDENT '(' fparams ')' '{' flocals stmts '}' {
+          $$ = za_decl(A, D_FRAGMENT, @$);
+          $$->name = $2.text; $$->name_span = @2; $$->params = $4;
+          $$->locals = $7; $$->body = $8;
+      }
     | KW_RESERVED {
           zd_error(ps->diag, @1, "`%s` is reserved for shared state and not supported yet", $1.text);
           YYERROR;
@@ -271,6 +305,31 @@ ident_item: IDENT { $$ = param(ps, $1.text, @1, NULL); } ;
 opt_default
     : %empty    { $$ = NULL; }
     | '=' expr  { $$ = $2; }
+    ;
+
+/* Fragment parameters and local variables. */
+fparams
+    : %empty    { $$ = (ZVec){0}; }
+    | fparams1
+    ;
+fparams1
+    : fparam               { $$ = vec1(ps, $1); }
+    | fparams1 ',' fparam  { $$ = push(ps, $1, $3); }
+    ;
+fparam
+    : IDENT ':' KW_LIFELINE  { $$ = param(ps, $1.text, @1, NULL); $$->fkind = FP_LIFELINE; }
+    | IDENT ':' type         { $$ = param(ps, $1.text, @1, $3); $$->fkind = FP_VAR; }
+    | KW_CONST IDENT ':' type { $$ = param(ps, $2.text, @2, $4); $$->fkind = FP_CONST; }
+    ;
+flocals
+    : %empty           { $$ = (ZVec){0}; }
+    | flocals flocal   { $$ = push(ps, $1, $2); }
+    ;
+flocal
+    : KW_VAR IDENT ':' type ';' {
+          $$ = za_decl(A, D_VAR, @$);
+          $$->name = $2.text; $$->name_span = @2; $$->type = $4;
+      }
     ;
 
 /* Types: bool int float str json or an enum name. */
@@ -430,6 +489,12 @@ stmt
           $$->life = life($1.text, @1);
           $$->body = $3;
           for (int i = 0; i < $3.len; i++) ((ZStmt *)$3.items[i])->life = $$->life;
+      }
+    /* f(a, …); a fragment use (§4) */
+    | IDENT '(' args ')' ';' {
+          $$ = za_stmt(A, S_USE, @$);
+          $$->life = life($1.text, @1);
+          $$->args = $3;
       }
     | if_stmt
     | while_stmt
@@ -661,6 +726,49 @@ static const char *shown(ZParser *ps, yysymbol_kind_t k)
     return copy;
 }
 
+/* Whether symbol k is a keyword of the language ('lifeline', 'var', …):
+ * its name in the grammar is a quoted word. */
+static bool is_keyword(yysymbol_kind_t k)
+{
+    const char *n = yysymbol_name(k);
+    if (n && n[0] == '"') n++; /* "'lifeline'" or 'lifeline' */
+    if (!n || n[0] != '\'') return false;
+    const char *c = n + 1;
+    for (; *c && *c != '\''; c++)
+        if (!(*c >= 'a' && *c <= 'z')) return false;
+    return c - n > 2; /* a word, not a character token such as '{' */
+}
+
+/* The keyword closest to word among the expected tokens, or NULL. */
+static const char *keyword_near(ZParser *ps, const char *word, const yysymbol_kind_t *exp, int n)
+{
+    ZvSuggest sg;
+    zv_suggest_init(&sg, word);
+    for (int i = 0; i < n; i++) {
+        if (!is_keyword(exp[i])) continue;
+        const char *k = shown(ps, exp[i]); /* `lifeline` */
+        zv_suggest_try(&sg, zu_strndup(ps->arena, k + 1, strlen(k) - 2));
+    }
+    return sg.best;
+}
+
+/* The symbol of a character token such as ';' (bison numbers them in
+ * its own order). */
+static yysymbol_kind_t char_symbol(char c)
+{
+    char name[4] = {'\'', c, '\'', 0};
+    for (int k = 0; k < YYNTOKENS; k++)
+        if (!strcmp(yysymbol_name((yysymbol_kind_t)k), name)) return (yysymbol_kind_t)k;
+    return YYSYMBOL_YYUNDEF;
+}
+
+static bool expects(const yysymbol_kind_t *exp, int n, yysymbol_kind_t k)
+{
+    for (int i = 0; i < n; i++)
+        if (exp[i] == k) return true;
+    return false;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser *ps)
 {
     (void)scanner;
@@ -668,10 +776,30 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser
     if (ps->too_deep) return 0; /* already reported */
     yysymbol_kind_t got = yypcontext_token(ctx);
     const YYLTYPE *at = yypcontext_location(ctx);
-    enum { MAX = 6 };
-    yysymbol_kind_t exp[MAX];
-    int n = yypcontext_expected_tokens(ctx, exp, MAX);
+    enum { MAX = 6, ALL = 128 };
+    yysymbol_kind_t all[ALL];
+    int nall = yypcontext_expected_tokens(ctx, all, ALL);
+    if (nall < 0) nall = 0;
+    int n = nall < MAX ? nall : 0; /* listed when there are few */
+    ZSpan loc = *at;
+    if (got == YYSYMBOL_YYEOF) {
+        /* point just past the end rather than at a phantom token */
+        loc.first_line = loc.last_line = ps->line;
+        loc.first_column = loc.last_column = ps->col;
+    }
+    /* a `;` forgotten at the end of a line: said where it belongs, after
+       the previous token, not at the start of the next line */
+    if (got != char_symbol(';') && expects(all, nall, char_symbol(';')) && ps->prev_ptr &&
+        ps->prev_end_line > 0 && at->first_line > ps->prev_end_line) {
+        ZSpan after = *at;
+        after.first_line = after.last_line = ps->prev_end_line;
+        after.first_column = after.last_column = ps->prev_end_col;
+        zd_error(ps->diag, after, "expected `;` after `%.*s`", (int)ps->prev_len, ps->prev_ptr);
+        return 0;
+    }
     ZBuf b = {0};
+    const char *hint = NULL;
+    char why[160];
     if (got == YYSYMBOL_YYEOF)
         zu_buf_puts(&b, "unexpected end of file");
     else if (got == YYSYMBOL_IDENT || got == YYSYMBOL_INT_LIT || got == YYSYMBOL_FLOAT_LIT)
@@ -682,21 +810,28 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser
         zu_buf_printf(&b, "unexpected `%s` (reserved for shared state)", zp_last_text(ps));
     else
         zu_buf_printf(&b, "unexpected %s", shown(ps, got));
-    if (n > 0 && n <= MAX - 1) {
+    if (n > 0) {
         zu_buf_puts(&b, ", expected ");
         for (int i = 0; i < n; i++) {
             if (i) zu_buf_puts(&b, i == n - 1 ? " or " : ", ");
-            zu_buf_puts(&b, shown(ps, exp[i]));
+            zu_buf_puts(&b, shown(ps, all[i]));
         }
     }
-    ZSpan loc = *at;
-    if (got == YYSYMBOL_YYEOF) {
-        /* point just past the end rather than at a phantom token */
-        loc.first_line = loc.last_line = ps->line;
-        loc.first_column = loc.last_column = ps->col;
+    const char *near = got == YYSYMBOL_IDENT ? keyword_near(ps, zp_last_text(ps), all, nall) : NULL;
+    if (near)
+        zu_buf_printf(&b, "; did you mean `%s`?", near);
+    else if (is_keyword(got) && expects(all, nall, YYSYMBOL_IDENT)) {
+        snprintf(why, sizeof why, "%s is a reserved word of the language: it cannot be a name",
+                 shown(ps, got));
+        hint = why;
     }
+    else if (got == char_symbol('{') && expects(all, nall, char_symbol('@')))
+        hint = "every `if` and `while` names the lifeline that decides: `if COND @ Lifeline { … }`";
+    else if (got == char_symbol('=') && expects(all, nall, char_symbol(':')))
+        hint = "a statement says which lifeline runs it: `Lifeline: x = …;`";
     zd_error(ps->diag, loc, "%s", b.data);
     zu_buf_free(&b);
+    if (hint) zd_note(ps->diag, loc, "%s", hint);
     /* "to close `{` at line N" */
     if (got == YYSYMBOL_YYEOF && ps->depth > 0) {
         ZSpan o = ps->open_at[ps->depth - 1];

@@ -30,15 +30,16 @@ ZProgram *zp_parse(ZArena *a, const ZSource *src, ZDiag *d)
     ZProgram *p = zu_alloc(a, sizeof *p);
     p->src = src;
     if (src->len > (size_t)0x7fffffff) {
-        zd_error(d, (ZSpan){0}, "source file too large");
+        zd_error(d, (ZSpan){.file = src->index}, "source file too large");
         return p;
     }
     if (!zp_check_utf8(src, d)) return p;
-    ZParser ps = {.arena = a, .diag = d, .prog = p};
+    ZParser ps = {.arena = a, .diag = d, .prog = p, .file = src->index};
     YY_BUFFER_STATE buf;
     ps.scanner = scanner_new(&ps, src, &buf);
     int rc = zpyparse(ps.scanner, &ps);
-    if (rc != 0 && d->errors == 0) zd_error(d, (ZSpan){0}, "cannot parse this file");
+    if (rc != 0 && d->errors == 0)
+        zd_error(d, (ZSpan){.file = src->index}, "cannot parse this file");
     scanner_free(ps.scanner, buf);
     return p;
 }
@@ -47,7 +48,7 @@ ZVec zp_tokenize(ZArena *a, const ZSource *src, ZDiag *d)
 {
     ZVec out = {0};
     if (!zp_check_utf8(src, d)) return out;
-    ZParser ps = {.arena = a, .diag = d};
+    ZParser ps = {.arena = a, .diag = d, .file = src->index};
     YY_BUFFER_STATE buf;
     ps.scanner = scanner_new(&ps, src, &buf);
     for (;;) {

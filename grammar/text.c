@@ -59,7 +59,7 @@ bool zp_check_utf8(const ZSource *src, ZDiag *d)
     for (size_t i = 0; i < src->len;) {
         int k = utf8_len(s + i, src->len - i);
         if (k == 0) {
-            ZSpan at = {line, col, line, col};
+            ZSpan at = {line, col, line, col, src->index, 0};
             zd_error(d, at, "invalid UTF-8 (byte 0x%02X): source files must be UTF-8", s[i]);
             return false;
         }
@@ -162,7 +162,8 @@ const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, 
          * invisible in the source; tabs, and line breaks of """ strings,
          * are text */
         if ((c < 0x20 || c == 0x7f) && c != '\t' && !(triple && (c == '\n' || c == '\r'))) {
-            ZSpan bad = triple ? at : (ZSpan){at.first_line, col, at.first_line, col};
+            ZSpan bad =
+                triple ? at : (ZSpan){at.first_line, col, at.first_line, col, at.file, at.exp};
             if (c == 0)
                 zp_lex_error(ps, bad, "a NUL byte is not allowed in a string");
             else
@@ -177,7 +178,8 @@ const char *zp_decode_string(ZParser *ps, const char *s, size_t n, bool triple, 
             if ((c & 0xC0) != 0x80) col++;
             continue;
         }
-        ZSpan esc = triple ? at : (ZSpan){at.first_line, col, at.first_line, col + 1};
+        ZSpan esc =
+            triple ? at : (ZSpan){at.first_line, col, at.first_line, col + 1, at.file, at.exp};
         char e = i + 1 < n ? s[i + 1] : 0;
         i++;
         col += 2;

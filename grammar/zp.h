@@ -13,6 +13,7 @@ typedef struct ZParser {
     ZDiag *diag;
     ZProgram *prog;
     void *scanner;
+    int file; /* ZSpan.file of every token */
     /* lexer position (1-based line, code-point column) */
     int line, col;
     /* the most recent token, for "unexpected `x`": a pointer into the
@@ -20,6 +21,12 @@ typedef struct ZParser {
     const char *last_ptr;
     size_t last_len;
     int last_kind;
+    /* the token before it, and where each ended (the position just after
+     * it), for "expected `;` after `0`" at the end of the previous line */
+    const char *prev_ptr;
+    size_t prev_len;
+    int prev_end_line, prev_end_col;
+    int last_end_line, last_end_col;
     /* open brackets: kind ('{', '(') and where */
     char open_kind[ZP_MAX_NESTING];
     ZSpan open_at[ZP_MAX_NESTING];

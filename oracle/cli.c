@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "suggest.h"
 
 static const char usage_trace[] =
     "usage: zgc trace check [--workflow NAME] [-q] FILE.zg TRACE.jsonl...\n"
@@ -60,7 +61,8 @@ int zt_main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--workflow")) {
             if (++i >= argc) {
-                fprintf(stderr, "zgc: --workflow needs a workflow name\n%s", usage_trace);
+                fputs("zgc: error: --workflow needs a workflow name\n(see `zgc trace --help`)\n",
+                      stderr);
                 free(traces);
                 return 2;
             }
@@ -70,7 +72,13 @@ int zt_main(int argc, char **argv)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "zgc: unknown option `%s`\n%s", a, usage_trace);
+            ZvSuggest sg;
+            zv_suggest_init(&sg, a);
+            zv_suggest_try(&sg, "--workflow");
+            zv_suggest_try(&sg, "--quiet");
+            fprintf(stderr, "zgc: error: unknown option `%s`", a);
+            if (sg.best) fprintf(stderr, "; did you mean `%s`?", sg.best);
+            fputs("\n(see `zgc trace --help`)\n", stderr);
             free(traces);
             return 2;
         } else if (!file) {
@@ -80,7 +88,8 @@ int zt_main(int argc, char **argv)
         }
     }
     if (!file || !ntraces) {
-        fprintf(stderr, "zgc: %s\n%s", !file ? "no workflow file" : "no trace file", usage_trace);
+        fprintf(stderr, "zgc: error: %s\n(see `zgc trace --help`)\n",
+                !file ? "no workflow file" : "no trace file");
         free(traces);
         return 2;
     }

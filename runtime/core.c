@@ -99,6 +99,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "suggest.h"
 
 #define CANCEL_GRACE_S 5.0
 /* A receive that finds nothing watches its queues for up to SPIN_NS before
@@ -241,9 +242,10 @@ typedef struct zri_run {
     int lost;    /* the error is a lost peer process */
     volatile int cancel;
     pthread_mutex_t err_mu;
-    char *error;      /* the first error: "lifeline L: file:l:c: cause" */
-    int64_t error_ns; /* when it occurred (CLOCK_MONOTONIC) */
-    int *ended;       /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
+    char *error;       /* the first error: "lifeline L: file:l:c: cause" */
+    int64_t error_ns;  /* when it occurred (CLOCK_MONOTONIC) */
+    int32_t error_loc; /* where in the source (a locs index), or -1 */
+    int *ended;        /* per-lifeline mode, [l] (atomic): lifeline l ended (its BYE came) */
     /* deadlock detection (in-process mode) */
     int deadlock_check;
     int accounting;      /* active and blocked are counted: deadlock_check or
@@ -375,8 +377,11 @@ static void loc_text(const zgrt_program *p, int32_t loc, char *out, size_t n)
 {
     out[0] = '\0';
     if (loc >= 0 && loc < p->nlocs && p->locs)
-        snprintf(out, n, "%s:%d:%d: ", p->source ? p->source : "?", (int)p->locs[loc].line,
-                 (int)p->locs[loc].col);
+        snprintf(out, n, "%s:%d:%d: ",
+                 p->locs[loc].file ? p->locs[loc].file
+                 : p->source       ? p->source
+                                   : "?",
+                 (int)p->locs[loc].line, (int)p->locs[loc].col);
 }
 
 static void wake_all(run *R);
@@ -398,6 +403,7 @@ static void run_verror(run *R, int32_t lifeline, int32_t loc, const char *fmt, v
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         R->error_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+        R->error_loc = loc >= 0 && loc < R->prog->nlocs ? loc : -1;
         R->error = zri_buf_take(&b);
     }
     pthread_mutex_unlock(&R->err_mu);
@@ -1835,6 +1841,8 @@ const char *zri_run_error(zri_run *R) { return R->error; }
 
 int64_t zri_run_error_time(zri_run *R) { return R->error ? R->error_ns : 0; }
 
+int32_t zri_run_error_loc(zri_run *R) { return R->error ? R->error_loc : -1; }
+
 static void input_desc(const zgrt_program *p, int32_t i, char *out, size_t n)
 {
     const zgrt_var *v = &p->vars[p->inputs[i].var];
@@ -1850,12 +1858,31 @@ static int setup_inputs(run *R)
     const zri_options *o = R->opts;
     int bad = 0;
     int *given = zri_xcalloc((size_t)(p->ninputs > 0 ? p->ninputs : 1), sizeof(int));
+    /* an input a misspelt --arg was meant for: one error for the mistake,
+       not a second one for the input missing */
+    int *meant = zri_xcalloc((size_t)(p->ninputs > 0 ? p->ninputs : 1), sizeof(int));
     char desc[512];
     for (int a = 0; a < o->nargs; a++) {
         int32_t i;
         for (i = 0; i < p->ninputs; i++)
             if (strcmp(p->vars[p->inputs[i].var].name, o->arg_names[a]) == 0) break;
         if (i == p->ninputs) {
+            ZvSuggest sg;
+            zv_suggest_init(&sg, o->arg_names[a]);
+            int32_t close = -1;
+            for (int32_t j = 0; j < p->ninputs; j++) {
+                const char *before = sg.best;
+                zv_suggest_try(&sg, p->vars[p->inputs[j].var].name);
+                if (sg.best != before) close = j;
+            }
+            if (close >= 0) {
+                input_desc(p, close, desc, sizeof desc);
+                fprintf(stderr, "zgc: error: unknown input '%s' in --arg; did you mean %s?\n",
+                        o->arg_names[a], desc);
+                meant[close] = 1;
+                bad = 1;
+                continue;
+            }
             zri_buf b = {0};
             for (int32_t j = 0; j < p->ninputs; j++) {
                 input_desc(p, j, desc, sizeof desc);
@@ -1892,13 +1919,14 @@ static int setup_inputs(run *R)
     }
     for (int32_t i = 0; i < p->ninputs; i++) {
         /* a per-lifeline executable needs the inputs of its own lifeline only */
-        if (given[i] || (R->self >= 0 && p->inputs[i].owner != R->self)) continue;
+        if (given[i] || meant[i] || (R->self >= 0 && p->inputs[i].owner != R->self)) continue;
         input_desc(p, i, desc, sizeof desc);
         fprintf(stderr, "zgc: error: missing input %s: give it with --arg %s=VALUE\n", desc,
                 p->vars[p->inputs[i].var].name);
         bad = 1;
     }
     free(given);
+    free(meant);
     if (bad)
         fprintf(stderr, "(run with --help for the options of %s)\n",
                 p->workflow ? p->workflow : "the workflow");

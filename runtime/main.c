@@ -191,26 +191,74 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
     return 0;
 }
 
-/* The run's error: on stderr, or with --error-file as one JSON line
- * {"time_ns": T, "error": "…"} (T: when it occurred, zri_run_error_time),
- * from which `zgc run --processes` prints the first error of the run. */
-static void report_error(const zri_options *o, const char *error, int64_t time_ns)
+/* The source line of location loc with a caret under its column, as the
+ * compiler shows them ("   7 |     A: a = a / b;" and "     |            ^"),
+ * malloc'd; NULL when the source file cannot be read here (an executable
+ * run away from its sources) or has no such line. */
+static char *excerpt(const zgrt_program *p, int32_t loc)
 {
+    if (loc < 0 || loc >= p->nlocs || !p->locs) return NULL;
+    const zgrt_loc *l = &p->locs[loc];
+    const char *path = l->file ? l->file : p->source;
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = -1;
+    for (int32_t k = 0; k < l->line && (n = getline(&line, &cap, f)) >= 0; k++) {}
+    fclose(f);
+    if (n < 0) {
+        free(line);
+        return NULL;
+    }
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+    zri_buf b = {0};
+    char num[16];
+    int w = snprintf(num, sizeof num, "%5d ", (int)l->line);
+    zri_buf_printf(&b, "%s| ", num);
+    for (ssize_t i = 0; i < n; i++) zri_buf_add(&b, line[i] == '\t' ? " " : &line[i], 1);
+    zri_buf_printf(&b, "\n%*s| ", w, "");
+    /* the column counts characters (code points), a tab as one: one
+       space for each before it */
+    for (int32_t k = 1; k < l->col && k <= n; k++) zri_buf_puts(&b, " ");
+    zri_buf_puts(&b, "^");
+    free(line);
+    return zri_buf_take(&b);
+}
+
+/* The run's error: on stderr with the source excerpt, or with
+ * --error-file as one JSON line {"time_ns": T, "error": "…", "excerpt":
+ * "…"} (T: when it occurred, zri_run_error_time; the excerpt when there
+ * is one), from which `zgc run --processes` prints the first error of the
+ * run. */
+static void report_error(const zgrt_program *p, const zri_options *o, const char *error,
+                         int64_t time_ns, int32_t loc)
+{
+    char *ex = excerpt(p, loc);
     if (o->error_file) {
         zri_buf b = {0};
         zri_buf_printf(&b, "{\"time_ns\": %" PRId64 ", \"error\": ", time_ns);
         zri_buf_json_string(&b, error, strlen(error));
+        if (ex) {
+            zri_buf_puts(&b, ", \"excerpt\": ");
+            zri_buf_json_string(&b, ex, strlen(ex));
+        }
         zri_buf_puts(&b, "}\n");
         FILE *f = fopen(o->error_file, "w");
         int ok = f && fwrite(b.data, 1, b.len, f) == b.len;
         if (f && fclose(f) != 0) ok = 0;
         zri_buf_free(&b);
-        if (ok) return;
+        if (ok) {
+            free(ex);
+            return;
+        }
         fprintf(stderr, "zgc: error: cannot write the error to %s: %s\n", o->error_file,
                 strerror(errno));
     }
     fprintf(stderr, "zgc: error: %s\n", error);
+    if (ex) fprintf(stderr, "%s\n", ex);
     fflush(stderr);
+    free(ex);
 }
 
 /* A connection to this lifeline that was not one of its peers. */
@@ -353,6 +401,17 @@ static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char *
     return 0;
 }
 
+/* The configuration of actions, checked before the run starts: exit
+ * status 2 with the reason (agent/agent.h: zri_actions_check). */
+static int check_actions(const zgrt_program *prog, const zri_options *o)
+{
+    char err[1400];
+    if (zri_actions_check(o, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "zgc: error: %s\n(run with --help for the options of %s)\n", err,
+            prog->workflow ? prog->workflow : "the workflow");
+    return 2;
+}
+
 int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 {
     if (zri_program_check(prog) < 0) return 1;
@@ -375,6 +434,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     char **merged = NULL;
     int attempt = 0;
     if (status != 0) goto done;
+    if ((status = check_actions(prog, &opts)) != 0) goto done;
     if (!opts.durable && (opts.run_id || opts.exit_when_waiting)) {
         fprintf(stderr, "zgc: error: %s applies to durable runs only (--durable)\n",
                 opts.run_id ? "--run-id" : "--exit-when-waiting");
@@ -392,6 +452,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         }
         if (opts.resume && (status = resume_options(prog, D, argc, argv, &opts, &merged)) != 0)
             goto done;
+        if (opts.resume && (status = check_actions(prog, &opts)) != 0) goto done;
     }
 
     /* a durable per-lifeline run that waits for lost peers: a lifeline that
@@ -523,7 +584,8 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     /* a durable run whose peer process was lost stops, to be resumed: a
      * note below, unless the store failed too */
     int lost = error && D && zri_run_lost_peer(R);
-    if (error && !lost) report_error(&opts, error, zri_run_error_time(R));
+    if (error && !lost)
+        report_error(prog, &opts, error, zri_run_error_time(R), zri_run_error_loc(R));
     if (nats) {
         zrd_no_acks(D); /* the acknowledgements stop with the transport */
         if (error || waiting)
@@ -577,7 +639,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         fprintf(stderr, "zgc: note: stopped: %s (run %s can be resumed)\n", error, zrd_id(D));
         status = ZRD_EXIT_LOST;
     } else if (error) {
-        if (lost) report_error(&opts, error, zri_run_error_time(R));
+        if (lost) report_error(prog, &opts, error, zri_run_error_time(R), zri_run_error_loc(R));
         if (status == 0) status = 1;
     } else if (status == 0 && !waiting) {
         status = write_result(&opts, json);

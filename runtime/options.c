@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "rt.h"
+#include "suggest.h"
 
 static const char *prog_name(const zgrt_program *p)
 {
@@ -173,7 +174,23 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         int id = zv_option_lookup(a, ZV_RUN | ZV_EXE);
         if (id < 0) {
             zri_options_free(o);
-            if (a[0] == '-') return usage_error(p, "unknown option '%s'", a);
+            if (a[0] == '-') {
+                /* the closest option of a run, by name (without =VALUE) */
+                char name[64];
+                size_t k = strcspn(a, "=");
+                ZvSuggest sg;
+                zv_suggest_init(&sg, "");
+                if (k < sizeof name) {
+                    memcpy(name, a, k);
+                    name[k] = 0;
+                    zv_suggest_init(&sg, name);
+                    for (int j = 0; j < ZV_OPT__COUNT; j++)
+                        if (table[j].scope & (ZV_RUN | ZV_EXE)) zv_suggest_try(&sg, table[j].name);
+                }
+                if (sg.best)
+                    return usage_error(p, "unknown option '%s'; did you mean '%s'?", a, sg.best);
+                return usage_error(p, "unknown option '%s'", a);
+            }
             return usage_error(p, "unexpected argument '%s' (inputs are given as --arg NAME=VALUE)",
                                a);
         }

@@ -693,6 +693,8 @@ ZRI_HIDDEN const char *zri_run_error(zri_run *R);
  * clock for every process of the machine, so the launcher can order the
  * errors of the lifelines), or 0 without error. */
 ZRI_HIDDEN int64_t zri_run_error_time(zri_run *R);
+/* Where the error occurred: an index of zgrt_program.locs, or -1. */
+ZRI_HIDDEN int32_t zri_run_error_loc(zri_run *R);
 /* After zri_run_exec: 1 when the run stopped because nothing but human
  * tasks could make progress (--exit-when-waiting), with no error. */
 ZRI_HIDDEN int zri_run_waiting(zri_run *R);

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 4
+#define ZGRT_ABI_VERSION 5
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
@@ -52,6 +52,7 @@ typedef struct zgrt_type {
 
 typedef struct zgrt_loc {
     int32_t line, col;
+    const char *file; /* NULL: zgrt_program.source; else an imported file */
 } zgrt_loc;
 
 typedef struct zgrt_enum {

@@ -15,7 +15,12 @@
 # part P to part Q is allowed only when RULES lists Q for P; the runtime's public headers
 # zgrt_abi.h and zgrt.h may be included by the backend (the contract of the
 # code it generates) but nothing of the runtime may be called.  Neither
-# graph may have a cycle between files (tsort finds them).  Prints every
+# graph may have a cycle between files (tsort finds them).
+# The backend's code generation is a module of its own (zgc-backend.so,
+# with libLLVM) that the zgc command loads with dlopen: the driver may
+# include backend/backend.h and call only backend/load.c (part
+# backend/load), and the zgc executable must not need libLLVM (readelf -d;
+# LAYERS_NO_LLVM replaces the list of executables checked).  Prints every
 # violation and exits 1 if there is one.
 set -euo pipefail
 build=${1:?usage: scripts/check-layers.sh BUILD_DIR}
@@ -34,7 +39,8 @@ backend: compiler vocab
 oracle: grammar compiler vocab
 anomalies:
 viewer: compiler vocab
-driver: grammar compiler backend oracle anomalies viewer runtime/view vocab
+backend/load: compiler vocab
+driver: grammar compiler backend/load oracle anomalies viewer runtime/view vocab
 runtime: vocab
 runtime/net: runtime vocab
 runtime/nats: runtime runtime/net vocab
@@ -46,6 +52,8 @@ runtime/main: runtime runtime/net runtime/nats runtime/agent runtime/view runtim
 # headers one part may include from another without depending on its code
 HEADER_ONLY='
 backend: runtime/zgrt_abi.h runtime/zgrt.h
+backend/load: backend/backend.h
+driver: backend/backend.h
 '
 
 part_of() {
@@ -56,6 +64,7 @@ part_of() {
     runtime/view/*) echo runtime/view ;;
     runtime/durable/*) echo runtime/durable ;;
     runtime/main.c) echo runtime/main ;;
+    backend/load.c) echo backend/load ;;
     */*) echo "${1%%/*}" ;;
     *) echo "" ;;
     esac
@@ -164,6 +173,16 @@ awk '{ print $1, $2 }' "$tmp/calls" | sort -u > "$tmp/call_edges"
 if ! tsort "$tmp/call_edges" > /dev/null 2> "$tmp/call_loop"; then
     problem "call cycles between files:$(loops < "$tmp/call_loop")"
 fi
+
+# ---- libLLVM only in the backend module ------------------------------------
+for exe in ${LAYERS_NO_LLVM:-$build/zgc}; do
+    if [ ! -f "$exe" ]; then
+        problem "$exe is not built: build everything first"
+    elif readelf -d "$exe" | grep -q 'NEEDED.*libLLVM'; then
+        problem "$exe needs libLLVM: only the backend module (zgc-backend.so) may"
+    fi
+done
+[ -f "$build/zgc-backend.so" ] || problem "$build/zgc-backend.so is not built"
 
 n_inc=$(wc -l < "$tmp/inc_edges")
 n_call=$(awk '{ print $1, $2 }' "$tmp/calls" | sort -u | wc -l)

@@ -11,6 +11,7 @@ cmake --build build -j2 > /dev/null
 show() { echo "\$ $*"; "$@"; echo; }
 show build/zgc run examples/hello.zg --arg topic="Say hello"
 show build/zgc run examples/consensus.zg --arg notes="fever, low blood pressure" --arg diag=sepsis
-show build/zgc run --processes examples/merge.zg --arg candidate=pr-42 --arg patch=diff
+show build/zgc run --processes examples/merge.zg --arg candidate=pr-42 --arg patch=diff --llm scripted:examples/merge.merged.json
+show build/zgc run examples/stale.zg
 show build/zgc project examples/hello.zg
 show build/zgc guards examples/merge.zg

@@ -22,6 +22,9 @@ pkgs=(
   chromium          # the viewer's browser tests (tests/viewer): headless, driven by puppeteer-core
   fonts-dejavu-core # the font the viewer's pages ask for, so screenshots match their references
   git
+  pandoc            # the manual pages, made from docs/zgc.md (scripts/man.sh)
+  man-db            # `man --warnings` checks those pages (tests/install)
+  dpkg-dev file     # dpkg-shlibdeps and file: how cpack finds the .deb's library dependencies (tests/install)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,7 +2,7 @@
 # The command line: help texts, usage errors, exit statuses, and hostile
 # inputs (each must give a clear error and exit 1 — never a crash or hang).
 set -u
-zgc=${1:?usage: run_cli.sh ZGC}
+zgc=$(realpath "${1:?usage: run_cli.sh ZGC}")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 tmp=$(mktemp -d)
@@ -45,15 +45,64 @@ done
 expect 2 'unknown command `frobnicate`' -- "$zgc" frobnicate
 expect 2 'no input file' -- "$zgc" check
 expect 2 'unknown option `--bogus`' -- "$zgc" check --bogus "$hello"
-expect 2 'more than one input file' -- "$zgc" check "$hello" "$hello"
+expect 2 'more than one input file' -- "$zgc" project "$hello" "$hello"
+expect 0 '' -- "$zgc" check "$hello" "$root/examples/merge.zg"
+expect 1 'nope.zg' -- "$zgc" check "$tmp/nope.zg" "$hello"
 expect 2 'needs a workflow name' -- "$zgc" project "$hello" --workflow
 expect 2 'exactly one of --tokens and --ast' -- "$zgc" parse "$hello"
+
+# one error per mistake, with a suggestion when a known word is close
+expect 2 'unknown command `chek`; did you mean `check`\?' -- "$zgc" chek "$hello"
+expect 2 'unknown command `rnu`; did you mean `run`\?' -- "$zgc" help rnu
+expect 2 'unknown option `--workflw`; did you mean `--workflow`\?' -- "$zgc" check --workflw w "$hello"
+expect 2 'unknown option `--lmm`; did you mean `--llm`\?' -- "$zgc" run "$hello" --lmm mock
+expect 2 'unknown runs command `lst`; did you mean `list`\?' -- "$zgc" runs lst
+expect 2 'unknown cache command `clen`; did you mean `clean`\?' -- "$zgc" cache clen
+expect 2 'unknown trace command `chek`; did you mean `check`\?' -- "$zgc" trace chek "$hello" x
+expect 2 'unknown option `--quite`; did you mean `--quiet`\?' -- "$zgc" trace check --quite "$hello" x
+expect 2 'unknown command `zzzzzz`$' -- "$zgc" zzzzzz
+out=$("$zgc" run "$hello" --arg tpoic=x 2>&1)
+if [ "$(grep -c 'error' <<< "$out")" = 1 ] && grep -q "unknown input 'tpoic' in --arg; did you mean topic (str, owned by User)?" <<< "$out"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: a misspelt --arg is one error with a suggestion: $out"; fail=$((fail + 1))
+fi
+# the configuration of actions is checked before anything runs, also in a
+# workflow that calls no model (exit 2)
+inc=$root/examples/increment.zg
+expect 2 '--llm: unknown model spec .openia.; did you mean .openai.\?' -- "$zgc" run "$inc" --llm openia
+expect 2 '--llm: unknown model spec .olama:llama3.; did you mean .ollama:llama3.\?' -- "$zgc" run "$inc" --llm olama:llama3
+expect 2 '--llm: scripted model: cannot read .nofile.json.: No such file' -- "$zgc" run "$inc" --llm scripted:nofile.json
+expect 2 '--llm-for A: model spec .scripted. needs a file' -- "$zgc" run "$inc" --llm-for A=scripted
+printf '{"x": 3}' > "$tmp/bad_answers.json"
+expect 2 '--answers: human answers: .*the value of x must be an answer object' -- "$zgc" run "$inc" --answers "$tmp/bad_answers.json"
+expect 2 "OPENAI_BASE_URL must be an http:// or https:// URL" -- env OPENAI_BASE_URL=ftp://x "$zgc" run "$inc" --llm openai
+expect 0 '^3$' -- "$zgc" run "$inc" --llm ollama:llama3
+
+# the sample histories of the anomalies quick start (examples/histories)
+h=$root/examples/histories
+expect 0 'stale_read.jsonl: 2 records, level L0' -- "$zgc" anomalies "$h"
+expect 0 'A1 record 1 \(txn 1\) read "brief" = "launch in May" at 0' -- "$zgc" anomalies "$h/stale_read.jsonl"
+expect 0 'A2 record 1 \(txn 1\) planned tool "send_email"' -- "$zgc" anomalies "$h/phantom_tool.jsonl"
+expect 0 'A3 record 2 \(txn "exec-1"\) is not aborted but its predecessor' -- "$zgc" anomalies "$h/cascade.jsonl"
+expect 0 'clean.jsonl: 2 records, level L4' -- "$zgc" anomalies "$h/clean.jsonl"
+
+# a run-time error shows its source line, in one process and per lifeline
+for mode in "" --processes; do
+  out=$("$zgc" run $mode "$root/tests/run/div_zero.zg" 2>&1)
+  if [ "$(printf '%s\n' "$out" | sed -n 2,3p)" = "$(printf '    7 |     A: a = a / b;\n      |            ^')" ]; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL: no source excerpt after a run-time error ($mode): $out"; fail=$((fail + 1))
+  fi
+done
 
 # input errors: exit 1
 expect 1 'cannot read .*nope.zg' -- "$zgc" check "$tmp/nope.zg"
 expect 1 'cannot read' -- "$zgc" check "$tmp"
 expect 1 "no workflow named \`nope\`|unknown workflow \`nope\`" -- "$zgc" project --workflow nope "$hello"
 expect 1 'no lifeline `Nobody`' -- "$zgc" project --lifeline Nobody "$hello"
+expect 1 'no lifeline `Writr` in .*hello.zg; did you mean `Writer`\?' -- "$zgc" project --lifeline Writr "$hello"
 
 # native code
 expect 0 '"\[write_reply:draft\]"' -- "$zgc" run "$hello" --arg topic=hi
@@ -185,11 +234,27 @@ expect 1 'cannot read .*fifo: not a regular file' -- "$zgc" trace check "$hello"
 expect 1 'cannot read /dev/zero: not a regular file' -- "$zgc" trace check "$hello" /dev/zero
 expect 1 'fifo: error: cannot read: not a regular file' -- "$zgc" anomalies "$tmp/fifo"
 expect 1 'dev/zero: error: cannot read: not a regular file' -- "$zgc" anomalies /dev/zero
-expect 1 'human answers: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/human.zg" --answers "$tmp/fifo"
-expect 1 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/scripted.zg" --llm "scripted:$tmp/fifo"
+expect 2 'human answers: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/human.zg" --answers "$tmp/fifo"
+expect 2 'scripted model: cannot read .*fifo.: not a regular file' -- "$zgc" run "$root/tests/run/scripted.zg" --llm "scripted:$tmp/fifo"
 
 # a build is all or nothing: when one link fails, the executables of the
 # earlier build stay as they were and no temporary file is left
+# zgc build writes into a directory named after the workflow, and never
+# over a file it did not make
+(cd "$tmp" && "$zgc" build "$hello" > /dev/null) && [ -x "$tmp/hello/hello" ] && grep -qx hello.User "$tmp/hello/.zgc-build" &&
+  pass=$((pass + 1)) || { echo "FAIL: zgc build without -o"; fail=$((fail + 1)); }
+expect 0 '' -- sh -c "cd '$tmp' && '$zgc' build '$hello'"
+touch "$tmp/hello/notes.txt"
+expect 1 'the output directory hello holds files zgc build did not make \(notes.txt\)' -- sh -c "cd '$tmp' && '$zgc' build '$hello'"
+mkdir -p "$tmp/mine" && echo mine > "$tmp/mine/hello.Writer"
+expect 1 'mine/hello.Writer exists and was not made by zgc build: it is not overwritten' -- "$zgc" build "$hello" -o "$tmp/mine"
+[ "$(cat "$tmp/mine/hello.Writer")" = mine ] && pass=$((pass + 1)) || { echo "FAIL: a user's file was overwritten"; fail=$((fail + 1)); }
+# an action without its C function: refused with the list, unless allowed
+score=$root/examples/extern/score.zg
+expect 1 'effect .publish. needs .int zg_publish' -- "$zgc" build "$score" -o "$tmp/sc"
+expect 1 'extern pure `readability` needs `int zg_readability\(zgrt_call \*call\)`' -- "$zgc" run "$score" --arg draft=x
+expect 0 '' -- "$zgc" build --allow-unlinked "$score" -o "$tmp/sc"
+expect 1 'extern action `readability` is not linked' -- "$zgc" run --allow-unlinked "$score" --arg draft=x
 expect 0 '' -- "$zgc" build "$hello" -o "$tmp/atomic"
 before=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
 printf '#!/bin/sh\ncase "$*" in *hello.Writer*) echo "refusing to link" >&2; exit 1;; esac\nexec cc "$@"\n' > "$tmp/failcc"
@@ -197,7 +262,7 @@ chmod +x "$tmp/failcc"
 # -O0 makes the new executables differ from the earlier ones
 expect 1 'linking `.*atomic/hello.Writer` failed' -- env CC="$tmp/failcc" "$zgc" build -O0 "$hello" -o "$tmp/atomic"
 after=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
-if [ "$before" = "$after" ] && [ "$(ls -A "$tmp/atomic" | wc -l)" = 3 ]; then pass=$((pass + 1)); else
+if [ "$before" = "$after" ] && [ "$(ls -A "$tmp/atomic" | wc -l)" = 4 ]; then pass=$((pass + 1)); else
     echo "FAIL: a failed build changed $tmp/atomic: $(ls -A "$tmp/atomic")"; fail=$((fail + 1)); fi
 
 # names: a lifeline name of the longest length runs as processes; a

@@ -23,7 +23,7 @@ for src in examples/*.zg tests/golden/*.zg; do
   "$zgc" guards "$src" 2>/dev/null | grep -q '^  kind: cpl$' && whats="$whats plan"
   # the expanded and the written workflow of the programs with fragments
   grep -qE '^(import|fragment) ' "$src" && whats="$whats global written"
-  if [ "${whats% plan}" = "$whats" ] && [ -f "tests/golden/$name.plan" ]; then
+  if [ "${whats/ plan/}" = "$whats" ] && [ -f "tests/golden/$name.plan" ]; then
     if [ "$update" = "--update" ]; then
       rm -f "tests/golden/$name.plan"
     else

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The layering check (scripts/check-layers.sh) on this build: it must pass,
 # and it must fail, naming the edge, when the rules forbid an edge that
-# the tree has (the grammar including and calling the compiler).
+# the tree has (the grammar including and calling the compiler; the
+# driver calling the backend's loader), and when an executable it checks
+# needs libLLVM.
 #   usage: tests/run_layers.sh BUILD_DIR
 set -euo pipefail
 build=${1:?usage: tests/run_layers.sh BUILD_DIR}
@@ -22,4 +24,26 @@ for want in 'grammar/grammar.h includes compiler/zgc.h: grammar may not depend o
         exit 1
     }
 done
+# an executable that links libLLVM is caught (the backend's own test does)
+out=$(LAYERS_NO_LLVM="$build/tests/backend/test_backend" "$check" "$build" 2>&1) && {
+    echo "run_layers: the check passed on an executable that needs libLLVM"
+    exit 1
+}
+grep -qF "test_backend needs libLLVM: only the backend module (zgc-backend.so) may" <<< "$out" || {
+    echo "run_layers: missing the libLLVM violation in:"
+    echo "$out"
+    exit 1
+}
+# a call from the driver into the backend is caught: with rules that
+# leave out backend/load, the driver's one call there is named
+narrow=$(printf '%s\n' "$rules" | sed 's/^driver: .*/driver: grammar compiler oracle anomalies viewer runtime\/view vocab/')
+out=$(LAYERS_RULES="$narrow" "$check" "$build" 2>&1) && {
+    echo "run_layers: the check passed with rules that forbid driver -> backend/load"
+    exit 1
+}
+grep -qF "calls zb_load of backend/load.c: driver may not depend on backend/load" <<< "$out" || {
+    echo "run_layers: missing the driver -> backend/load call in:"
+    echo "$out"
+    exit 1
+}
 echo "run_layers: ok"

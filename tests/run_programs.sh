@@ -5,7 +5,8 @@
 #   // args: RUN OPTIONS        options for `zgc run` (optional)
 #   // expect: JSON             the exact stdout (exit 0)
 #   // expect error: TEXT       exit 1 and TEXT on stderr (several allowed)
-# Examples are listed with their options and results in tests/run/examples.txt.
+# Examples are listed with their options and results in tests/run/examples.txt,
+# the standard library's (one line per outcome) in tests/run/stdlib.txt.
 # Every successful run writes a trace, checked by `zgc trace check` (a
 # well-formed MSC whose vector clocks match the causal order, erasure
 # equivalence with the global workflow, recomputed values and guards).
@@ -69,6 +70,6 @@ while IFS='|' read -r ex opts want; do
   opts=$(echo "$opts" | xargs)
   want=$(echo "$want" | sed 's/^ *//; s/ *$//')
   for mode in ${RUN_MODES:-inprocess processes}; do one "examples/$ex" "$opts" "$want" "" "$mode"; done
-done < tests/run/examples.txt
+done < <(cat tests/run/examples.txt tests/run/stdlib.txt)
 echo "run: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

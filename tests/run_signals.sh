@@ -21,10 +21,13 @@ workflow spin() -> int {
 ZG
 mkdir "$tmp/t"
 
-# waits until N processes run from the temporary directory (at most 60 s)
+# zgc run starts the executable of one process from the cache of builds
+export ZGC_CACHE=$tmp/cache
+# waits until N processes run from the temporary directory or the cache
+# (at most 60 s)
 wait_procs() {
     for _ in $(seq 600); do
-        [ "$(pgrep -f "$tmp/t/zgc-run" | wc -l)" -ge "$1" ] && return 0
+        [ "$(pgrep -f "$tmp/(t/zgc-run|cache/)" | wc -l)" -ge "$1" ] && return 0
         sleep 0.1
     done
     return 1
@@ -48,7 +51,7 @@ for sig in INT TERM HUP; do
         [ $status = $want ]
         check "$sig $mode: zgc ends with $want (got $status; $(head -c 300 "$tmp/err"))" $?
         sleep 0.2
-        [ -z "$(pgrep -f "$tmp/t/zgc-run")" ]
+        [ -z "$(pgrep -f "$tmp/(t/zgc-run|cache/)")" ]
         check "$sig $mode: no lifeline process is left" $?
         [ -z "$(ls -A "$tmp/t")" ]
         check "$sig $mode: the temporary directory is removed ($(ls "$tmp/t"))" $?
@@ -64,7 +67,7 @@ kill -KILL $pid
 wait $pid 2> /dev/null
 gone=1
 for _ in $(seq 50); do
-    [ -z "$(pgrep -f "$tmp/t/zgc-run")" ] && gone=0 && break
+    [ -z "$(pgrep -f "$tmp/(t/zgc-run|cache/)")" ] && gone=0 && break
     sleep 0.1
 done
 check "KILL: the lifeline processes die with zgc" $gone

@@ -1056,3 +1056,23 @@ int zri_run_action(zri_action_env *env, int32_t action, const zgrt_value *args, 
 }
 
 void zri_actions_shutdown(void) { zri_models_shutdown(); }
+
+int zri_actions_check(const zri_options *o, char *err, size_t errlen)
+{
+    char why[1024];
+    if (o->llm && zri_model_check(o->llm, why, sizeof why) < 0) {
+        snprintf(err, errlen, "--llm: %s", why);
+        return -1;
+    }
+    for (int i = 0; i < o->nroutes; i++)
+        if (zri_model_check(o->routes[i].spec, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--llm-for %s: %s",
+                     o->routes[i].lifeline ? o->routes[i].lifeline : "", why);
+            return -1;
+        }
+    if (o->answers && zri_script_check(o->answers, "human answers", why, sizeof why) < 0) {
+        snprintf(err, errlen, "--answers: %s", why);
+        return -1;
+    }
+    return 0;
+}

@@ -32,6 +32,11 @@ ZRI_HIDDEN int zri_run_action(zri_action_env *env, int32_t action, const zgrt_va
                               zgrt_value *outs, int *attempts, char *err, size_t errlen);
 /* Releases what actions cached for the run (scripted answers, …). */
 ZRI_HIDDEN void zri_actions_shutdown(void);
+/* Checks the run's configuration of actions before anything runs, whether
+ * or not the workflow calls a model or a human: the model specs of --llm
+ * and --llm-for (models.c: zri_model_check) and the --answers file.  0,
+ * or -1 with the reason in err (a usage error: exit status 2). */
+ZRI_HIDDEN int zri_actions_check(const zri_options *o, char *err, size_t errlen);
 
 /* ===================================================================== */
 /* models.c, used by actions.c                                            */
@@ -72,6 +77,16 @@ ZRI_HIDDEN int zri_script_next(const char *path, const char *what, const char *l
 ZRI_HIDDEN int zri_answer_values(zri_action_env *env, const zgrt_action *a, void *answer,
                                  int enum_numbers, zgrt_value *outs, char *err, size_t errlen);
 ZRI_HIDDEN void zri_models_shutdown(void);
+/* Checks a model spec without calling the model: its form (mock,
+ * scripted:FILE, openai[:MODEL], ollama[:MODEL]; a near miss gets a
+ * suggestion), a scripted file's contents, and for the remote backends
+ * the endpoint's URL scheme and the key's characters.  No network: a
+ * server that cannot be reached is found at the first call.  0, or -1
+ * with the reason in err. */
+ZRI_HIDDEN int zri_model_check(const char *spec, char *err, size_t errlen);
+/* Reads and checks an answer script (scripted models, --answers) as its
+ * first use would; what names its role in messages.  0 or -1. */
+ZRI_HIDDEN int zri_script_check(const char *path, const char *what, char *err, size_t errlen);
 
 /* ===================================================================== */
 /* http.c, used by models.c: one HTTP POST of a JSON body over libcurl     */

@@ -46,6 +46,7 @@
 #include <jansson.h>
 
 #include "agent.h"
+#include "suggest.h"
 
 /* ---- answer scripts -------------------------------------------------- */
 
@@ -1172,6 +1173,70 @@ static int spec_is(const char *spec, const char *name)
 {
     size_t n = strlen(name);
     return strncmp(spec, name, n) == 0 && (spec[n] == 0 || spec[n] == ':');
+}
+
+int zri_script_check(const char *path, const char *what, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&script_mu);
+    zri_script *s = script_get(path, what, err, errlen);
+    pthread_mutex_unlock(&script_mu);
+    return s ? 0 : -1;
+}
+
+int zri_model_check(const char *spec, char *err, size_t errlen)
+{
+    if (strcmp(spec, "mock") == 0) return 0;
+    if (spec_is(spec, "scripted")) {
+        if (spec[8] != ':' || spec[9] == 0) {
+            snprintf(err, errlen, "model spec `%s` needs a file: scripted:FILE.json", spec);
+            return -1;
+        }
+        return zri_script_check(spec + 9, "scripted model", err, errlen);
+    }
+    int ollama = spec_is(spec, "ollama");
+    if (ollama || spec_is(spec, "openai")) {
+        const char *key = ollama ? NULL : getenv("OPENAI_API_KEY");
+        for (const char *k = key; k && *k; k++)
+            if (*k < 0x21 || *k > 0x7e) {
+                snprintf(err, errlen,
+                         "%s: OPENAI_API_KEY contains a space, a control character or a "
+                         "character that is not ASCII",
+                         spec);
+                return -1;
+            }
+        char *url = endpoint(ollama);
+        int ok = strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
+        if (!ok) {
+            zri_buf why = {0};
+            zri_buf_printf(&why, "%s: %s must be an http:// or https:// URL, not `", spec,
+                           ollama ? "OLLAMA_HOST" : "OPENAI_BASE_URL");
+            add_redacted(&why, url, strlen(url), key);
+            zri_buf_puts(&why, "`");
+            put_message(err, errlen, why.data, key);
+            zri_buf_free(&why);
+        }
+        free(url);
+        return ok ? 0 : -1;
+    }
+    /* the backend's name: the part before ':' */
+    char name[64];
+    size_t n = strcspn(spec, ":");
+    ZvSuggest sg;
+    zv_suggest_init(&sg, "");
+    if (n < sizeof name) {
+        memcpy(name, spec, n);
+        name[n] = 0;
+        zv_suggest_init(&sg, name);
+        static const char *const backends[] = {"mock", "scripted", "openai", "ollama"};
+        for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+            zv_suggest_try(&sg, backends[i]);
+    }
+    if (sg.best)
+        snprintf(err, errlen, "unknown model spec `%s`; did you mean `%s%s`? " AVAILABLE, spec,
+                 sg.best, spec + n);
+    else
+        snprintf(err, errlen, "unknown model spec `%s` " AVAILABLE, spec);
+    return -1;
 }
 
 int zri_model_call(zri_action_env *env, const zgrt_action *a, const char *spec, const char *system,

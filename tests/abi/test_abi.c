@@ -61,7 +61,8 @@ Test(abi, value_layout)
     cr_expect_eq(offsetof(zgrt_str, data), 8);
 }
 
-/* The monitor plan (since ABI 3; ABI 4 adds the fingerprint): per lifeline a zgrt_keep (four int32 counts,
+/* The monitor plan (since ABI 3; ABI 4 adds the fingerprint, ABI 5 the
+ * file of a location): per lifeline a zgrt_keep (four int32 counts,
  * then four pointers), per edge a zgrt_edge (six int32, then three
  * pointers) with its zgrt_group (five int32) and zgrt_pair (two int32)
  * tables; the descriptor has nedges after nsubs, then the keep and
@@ -69,7 +70,7 @@ Test(abi, value_layout)
  * the LLVM layout against these offsets). */
 Test(abi, monitor_plan_layout)
 {
-    cr_expect_eq(ZGRT_ABI_VERSION, 4);
+    cr_expect_eq(ZGRT_ABI_VERSION, 5);
     cr_expect_eq(sizeof(zgrt_slot), 8);
     cr_expect_eq(offsetof(zgrt_slot, lifeline), 0);
     cr_expect_eq(offsetof(zgrt_slot, index), 4);

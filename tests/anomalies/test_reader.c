@@ -42,6 +42,15 @@ Test(reader, malformed_lines)
     EXPECT_ERROR("{\"a\":\"x\0y\"}\n", "invalid JSON");
     EXPECT_ERROR("{\"a\":\"\\u0000\"}\n", "invalid JSON");
     EXPECT_ERROR("{\"read_time\":123456789012345678901234567890}\n", "invalid JSON");
+    /* what the fast parser refuses, jansson words as before */
+    EXPECT_ERROR("{\"a\":\"\\ud800\"}\n", "bad.jsonl:1: error: invalid JSON: ");
+    EXPECT_ERROR("{\"a\":\"\xc0\xaf\"}\n", "invalid JSON: ");
+    EXPECT_ERROR("{\"a\":1,\"\\u0061\":2}\n", "invalid JSON: ");
+    EXPECT_ERROR("{\"a\":[1,]}\n", "invalid JSON: ");
+    EXPECT_ERROR("{\"a\":01}\n", "invalid JSON: ");
+    EXPECT_ERROR("{\"a\":\"x\"} trailing\n", "invalid JSON: ");
+    EXPECT_ERROR("\f{}\n", "invalid JSON: ");
+    EXPECT_ERROR("{\"a\":\"\\q\"}\n", "invalid JSON: ");
 }
 
 Test(reader, wrong_types)

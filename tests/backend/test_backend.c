@@ -36,6 +36,14 @@ static char *slurp(const char *path)
     return text;
 }
 
+static TComp *compile_at(const char *text, const char *path)
+{
+    TComp *c = t_compile_at(path, text, T_PLAN);
+    cr_assert(c->ok, "%s does not compile:\n%s", path, c->diag_text ? c->diag_text : "");
+    cr_assert_not_null(c->comp.plan);
+    return c;
+}
+
 static TComp *compile_ok(const char *text, const char *what)
 {
     TComp *c = t_compile(text, T_PLAN);
@@ -109,7 +117,7 @@ static char *emit_ir(TComp *c)
 static void check_file(const char *path)
 {
     char *text = slurp(path);
-    TComp *c = compile_ok(text, path);
+    TComp *c = compile_at(text, path);
     gen_build_modules(c);
     char *ir = emit_ir(c);
     for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
@@ -679,7 +687,7 @@ Test(backend, merge_descriptor_has_the_plan)
 static void check_file_slots(const char *path)
 {
     char *text = slurp(path);
-    TComp *c = compile_ok(text, path);
+    TComp *c = compile_at(text, path);
     Desc *d = calloc(1, sizeof *d);
     read_desc(c, d);
     check_keeps_and_edges(c, d, path);
@@ -842,7 +850,7 @@ Test(backend, the_descriptor_is_the_printed_monitor_plan)
         if (glob(pats[k], 0, NULL, &gl) != 0) continue;
         for (size_t i = 0; i < gl.gl_pathc; i++, n++) {
             char *text = slurp(gl.gl_pathv[i]);
-            TComp *c = compile_ok(text, gl.gl_pathv[i]);
+            TComp *c = compile_at(text, gl.gl_pathv[i]);
             check_plan(c, gl.gl_pathv[i]);
             t_free(c);
             free(text);
@@ -973,8 +981,8 @@ static const Layout layouts[] = {
      "zgrt_loc",
      sizeof(zgrt_loc),
      _Alignof(zgrt_loc),
-     2,
-     {OFF(zgrt_loc, line), OFF(zgrt_loc, col)}},
+     3,
+     {OFF(zgrt_loc, line), OFF(zgrt_loc, col), OFF(zgrt_loc, file)}},
     {ZB_TY_ENUM,
      "zgrt_enum",
      sizeof(zgrt_enum),
@@ -1288,7 +1296,7 @@ static void build_and_run(const char *example, char *const args[], int nargs, co
     char path[512];
     snprintf(path, sizeof path, ZGC_SOURCE_DIR "/examples/%s.zg", example);
     char *text = slurp(path);
-    TComp *c = compile_ok(text, path);
+    TComp *c = compile_at(text, path);
     char *dir = temp_dir();
     ZBuildOptions o = {.out_dir = dir, .opt_level = 2};
     int rc = zb_build(&c->comp, &o);

@@ -273,6 +273,13 @@ static void expect_ok(run_out *r, const char *want)
     cr_assert_str_eq(result(r), want, "stderr: %s", r->err);
 }
 
+static void expect_status(run_out *r, int status, const char *text)
+{
+    cr_assert_eq(r->status, status, "exit %d, stdout: %s, stderr: %s", r->status, r->out, r->err);
+    cr_assert_str_eq(r->out, "", "no result after an error");
+    cr_assert_not_null(strstr(r->err, text), "stderr lacks `%s`: %s", text, r->err);
+}
+
 static void expect_error(run_out *r, const char *text)
 {
     cr_assert_eq(r->status, 1, "exit %d, stdout: %s, stderr: %s", r->status, r->out, r->err);
@@ -604,8 +611,10 @@ Test(models, bad_keys_and_urls_fail_at_once)
      * before any request */
     run_out r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:crlf-key"),
                    ARGS("OPENAI_API_KEY=" KEY "\r\nX-Injected: 1"));
-    expect_error(&r, "OPENAI_API_KEY contains a space, a control character or a character that "
-                     "is not ASCII");
+    /* found before the run starts: a usage error */
+    expect_status(&r, 2,
+                  "OPENAI_API_KEY contains a space, a control character or a character that "
+                  "is not ASCII");
     cr_assert_eq(count("crlf-key"), 0);
     run_free(&r);
     /* URLs that can never work: no retries, no waiting */
@@ -619,7 +628,9 @@ Test(models, bad_keys_and_urls_fail_at_once)
                           "cannot reach http://[::1/v1/chat/completions"};
     for (int i = 0; i < 4; i++) {
         r = zg("ask.zg", ARGS("--arg", "q=a", "--llm", "openai:test-model"), ARGS(bad[i]));
-        expect_error(&r, want[i]);
+        /* a URL of another scheme is found before the run (exit 2); a host
+           that cannot be reached at the first call (exit 1) */
+        expect_status(&r, i < 2 ? 2 : 1, want[i]);
         cr_assert_eq(count_lines(r.err, "zgc: error:"), 1, "%s", r.err);
         cr_assert_null(strstr(r.err, "note"), "no retry: %s", r.err);
         cr_assert_lt(r.secs, 10.0, "%s took %.1f s", bad[i], r.secs);

@@ -270,7 +270,9 @@ for i in $(seq 1 40); do
   case $((i % 3)) in 0) p=rc_overflow ;; 1) p=rc_divzero ;; 2) p=rc_binding ;; esac
   "$zgc" run --processes "$progs/$p.zg" > "$tmp/rc.out" 2> "$tmp/rc.err"
   st=$?
-  if [ "$st" != 1 ] || [ "$(cat "$tmp/rc.err")" != "${want[$p]}" ]; then
+  # the error, then its source line and caret (two lines), nothing else
+  if [ "$st" != 1 ] || [ "$(head -1 "$tmp/rc.err")" != "${want[$p]}" ] ||
+    [ "$(wc -l < "$tmp/rc.err")" != 3 ] || ! sed -n 3p "$tmp/rc.err" | grep -q '^ *| *\^$'; then
     bad=$((bad + 1))
     [ "$bad" -le 3 ] && { echo "run $i ($p): exit $st, stderr:"; cat "$tmp/rc.err"; }
   fi

@@ -9,7 +9,7 @@
 static const char *const MAIN_CHAN[] = {"main"};
 static const char *const TAGS[] = {"while#1", "if#2"};
 /* locations: 0 -> 1:1, 1 -> 4:5, 2 -> 9:13, 3 -> 15:5 */
-static const zgrt_loc LOCS[] = {{1, 1}, {4, 5}, {9, 13}, {15, 5}};
+static const zgrt_loc LOCS[] = {{1, 1, NULL}, {4, 5, NULL}, {9, 13, NULL}, {15, 5, NULL}};
 
 #define PROGRAM_CHANS(src, wf, ch, nch)                                                         \
     .abi_version = ZGRT_ABI_VERSION, .source = src, .workflow = wf, .chans = ch, .nchans = nch, \

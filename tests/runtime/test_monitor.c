@@ -44,7 +44,7 @@ enum { PENDING, PASSED, FAILED };
 static const char *const LIVES[] = {"Orchestrator", "TestRunner", "Committer", "Relay"};
 static const char *const CHANS[] = {"main"};
 static const char *const TAGS[] = {"if#1", "if#2"};
-static const zgrt_loc LOCS[] = {{1, 1}};
+static const zgrt_loc LOCS[] = {{1, 1, NULL}};
 static const char *const STATUS_M[] = {"pending", "passed", "failed"};
 static const zgrt_enum ENUMS[] = {{"TestStatus", 3, STATUS_M}};
 static const zgrt_str C1 = {2, "c1"};

@@ -125,7 +125,7 @@ static void unicode_body(zgrt_ctx *ctx)
 
 static const char *const SOLO[] = {"A"};
 static const char *const MAIN_CHAN[] = {"main"};
-static const zgrt_loc LOCS[] = {{1, 1}};
+static const zgrt_loc LOCS[] = {{1, 1, NULL}};
 
 static zgrt_program program(zgrt_body_fn *bodies)
 {

@@ -467,7 +467,7 @@ static void builtins_body(zgrt_ctx *ctx)
 
 static const char *const SOLO[] = {"A"};
 static const char *const MAIN_CHAN[] = {"main"};
-static const zgrt_loc LOCS[] = {{3, 7}};
+static const zgrt_loc LOCS[] = {{3, 7, NULL}};
 
 static zgrt_program bprog(zgrt_body_fn *bodies)
 {

@@ -29,17 +29,23 @@ typedef struct TComp {
     bool ok; /* no error up to the requested stage */
 } TComp;
 
-/* Runs the pipeline on `text` (named "test.zg") up to `stage`, stopping at
- * the first stage that reports an error.  Diagnostics are captured in
- * c->diag_text (NUL-terminated). */
-static inline TComp *t_compile(const char *text, TStage stage)
+/* Runs the pipeline on `text`, named `path` (its imports are looked for
+ * beside it), up to `stage`, stopping at the first stage that reports an
+ * error.  Diagnostics are captured in c->diag_text (NUL-terminated). */
+static inline TComp *t_compile_at(const char *path, const char *text, TStage stage)
 {
     TComp *c = calloc(1, sizeof *c);
     c->diag_file = open_memstream(&c->diag_text, &c->diag_len);
-    zc_init(&c->comp, zp_parse, "test.zg", text, strlen(text), c->diag_file);
+    zc_init(&c->comp, zp_parse, path, text, strlen(text), c->diag_file);
     c->ok = zc_run(&c->comp, (ZStage)stage);
     fflush(c->diag_file);
     return c;
+}
+
+/* The same for a text named "test.zg". */
+static inline TComp *t_compile(const char *text, TStage stage)
+{
+    return t_compile_at("test.zg", text, stage);
 }
 
 static inline void t_free(TComp *c)

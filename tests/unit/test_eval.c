@@ -256,7 +256,7 @@ static void collect(void *user, const ZExpr *at, ZEvalError err)
     es->n++;
 }
 
-static const ZSpan none = {0, 0, 0, 0};
+static const ZSpan none = {0, 0, 0, 0, 0, 0};
 
 static ZExpr *int_lit(ZArena *a, ZType *t, int64_t i)
 {

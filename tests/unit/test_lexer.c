@@ -20,7 +20,7 @@ static Lexed *lex_n(const char *text, size_t len)
 {
     Lexed *l = calloc(1, sizeof *l);
     l->arena = zu_arena_new();
-    l->src = (ZSource){"t.zg", text, len};
+    l->src = (ZSource){.path = "t.zg", .text = text, .len = len};
     l->errf = open_memstream(&l->errs, &l->errs_len);
     zd_init(&l->diag, &l->src, l->errf);
     l->toks = zp_tokenize(l->arena, &l->src, &l->diag);
@@ -71,15 +71,28 @@ Test(lexer, keywords_and_identifiers)
     lex_free(l);
 }
 
+Test(lexer, import_and_fragment)
+{
+    Lexed *l = lex("import \"lib/a.zg\";\nfragment f(");
+    cr_assert_eq(l->toks.len, 6);
+    cr_expect_eq(tk(l, 0)->kind, KW_IMPORT);
+    cr_expect_eq(tk(l, 1)->kind, STR_LIT);
+    cr_expect_eq(tk(l, 3)->kind, KW_FRAGMENT);
+    expect_span(tk(l, 1), 1, 8, 1, 17);
+    expect_span(tk(l, 3), 2, 1, 2, 8);
+    cr_expect_eq(tk(l, 1)->span.file, 0);
+    lex_free(l);
+}
+
 Test(lexer, every_keyword_is_reserved)
 {
-    const char *kws[] = {"lifeline", "const",  "enum",   "var",        "guard",        "llm",
-                         "pure",     "extern", "effect", "human",      "workflow",     "return",
-                         "if",       "else",   "while",  "skip",       "parallel",     "branch",
-                         "coregion", "prev",   "since",  "once",       "historically", "past",
-                         "seen",     "true",   "false",  "null",       "bool",         "int",
-                         "float",    "str",    "json",   "store",      "cell",         "tools",
-                         "atomic",   "read",   "write",  "consistency"};
+    const char *kws[] = {"lifeline", "const",  "enum",   "var",         "guard",        "llm",
+                         "pure",     "extern", "effect", "human",       "workflow",     "return",
+                         "if",       "else",   "while",  "skip",        "parallel",     "branch",
+                         "coregion", "prev",   "since",  "once",        "historically", "past",
+                         "seen",     "true",   "false",  "null",        "bool",         "int",
+                         "float",    "str",    "json",   "store",       "cell",         "tools",
+                         "atomic",   "read",   "write",  "consistency", "import",       "fragment"};
     for (size_t i = 0; i < sizeof kws / sizeof kws[0]; i++) {
         Lexed *l = lex(kws[i]);
         cr_assert_eq(l->toks.len, 1);

@@ -55,6 +55,42 @@ Test(parser, declarations)
     t_free(c);
 }
 
+Test(parser, imports_fragments_and_uses)
+{
+    TComp *c = t_compile("import \"lib.zg\";\n"
+                         "fragment f(W: lifeline, x: str, const n: int) {\n"
+                         "    var y: Mode;\n"
+                         "    W: y = g(x, n);\n"
+                         "}\n"
+                         "workflow w() { f(A, s, 3); A(s) -> B(s); }\n",
+                         T_PARSE);
+    /* lib.zg is not found: only that error */
+    cr_expect(strstr(c->diag_text, "cannot find `lib.zg`") != NULL, "%s", c->diag_text);
+    cr_expect_eq(c->comp.diag.errors, 1, "%s", c->diag_text);
+    ZDecl *imp = decl(c, 0), *f = decl(c, 1), *w = decl(c, 2);
+    cr_expect_eq(imp->kind, D_IMPORT);
+    cr_expect_str_eq(imp->name, "lib.zg");
+    cr_expect_eq(imp->name_span.first_column, 8);
+    cr_expect_eq(f->kind, D_FRAGMENT);
+    cr_assert_eq(f->params.len, 3);
+    cr_expect_eq(((ZParam *)f->params.items[0])->fkind, FP_LIFELINE);
+    cr_expect_null(((ZParam *)f->params.items[0])->type);
+    cr_expect_eq(((ZParam *)f->params.items[1])->fkind, FP_VAR);
+    cr_expect_eq(((ZParam *)f->params.items[1])->type->kind, TY_STR);
+    cr_expect_eq(((ZParam *)f->params.items[2])->fkind, FP_CONST);
+    cr_expect_str_eq(((ZParam *)f->params.items[2])->name, "n");
+    cr_assert_eq(f->locals.len, 1);
+    cr_expect_str_eq(((ZDecl *)f->locals.items[0])->name, "y");
+    cr_expect_eq(((ZDecl *)f->locals.items[0])->type->kind, TY_NAMED);
+    cr_expect_eq(f->body.len, 1);
+    ZStmt *use = w->body.items[0];
+    cr_expect_eq(use->kind, S_USE);
+    cr_expect_str_eq(use->life.name, "f");
+    cr_expect_eq(use->args.len, 3);
+    cr_expect_eq(((ZStmt *)w->body.items[1])->kind, S_MSG);
+    t_free(c);
+}
+
 Test(parser, actions)
 {
     TComp *c = t_compile(
@@ -210,9 +246,11 @@ Test(parser, syntax_error_quotes_tokens)
     TComp *c =
         t_compile("lifeline A, B;\nworkflow w() {\n    A(x) -> B(x)\n    skip A;\n}\n", T_PARSE);
     cr_expect_not(c->ok);
-    cr_expect(strstr(c->diag_text, "test.zg:4:5: error: unexpected `skip`, expected `;`\n"
-                                   "    4 |     skip A;\n"
-                                   "      |     ^~~~\n"),
+    /* a `;` missing at the end of a line: reported after the line's last
+       token, where it belongs */
+    cr_expect(strstr(c->diag_text, "test.zg:3:17: error: expected `;` after `)`\n"
+                                   "    3 |     A(x) -> B(x)\n"
+                                   "      |                 ^\n"),
               "got: %s", c->diag_text);
     t_free(c);
 }
