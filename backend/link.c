@@ -574,6 +574,7 @@ static void link_job(Build *b, Job *j, const char *path, const char *exe, const 
     argv_split(&cmd, *cl ? cl : "-lcrypto", "|");
     argv_split(&cmd, ZGC_RUNTIME_LDFLAGS, "| ");
     argv_push(&cmd, "-lsqlite3"); /* the run store (runtime/durable) */
+    argv_push(&cmd, "-lnats");    /* the NATS transport (runtime/nats) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
     j->kind = JOB_LINK;

@@ -29,6 +29,10 @@
  * assembled result or the first lifeline's error, comes last).  The page
  * orders the lines causally whatever order they come in.
  *
+ * With --nats URL among the run options the lifelines talk through that
+ * NATS server instead (runtime/nats): no sockets; each gets --run, a
+ * fresh run id that scopes the run's subjects, and the same secret.
+ *
  * A durable run (--durable or --resume among the run options, with a
  * --peer-wait that is not 0): a lifeline process killed by a signal zgc
  * did not send does not stop the others — they wait for it to be
@@ -276,6 +280,26 @@ static int write_secret(const char *path)
         fprintf(stderr, "zgc: error: cannot write the run's secret %s: %s\n", path, strerror(e));
         return 1;
     }
+    return 0;
+}
+
+/* A fresh run id for the subjects of a run over NATS (--run): 32 hex
+ * digits, so that two runs on one server never share a subject.  0, or 1
+ * after printing why. */
+static int new_nats_run(char out[33])
+{
+    uint8_t b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t k = getrandom(b + got, sizeof b - got, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            fprintf(stderr, "zgc: error: no random bytes for the run's id: %s\n", strerror(errno));
+            return 1;
+        }
+        got += (size_t)k;
+    }
+    for (size_t i = 0; i < sizeof b; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
     return 0;
 }
 
@@ -602,6 +626,10 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     const char *store = run_option(argc, argv, "--durable", &durable);
     const char *run_id = run_option(argc, argv, "--resume", &resuming);
     if (!resuming) run_id = run_option(argc, argv, "--run-id", NULL);
+    /* over NATS the lifelines find one another by the run's id */
+    const char *nats = run_option(argc, argv, "--nats", NULL);
+    char nats_run[33] = "";
+    if (nats && new_nats_run(nats_run) != 0) return 1;
     const char *wait_text = run_option(argc, argv, "--peer-wait", NULL);
     double peer_wait = wait_text ? strtod(wait_text, NULL) : 300.0;
     bool keep = (durable || resuming) && run_id && peer_wait > 0;
@@ -627,7 +655,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     int started = 0;
     /* names are bounded (ZV_LIFELINE_NAME_MAX), but $TMPDIR is not */
     size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-    for (int i = 0; i < n && status == 0; i++)
+    for (int i = 0; i < n && status == 0 && !nats; i++)
         if (strlen(socks[i]) - 5 > sun_max) {
             fprintf(stderr,
                     "zgc: error: the socket path %s is too long for a Unix socket (%zu bytes; "
@@ -655,9 +683,14 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
-        extra[k++] = "--listen";
-        extra[k++] = socks[i];
-        for (int j = 0; j < n; j++) {
+        if (nats) {
+            extra[k++] = "--run";
+            extra[k++] = nats_run;
+        } else {
+            extra[k++] = "--listen";
+            extra[k++] = socks[i];
+        }
+        for (int j = 0; j < n && !nats; j++) {
             if (j == i) continue;
             if (asprintf(&owned[o], "%s=%s", r->lifelines[j], socks[j]) < 0) zu_oom();
             extra[k++] = "--peer";
@@ -689,6 +722,14 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             for (int j = 0; j < k; j++)
                 if (strcmp(extra[j], "--trace") && (j == 0 || strcmp(extra[j - 1], "--trace")))
                     fprintf(c, " %s", extra[j]);
+            /* the NATS options are not stored with the run (each
+             * process's own): the restarted one gets them again */
+            for (int j = 0; j < argc; j++)
+                if (!strncmp(argv[j], "--nats", 6)) {
+                    bool joined = strchr(argv[j], '=') != NULL;
+                    fprintf(c, " %s", argv[j]);
+                    if (!joined && j + 1 < argc) fprintf(c, " %s", argv[++j]);
+                }
             if (store) fprintf(c, " --durable=%s", store);
             fprintf(c, " --resume %s", run_id);
             fclose(c);

@@ -3,7 +3,8 @@
  *
  *   1. check the program descriptor and parse the run options;
  *   2. choose the mode: every lifeline in this process, or one lifeline
- *      with --listen and a --peer for every other one;
+ *      with --listen and a --peer for every other one, or with --nats and
+ *      --run (a NATS server between the lifelines);
  *   3. a durable run (--durable, --resume): open the run store (durable/);
  *      a resume takes the run's stored options and its directory;
  *   4. make the run (core.c) and store the defaults and the inputs; a
@@ -17,7 +18,7 @@
  *      both);
  *   6. per-lifeline mode: put the journal's messages back (a resume), read
  *      the run's secret (--secret-file), open the socket transport (net/)
- *      and connect the run to it;
+ *      or the NATS transport (nats/) and connect the run to it;
  *   7. give the run the agent side (agent/) as its action runner;
  *   8. run; report an error (on stderr, or --error-file) before the
  *      transport closes: once it is closed the peers fail too, and the
@@ -44,6 +45,7 @@
 
 #include "agent/agent.h"
 #include "durable/durable.h"
+#include "nats/transport.h"
 #include "net/net.h"
 #include "rt.h"
 #include "view/view.h"
@@ -131,7 +133,26 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
             for (int32_t l = 0; l < nl; l++)
                 if (strcmp(o->peer_names[i], lname(prog, l)) == 0) peer_addrs[l] = o->peer_addrs[i];
         int bad = 0;
-        if (!o->listen) {
+        if (o->nats) {
+            /* lifelines find one another through the server's subjects */
+            if (o->listen || o->npeers) {
+                fprintf(stderr, "zgc: error: --nats replaces --listen and --peer: give either\n");
+                bad = 1;
+            }
+            if (!o->nats_run) {
+                fprintf(stderr,
+                        "zgc: error: this executable runs lifeline %s only and needs --run RUN "
+                        "with --nats, the run's id, the same for every lifeline\n",
+                        lname(prog, body));
+                bad = 1;
+            } else if (!zri_nats_run_ok(o->nats_run)) {
+                fprintf(stderr,
+                        "zgc: error: --run expects a run id (1 to %d letters, digits, '_' or "
+                        "'-'), got '%s'\n",
+                        ZRI_NATS_RUN_MAX, o->nats_run);
+                bad = 1;
+            }
+        } else if (!o->listen) {
             fprintf(stderr,
                     "zgc: error: this executable runs lifeline %s only and needs --listen ADDR\n",
                     lname(prog, body));
@@ -145,7 +166,7 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
                     lname(prog, body), SECRET_HINT);
             bad = 1;
         }
-        for (int32_t l = 0; l < nl; l++)
+        for (int32_t l = 0; l < nl && !o->nats; l++)
             if (l != body && !peer_addrs[l]) {
                 fprintf(stderr, "zgc: error: missing --peer %s=ADDR (the address of lifeline %s)\n",
                         lname(prog, l), lname(prog, l));
@@ -160,6 +181,11 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
     } else if (o->listen || o->npeers || o->secret_file) {
         fprintf(stderr, "zgc: error: --listen, --peer and --secret-file apply to per-lifeline "
                         "executables only\n");
+        return 2;
+    } else if ((o->nats || o->nats_run) && nl > 1) {
+        /* (a workflow of one lifeline has no peer to reach over NATS) */
+        fprintf(stderr, "zgc: error: --nats and --run apply to per-lifeline executables only (zgc "
+                        "run --processes)\n");
         return 2;
     }
     return 0;
@@ -245,10 +271,16 @@ static void net_note(void *user, const char *msg)
 /* A resume: lifeline l has ended in the store (net.h: peer_ended). */
 static int peer_ended(void *D, int32_t l) { return zrd_ended(D, l); }
 
-/* The journal committed messages from another lifeline: its ACK. */
+/* The journal committed messages from another lifeline: its ACK (over
+ * NATS: the stream's messages are acknowledged). */
 static void net_acked(void *net, int32_t from, int32_t chan, int64_t committed)
 {
     zri_net_ack(net, from, chan, committed);
+}
+
+static void nats_acked(void *nats, int32_t from, int32_t chan, int64_t committed)
+{
+    zri_nats_ack(nats, from, chan, committed);
 }
 
 static int write_result(const zri_options *o, const char *json)
@@ -269,6 +301,65 @@ static int write_result(const zri_options *o, const char *json)
         return 1;
     }
     return 0;
+}
+
+/* The NATS transport (runtime/nats): the options, the password and the
+ * token from the environment (never on the command line, where `ps`
+ * shows them), an NKey's public key from its seed.  NULL with a message. */
+static zri_nats *open_nats(const zgrt_program *prog, const zri_options *o, int32_t self,
+                           const zri_secret *secret, const uint8_t *ended, zri_heap *h,
+                           const zri_net_callbacks *cb, char *err, size_t errlen)
+{
+    zri_nats_config c = {.servers = o->nats,
+                         .run = o->nats_run,
+                         .secret = secret,
+                         .timeout_s = o->timeout > 0 ? o->timeout : NET_CONNECT_TIMEOUT_S,
+                         .heartbeat_s = o->heartbeat,
+                         .durable = o->durable,
+                         .peer_wait_s = o->peer_wait,
+                         .replicas = o->nats_replicas,
+                         .ended = ended,
+                         .creds = o->nats_creds,
+                         .user = o->nats_user,
+                         .ca = o->nats_ca,
+                         .cert = o->nats_cert,
+                         .key = o->nats_key};
+    if (o->nats_user) {
+        c.password = getenv("ZGC_NATS_PASSWORD");
+        if (!c.password) {
+            zri_err(err, errlen, "--nats-user %s needs its password in $ZGC_NATS_PASSWORD",
+                    o->nats_user);
+            return NULL;
+        }
+    }
+    if ((o->nats_cert != NULL) != (o->nats_key != NULL)) {
+        zri_err(err, errlen,
+                "--nats-cert and --nats-key go together (a client certificate "
+                "and its key)");
+        return NULL;
+    }
+    char *token = NULL;
+    if (o->nats_token_file) {
+        if (!(token = zri_nats_read_token(o->nats_token_file, err, errlen))) return NULL;
+    } else if (getenv("ZGC_NATS_TOKEN") && *getenv("ZGC_NATS_TOKEN")) {
+        token = zri_xstrndup(getenv("ZGC_NATS_TOKEN"), strlen(getenv("ZGC_NATS_TOKEN")));
+    }
+    c.token = token;
+    char pub[57];
+    if (o->nats_nkey) {
+        if (zri_nats_nkey_public(o->nats_nkey, pub, err, errlen) < 0) {
+            free(token);
+            return NULL;
+        }
+        c.nkey_seed = o->nats_nkey;
+        c.nkey_pub = pub;
+    }
+    zri_nats *n = zri_nats_open(prog, self, &c, h, cb, err, errlen);
+    if (token) {
+        explicit_bzero(token, strlen(token));
+        free(token);
+    }
+    return n;
 }
 
 static size_t trace_mark(void *u) { return zri_trace_mark(u); }
@@ -336,6 +427,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zrv_server *view = NULL;
     zri_heap *net_heap = NULL;
     zri_net *net = NULL;
+    zri_nats *nats = NULL;
     zri_secret *secret = NULL;
     zrd_run *D = NULL;
     uint8_t *ended = NULL;
@@ -453,8 +545,15 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
                              .peer_wait_s = D ? opts.peer_wait : 0,
                              .ended = ended};
         if (D && opts.resume && opts.peer_wait > 0) nc.peer_ended = peer_ended, nc.peer_ended_u = D;
-        net = zri_net_open(prog, self, &nc, net_heap, &cb, err, sizeof err);
-        if (net) {
+        if (opts.nats) {
+            if ((nats =
+                     open_nats(prog, &opts, self, secret, ended, net_heap, &cb, err, sizeof err))) {
+                zri_transport t = zri_nats_transport(nats);
+                zri_run_connect(R, &t);
+            } else {
+                zri_run_fail(R, self, "cannot connect to the other lifelines: %s", err);
+            }
+        } else if ((net = zri_net_open(prog, self, &nc, net_heap, &cb, err, sizeof err))) {
             zri_transport t = zri_net_transport(net);
             zri_run_connect(R, &t);
         } else {
@@ -465,6 +564,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     if (D) {
         zrd_output out = {trace ? trace_mark : NULL, trace ? trace_release : NULL, trace,
                           net ? net_acked : NULL, net};
+        if (nats) out.acked = nats_acked, out.acked_u = nats;
         if ((status = zrd_go(D, &out)) != 0) {
             zri_run_fail(R, -1, "the durable run could not start");
             status = 0;
@@ -486,6 +586,13 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     int lost = error && D && zri_run_lost_peer(R);
     if (error && !lost)
         report_error(prog, &opts, error, zri_run_error_time(R), zri_run_error_loc(R));
+    if (nats) {
+        zrd_no_acks(D); /* the acknowledgements stop with the transport */
+        if (error || waiting)
+            zri_nats_abort(nats); /* the peers must stop too */
+        else
+            zri_nats_close(nats);
+    }
     if (net) {
         zrd_no_acks(D); /* the acknowledgements stop with the transport */
         if (error || waiting)

@@ -211,9 +211,11 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             return usage_error(p, "%s expects a value", opt);
         }
         if ((table[id].scope & ZV_RUN) && id != ZV_OPT_DURABLE && id != ZV_OPT_RESUME &&
-            id != ZV_OPT_RUN_ID && id != ZV_OPT_EXIT_WHEN_WAITING && id != ZV_OPT_VIEW) {
+            id != ZV_OPT_RUN_ID && id != ZV_OPT_EXIT_WHEN_WAITING && id != ZV_OPT_VIEW &&
+            !(id >= ZV_OPT_NATS && id <= ZV_OPT_NATS_KEY)) {
             /* what a durable run stores of its options (rt.h); a live view
-             * belongs to one attempt */
+             * belongs to one attempt, the NATS server and credentials to
+             * one process (each lifeline's own, on its host) */
             size_t len = n + 1 + strlen(val) + 1;
             char *item = zri_xmalloc(len);
             snprintf(item, len, "%s=%s", opt, val);
@@ -313,6 +315,25 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         } else if (id == ZV_OPT_SECRET_FILE) {
             if (!*val) bad = usage_error(p, "--secret-file expects a file name");
             o->secret_file = val;
+        } else if (id == ZV_OPT_NATS_REPLICAS) {
+            int64_t r;
+            if (zri_parse_int(val, strlen(val), &r) < 0 || r < 1 || r > 5)
+                bad = usage_error(p, "--nats-replicas expects 1 to 5, got '%s'", val);
+            else
+                o->nats_replicas = (int)r;
+        } else if (id >= ZV_OPT_NATS && id <= ZV_OPT_RUN) {
+            /* checked when the transport opens (runtime/nats) */
+            const char **slot = id == ZV_OPT_NATS              ? &o->nats
+                                : id == ZV_OPT_NATS_CREDS      ? &o->nats_creds
+                                : id == ZV_OPT_NATS_USER       ? &o->nats_user
+                                : id == ZV_OPT_NATS_TOKEN_FILE ? &o->nats_token_file
+                                : id == ZV_OPT_NATS_NKEY       ? &o->nats_nkey
+                                : id == ZV_OPT_NATS_CA         ? &o->nats_ca
+                                : id == ZV_OPT_NATS_CERT       ? &o->nats_cert
+                                : id == ZV_OPT_NATS_KEY        ? &o->nats_key
+                                                               : &o->nats_run;
+            if (!*val) bad = usage_error(p, "%s expects a value", opt);
+            *slot = val;
         } else if (id == ZV_OPT_VIEW) {
             o->view = val ? val : ""; /* the address is checked when the view opens */
         } else if (id == ZV_OPT_RESULT_FILE) {

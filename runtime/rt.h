@@ -235,7 +235,12 @@ typedef struct zri_options {
     int npeers;
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */
     const char *secret_file;               /* --secret-file FILE */
-    double heartbeat;                      /* --heartbeat SECONDS: silence limit (0: off) */
+    /* the NATS transport (runtime/nats): --nats URL[,URL…], --run RUN and
+     * the server's authentication and TLS (--nats-*) */
+    const char *nats, *nats_run, *nats_creds, *nats_user, *nats_token_file, *nats_nkey;
+    const char *nats_ca, *nats_cert, *nats_key;
+    int nats_replicas;       /* --nats-replicas N (0: not given, 1) */
+    double heartbeat;        /* --heartbeat SECONDS: silence limit (0: off) */
     double peer_wait;        /* --peer-wait SECONDS: durable runs wait for a lost peer (0: off) */
     const char *result_file; /* --result-file FILE (used by zgc run --processes) */
     const char *error_file;  /* --error-file FILE (used by zgc run --processes) */
@@ -247,8 +252,9 @@ typedef struct zri_options {
     const char *run_id;    /* --run-id ID */
     int exit_when_waiting; /* --exit-when-waiting */
     /* The run options a durable run stores, each as one "--name=VALUE"
-     * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id
-     * and --exit-when-waiting, in the order given. */
+     * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id,
+     * --exit-when-waiting, --view and the NATS ones (--nats, --nats-*:
+     * each process's own), in the order given. */
     int nstored;
     char **stored;
 } zri_options;

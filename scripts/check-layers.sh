@@ -10,7 +10,7 @@
 #             zgc command (tests and benchmarks excluded), its undefined
 #             symbols that another object of the project defines
 #             (nm -u against nm --defined-only).
-# Each file belongs to a part (its top folder; runtime/net, runtime/agent,
+# Each file belongs to a part (its top folder; runtime/net, runtime/nats, runtime/agent,
 # runtime/view and runtime/durable are parts of their own).  An edge from
 # part P to part Q is allowed only when RULES lists Q for P; the runtime's public headers
 # zgrt_abi.h and zgrt.h may be included by the backend (the contract of the
@@ -45,10 +45,11 @@ lsp: fmt grammar compiler vocab
 driver: grammar compiler backend/load oracle anomalies viewer fmt lsp runtime/view vocab
 runtime: vocab
 runtime/net: runtime vocab
+runtime/nats: runtime runtime/net vocab
 runtime/agent: runtime vocab
 runtime/view: vocab
 runtime/durable: runtime vocab
-runtime/main: runtime runtime/net runtime/agent runtime/view runtime/durable vocab
+runtime/main: runtime runtime/net runtime/nats runtime/agent runtime/view runtime/durable vocab
 '}
 # headers one part may include from another without depending on its code
 HEADER_ONLY='
@@ -60,6 +61,7 @@ driver: backend/backend.h
 part_of() {
     case $1 in
     runtime/net/*) echo runtime/net ;;
+    runtime/nats/*) echo runtime/nats ;;
     runtime/agent/*) echo runtime/agent ;;
     runtime/view/*) echo runtime/view ;;
     runtime/durable/*) echo runtime/durable ;;

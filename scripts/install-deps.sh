@@ -15,6 +15,9 @@ pkgs=(
   libsqlite3-dev    # the run store of durable runs (runtime/durable, driver/store.c)
   libssl-dev        # libcrypto: authenticated connections between lifelines, program fingerprints
   libicu-dev        # Unicode case mapping of the trace oracle (oracle/eval.c)
+  libnats-dev       # the NATS C client: the --nats transport between lifelines (runtime/nats)
+  nats-server       # a real NATS server (JetStream) for the --nats tests and benchmark (tests/nats)
+  openssl           # throwaway TLS certificates of the NATS security tests (tests/nats)
   clang-format      # the house style (.clang-format), checked by scripts/format.sh
   chromium          # the viewer's browser tests (tests/viewer): headless, driven by puppeteer-core
   fonts-dejavu-core # the font the viewer's pages ask for, so screenshots match their references

@@ -11,6 +11,8 @@
 # well-formed MSC whose vector clocks match the causal order, erasure
 # equivalence with the global workflow, recomputed values and guards).
 #   run_programs.sh ZGC
+# RUN_MODES (default "inprocess processes") chooses the modes and
+# RUN_EXTRA adds options to every run (tests/nats/run.sh: --nats URL).
 set -u
 zgc=$(realpath "${1:?usage: run_programs.sh ZGC}")
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +29,7 @@ one() {
   local trace=$tmp/trace.jsonl
   rm -f "$trace"
   # shellcheck disable=SC2086
-  out=$(timeout 60 "$zgc" run "$src" "${extra[@]}" $opts --trace "$trace" 2> "$tmp/err")
+  out=$(timeout 60 "$zgc" run "$src" "${extra[@]}" $opts ${RUN_EXTRA:-} --trace "$trace" 2> "$tmp/err")
   status=$?
   err=$(cat "$tmp/err")
   local label="$src ($mode)"
@@ -61,13 +63,13 @@ for src in tests/run/*.zg; do
   opts=$(sed -n 's|^// args: \(.*\)$|\1|p' "$src" | tr '\n' ' ')
   want=$(sed -n 's|^// expect: \(.*\)$|\1|p' "$src")
   errs=$(sed -n 's|^// expect error: \(.*\)$|\1|p' "$src")
-  for mode in inprocess processes; do one "$src" "$opts" "$want" "$errs" "$mode"; done
+  for mode in ${RUN_MODES:-inprocess processes}; do one "$src" "$opts" "$want" "$errs" "$mode"; done
 done
 while IFS='|' read -r ex opts want; do
   ex=$(echo "$ex" | xargs); [ -z "$ex" ] && continue; case $ex in \#*) continue ;; esac
   opts=$(echo "$opts" | xargs)
   want=$(echo "$want" | sed 's/^ *//; s/ *$//')
-  for mode in inprocess processes; do one "examples/$ex" "$opts" "$want" "" "$mode"; done
+  for mode in ${RUN_MODES:-inprocess processes}; do one "examples/$ex" "$opts" "$want" "" "$mode"; done
 done < <(cat tests/run/examples.txt tests/run/stdlib.txt)
 echo "run: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -165,6 +165,28 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(EXIT_WHEN_WAITING, "--exit-when-waiting", "", ZV_RUN,                                       \
       "durable runs: stop with exit status 3 when nothing\n"                                      \
       "but human tasks can make progress")                                                        \
+    X(NATS, "--nats", "URL[,URL...]", ZV_RUN,                                                     \
+      "per-lifeline processes: talk through the NATS server at\n"                                 \
+      "URL (nats://HOST:PORT, tls://HOST:PORT; several for a\n"                                   \
+      "cluster) instead of sockets")                                                              \
+    X(NATS_CREDS, "--nats-creds", "FILE", ZV_RUN, "NATS: user credentials (JWT and NKey seed)")   \
+    X(NATS_USER, "--nats-user", "USER", ZV_RUN,                                                   \
+      "NATS: user name; the password is read from\n"                                              \
+      "$ZGC_NATS_PASSWORD")                                                                       \
+    X(NATS_TOKEN_FILE, "--nats-token-file", "FILE", ZV_RUN,                                       \
+      "NATS: the token in FILE (else $ZGC_NATS_TOKEN, if set)")                                   \
+    X(NATS_NKEY, "--nats-nkey", "FILE", ZV_RUN, "NATS: the NKey user seed in FILE (SU...)")       \
+    X(NATS_CA, "--nats-ca", "FILE", ZV_RUN,                                                       \
+      "NATS: TLS, the server's certificate must be signed by\n"                                   \
+      "one in FILE (PEM)")                                                                        \
+    X(NATS_REPLICAS, "--nats-replicas", "N", ZV_RUN,                                              \
+      "NATS, durable runs: the run's stream is kept on N\n"                                       \
+      "servers of a JetStream cluster (1 to 5, default 1)")                                       \
+    X(NATS_CERT, "--nats-cert", "FILE", ZV_RUN, "NATS: TLS client certificate (PEM)")             \
+    X(NATS_KEY, "--nats-key", "FILE", ZV_RUN, "NATS: the client certificate's key (PEM)")         \
+    X(RUN, "--run", "RUN", ZV_EXE,                                                                \
+      "per-lifeline executables with --nats: the run's id,\n"                                     \
+      "the same for every lifeline (letters, digits, _ and -)")                                   \
     X(LISTEN, "--listen", "ADDR", ZV_EXE,                                                         \
       "per-lifeline executables: listen on ADDR (unix:PATH,\n"                                    \
       "tcp:HOST:PORT; tcp:PORT is 127.0.0.1:PORT,\n"                                              \

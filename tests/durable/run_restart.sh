@@ -25,9 +25,12 @@
 # ends with the run's result.
 #
 #   run_restart.sh --zgc ZGC --zggen ZGGEN [--cases N] [--seed S] [--keep DIR] [-v]
+#                  [--nats URL]
 # --cases: restart cases (default 24).  Soak results: tests/durable/README.md.
+# --nats URL: the lifelines talk through the NATS server at URL (JetStream,
+# runtime/nats) instead of Unix sockets (tests/nats/run.sh starts one).
 set -u
-zgc="" zggen="" cases=24 seed=1 keep="" verbose=0
+zgc="" zggen="" cases=24 seed=1 keep="" verbose=0 nats=""
 while [ $# -gt 0 ]; do
   case $1 in
     --zgc) zgc=$(realpath "$2"); shift ;;
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift ;;
     --keep) keep=$2; shift ;;
     -v) verbose=1 ;;
+    --nats) nats=$2; shift ;;
     *) echo "run_restart.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -80,6 +84,8 @@ wiring() { # DIR NL L
   for m in $(seq 0 $((nl - 1))); do
     [ "$m" = "$l" ] || W+=(--peer "L$m=unix:$dir/L$m.sock")
   done
+  # over NATS: subjects scoped by a run id unique to this case
+  [ -n "$nats" ] && W=(--nats "$nats" --run "$(basename "$(dirname "$dir")")-$(basename "$dir")-$$")
   W+=(--secret-file "$dir/run.key" --result-file "$dir/L$l.result")
 }
 
@@ -288,7 +294,7 @@ launcher_case() {
   mkdir -p "$d/elsewhere"
   cp "$here/handoff.zg" "$d/"
   (cd "$d" && exec "$zgc" run --durable="$d/runs.db" --processes handoff.zg --run-id "$id" \
-    --arg topic=tea --llm mock < /dev/null > "$d/out" 2> "$d/err") &
+    --arg topic=tea --llm mock ${nats:+--nats "$nats"} < /dev/null > "$d/out" 2> "$d/err") &
   local zp=$! i editor=""
   for i in $(seq 300); do
     "$zgc" tasks "$id" --store "$d/runs.db" 2> /dev/null | grep -q approve && break

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""A bare NATS client for the security tests of the NATS transport
+(tests/nats/run.sh): it speaks the server's text protocol itself, so that
+the test can play an attacker that holds no secret.
+
+  natsraw.py relay PORT FROM_SUBJECT TO_SUBJECT COUNT_FILE
+      forwards every message published on FROM_SUBJECT to TO_SUBJECT,
+      unchanged (a frame of one run or lifeline replayed as another's),
+      and writes how many it forwarded to COUNT_FILE once subscribed (0)
+      and after each one
+  natsraw.py nkey SEED_FILE PUB_FILE
+      writes a fresh NKey user seed (SU...) and its public key (U...), via
+      openssl for the Ed25519 public key
+"""
+import base64
+import os
+import socket
+import subprocess
+import sys
+
+
+def crc16(data):
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def b32(data):
+    return base64.b32encode(data).decode().rstrip("=")
+
+
+def nkey(seed_file, pub_file):
+    raw = os.urandom(32)
+    # PKCS#8 of an Ed25519 private key: a fixed prefix, then the seed
+    der = bytes.fromhex("302e020100300506032b657004220420") + raw
+    pub_der = subprocess.run(["openssl", "pkey", "-inform", "DER", "-pubout", "-outform", "DER"],
+                             input=der, capture_output=True, check=True).stdout
+    pub = pub_der[-32:]
+    seed = bytes([(18 << 3) | ((20 << 3) >> 5), ((20 << 3) & 31) << 3]) + raw
+    seed += crc16(seed).to_bytes(2, "little")
+    key = bytes([20 << 3]) + pub
+    key += crc16(key).to_bytes(2, "little")
+    fd = os.open(seed_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, (b32(seed) + "\n").encode())
+    os.close(fd)
+    with open(pub_file, "w") as f:
+        f.write(b32(key) + "\n")
+
+
+def relay(port, src, dst, count_file):
+    s = socket.create_connection(("127.0.0.1", int(port)))
+    f = s.makefile("rb")
+    f.readline()  # INFO
+    s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
+    s.sendall(("SUB %s 1\r\nPING\r\n" % src).encode())
+    while not f.readline().startswith(b"PONG"):
+        pass
+    with open(count_file, "w") as c:  # subscribed: 0 so far
+        c.write("0\n")
+    n = 0
+    while True:
+        line = f.readline()
+        if not line:
+            return
+        if line.startswith(b"PING"):
+            s.sendall(b"PONG\r\n")
+        elif line.startswith(b"MSG "):
+            size = int(line.split()[-1])
+            data = f.read(size + 2)[:size]
+            s.sendall(("PUB %s %d\r\n" % (dst, size)).encode() + data + b"\r\n")
+            n += 1
+            with open(count_file, "w") as c:
+                c.write("%d\n" % n)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "relay":
+        relay(*sys.argv[2:6])
+    elif sys.argv[1] == "nkey":
+        nkey(*sys.argv[2:4])
+    else:
+        sys.exit("natsraw.py: unknown command " + sys.argv[1])

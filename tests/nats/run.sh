@@ -1,0 +1,586 @@
+#!/usr/bin/env bash
+# Per-lifeline processes over a real NATS server (runtime/nats,
+# docs/runtime.md "Distributed runs").  Every nats-server is started here
+# on 127.0.0.1 with a random free port and a temporary store directory
+# (-js -sd), and killed at the end, also on failure.
+#
+#   run.sh ZGC ZGGEN [SECTION...]   sections: programs conformance
+#                                   security faults durable cluster
+#                                   (default: all)
+#
+# programs  every tests/run program and example (tests/run_programs.sh)
+#           as zgc run --processes --nats, each trace accepted by zgc
+#           trace check
+# conformance  a small conformance run (tests/conformance/run --nats):
+#           random workflows under random schedules, every lifeline a
+#           process, every trace checked
+# security  refused with a clear error, nothing delivered: no, wrong and
+#           right user/password, token, NKey; TLS with a wrong CA, without
+#           the client certificate the server requires, and right; a
+#           lifeline whose server account may publish only as another
+#           lifeline (subject permissions); frames of another secret, of
+#           another run and of another lifeline replayed onto a run's
+#           subjects (natsraw.py relays them); a lifeline of another
+#           program
+# faults    a lifeline process killed with SIGKILL mid-run: its peer
+#           reports it within the heartbeat; the server killed and
+#           restarted mid-run: the run ends with its result or with a
+#           clear error, never a wrong result or a hang
+# durable   JetStream (--durable): with NATS_DURABLE_PROGRAMS=1 every run
+#           program and example (2 minutes, not in CI); the restart campaign of tests/durable/run_restart.sh over NATS
+#           (random workflows, one lifeline process killed with SIGKILL at
+#           a random event and resumed, sometimes from another directory:
+#           the uninterrupted result, every trace checked, no completed
+#           effect repeated; --peer-wait expiring; zgc run --processes
+#           --durable printing the restart command); the NATS server
+#           killed with SIGKILL and restarted on its file store while a
+#           message is being sent, several times: the run completes with
+#           its result and repeats no completed effect
+# cluster   a three-server JetStream cluster on loopback, a durable run
+#           with --nats-replicas 3, one server killed with SIGKILL mid-run:
+#           the run completes with its result, no completed effect repeated
+set -u
+zgc=$(realpath "${1:?usage: run.sh ZGC ZGGEN [SECTION...]}")
+zggen=$(realpath "${2:?usage: run.sh ZGC ZGGEN [SECTION...]}")
+shift 2
+sections=${*:-programs conformance security faults durable cluster}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tmp=$(mktemp -d)
+servers=() helpers=()
+cleanup() {
+  local p
+  for p in "${helpers[@]}" "${servers[@]}"; do kill -9 "$p" 2> /dev/null; done
+  wait 2> /dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+failed() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+# start_server NAME [PORT] [nats-server options…]: sets PORT and PID_<NAME>.
+# PORT 0: a random free one (the server picks it: -p -1).
+start_server() {
+  local name=$1 port=$2
+  shift 2
+  mkdir -p "$tmp/$name"
+  touch "$tmp/$name/log"
+  local from
+  from=$(($(wc -l < "$tmp/$name/log") + 1)) # a restart: only the new lines
+  nats-server -a 127.0.0.1 -p "${port/#0/-1}" -js -sd "$tmp/$name/store" "$@" \
+    >> "$tmp/$name/log" 2>&1 &
+  local pid=$!
+  servers+=("$pid")
+  eval "PID_$name=$pid"
+  PORT=""
+  for _ in $(seq 100); do
+    PORT=$(tail -n +"$from" "$tmp/$name/log" |
+      sed -n 's/.*Listening for client connections on 127.0.0.1:\([0-9]*\).*/\1/p' | tail -1)
+    [ -n "$PORT" ] && tail -n +"$from" "$tmp/$name/log" | grep -q "Server is ready" && return 0
+    sleep 0.05
+  done
+  echo "nats: nats-server $name did not start:"
+  tail -5 "$tmp/$name/log"
+  exit 1
+}
+
+# A run's secret.
+secret() { (umask 077 && head -c 32 /dev/urandom > "$1"); }
+
+# expect_refused WHAT STATUS_FILE ERR_FILE TEXT…: exit 1 and every TEXT on
+# stderr, and no result.
+expect_refused() {
+  local what=$1 st=$2 err=$3
+  shift 3
+  if [ "$st" -eq 0 ]; then
+    failed "$what: succeeded"
+    return 1
+  fi
+  local t
+  for t in "$@"; do
+    if ! grep -qF -- "$t" "$err"; then
+      failed "$what: stderr lacks: $t"
+      sed 's/^/  /' "$err" | head -6
+      return 1
+    fi
+  done
+  ok
+}
+
+# ---- programs -----------------------------------------------------------
+programs() {
+  start_server main 0
+  local url=nats://127.0.0.1:$PORT
+  if RUN_MODES=processes RUN_EXTRA="--nats $url" "$root/tests/run_programs.sh" "$zgc" \
+    > "$tmp/programs.out" 2>&1; then
+    ok
+    tail -1 "$tmp/programs.out"
+  else
+    failed "programs over NATS:"
+    grep -v '^run:' "$tmp/programs.out" | head -20
+  fi
+}
+
+# ---- conformance --------------------------------------------------------
+conformance() {
+  start_server conf 0
+  if "$root/tests/conformance/run" --cases "${NATS_CONFORMANCE_CASES:-24}" --schedules 4 \
+    --nats "nats://127.0.0.1:$PORT" --zgc "$zgc" --zggen "$zggen" > "$tmp/conf.out" 2>&1; then
+    ok
+    tail -1 "$tmp/conf.out"
+  else
+    failed "conformance over NATS:"
+    tail -20 "$tmp/conf.out"
+  fi
+}
+
+# The relay workflow (wait.zg) built once: $exe.A and $exe.B.
+exe=""
+build_relay() {
+  [ -n "$exe" ] && return
+  "$zgc" build "$here/wait.zg" "$here/gate.c" "$root/tests/durable/effect.c" -o "$tmp/relay" > /dev/null || { echo "nats: build failed"; exit 1; }
+  exe=$tmp/relay/relay
+}
+
+# run_pair DIR URL RUN KEY_A KEY_B [options for both…]: runs lifelines A
+# and B of the relay workflow (A's gate open); sets STA and STB, the
+# outputs in DIR/{out,err}.{A,B}.
+run_pair() {
+  local d=$1 url=$2 run=$3 ka=$4 kb=$5
+  shift 5
+  mkdir -p "$d"
+  "$exe.A" --nats "$url" --run "$run" --secret-file "$ka" --arg topic=t "$@" \
+    > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  local pa=$!
+  "$exe.B" --nats "$url" --run "$run" --secret-file "$kb" --arg topic=t "$@" \
+    > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  local pb=$!
+  wait $pa
+  STA=$?
+  wait $pb
+  STB=$?
+}
+
+pair_ok() { # WHAT DIR
+  if [ "$STA" = 0 ] && [ "$STB" = 0 ] && [ "$(cat "$2/out.A")" = '{"0": "t/open!"}' ]; then
+    ok
+  else
+    failed "$1: exit $STA/$STB, result $(cat "$2/out.A")"
+    sed 's/^/  /' "$2"/err.* | head -6
+  fi
+}
+
+# ---- security -------------------------------------------------------------
+security() {
+  build_relay
+  local k=$tmp/run.key k2=$tmp/other.key
+  secret "$k"
+  secret "$k2"
+
+  # usage: what --nats needs, and where it applies
+  local st
+  "$exe.A" --nats nats://127.0.0.1:1 --secret-file "$k" --arg topic=t > /dev/null 2> "$tmp/use"
+  st=$?
+  [ $st = 2 ] && grep -q "needs --run RUN with --nats" "$tmp/use" && ok ||
+    failed "--nats without --run: exit $st: $(cat "$tmp/use")"
+  "$exe.A" --nats nats://127.0.0.1:1 --run a.b --secret-file "$k" --arg topic=t > /dev/null \
+    2> "$tmp/use"
+  st=$?
+  [ $st = 2 ] && grep -q "run expects a run id" "$tmp/use" && ok ||
+    failed "--run a.b: exit $st: $(cat "$tmp/use")"
+  "$exe.A" --nats nats://127.0.0.1:1 --run r --listen unix:/tmp/x --secret-file "$k" \
+    --arg topic=t > /dev/null 2> "$tmp/use"
+  st=$?
+  [ $st = 2 ] && grep -q "nats replaces --listen and --peer" "$tmp/use" && ok ||
+    failed "--nats with --listen: exit $st: $(cat "$tmp/use")"
+  "$exe" --nats nats://127.0.0.1:1 --arg topic=t > /dev/null 2> "$tmp/use"
+  st=$?
+  [ $st = 2 ] && grep -q "apply to per-lifeline executables only" "$tmp/use" && ok ||
+    failed "--nats for every lifeline in one process: exit $st: $(cat "$tmp/use")"
+  "$exe.A" --nats nats://127.0.0.1:1 --run r --secret-file "$k" --nats-cert "$k" \
+    --arg topic=t > /dev/null 2> "$tmp/use"
+  st=$?
+  [ $st = 1 ] && grep -q "nats-cert and --nats-key go together" "$tmp/use" && ok ||
+    failed "--nats-cert alone: exit $st: $(cat "$tmp/use")"
+  "$exe.A" --nats nats://127.0.0.1:1 --run r --secret-file "$k" --arg topic=t --timeout 5 \
+    > /dev/null 2> "$tmp/use"
+  st=$?
+  [ $st = 1 ] && grep -q "cannot connect to the NATS server nats://127.0.0.1:1" "$tmp/use" && ok ||
+    failed "no server: exit $st: $(cat "$tmp/use")"
+
+  # user and password (from the environment only)
+  cat > "$tmp/users.conf" << 'EOF'
+authorization { users = [ { user: alice, password: "pw-alice-7731" } ] }
+EOF
+  start_server users 0 -c "$tmp/users.conf"
+  local url=nats://127.0.0.1:$PORT
+  run_pair "$tmp/u0" "$url" u0 "$k" "$k" --timeout 10
+  expect_refused "no credentials" "$STA" "$tmp/u0/err.A" "cannot connect to the NATS server $url" \
+    "authorization failed"
+  ZGC_NATS_PASSWORD=wrong run_pair "$tmp/u1" "$url" u1 "$k" "$k" --nats-user alice --timeout 10
+  expect_refused "wrong password" "$STB" "$tmp/u1/err.B" "cannot connect to the NATS server $url" \
+    "authorization failed"
+  run_pair "$tmp/u2" "$url" u2 "$k" "$k" --nats-user alice --timeout 10
+  expect_refused "no password" "$STA" "$tmp/u2/err.A" 'needs its password in $ZGC_NATS_PASSWORD'
+  ZGC_NATS_PASSWORD=pw-alice-7731 run_pair "$tmp/u3" "$url" u3 "$k" "$k" --nats-user alice
+  pair_ok "user and password" "$tmp/u3"
+  if grep -q "pw-alice-7731" "$tmp"/u*/err.* 2> /dev/null; then failed "a password was printed"; else ok; fi
+
+  # token: from a file or the environment
+  cat > "$tmp/token.conf" << 'EOF'
+authorization { token: "tok-5511-zgc" }
+EOF
+  start_server token 0 -c "$tmp/token.conf"
+  url=nats://127.0.0.1:$PORT
+  (umask 077 && echo "tok-wrong" > "$tmp/bad.token" && echo "tok-5511-zgc" > "$tmp/good.token")
+  run_pair "$tmp/t0" "$url" t0 "$k" "$k" --nats-token-file "$tmp/bad.token" --timeout 10
+  expect_refused "wrong token" "$STA" "$tmp/t0/err.A" "authorization failed"
+  run_pair "$tmp/t1" "$url" t1 "$k" "$k" --nats-token-file "$tmp/good.token"
+  pair_ok "token file" "$tmp/t1"
+  ZGC_NATS_TOKEN=tok-5511-zgc run_pair "$tmp/t2" "$url" t2 "$k" "$k"
+  pair_ok "token from the environment" "$tmp/t2"
+
+  # NKey
+  python3 "$here/natsraw.py" nkey "$tmp/user.nk" "$tmp/user.pub"
+  python3 "$here/natsraw.py" nkey "$tmp/other.nk" "$tmp/other.pub"
+  printf 'authorization { users = [ { nkey: %s } ] }\n' "$(cat "$tmp/user.pub")" > "$tmp/nkey.conf"
+  start_server nkey 0 -c "$tmp/nkey.conf"
+  url=nats://127.0.0.1:$PORT
+  run_pair "$tmp/n0" "$url" n0 "$k" "$k" --nats-nkey "$tmp/other.nk" --timeout 10
+  expect_refused "unknown NKey" "$STA" "$tmp/n0/err.A" "authorization failed"
+  run_pair "$tmp/n1" "$url" n1 "$k" "$k" --nats-nkey "$tmp/user.nk"
+  pair_ok "NKey" "$tmp/n1"
+
+  # TLS: the server's certificate from a test CA, client certificates
+  # required (verify)
+  local c=$tmp/certs
+  mkdir -p "$c"
+  (
+    cd "$c" || exit 1
+    for ca in ca wrongca; do
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+        -keyout $ca.key -out $ca.pem -subj "/CN=zgc test $ca" 2> /dev/null
+    done
+    for who in server client; do
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $who.key \
+        -out $who.csr -subj "/CN=127.0.0.1" 2> /dev/null
+      printf 'subjectAltName=IP:127.0.0.1\n' > $who.ext
+      openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 \
+        -extfile $who.ext -out $who.pem 2> /dev/null
+    done
+  ) || { failed "openssl could not make the test certificates"; return; }
+  cat > "$tmp/tls.conf" << EOF
+tls { cert_file: "$c/server.pem", key_file: "$c/server.key", ca_file: "$c/ca.pem", verify: true }
+EOF
+  start_server tls 0 -c "$tmp/tls.conf"
+  url=tls://127.0.0.1:$PORT
+  run_pair "$tmp/s0" "$url" s0 "$k" "$k" --nats-ca "$c/wrongca.pem" --nats-cert "$c/client.pem" \
+    --nats-key "$c/client.key" --timeout 10
+  expect_refused "wrong CA" "$STA" "$tmp/s0/err.A" "cannot connect to the NATS server $url" "TLS"
+  run_pair "$tmp/s1" "$url" s1 "$k" "$k" --nats-ca "$c/ca.pem" --timeout 10
+  expect_refused "no client certificate" "$STA" "$tmp/s1/err.A" \
+    "cannot connect to the NATS server $url" "the server may require a client certificate"
+  run_pair "$tmp/s2" "$url" s2 "$k" "$k" --nats-ca "$c/ca.pem" --nats-cert "$c/client.pem" \
+    --nats-key "$c/client.key"
+  pair_ok "TLS with a client certificate" "$tmp/s2"
+
+  # subject permissions: each lifeline's account publishes only as itself;
+  # B's process started with A's account is refused by the server
+  cat > "$tmp/perm.conf" << 'EOF'
+authorization { users = [
+  { user: a, password: pa, permissions: { publish: "zg.p1.*.A", subscribe: "zg.p1.A.*" } },
+  { user: b, password: pb, permissions: { publish: "zg.p1.*.B", subscribe: "zg.p1.B.*" } }
+] }
+EOF
+  start_server perm 0 -c "$tmp/perm.conf"
+  url=nats://127.0.0.1:$PORT
+  mkdir -p "$tmp/p0"
+  (ZGC_NATS_PASSWORD=pa "$exe.A" --nats "$url" --run p1 --secret-file "$k" \
+    --nats-user a --arg topic=t --timeout 3 > "$tmp/p0/out.A" 2> "$tmp/p0/err.A" < /dev/null) &
+  local pa=$!
+  ZGC_NATS_PASSWORD=pa "$exe.B" --nats "$url" --run p1 --secret-file "$k" --nats-user a \
+    --arg topic=t --timeout 10 > "$tmp/p0/out.B" 2> "$tmp/p0/err.B" < /dev/null
+  STB=$?
+  expect_refused "B with A's account" "$STB" "$tmp/p0/err.B" "Permissions Violation"
+  wait $pa
+  # and with the right accounts the same run works
+  run_perm_ok() {
+    mkdir -p "$tmp/p1"
+    (ZGC_NATS_PASSWORD=pa "$exe.A" --nats "$url" --run p1 --secret-file "$k" \
+      --nats-user a --arg topic=t > "$tmp/p1/out.A" 2> "$tmp/p1/err.A" < /dev/null) &
+    local pa=$!
+    ZGC_NATS_PASSWORD=pb "$exe.B" --nats "$url" --run p1 --secret-file "$k" --nats-user b \
+      --arg topic=t > "$tmp/p1/out.B" 2> "$tmp/p1/err.B" < /dev/null
+    STB=$?
+    wait $pa
+    STA=$?
+  }
+  run_perm_ok
+  pair_ok "each lifeline with its own account" "$tmp/p1"
+
+  # frames that are not this run's: A waits (its human answer never
+  # comes) while frames of another run, of another secret and of another
+  # lifeline are relayed onto its subjects; B waits for A meanwhile
+  start_server open 0
+  url=nats://127.0.0.1:$PORT
+  local d=$tmp/x
+  mkdir -p "$d"
+  # the victim run r1: its A waits at its gate
+  ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run r1 --secret-file "$k" --arg topic=t \
+    --timeout 20 > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  local victim_a=$!
+  "$exe.B" --nats "$url" --run r1 --secret-file "$k" --arg topic=t --timeout 20 \
+    > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  local victim_b=$!
+  # relays: run r2 (same secret) A → B frames into r1's B as if from A;
+  # run r3 (another secret) likewise; r1's own B → A frames into A's inbox
+  # as if from B... played back on a second subject of B (as from A itself)
+  python3 "$here/natsraw.py" relay "$PORT" "zg.r2.B.A" "zg.r1.B.A" "$d/n2" & helpers+=($!)
+  python3 "$here/natsraw.py" relay "$PORT" "zg.r3.B.A" "zg.r1.B.A" "$d/n3" & helpers+=($!)
+  python3 "$here/natsraw.py" relay "$PORT" "zg.r1.B.A" "zg.r1.A.B" "$d/n4" & helpers+=($!)
+  for _ in $(seq 200); do [ -s "$d/n2" ] && [ -s "$d/n3" ] && [ -s "$d/n4" ] && break; sleep 0.05; done
+  "$exe.A" --nats "$url" --run r2 --secret-file "$k" --arg topic=t > /dev/null 2>&1 &
+  local o1=$!
+  "$exe.B" --nats "$url" --run r2 --secret-file "$k" --arg topic=t > /dev/null 2>&1 < /dev/null &
+  local o2=$!
+  "$exe.A" --nats "$url" --run r3 --secret-file "$k2" --arg topic=t > /dev/null 2>&1 &
+  local o3=$!
+  "$exe.B" --nats "$url" --run r3 --secret-file "$k2" --arg topic=t > /dev/null 2>&1 < /dev/null &
+  local o4=$!
+  wait $o1 $o2 $o3 $o4
+  sleep 0.5
+  # nothing of them reached the victim's B (it still waits), and B noted
+  # the refused frames
+  if kill -0 $victim_b 2> /dev/null && [ "$(cat "$d/n2")" -gt 0 ] && [ "$(cat "$d/n3")" -gt 0 ]; then
+    ok
+  else
+    failed "replayed frames: B ended or nothing was relayed: $(cat "$d/err.B")"
+  fi
+  if grep -q "failed authentication" "$d/err.B" && grep -q "failed authentication" "$d/err.A"; then
+    ok
+  else
+    failed "replayed frames were not refused with a note:"
+    sed 's/^/  /' "$d/err.A" "$d/err.B" | head -6
+  fi
+  # the victim run still works once A's gate opens
+  echo open > "$d/gate"
+  wait $victim_a
+  STA=$?
+  wait $victim_b
+  STB=$?
+  pair_ok "the run beside the replayed frames" "$d"
+
+  # a lifeline of another program (same names, same secret)
+  sed 's/x + "!"/x + "?"/' "$here/wait.zg" > "$tmp/other.zg"
+  "$zgc" build "$tmp/other.zg" "$here/gate.c" "$root/tests/durable/effect.c" -o "$tmp/other" > /dev/null
+  mkdir -p "$tmp/o"
+  "$exe.A" --nats "$url" --run o1 --secret-file "$k" --arg topic=t --timeout 10 \
+    > "$tmp/o/out.A" 2> "$tmp/o/err.A" < /dev/null &
+  local pa=$!
+  "$tmp/other/relay.B" --nats "$url" --run o1 --secret-file "$k" --arg topic=t --timeout 10 \
+    > "$tmp/o/out.B" 2> "$tmp/o/err.B" < /dev/null
+  STB=$?
+  wait $pa
+  STA=$?
+  expect_refused "another program (A)" "$STA" "$tmp/o/err.A" "runs another program"
+  expect_refused "another program (B)" "$STB" "$tmp/o/err.B" "runs another program"
+}
+
+# ---- faults -------------------------------------------------------------
+faults() {
+  build_relay
+  local k=$tmp/run.key
+  [ -e "$k" ] || secret "$k"
+  start_server fault 0
+  local port=$PORT url=nats://127.0.0.1:$PORT d=$tmp/f
+  mkdir -p "$d"
+  # A killed with SIGKILL while B waits for it: B reports it within the
+  # heartbeat (1 s here)
+  ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run f1 --secret-file "$k" --arg topic=t \
+    --heartbeat 1 > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  local pa=$!
+  local t0=$SECONDS
+  "$exe.B" --nats "$url" --run f1 --secret-file "$k" --arg topic=t --heartbeat 1 \
+    > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  local pb=$!
+  sleep 1
+  kill -9 $pa
+  wait $pa 2> /dev/null
+  wait $pb
+  STB=$?
+  expect_refused "A killed" "$STB" "$d/err.B" "lifeline A (nats://127.0.0.1:$port) has sent nothing for 1 s"
+  [ $((SECONDS - t0)) -le 8 ] && ok || failed "A killed: B took $((SECONDS - t0)) s to notice"
+
+  # the server killed and restarted while A waits for its answer: core
+  # NATS delivers at most once, so the run either completes with the
+  # right result or stops with a clear error — never a wrong result or a
+  # hang
+  mkdir -p "$d/r"
+  ZGC_TEST_GATE=$d/r/gate "$exe.A" --nats "$url" --run f2 --secret-file "$k" --arg topic=t \
+    --heartbeat 5 > "$d/r/out.A" 2> "$d/r/err.A" < /dev/null &
+  pa=$!
+  "$exe.B" --nats "$url" --run f2 --secret-file "$k" --arg topic=t --heartbeat 5 \
+    > "$d/r/out.B" 2> "$d/r/err.B" < /dev/null &
+  pb=$!
+  sleep 1
+  kill -9 "$PID_fault"
+  start_server fault "$port"
+  sleep 1
+  echo open > "$d/r/gate"
+  wait $pa
+  STA=$?
+  wait $pb
+  STB=$?
+  if [ "$STA" = 0 ] && [ "$STB" = 0 ]; then
+    pair_ok "server restarted (completed)" "$d/r"
+    echo "nats: server restarted mid-run (core NATS): the run completed"
+  elif grep -qE "were lost|has sent nothing|lost the connection" "$d/r"/err.*; then
+    ok
+    echo "nats: server restarted mid-run (core NATS): stopped: $(grep -hE "were lost|has sent nothing|lost the connection" "$d/r"/err.* | head -1)"
+  else
+    failed "server restarted: exit $STA/$STB without a clear error"
+    sed 's/^/  /' "$d/r"/err.* | head -6
+  fi
+}
+
+# ---- durable --------------------------------------------------------------
+# Every run program and example as a durable run over NATS (about 2
+# minutes: outside CI, NATS_DURABLE_PROGRAMS=1).
+durable_programs() { # URL
+  local url=$1
+  mkdir -p "$tmp/dp"
+  if RUN_MODES=processes RUN_EXTRA="--nats $url --durable=$tmp/dp/runs.db" \
+    "$root/tests/run_programs.sh" "$zgc" > "$tmp/dp/out" 2>&1; then
+    ok
+    tail -1 "$tmp/dp/out"
+  elif [ "$(grep -c '^FAIL' "$tmp/dp/out")" = 1 ] &&
+    grep -q '^FAIL tests/run/human_no_terminal.zg (processes): exit 124' "$tmp/dp/out"; then
+    # a durable run's human question waits as a task instead of failing
+    ok
+    tail -1 "$tmp/dp/out"
+  else
+    failed "programs over NATS, durable:"
+    grep -A3 '^FAIL' "$tmp/dp/out" | head -20
+  fi
+}
+
+durable() {
+  start_server dur 0
+  local port=$PORT url=nats://127.0.0.1:$PORT
+  [ "${NATS_DURABLE_PROGRAMS:-0}" = 1 ] && durable_programs "$url"
+  if "$root/tests/durable/run_restart.sh" --zgc "$zgc" --zggen "$zggen" \
+    --cases "${NATS_RESTART_CASES:-8}" --nats "$url" > "$tmp/restart.out" 2>&1; then
+    ok
+    tail -1 "$tmp/restart.out"
+  else
+    failed "the restart campaign over NATS:"
+    grep -A3 '^FAIL' "$tmp/restart.out" | head -20
+  fi
+
+  # the server killed (SIGKILL) and restarted on its store while A sends
+  build_relay
+  local k=$tmp/run.key i
+  [ -e "$k" ] || secret "$k"
+  for i in 1 2 3; do
+    local d=$tmp/srv$i
+    mkdir -p "$d"
+    export ZGC_TEST_EFFECT_LOG=$d/effect.log
+    ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run "srv$i" --secret-file "$k" --arg topic=t \
+      --durable="$d/runs.db" --run-id "srv$i" --peer-wait 30 > "$d/out.A" 2> "$d/err.A" \
+      < /dev/null &
+    local pa=$!
+    "$exe.B" --nats "$url" --run "srv$i" --secret-file "$k" --arg topic=t \
+      --durable="$d/runs.db" --run-id "srv$i" --peer-wait 30 > "$d/out.B" 2> "$d/err.B" \
+      < /dev/null &
+    local pb=$!
+    # A has made its first effect call: it runs, its stream and consumer
+    # exist (a loaded machine may take seconds to get there)
+    for _ in $(seq 600); do [ -s "$d/effect.log" ] && break; sleep 0.05; done
+    # open the gate, then kill the server 0, 20 or 40 ms later: A's
+    # message is before, in or after the server's hands
+    echo open > "$d/gate"
+    sleep "0.0$(( (i - 1) * 2 ))"
+    kill -9 "$(eval echo "\$PID_dur")"
+    wait "$(eval echo "\$PID_dur")" 2> /dev/null
+    sleep 0.3
+    start_server dur "$port"
+    wait $pa
+    STA=$?
+    wait $pb
+    STB=$?
+    pair_ok "server restarted mid-run, durable ($i)" "$d"
+    if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
+      ok
+    else
+      failed "server restarted ($i): effect calls: $(tr '\n' ' ' < "$d/effect.log")"
+    fi
+  done
+  unset ZGC_TEST_EFFECT_LOG
+}
+
+# ---- cluster --------------------------------------------------------------
+# A JetStream cluster of three servers on loopback; a durable run whose
+# stream has three replicas; the server only B is connected to is killed
+# with SIGKILL while A waits at its gate: the run completes on the other
+# two, with its result and no completed effect repeated.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+cluster() {
+  build_relay
+  local k=$tmp/run.key i j p=() c=()
+  [ -e "$k" ] || secret "$k"
+  for i in 1 2 3; do p[$i]=$(free_port); c[$i]=$(free_port); done
+  for i in 1 2 3; do
+    local routes=""
+    for j in 1 2 3; do [ "$j" != "$i" ] && routes="$routes${routes:+, }nats://127.0.0.1:${c[$j]}"; done
+    # (JetStream and its store directory: start_server's -js -sd)
+    printf 'server_name: n%s\ncluster { name: zgc, listen: "127.0.0.1:%s", routes: [ %s ] }\n' \
+      "$i" "${c[$i]}" "$routes" > "$tmp/n$i.conf"
+    start_server "n$i" "${p[$i]}" -c "$tmp/n$i.conf"
+  done
+  # the cluster elects its metadata leader within seconds
+  for _ in $(seq 300); do
+    grep -q "metadata leader" "$tmp"/n?/log && break
+    sleep 0.05
+  done
+  local d=$tmp/cl
+  mkdir -p "$d"
+  export ZGC_TEST_EFFECT_LOG=$d/effect.log
+  ZGC_TEST_GATE=$d/gate "$exe.A" --nats "nats://127.0.0.1:${p[2]},nats://127.0.0.1:${p[3]}" \
+    --nats-replicas 3 --run cl1 --secret-file "$k" --arg topic=t --durable="$d/runs.db" \
+    --run-id cl1 --timeout 60 --peer-wait 30 > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  local pa=$!
+  "$exe.B" --nats "nats://127.0.0.1:${p[1]},nats://127.0.0.1:${p[2]}" --nats-replicas 3 \
+    --run cl1 --secret-file "$k" --arg topic=t --durable="$d/runs.db" --run-id cl1 --timeout 60 \
+    --peer-wait 30 > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  local pb=$!
+  # A is at its gate (its first effect call made), B has had time to set up
+  for _ in $(seq 600); do [ -s "$d/effect.log" ] && break; sleep 0.05; done
+  sleep 1
+  kill -9 "$PID_n1"
+  wait "$PID_n1" 2> /dev/null
+  echo open > "$d/gate"
+  wait $pa
+  STA=$?
+  wait $pb
+  STB=$?
+  pair_ok "JetStream cluster (3 replicas), one server killed" "$d"
+  if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
+    ok
+  else
+    failed "cluster: effect calls: $(tr '\n' ' ' < "$d/effect.log")"
+  fi
+  unset ZGC_TEST_EFFECT_LOG
+}
+
+for s in $sections; do
+  case $s in
+    programs | conformance | security | faults | durable | cluster) "$s" ;;
+    *) echo "run.sh: unknown section $s" >&2; exit 2 ;;
+  esac
+  echo "nats: $s done at ${SECONDS}s"
+done
+echo "nats: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
