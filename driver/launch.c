@@ -793,6 +793,17 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
                 if (pids[i] > 0) kill(pids[i], SIGTERM);
         }
     }
+    /* every lifeline process killed: nobody waits for a restart, so none
+       is waited for here either — the whole run is resumed */
+    int nlost = 0;
+    for (int i = 0; i < started; i++) nlost += lost[i];
+    if (status == 0 && started > 0 && nlost == started) {
+        fprintf(stderr,
+                "zgc: error: every lifeline process was killed; resume the run with zgc runs "
+                "resume %s\n",
+                run_id);
+        status = 5; /* resumable, as after a lost peer */
+    }
     /* restarted lifelines: their end is in the store */
     for (int i = 0; i < started && status == 0; i++) {
         if (!lost[i]) continue;
