@@ -337,7 +337,52 @@ launcher_case() {
   [ -z "$keep" ] && rm -rf "$d"
 }
 
+# zgc run --durable --processes: every lifeline process killed — nobody
+# waits for a restart, so zgc stops at once with exit 5, and the run
+# resumes whole.
+launcher_all_case() {
+  ncases=$((ncases + 1))
+  local d=$tmp/launchall id=l$ncases
+  case_dir=$d
+  mkdir -p "$d"
+  cp "$here/handoff.zg" "$d/"
+  (cd "$d" && exec "$zgc" run --durable="$d/runs.db" --processes handoff.zg --run-id "$id" \
+    --arg topic=tea --llm mock ${nats:+--nats "$nats"} < /dev/null > "$d/out" 2> "$d/err") &
+  local zp=$! i pids=""
+  for i in $(seq 300); do
+    "$zgc" tasks "$id" --store "$d/runs.db" 2> /dev/null | grep -q approve && break
+    sleep 0.1
+  done
+  pids=$(ps -o pid= --ppid "$zp" | xargs)
+  if [ -z "$pids" ]; then
+    failed "$id: no lifeline processes under zgc run"
+    kill "$zp"
+    return
+  fi
+  local t0=$SECONDS
+  # shellcheck disable=SC2086 # the pids, one by one
+  kill -9 $pids
+  wait "$zp"
+  local zst=$?
+  if [ "$zst" != 5 ] || [ $((SECONDS - t0)) -gt 20 ] ||
+    ! grep -q "every lifeline process was killed; resume the run with zgc runs resume $id" "$d/err"; then
+    failed "$id: zgc run exited $zst after $((SECONDS - t0)) s: $(tail -2 "$d/err")"
+    return
+  fi
+  "$zgc" answer "$id" 1 yes --store "$d/runs.db" > /dev/null
+  local out
+  out=$("$zgc" runs resume "$id" --store "$d/runs.db" 2> "$d/err.resume" < /dev/null)
+  if [ "$out" != true ]; then
+    failed "$id: the resumed run printed $out: $(tail -2 "$d/err.resume")"
+    return
+  fi
+  [ "$verbose" = 1 ] && echo "ok $id (zgc run --durable --processes, every lifeline killed)"
+  pass=$((pass + 1))
+  [ -z "$keep" ] && rm -rf "$d"
+}
+
 launcher_case
+launcher_all_case
 per=8
 w=0
 while [ "$ncases" -lt "$cases" ]; do
