@@ -22,6 +22,24 @@ static void command_of(const char *usage, char *out, size_t n)
     out[k] = 0;
 }
 
+/* Offers the k bytes at w to s.  A word of the usage text is copied to
+ * try it, and the best one kept in a buffer of its own, so that the
+ * suggestion outlives the loops below. */
+static void offer(ZvSuggest *s, const char *w, size_t k)
+{
+    static char best[64];
+    char word[64];
+    if (k == 0 || k >= sizeof word) return;
+    memcpy(word, w, k);
+    word[k] = 0;
+    const char *before = s->best;
+    zv_suggest_try(s, word);
+    if (s->best != before) {
+        memcpy(best, word, k + 1);
+        s->best = best;
+    }
+}
+
 /* The option words of a usage text ("--workflow", "-O2", "-o"), offered
  * to s one by one. */
 static void try_options(ZvSuggest *s, const char *usage)
@@ -33,19 +51,7 @@ static void try_options(ZvSuggest *s, const char *usage)
         size_t k = 1;
         while (p[k] && (isalnum((unsigned char)p[k]) || p[k] == '-')) k++;
         if (k < 2 || !isalnum((unsigned char)p[k - 1])) continue;
-        char word[64];
-        if (k >= sizeof word) continue;
-        memcpy(word, p, k);
-        word[k] = 0;
-        /* the suggestion must outlive this loop: keep the best in a
-           static buffer of its own */
-        const char *before = s->best;
-        zv_suggest_try(s, word);
-        if (s->best != before) {
-            static char best[64];
-            memcpy(best, word, k + 1);
-            s->best = best;
-        }
+        offer(s, p, k);
         p += k - 1;
     }
 }
@@ -64,18 +70,7 @@ static void try_commands(ZvSuggest *s, const char *usage)
         while (*w == ' ') w++;
         size_t k = 0;
         while (w[k] && (isalnum((unsigned char)w[k]) || w[k] == '-')) k++;
-        if (k > 0 && w - p <= 4 && k < 64) { /* a command, not a continued description */
-            char word[64];
-            memcpy(word, w, k);
-            word[k] = 0;
-            const char *before = s->best;
-            zv_suggest_try(s, word);
-            if (s->best != before) {
-                static char best[64];
-                memcpy(best, word, k + 1);
-                s->best = best;
-            }
-        }
+        if (w - p <= 4) offer(s, w, k); /* a command, not a continued description */
         p = line_end + 1;
     }
 }
@@ -93,16 +88,7 @@ static void try_subcommands(ZvSuggest *s, const char *usage, const char *cmd)
             size_t k = 0;
             while (w[k] && (isalnum((unsigned char)w[k]) || w[k] == '-') && k < 63) k++;
             if (k == 0 || w[0] == '-') break;
-            char word[64];
-            memcpy(word, w, k);
-            word[k] = 0;
-            const char *before = s->best;
-            zv_suggest_try(s, word);
-            if (s->best != before) {
-                static char best[64];
-                memcpy(best, word, k + 1);
-                s->best = best;
-            }
+            offer(s, w, k);
             w += k;
             while (*w == ' ') w++;
             if (*w != '|') break;
