@@ -107,15 +107,8 @@ int zus_error(const char *usage, const char *fmt, const char *arg)
     ZvSuggest s;
     zv_suggest_init(&s, arg ? arg : "");
     if (arg && !strncmp(fmt, "unknown option", 14)) {
-        /* --opt=value: the option's name */
-        char name[64];
-        size_t k = strcspn(arg, "=");
-        if (k < sizeof name) {
-            memcpy(name, arg, k);
-            name[k] = 0;
-            zv_suggest_init(&s, name);
-            try_options(&s, usage);
-        }
+        zv_suggest_init_until(&s, arg, "="); /* --opt=value: the option's name */
+        try_options(&s, usage);
     } else if (arg && !strncmp(fmt, "unknown command", 15)) {
         try_commands(&s, usage);
     } else if (arg && !strncmp(fmt, "unknown ", 8) && strstr(fmt, " command")) {

@@ -73,7 +73,7 @@ int zt_main(int argc, char **argv)
             quiet = true;
         } else if (a[0] == '-' && a[1]) {
             ZvSuggest sg;
-            zv_suggest_init(&sg, a);
+            zv_suggest_init_until(&sg, a, "=");
             zv_suggest_try(&sg, "--workflow");
             zv_suggest_try(&sg, "--quiet");
             fprintf(stderr, "zgc: error: unknown option `%s`", a);

@@ -176,17 +176,10 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             zri_options_free(o);
             if (a[0] == '-') {
                 /* the closest option of a run, by name (without =VALUE) */
-                char name[64];
-                size_t k = strcspn(a, "=");
                 ZvSuggest sg;
-                zv_suggest_init(&sg, "");
-                if (k < sizeof name) {
-                    memcpy(name, a, k);
-                    name[k] = 0;
-                    zv_suggest_init(&sg, name);
-                    for (int j = 0; j < ZV_OPT__COUNT; j++)
-                        if (table[j].scope & (ZV_RUN | ZV_EXE)) zv_suggest_try(&sg, table[j].name);
-                }
+                zv_suggest_init_until(&sg, a, "=");
+                for (int j = 0; j < ZV_OPT__COUNT; j++)
+                    if (table[j].scope & (ZV_RUN | ZV_EXE)) zv_suggest_try(&sg, table[j].name);
                 if (sg.best)
                     return usage_error(p, "unknown option '%s'; did you mean '%s'?", a, sg.best);
                 return usage_error(p, "unknown option '%s'", a);

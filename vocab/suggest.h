@@ -49,6 +49,7 @@ typedef struct ZvSuggest {
     const char *word; /* the misspelt word */
     const char *best; /* the closest known word so far, or NULL */
     int distance;     /* its distance */
+    char part[64];    /* zv_suggest_init_until: the word's copy */
 } ZvSuggest;
 
 static inline void zv_suggest_init(ZvSuggest *s, const char *word)
@@ -56,6 +57,18 @@ static inline void zv_suggest_init(ZvSuggest *s, const char *word)
     s->word = word;
     s->best = NULL;
     s->distance = ZV_SUGGEST_MAX_DISTANCE + 1;
+}
+
+/* The same for the part of word before the first of stops: the name of
+ * `--opt=VALUE` (stops "="), the backend of `openia:gpt` (stops ":").  A
+ * part too long to be a known word suggests nothing. */
+static inline void zv_suggest_init_until(ZvSuggest *s, const char *word, const char *stops)
+{
+    size_t n = strcspn(word, stops);
+    if (n >= sizeof s->part) n = 0;
+    memcpy(s->part, word, n);
+    s->part[n] = 0;
+    zv_suggest_init(s, s->part);
 }
 
 static inline void zv_suggest_try(ZvSuggest *s, const char *known)

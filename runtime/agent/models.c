@@ -1219,18 +1219,12 @@ int zri_model_check(const char *spec, char *err, size_t errlen)
         return ok ? 0 : -1;
     }
     /* the backend's name: the part before ':' */
-    char name[64];
     size_t n = strcspn(spec, ":");
     ZvSuggest sg;
-    zv_suggest_init(&sg, "");
-    if (n < sizeof name) {
-        memcpy(name, spec, n);
-        name[n] = 0;
-        zv_suggest_init(&sg, name);
-        static const char *const backends[] = {"mock", "scripted", "openai", "ollama"};
-        for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-            zv_suggest_try(&sg, backends[i]);
-    }
+    zv_suggest_init_until(&sg, spec, ":");
+    static const char *const backends[] = {"mock", "scripted", "openai", "ollama"};
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        zv_suggest_try(&sg, backends[i]);
     if (sg.best)
         snprintf(err, errlen, "unknown model spec `%s`; did you mean `%s%s`? " AVAILABLE, spec,
                  sg.best, spec + n);
