@@ -287,19 +287,26 @@ volatile_case() { # WDIR NL
 
 # zgc run --durable --processes: a lifeline killed, restarted with the
 # command zgc prints, while zgc and the other lifeline wait.
-launcher_case() {
-  ncases=$((ncases + 1))
-  local d=$tmp/launch id=l$ncases
-  case_dir=$d
+# Starts handoff.zg with zgc run --durable --processes in directory $1 as
+# run $2, and waits until it asks its human task; zgc's pid in $zp.
+launch_handoff() {
+  local d=$1 id=$2 i
   mkdir -p "$d/elsewhere"
   cp "$here/handoff.zg" "$d/"
   (cd "$d" && exec "$zgc" run --durable="$d/runs.db" --processes handoff.zg --run-id "$id" \
     --arg topic=tea --llm mock ${nats:+--nats "$nats"} < /dev/null > "$d/out" 2> "$d/err") &
-  local zp=$! i editor=""
+  zp=$!
   for i in $(seq 300); do
     "$zgc" tasks "$id" --store "$d/runs.db" 2> /dev/null | grep -q approve && break
     sleep 0.1
   done
+}
+
+launcher_case() {
+  ncases=$((ncases + 1))
+  local d=$tmp/launch id=l$ncases i editor=""
+  case_dir=$d
+  launch_handoff "$d" "$id"
   editor=$(ps -o pid=,args= --ppid "$zp" | awk '/review\.Editor / { print $1 }')
   if [ -z "$editor" ]; then
     failed "$id: no Editor process under zgc run"
@@ -342,17 +349,9 @@ launcher_case() {
 # resumes whole.
 launcher_all_case() {
   ncases=$((ncases + 1))
-  local d=$tmp/launchall id=l$ncases
+  local d=$tmp/launchall id=l$ncases pids=""
   case_dir=$d
-  mkdir -p "$d"
-  cp "$here/handoff.zg" "$d/"
-  (cd "$d" && exec "$zgc" run --durable="$d/runs.db" --processes handoff.zg --run-id "$id" \
-    --arg topic=tea --llm mock ${nats:+--nats "$nats"} < /dev/null > "$d/out" 2> "$d/err") &
-  local zp=$! i pids=""
-  for i in $(seq 300); do
-    "$zgc" tasks "$id" --store "$d/runs.db" 2> /dev/null | grep -q approve && break
-    sleep 0.1
-  done
+  launch_handoff "$d" "$id"
   pids=$(ps -o pid= --ppid "$zp" | xargs)
   if [ -z "$pids" ]; then
     failed "$id: no lifeline processes under zgc run"
