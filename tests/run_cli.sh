@@ -255,6 +255,8 @@ expect 1 'effect .publish. needs .int zg_publish' -- "$zgc" build "$score" -o "$
 expect 1 'extern pure `readability` needs `int zg_readability\(zgrt_call \*call\)`' -- "$zgc" run "$score" --arg draft=x
 expect 0 '' -- "$zgc" build --allow-unlinked "$score" -o "$tmp/sc"
 expect 1 'extern action `readability` is not linked' -- "$zgc" run --allow-unlinked "$score" --arg draft=x
+# the build cached by that run is not used by a run that does not allow it
+expect 1 'extern pure `readability` needs `int zg_readability' -- "$zgc" run "$score" --arg draft=x
 expect 0 '' -- "$zgc" build "$hello" -o "$tmp/atomic"
 before=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
 printf '#!/bin/sh\ncase "$*" in *hello.Writer*) echo "refusing to link" >&2; exit 1;; esac\nexec cc "$@"\n' > "$tmp/failcc"
