@@ -118,6 +118,8 @@ command -v dpkg > /dev/null || fail "no dpkg"
 deb=$(ls -t "$build"/package/zgc_*.deb | head -1)
 [ -f "$deb" ] || fail "cpack made no .deb"
 dpkg-deb -f "$deb" Depends | grep -q "libjansson-dev" || fail "the package's Depends: $(dpkg-deb -f "$deb" Depends)"
+# ICU is loaded with dlopen (trace check): named by hand
+dpkg-deb -f "$deb" Depends | grep -q "libicu[0-9]" || fail "the package does not depend on ICU: $(dpkg-deb -f "$deb" Depends)"
 if dpkg-deb -c "$deb" | grep -q -- "$build"; then fail "the package names the build tree"; fi
 mkdir -p "$tmp/ov/upper" "$tmp/ov/work" "$tmp/ov/root"
 cp "$deb" "$tmp/work/zgc.deb"
