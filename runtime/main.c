@@ -393,7 +393,7 @@ static int open_kv_journal(const zgrt_program *prog, const zri_options *o, int32
     zri_nats_config c;
     char *token, pub[57];
     int rc = nats_config(o, NULL, NULL, &c, &token, pub, err, sizeof err);
-    if (rc == 0) rc = zri_nats_kv_open(prog, self, &c, bucket, be, err, sizeof err);
+    if (rc == 0) rc = zri_nats_kv_open(prog, self, &c, bucket, !o->resume, be, err, sizeof err);
     wipe(token);
     if (rc < 0) {
         fprintf(stderr, "zgc: error: lifeline %s: %s\n", lname(prog, self), err);

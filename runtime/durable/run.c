@@ -371,6 +371,10 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
     if (!D->resume) {
         if (o->run_id)
             snprintf(D->id, sizeof D->id, "%s", o->run_id);
+        else if (!zrd_store_is_file(D->st) && o->nats_run)
+            /* journals in a bucket: every lifeline's process names the
+             * run alike, by its NATS run */
+            snprintf(D->id, sizeof D->id, "%s", o->nats_run);
         else
             new_id(D->id, sizeof D->id);
         char *cwd = getcwd(NULL, 0);

@@ -35,12 +35,14 @@
 #define ZRI_NATS_KV_BUCKET "ZGC_JOURNAL"
 
 /* Connects to the server of c (c->servers, its authentication and TLS)
- * and opens the bucket, creating it when it does not exist (file
- * storage, c->replicas); the journal of lifeline `self` of run c->run.
+ * and opens the bucket, with `create` (a new run) creating it when it
+ * does not exist (file storage, history 1, c->replicas); the journal of
+ * lifeline `self` of run c->run.
  * 0 with the backend in *be, or -1 with a message (the server is down,
  * JetStream is off, the bucket is missing and may not be created,
  * permission denied). */
 ZRI_HIDDEN int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c,
-                                const char *bucket, zrd_backend *be, char *err, size_t errlen);
+                                const char *bucket, int create, zrd_backend *be, char *err,
+                                size_t errlen);
 
 #endif

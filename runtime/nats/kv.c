@@ -213,20 +213,19 @@ static int kv_find(void *u, const char *id, zrd_runrow *r, char *err, size_t err
 {
     kvj *k = u;
     memset(r, 0, sizeof *r);
-    if (strcmp(id, k->run) != 0) {
-        zri_err(err, errlen,
-                "--resume %s and --run %s differ: a run journaled in a key-value bucket is "
-                "resumed with its NATS run id",
-                id, k->run);
-        return -1;
-    }
     pthread_mutex_lock(&k->mu);
     char key[256];
     snprintf(key, sizeof key, "%s.run", k->run);
     json_t *j = NULL;
     int got = get_json(k, key, &j, NULL, err, errlen);
     int rc = got;
-    if (got > 0) {
+    if (got > 0 && (!jstr(j, "id") || strcmp(jstr(j, "id"), id) != 0)) {
+        zri_err(err, errlen,
+                "the run of --run %s in the key-value bucket %s is run %s, not %s (resume it "
+                "with --resume and --run of the same run)",
+                k->run, k->bucket, jstr(j, "id") ? jstr(j, "id") : "?", id);
+        rc = -1;
+    } else if (got > 0) {
         r->rid = 1;
         r->id = dupz(k->run);
         r->workflow = dupz(jstr(j, "workflow") ? jstr(j, "workflow") : "");
@@ -614,7 +613,7 @@ static void kv_close(void *u)
 /* ---- open ----------------------------------------------------------------------- */
 
 int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c,
-                     const char *bucket, zrd_backend *be, char *err, size_t errlen)
+                     const char *bucket, int create, zrd_backend *be, char *err, size_t errlen)
 {
     if (!zri_nats_run_ok(c->run)) {
         zri_err(err, errlen, "bad run id '%s' (1 to %d letters, digits, '_' or '-')", c->run,
@@ -685,6 +684,15 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c,
     while (s == NATS_OK) {
         s = js_KeyValue(&k->kv, k->js, bucket);
         if (s != NATS_NOT_FOUND) break;
+        if (!create) {
+            zri_err(err, errlen,
+                    "--journal nats: the key-value bucket %s does not exist on the NATS server %s "
+                    "(a resumed run's journals are there: the same server and bucket as the run "
+                    "started with?)",
+                    bucket, k->url);
+            kv_close(k);
+            return -1;
+        }
         /* missing: created (history 1: a journal needs no old values) */
         kvConfig kc;
         kvConfig_Init(&kc);
