@@ -99,8 +99,8 @@ typedef struct zrd_backend {
     int (*finish)(void *u, int64_t rid, int nlives, const int32_t *lives, int per_lifeline,
                   const zrd_finish_info *fi, char *err, size_t errlen);
     int (*state)(void *u, int64_t rid, int32_t l, const char *state, char *err, size_t errlen);
-    int (*task)(void *u, int64_t rid, const zri_task *t, int64_t *task, char **answer,
-                int *created, char *err, size_t errlen);
+    int (*task)(void *u, int64_t rid, const zri_task *t, int64_t *task, char **answer, int *created,
+                char *err, size_t errlen);
     int (*task_poll)(void *u, int64_t rid, int64_t task, char **answer, char **run_status,
                      char *err, size_t errlen);
     void (*close)(void *u);

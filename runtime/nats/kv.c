@@ -51,8 +51,8 @@ typedef struct kvj {
 static void kv_error(kvj *k, natsStatus s, const char *what, const char *key, char *err,
                      size_t errlen)
 {
-    const char *txt = NULL;
-    if (k->nc) natsConnection_GetLastError(k->nc, &txt);
+    natsStatus ls;
+    const char *txt = nats_GetLastError(&ls);
     zri_err(err, errlen, "%s %s in the key-value bucket %s on the NATS server %s failed: %s%s%s",
             what, key, k->bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
             txt && *txt ? txt : "");
@@ -122,8 +122,8 @@ static int put_rec(kvj *k, char *err, size_t errlen)
                           : kvStore_Create(&rev, k->kv, key, text, (int)strlen(text));
     free(text);
     if (s != NATS_OK) {
-        const char *txt = NULL;
-        natsConnection_GetLastError(k->nc, &txt);
+        natsStatus ls;
+        const char *txt = nats_GetLastError(&ls);
         if (txt && (strstr(txt, "wrong last sequence") || strstr(txt, "key exists"))) {
             zri_err(err, errlen,
                     "the journal of lifeline %s of run %s (key %s in the key-value bucket %s) was "
@@ -171,9 +171,9 @@ static int compose(kvj *k, char **status, char **result, int *attempts, char *er
         json_object_update(res, json_object_get(r, "results"));
         json_decref(r);
     }
-    *status = dupz(failed      ? "failed"
-                   : cancelled ? "cancelled"
-                   : waiting   ? "waiting"
+    *status = dupz(failed        ? "failed"
+                   : cancelled   ? "cancelled"
+                   : waiting     ? "waiting"
                    : ndone == nl ? "done"
                                  : "running");
     if (attempts) *attempts = maxatt;
@@ -231,15 +231,17 @@ static int kv_find(void *u, const char *id, zrd_runrow *r, char *err, size_t err
         r->workflow = dupz(jstr(j, "workflow") ? jstr(j, "workflow") : "");
         r->source = dupz(jstr(j, "source") ? jstr(j, "source") : "");
         r->fingerprint = dupz(jstr(j, "fingerprint") ? jstr(j, "fingerprint") : "");
-        r->fingerprint_parts = dupz(jstr(j, "fingerprint_parts") ? jstr(j, "fingerprint_parts") : "");
+        r->fingerprint_parts =
+            dupz(jstr(j, "fingerprint_parts") ? jstr(j, "fingerprint_parts") : "");
         r->mode = dupz(jstr(j, "mode") ? jstr(j, "mode") : "");
         r->cwd = dupz(jstr(j, "cwd"));
         r->executable = dupz(jstr(j, "executable"));
         r->options = dupz(jstr(j, "options") ? jstr(j, "options") : "[]");
         r->nlifelines = (int)jint(j, "nlifelines");
         if (compose(k, &r->status, &r->result, &r->attempts, err, errlen) < 0) {
-            char **f[] = {&r->id,   &r->workflow, &r->source,     &r->fingerprint,
-                          &r->fingerprint_parts, &r->mode, &r->cwd, &r->executable, &r->options};
+            char **f[] = {&r->id,          &r->workflow,          &r->source,
+                          &r->fingerprint, &r->fingerprint_parts, &r->mode,
+                          &r->cwd,         &r->executable,        &r->options};
             for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) free(*f[i]), *f[i] = NULL;
             rc = -1;
         }
@@ -306,8 +308,9 @@ static int kv_begin(void *u, zrd_runrow *r, int nlives, const zrd_liferow *lives
                 if (got == 0) kv_error(k, s, "creating", key, err, errlen);
                 goto out;
             }
-            int same = jstr(old, "fingerprint") && strcmp(jstr(old, "fingerprint"), r->fingerprint) == 0 &&
-                       jstr(old, "mode") && strcmp(jstr(old, "mode"), "processes") == 0;
+            int same = jstr(old, "fingerprint") &&
+                       strcmp(jstr(old, "fingerprint"), r->fingerprint) == 0 && jstr(old, "mode") &&
+                       strcmp(jstr(old, "mode"), "processes") == 0;
             json_decref(old);
             if (!same) {
                 zri_err(err, errlen, "a run %s exists already (key %s in the key-value bucket %s)",
@@ -412,8 +415,8 @@ static int kv_load(void *u, int64_t rid, int32_t l, zri_buf *out, int64_t *next,
         int64_t count = (int64_t)json_integer_value(json_array_get(seg, 2));
         for (int64_t c = first; c < first + count && rc == 0; c++) {
             char key[320];
-            snprintf(key, sizeof key, "%s.C.%s.%" PRId64 ".%" PRId64, k->run, k->p->lifelines[l],
-                     a, c);
+            snprintf(key, sizeof key, "%s.C.%s.%" PRId64 ".%" PRId64, k->run, k->p->lifelines[l], a,
+                     c);
             kvEntry *e = NULL;
             natsStatus s = kvStore_Get(&e, k->kv, key);
             if (s != NATS_OK) {
@@ -467,8 +470,8 @@ static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char 
         if (c->lifeline != k->self) continue;
         if (c->len) {
             char key[320];
-            snprintf(key, sizeof key, "%s.C.%s.%d.%" PRId64, k->run,
-                     k->p->lifelines[k->self], k->attempt, c->chunk);
+            snprintf(key, sizeof key, "%s.C.%s.%d.%" PRId64, k->run, k->p->lifelines[k->self],
+                     k->attempt, c->chunk);
             natsStatus s = kvStore_Put(NULL, k->kv, key, c->data, (int)c->len);
             if (s != NATS_OK) {
                 kv_error(k, s, "writing", key, err, errlen);
@@ -491,7 +494,8 @@ static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char 
         }
         set_int(k->rec, "events", c->events);
         if (c->recent) set_str(k->rec, "recent", c->recent);
-        for (int t = 0; t < c->ntaken; t++) merge_taken(json_object_get(k->rec, "taken"), &c->taken[t]);
+        for (int t = 0; t < c->ntaken; t++)
+            merge_taken(json_object_get(k->rec, "taken"), &c->taken[t]);
         rc = put_rec(k, err, errlen);
     }
     if (rc == 0) *status = dupz("running");
@@ -612,8 +616,8 @@ static void kv_close(void *u)
 
 /* ---- open ----------------------------------------------------------------------- */
 
-int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c,
-                     const char *bucket, int create, zrd_backend *be, char *err, size_t errlen)
+int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
+                     int create, zrd_backend *be, char *err, size_t errlen)
 {
     if (!zri_nats_run_ok(c->run)) {
         zri_err(err, errlen, "bad run id '%s' (1 to %d letters, digits, '_' or '-')", c->run,
@@ -668,9 +672,8 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c,
         const char *why = s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED
                               ? "authorization failed (wrong or missing credentials)"
                               : natsStatus_GetText(s);
-        zri_err(err, errlen,
-                "--journal nats: cannot connect to the NATS server %s: %s%s%s", k->url, why,
-                txt && *txt ? ": " : "", txt && *txt ? txt : "");
+        zri_err(err, errlen, "--journal nats: cannot connect to the NATS server %s: %s%s%s", k->url,
+                why, txt && *txt ? ": " : "", txt && *txt ? txt : "");
         kv_close(k);
         return -1;
     }
