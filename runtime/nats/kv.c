@@ -44,7 +44,22 @@ typedef struct kvj {
     json_t *rec;  /* this lifeline's record, as last written */
     uint64_t rev; /* its revision (0: not read yet) */
     int attempt;
+    /* the server's last asynchronous error (a permissions violation
+     * comes so: the request itself only times out), under elock */
+    pthread_mutex_t elock;
+    char async_err[512];
 } kvj;
+
+static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure)
+{
+    (void)sub;
+    kvj *k = closure;
+    const char *txt = NULL;
+    natsConnection_GetLastError(nc, &txt);
+    pthread_mutex_lock(&k->elock);
+    snprintf(k->async_err, sizeof k->async_err, "%s", txt && *txt ? txt : natsStatus_GetText(s));
+    pthread_mutex_unlock(&k->elock);
+}
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -53,9 +68,14 @@ static void kv_error(kvj *k, natsStatus s, const char *what, const char *key, ch
 {
     natsStatus ls;
     const char *txt = nats_GetLastError(&ls);
-    zri_err(err, errlen, "%s %s in the key-value bucket %s on the NATS server %s failed: %s%s%s",
-            what, key, k->bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
-            txt && *txt ? txt : "");
+    char async[512];
+    pthread_mutex_lock(&k->elock);
+    snprintf(async, sizeof async, "%s", k->async_err);
+    pthread_mutex_unlock(&k->elock);
+    zri_err(
+        err, errlen, "%s %s in the key-value bucket %s on the NATS server %s failed: %s%s%s%s%s%s",
+        what, key, k->bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
+        txt && *txt ? txt : "", *async ? " (the server reported: " : "", async, *async ? ")" : "");
 }
 
 static char *dupz(const char *s) { return s ? zri_xstrndup(s, strlen(s)) : NULL; }
@@ -227,7 +247,7 @@ static int kv_find(void *u, const char *id, zrd_runrow *r, char *err, size_t err
         rc = -1;
     } else if (got > 0) {
         r->rid = 1;
-        r->id = dupz(k->run);
+        r->id = dupz(jstr(j, "id"));
         r->workflow = dupz(jstr(j, "workflow") ? jstr(j, "workflow") : "");
         r->source = dupz(jstr(j, "source") ? jstr(j, "source") : "");
         r->fingerprint = dupz(jstr(j, "fingerprint") ? jstr(j, "fingerprint") : "");
@@ -319,16 +339,9 @@ static int kv_begin(void *u, zrd_runrow *r, int nlives, const zrd_liferow *lives
             }
         }
         r->rid = 1;
-        /* the others' records, not started, unless they exist */
-        for (int i = 0; i < nothers; i++) {
-            key_life(k, others[i].lifeline, key, sizeof key);
-            json_t *o = life_record(&others[i], "new");
-            char *t = json_dumps(o, JSON_COMPACT);
-            json_decref(o);
-            if (!t) zri_oom();
-            (void)kvStore_Create(NULL, k->kv, key, t, (int)strlen(t));
-            free(t);
-        }
+        /* (the others' records are theirs to write: a lifeline that has
+         * not started has none) */
+        (void)nothers, (void)others;
     }
     key_life(k, k->self, key, sizeof key);
     int got = get_json(k, key, &cur, &rev, err, errlen);
@@ -611,6 +624,7 @@ static void kv_close(void *u)
     }
     json_decref(k->rec);
     pthread_mutex_destroy(&k->mu);
+    pthread_mutex_destroy(&k->elock);
     free(k);
 }
 
@@ -640,6 +654,7 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
     kvj *k = zri_xcalloc(1, sizeof *k);
     k->p = p, k->self = self;
     pthread_mutex_init(&k->mu, NULL);
+    pthread_mutex_init(&k->elock, NULL);
     snprintf(k->run, sizeof k->run, "%s", c->run);
     snprintf(k->bucket, sizeof k->bucket, "%s", bucket);
     snprintf(k->url, sizeof k->url, "%s", c->servers);
@@ -663,6 +678,7 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, 480);
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(o, KV_RETRY_MS);
     if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
+    if (s == NATS_OK) s = natsOptions_SetErrorHandler(o, on_async_error, k);
     if (s == NATS_OK) s = zri_nats_auth_options(o, c);
     if (s == NATS_OK) s = natsConnection_Connect(&k->nc, o);
     natsOptions_Destroy(o);

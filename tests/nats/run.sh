@@ -585,6 +585,76 @@ cluster() {
 }
 
 # ---- journal ----------------------------------------------------------------
+# The permissions of lifeline L of run RUN in durable mode, journals in
+# bucket BUCKET, exactly as docs/runtime.md ("Security model and server
+# permissions") lists them.
+durable_user() { # USER PASSWORD RUN L BUCKET
+  local R=$3 L=$4 B=$5
+  cat << EOF
+  { user: $1, password: $2, permissions: {
+      publish: ["zg.$R.*.$L", "zg.$R.*.$L.c", "\$JS.API.INFO",
+                "\$JS.API.STREAM.CREATE.ZG_$R", "\$JS.API.STREAM.INFO.ZG_$R",
+                "\$JS.API.CONSUMER.INFO.ZG_$R.$L", "\$JS.API.CONSUMER.DELETE.ZG_$R.$L",
+                "\$JS.API.CONSUMER.CREATE.ZG_$R.$L", "\$JS.API.CONSUMER.CREATE.ZG_$R.$L.>",
+                "\$JS.API.CONSUMER.DURABLE.CREATE.ZG_$R.$L", "\$JS.ACK.ZG_$R.$L.>",
+                "\$JS.API.STREAM.INFO.KV_$B", "\$JS.API.STREAM.CREATE.KV_$B",
+                "\$JS.API.STREAM.MSG.GET.KV_$B", "\$JS.API.DIRECT.GET.KV_$B.\$KV.$B.$R.>",
+                "\$KV.$B.$R.run", "\$KV.$B.$R.L.$L", "\$KV.$B.$R.C.$L.>"],
+      subscribe: ["zg.$R.$L.>", "_INBOX.>"] } }
+EOF
+}
+
+# Durable runs (a run store, and --journal nats) under per-lifeline
+# accounts with exactly the documented permissions: they complete with no
+# permission violation; B's process with A's account is refused.
+durable_permissions() {
+  build_relay
+  local k=$tmp/run.key d=$tmp/dperm
+  [ -e "$k" ] || secret "$k"
+  mkdir -p "$d"
+  {
+    echo "authorization { users = ["
+    durable_user a pa dp1 A KVP
+    durable_user b pb dp1 B KVP
+    durable_user c pc dp2 A KVP
+    durable_user e pe dp2 B KVP
+    echo "] }"
+  } > "$d/perm.conf"
+  start_server dperm 0 -c "$d/perm.conf"
+  local url=nats://127.0.0.1:$PORT run jo ua ub pwa pwb what
+  # B's process with A's account: refused (before the run, so that
+  # nothing of B's is in the bucket yet)
+  mkdir -p "$d/x"
+  ZGC_NATS_PASSWORD=pc "$exe.B" --nats "$url" --run dp2 --secret-file "$k" --nats-user c \
+    --arg topic=t --durable --journal nats:KVP --timeout 10 > "$d/x/out.B" \
+    2> "$d/x/err.B" < /dev/null
+  expect_refused "durable: B with A's account" "$?" "$d/x/err.B" "Permissions Violation"
+  for run in dp1 dp2; do
+    if [ "$run" = dp1 ]; then
+      jo=(--durable="$d/runs.db") ua=a pwa=pa ub=b pwb=pb what="a run store"
+    else
+      jo=(--durable --journal nats:KVP) ua=c pwa=pc ub=e pwb=pe what="--journal nats"
+    fi
+    mkdir -p "$d/$run"
+    (cd "$d/$run" && ZGC_NATS_PASSWORD=$pwa exec "$exe.A" --nats "$url" --run "$run" \
+      --secret-file "$k" --nats-user "$ua" --arg topic=t "${jo[@]}" --timeout 60 \
+      > "$d/$run/out.A" 2> "$d/$run/err.A" < /dev/null) &
+    local pa=$!
+    (cd "$d/$run" && ZGC_NATS_PASSWORD=$pwb exec "$exe.B" --nats "$url" --run "$run" \
+      --secret-file "$k" --nats-user "$ub" --arg topic=t "${jo[@]}" --timeout 60 \
+      > "$d/$run/out.B" 2> "$d/$run/err.B" < /dev/null)
+    STB=$?
+    wait $pa
+    STA=$?
+    pair_ok "durable run $run ($what) with the documented permissions" "$d/$run"
+  done
+  if grep -q "Permissions Violation" "$tmp/dperm/log"; then
+    failed "the documented durable permissions are not enough: $(grep -m3 "Permissions Violation" "$tmp/dperm/log")"
+  else
+    ok
+  fi
+}
+
 journal() {
   start_server kvj 0
   local url=nats://127.0.0.1:$PORT
@@ -632,6 +702,7 @@ journal() {
   else
     echo "nats: journal: unshare --uts is not permitted here; the second-process case is skipped"
   fi
+  durable_permissions
   # errors: exit status and message
   local out st
   out=$("$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t \
