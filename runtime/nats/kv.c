@@ -328,13 +328,16 @@ static int kv_begin(void *u, zrd_runrow *r, int nlives, const zrd_liferow *lives
                 if (got == 0) kv_error(k, s, "creating", key, err, errlen);
                 goto out;
             }
-            int same = jstr(old, "fingerprint") &&
+            int same = jstr(old, "id") && strcmp(jstr(old, "id"), r->id) == 0 &&
+                       jstr(old, "fingerprint") &&
                        strcmp(jstr(old, "fingerprint"), r->fingerprint) == 0 && jstr(old, "mode") &&
                        strcmp(jstr(old, "mode"), "processes") == 0;
             json_decref(old);
             if (!same) {
-                zri_err(err, errlen, "a run %s exists already (key %s in the key-value bucket %s)",
-                        k->run, key, k->bucket);
+                zri_err(err, errlen,
+                        "the NATS run %s has a run in the key-value bucket %s already (key %s), "
+                        "another run or of another program: choose another --run",
+                        k->run, k->bucket, key);
                 goto out;
             }
         }
