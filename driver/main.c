@@ -622,6 +622,7 @@ static int cmd_run(int argc, char **argv)
 {
     Options o = {0};
     bool processes = false, durable = false, exit_when_waiting = false, allow_unlinked = false;
+    bool journal_nats = false; /* --journal nats[:BUCKET] */
     const char *trace = NULL, *view = NULL, *store = NULL, *run_id = NULL, *resume = NULL;
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     char **pass = zu_xcalloc((size_t)argc + 8, sizeof *pass);
@@ -675,6 +676,11 @@ static int cmd_run(int argc, char **argv)
                 else
                     resume = v, durable = true;
                 continue;
+            }
+            if (opt == ZV_OPT_JOURNAL) {
+                /* passed on; a bucket's journals have no run store */
+                const char *v = value ? value + 1 : i + 1 < argc ? argv[i + 1] : "";
+                journal_nats = !strncmp(v, "nats", 4);
             }
             if (opt == ZV_OPT_TRACE) {
                 trace = value ? value + 1 : argv[++i];
@@ -768,7 +774,13 @@ static int cmd_run(int argc, char **argv)
         pass[npass++] = store_opt;
         if (!run_id && processes && c.prog->lifelines.len > 1) {
             run_id = fresh_id = new_run_id();
-            fprintf(stderr, "zgc: note: durable run %s (store %s)\n", run_id, store_path);
+            if (journal_nats)
+                fprintf(stderr,
+                        "zgc: note: durable run %s (journals in a key-value bucket of the NATS "
+                        "server)\n",
+                        run_id);
+            else
+                fprintf(stderr, "zgc: note: durable run %s (store %s)\n", run_id, store_path);
         }
         if (run_id) {
             pass[npass++] = "--run-id";

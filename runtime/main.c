@@ -45,6 +45,7 @@
 
 #include "agent/agent.h"
 #include "durable/durable.h"
+#include "nats/journal.h"
 #include "nats/transport.h"
 #include "net/net.h"
 #include "rt.h"
@@ -303,63 +304,102 @@ static int write_result(const zri_options *o, const char *json)
     return 0;
 }
 
-/* The NATS transport (runtime/nats): the options, the password and the
- * token from the environment (never on the command line, where `ps`
- * shows them), an NKey's public key from its seed.  NULL with a message. */
-static zri_nats *open_nats(const zgrt_program *prog, const zri_options *o, int32_t self,
-                           const zri_secret *secret, const uint8_t *ended, zri_heap *h,
-                           const zri_net_callbacks *cb, char *err, size_t errlen)
+/* The NATS configuration of the options (runtime/nats): the password and
+ * the token from the environment (never on the command line, where `ps`
+ * shows them), an NKey's public key from its seed (in pub).  0, or -1
+ * with a message; *token (malloc'd, or NULL) is the caller's to wipe. */
+static int nats_config(const zri_options *o, const zri_secret *secret, const uint8_t *ended,
+                       zri_nats_config *c, char **token, char pub[57], char *err, size_t errlen)
 {
-    zri_nats_config c = {.servers = o->nats,
-                         .run = o->nats_run,
-                         .secret = secret,
-                         .timeout_s = o->timeout > 0 ? o->timeout : NET_CONNECT_TIMEOUT_S,
-                         .heartbeat_s = o->heartbeat,
-                         .durable = o->durable,
-                         .peer_wait_s = o->peer_wait,
-                         .replicas = o->nats_replicas,
-                         .ended = ended,
-                         .creds = o->nats_creds,
-                         .user = o->nats_user,
-                         .ca = o->nats_ca,
-                         .cert = o->nats_cert,
-                         .key = o->nats_key};
+    *c = (zri_nats_config){.servers = o->nats,
+                           .run = o->nats_run,
+                           .secret = secret,
+                           .timeout_s = o->timeout > 0 ? o->timeout : NET_CONNECT_TIMEOUT_S,
+                           .heartbeat_s = o->heartbeat,
+                           .durable = o->durable,
+                           .peer_wait_s = o->peer_wait,
+                           .replicas = o->nats_replicas,
+                           .ended = ended,
+                           .creds = o->nats_creds,
+                           .user = o->nats_user,
+                           .ca = o->nats_ca,
+                           .cert = o->nats_cert,
+                           .key = o->nats_key};
+    *token = NULL;
     if (o->nats_user) {
-        c.password = getenv("ZGC_NATS_PASSWORD");
-        if (!c.password) {
+        c->password = getenv("ZGC_NATS_PASSWORD");
+        if (!c->password) {
             zri_err(err, errlen, "--nats-user %s needs its password in $ZGC_NATS_PASSWORD",
                     o->nats_user);
-            return NULL;
+            return -1;
         }
     }
     if ((o->nats_cert != NULL) != (o->nats_key != NULL)) {
         zri_err(err, errlen,
                 "--nats-cert and --nats-key go together (a client certificate "
                 "and its key)");
-        return NULL;
+        return -1;
     }
-    char *token = NULL;
     if (o->nats_token_file) {
-        if (!(token = zri_nats_read_token(o->nats_token_file, err, errlen))) return NULL;
+        if (!(*token = zri_nats_read_token(o->nats_token_file, err, errlen))) return -1;
     } else if (getenv("ZGC_NATS_TOKEN") && *getenv("ZGC_NATS_TOKEN")) {
-        token = zri_xstrndup(getenv("ZGC_NATS_TOKEN"), strlen(getenv("ZGC_NATS_TOKEN")));
+        *token = zri_xstrndup(getenv("ZGC_NATS_TOKEN"), strlen(getenv("ZGC_NATS_TOKEN")));
     }
-    c.token = token;
-    char pub[57];
+    c->token = *token;
     if (o->nats_nkey) {
-        if (zri_nats_nkey_public(o->nats_nkey, pub, err, errlen) < 0) {
-            free(token);
-            return NULL;
-        }
-        c.nkey_seed = o->nats_nkey;
-        c.nkey_pub = pub;
+        if (zri_nats_nkey_public(o->nats_nkey, pub, err, errlen) < 0) return -1;
+        c->nkey_seed = o->nats_nkey;
+        c->nkey_pub = pub;
     }
-    zri_nats *n = zri_nats_open(prog, self, &c, h, cb, err, errlen);
-    if (token) {
-        explicit_bzero(token, strlen(token));
-        free(token);
-    }
+    return 0;
+}
+
+static void wipe(char *token)
+{
+    if (!token) return;
+    explicit_bzero(token, strlen(token));
+    free(token);
+}
+
+/* The NATS transport (runtime/nats).  NULL with a message. */
+static zri_nats *open_nats(const zgrt_program *prog, const zri_options *o, int32_t self,
+                           const zri_secret *secret, const uint8_t *ended, zri_heap *h,
+                           const zri_net_callbacks *cb, char *err, size_t errlen)
+{
+    zri_nats_config c;
+    char *token, pub[57];
+    zri_nats *n = NULL;
+    if (nats_config(o, secret, ended, &c, &token, pub, err, errlen) == 0)
+        n = zri_nats_open(prog, self, &c, h, cb, err, errlen);
+    wipe(token);
     return n;
+}
+
+/* --journal nats[:BUCKET]: the journals in a JetStream key-value bucket
+ * (nats/journal.h) instead of the SQLite run store.  Returns 0 with *be,
+ * or the exit status after printing why. */
+static int open_kv_journal(const zgrt_program *prog, const zri_options *o, int32_t self,
+                           zrd_backend *be)
+{
+    if (self < 0 || !o->nats) {
+        fprintf(stderr,
+                "zgc: error: --journal %s applies to per-lifeline executables with "
+                "--nats (zgc run --processes --nats URL)\n",
+                o->journal);
+        return 2;
+    }
+    const char *bucket = o->journal[4] == ':' ? o->journal + 5 : ZRI_NATS_KV_BUCKET;
+    char err[1024] = "";
+    zri_nats_config c;
+    char *token, pub[57];
+    int rc = nats_config(o, NULL, NULL, &c, &token, pub, err, sizeof err);
+    if (rc == 0) rc = zri_nats_kv_open(prog, self, &c, bucket, !o->resume, be, err, sizeof err);
+    wipe(token);
+    if (rc < 0) {
+        fprintf(stderr, "zgc: error: lifeline %s: %s\n", lname(prog, self), err);
+        return ZRD_EXIT_STORE;
+    }
+    return 0;
 }
 
 static size_t trace_mark(void *u) { return zri_trace_mark(u); }
@@ -393,7 +433,13 @@ static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char *
         return 1;
     }
     const char *cwd = zrd_cwd(D);
-    if (cwd && chdir(cwd) != 0) {
+    if (cwd && chdir(cwd) != 0 && o->journal && strncmp(o->journal, "nats", 4) == 0) {
+        /* a journal in a bucket: the run may go on on another host */
+        fprintf(stderr,
+                "zgc: note: the directory %s of run %s is not here; relative paths of its "
+                "options are taken in this directory\n",
+                cwd, zrd_id(D));
+    } else if (cwd && chdir(cwd) != 0) {
         fprintf(stderr, "zgc: error: cannot work in the directory %s of run %s: %s\n", cwd,
                 zrd_id(D), strerror(errno));
         return 1;
@@ -442,8 +488,18 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         goto done;
     }
 
+    if (opts.journal && !opts.durable) {
+        fprintf(stderr, "zgc: error: --journal applies to durable runs only (--durable)\n");
+        status = 2;
+        goto done;
+    }
     if (opts.durable) {
-        if ((status = zrd_open(prog, &opts, self, &D)) != 0) goto done;
+        zrd_backend kv, *be = NULL;
+        if (opts.journal && strncmp(opts.journal, "nats", 4) == 0) {
+            if ((status = open_kv_journal(prog, &opts, self, &kv)) != 0) goto done;
+            be = &kv;
+        }
+        if ((status = zrd_open(prog, &opts, self, be, &D)) != 0) goto done;
         const char *done_result = zrd_done_result(D);
         if (done_result) {
             fprintf(stderr, "zgc: note: run %s has finished; its result:\n", zrd_id(D));

@@ -314,6 +314,13 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
                 bad = usage_error(p, "--nats-replicas expects 1 to 5, got '%s'", val);
             else
                 o->nats_replicas = (int)r;
+        } else if (id == ZV_OPT_JOURNAL) {
+            if (strcmp(val, "sqlite") != 0 && strcmp(val, "nats") != 0 &&
+                strncmp(val, "nats:", 5) != 0)
+                bad =
+                    usage_error(p, "--journal expects sqlite, nats or nats:BUCKET, got '%s'", val);
+            else
+                o->journal = val;
         } else if (id >= ZV_OPT_NATS && id <= ZV_OPT_RUN) {
             /* checked when the transport opens (runtime/nats) */
             const char **slot = id == ZV_OPT_NATS              ? &o->nats

@@ -240,6 +240,7 @@ typedef struct zri_options {
     const char *nats, *nats_run, *nats_creds, *nats_user, *nats_token_file, *nats_nkey;
     const char *nats_ca, *nats_cert, *nats_key;
     int nats_replicas;       /* --nats-replicas N (0: not given, 1) */
+    const char *journal;     /* --journal KIND: sqlite, nats or nats:BUCKET (NULL: sqlite) */
     double heartbeat;        /* --heartbeat SECONDS: silence limit (0: off) */
     double peer_wait;        /* --peer-wait SECONDS: durable runs wait for a lost peer (0: off) */
     const char *result_file; /* --result-file FILE (used by zgc run --processes) */
@@ -253,7 +254,7 @@ typedef struct zri_options {
     int exit_when_waiting; /* --exit-when-waiting */
     /* The run options a durable run stores, each as one "--name=VALUE"
      * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id,
-     * --exit-when-waiting, --view and the NATS ones (--nats, --nats-*:
+     * --exit-when-waiting, --view and the NATS ones (--nats, --nats-*, --journal:
      * each process's own), in the order given. */
     int nstored;
     char **stored;

@@ -56,6 +56,7 @@ HEADER_ONLY='
 backend: runtime/zgrt_abi.h runtime/zgrt.h
 backend/load: backend/backend.h
 driver: backend/backend.h
+runtime/nats: runtime/durable/backend.h
 '
 
 part_of() {

@@ -182,6 +182,11 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(NATS_REPLICAS, "--nats-replicas", "N", ZV_RUN,                                              \
       "NATS, durable runs: the run's stream is kept on N\n"                                       \
       "servers of a JetStream cluster (1 to 5, default 1)")                                       \
+    X(JOURNAL, "--journal", "KIND", ZV_RUN,                                                       \
+      "durable runs: where the journals live: sqlite (the\n"                                      \
+      "run store, default) or nats[:BUCKET] (per-lifeline runs\n"                                 \
+      "over --nats: a JetStream key-value bucket, default\n"                                      \
+      "ZGC_JOURNAL)")                                                                             \
     X(NATS_CERT, "--nats-cert", "FILE", ZV_RUN, "NATS: TLS client certificate (PEM)")             \
     X(NATS_KEY, "--nats-key", "FILE", ZV_RUN, "NATS: the client certificate's key (PEM)")         \
     X(RUN, "--run", "RUN", ZV_EXE,                                                                \

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "rt.h"
 
 /* Exit statuses of durable runs, besides rt.h's 0, 1 and 2. */
@@ -60,35 +61,19 @@ ZRI_HIDDEN char *zrd_store_path(const char *given);
 /* Opens the store (creating its directory, the file and the schema):
  * WAL, synchronous FULL, the busy timeout.  NULL with a message. */
 ZRI_HIDDEN zrd_store *zrd_store_open(const char *path, char *err, size_t errlen);
+/* A store kept by another backend (backend.h; --journal nats): every
+ * zrd_store_* call below goes to it; zrd_store_close closes it. */
+ZRI_HIDDEN zrd_store *zrd_store_backend(const zrd_backend *be);
+/* 1 when the store is SQLite's (a file: zgc runs, human tasks). */
+ZRI_HIDDEN int zrd_store_is_file(const zrd_store *st);
 ZRI_HIDDEN void zrd_store_close(zrd_store *st);
 ZRI_HIDDEN const char *zrd_store_file(const zrd_store *st);
 
-/* A run as the store has it. */
-typedef struct zrd_runrow {
-    int64_t rid;
-    char *id, *workflow, *source, *fingerprint, *fingerprint_parts;
-    char *mode; /* "process" or "processes" */
-    char *cwd, *executable;
-    char *options; /* JSON array of "--name=VALUE" */
-    char *status;  /* running, waiting, done, failed, cancelled */
-    char *result, *error;
-    int attempts;
-    int nlifelines;
-} zrd_runrow;
 ZRI_HIDDEN void zrd_runrow_free(zrd_runrow *r);
 
 /* 1 with the run in *r, 0 when there is no such run, -1 with a message. */
 ZRI_HIDDEN int zrd_store_find(zrd_store *st, const char *id, zrd_runrow *r, char *err,
                               size_t errlen);
-
-/* One lifeline's row (the parts a start writes). */
-typedef struct zrd_liferow {
-    int32_t lifeline;
-    const char *name;
-    const char *executable; /* per-lifeline mode: its executable */
-    const char *options;    /* per-lifeline mode: its run options (JSON) */
-    int64_t pid, pid_start;
-} zrd_liferow;
 
 /* Starts an attempt in one transaction.  A new run (r->rid == 0): inserts
  * it (an id that exists is an error, except in per-lifeline mode for a
@@ -111,26 +96,6 @@ ZRI_HIDDEN int zrd_store_lifeline(zrd_store *st, int64_t rid, int32_t l, char **
 ZRI_HIDDEN int zrd_store_load(zrd_store *st, int64_t rid, int32_t l, zri_buf *out, int64_t *next,
                               char *err, size_t errlen);
 
-/* Per-lifeline mode: the last message a lifeline's journal holds of one
- * channel (sender, chan). */
-typedef struct zrd_taken {
-    int32_t sender, chan;
-    int64_t seq;
-} zrd_taken;
-
-/* A commit: per lifeline a chunk (or none), the channels whose taken
- * messages it adds to, and what `zgc runs show` prints of it; and the
- * run's status as the store has it afterwards. */
-typedef struct zrd_chunk {
-    int32_t lifeline;
-    int64_t chunk;
-    const void *data;
-    size_t len;
-    int64_t events;     /* the lifeline's events so far */
-    const char *recent; /* JSON array of its last acts, or NULL */
-    int ntaken;
-    const zrd_taken *taken;
-} zrd_chunk;
 ZRI_HIDDEN int zrd_store_commit(zrd_store *st, int64_t rid, int n, const zrd_chunk *chunks,
                                 char **status, char *err, size_t errlen);
 /* What the other lifelines' journals hold of the messages `sender` sent
@@ -146,19 +111,6 @@ ZRI_HIDDEN int zrd_store_status(zrd_store *st, int64_t rid, char **status, char 
  * (all done: done, with the result composed from every component; one
  * failed: failed; one waiting: waiting); in one process the run gets
  * run_status, result and error. */
-typedef struct zrd_finish_info {
-    const char *status; /* the lifelines' */
-    const char *state;
-    const char *error;
-    int nres;
-    const int32_t *res_index;
-    char *const *res_text;
-    int nlifelines_all; /* the program's lifelines */
-    int nresults;       /* the program's result components */
-    int result_tuple;   /* print them as an array */
-    const char *run_status;
-    const char *result;
-} zrd_finish_info;
 ZRI_HIDDEN int zrd_store_finish(zrd_store *st, int64_t rid, int nlives, const int32_t *lives,
                                 int per_lifeline, const zrd_finish_info *fi, char *err,
                                 size_t errlen);
@@ -257,9 +209,11 @@ typedef struct zrd_run zrd_run;
 /* Opens the store of a durable run (o->durable).  With o->resume, reads
  * the run and checks it: it exists, was not cancelled, has no process
  * running it, was started by this program (the fingerprint; a mismatch
- * names what changed) in this mode.  Prints the error and returns the
+ * names what changed) in this mode.  be: the store's backend
+ * (backend.h; closed with the run), or NULL: the SQLite run store.  Prints the error and returns the
  * exit status (1, 2 or 4), else 0 with *out. */
-ZRI_HIDDEN int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self, zrd_run **out);
+ZRI_HIDDEN int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self,
+                        const zrd_backend *be, zrd_run **out);
 /* A resume: the stored run options ("--name=VALUE" each, owned by D) and
  * the directory the run started in; a run that is done: its result (the
  * caller prints it), else NULL. */

@@ -187,16 +187,22 @@ static int parse_stored(zrd_run *D, const char *json)
     return 0;
 }
 
-int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self, zrd_run **out)
+int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self, const zrd_backend *be,
+             zrd_run **out)
 {
     *out = NULL;
     /* a file size limit (ulimit -f) makes writes fail, as a full disk
      * does, instead of killing the process with SIGXFSZ */
     signal(SIGXFSZ, SIG_IGN);
     char err[1024] = "";
-    char *path = zrd_store_path(o->store);
-    zrd_store *st = zrd_store_open(path, err, sizeof err);
-    free(path);
+    zrd_store *st;
+    if (be) {
+        st = zrd_store_backend(be);
+    } else {
+        char *path = zrd_store_path(o->store);
+        st = zrd_store_open(path, err, sizeof err);
+        free(path);
+    }
     if (!st) return err_exit(ZRD_EXIT_STORE, "%s", err);
     zrd_run *D = zri_xcalloc(1, sizeof *D);
     D->p = p;
@@ -365,6 +371,10 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
     if (!D->resume) {
         if (o->run_id)
             snprintf(D->id, sizeof D->id, "%s", o->run_id);
+        else if (!zrd_store_is_file(D->st) && o->nats_run)
+            /* journals in a bucket: every lifeline's process names the
+             * run alike, by its NATS run */
+            snprintf(D->id, sizeof D->id, "%s", o->nats_run);
         else
             new_id(D->id, sizeof D->id);
         char *cwd = getcwd(NULL, 0);

@@ -48,6 +48,7 @@
 #include "durable.h"
 
 struct zrd_store {
+    zrd_backend be; /* another backend (be.u set): every call goes to it */
     sqlite3 *db;
     char *path;
     int busy_ms; /* ZRD_BUSY_TIMEOUT_MS, or $ZGC_STORE_TIMEOUT seconds */
@@ -347,9 +348,23 @@ zrd_store *zrd_store_open(const char *path, char *err, size_t errlen)
     return st;
 }
 
+zrd_store *zrd_store_backend(const zrd_backend *be)
+{
+    zrd_store *st = zri_xcalloc(1, sizeof *st);
+    st->be = *be;
+    return st;
+}
+
+int zrd_store_is_file(const zrd_store *st) { return st->be.u == NULL; }
+
 void zrd_store_close(zrd_store *st)
 {
     if (!st) return;
+    if (st->be.u) {
+        st->be.close(st->be.u);
+        free(st);
+        return;
+    }
     for (int i = 0; i < st->nstmt; i++) sqlite3_finalize(st->stmt[i]);
     if (st->db) sqlite3_close(st->db);
     pthread_mutex_destroy(&st->mu);
@@ -357,7 +372,10 @@ void zrd_store_close(zrd_store *st)
     free(st);
 }
 
-const char *zrd_store_file(const zrd_store *st) { return st->path; }
+const char *zrd_store_file(const zrd_store *st)
+{
+    return st->be.u ? st->be.where(st->be.u) : st->path;
+}
 
 /* ---- runs ---------------------------------------------------------------- */
 
@@ -378,6 +396,7 @@ static const char SQL_FIND[] =
 
 int zrd_store_find(zrd_store *st, const char *id, zrd_runrow *r, char *err, size_t errlen)
 {
+    if (st->be.u) return st->be.find(st->be.u, id, r, err, errlen);
     memset(r, 0, sizeof *r);
     pthread_mutex_lock(&st->mu);
     sqlite3_stmt *s = NULL;
@@ -529,6 +548,8 @@ static int begin_run(zrd_store *st, zrd_runrow *r, int nlives, int nothers,
 int zrd_store_begin(zrd_store *st, zrd_runrow *r, int nlives, const zrd_liferow *lives, int nothers,
                     const zrd_liferow *others, int *attempt, char *err, size_t errlen)
 {
+    if (st->be.u)
+        return st->be.begin(st->be.u, r, nlives, lives, nothers, others, attempt, err, errlen);
     pthread_mutex_lock(&st->mu);
     int resume = r->rid != 0;
     if (begin(st, err, errlen) < 0) goto fail_unlocked;
@@ -593,6 +614,8 @@ fail_unlocked:
 int zrd_store_lifeline(zrd_store *st, int64_t rid, int32_t l, char **status, int64_t *pid,
                        int64_t *pid_start, char **options, char *err, size_t errlen)
 {
+    if (st->be.u)
+        return st->be.lifeline(st->be.u, rid, l, status, pid, pid_start, options, err, errlen);
     pthread_mutex_lock(&st->mu);
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
@@ -622,6 +645,7 @@ int zrd_store_lifeline(zrd_store *st, int64_t rid, int32_t l, char **status, int
 int zrd_store_load(zrd_store *st, int64_t rid, int32_t l, zri_buf *out, int64_t *next, char *err,
                    size_t errlen)
 {
+    if (st->be.u) return st->be.load(st->be.u, rid, l, out, next, err, errlen);
     pthread_mutex_lock(&st->mu);
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
@@ -675,6 +699,7 @@ static int read_status(zrd_store *st, int64_t rid, char **status, char *err, siz
 int zrd_store_commit(zrd_store *st, int64_t rid, int n, const zrd_chunk *chunks, char **status,
                      char *err, size_t errlen)
 {
+    if (st->be.u) return st->be.commit(st->be.u, rid, n, chunks, status, err, errlen);
     pthread_mutex_lock(&st->mu);
     *status = NULL;
     if (begin(st, err, errlen) < 0) goto fail_unlocked;
@@ -740,6 +765,7 @@ fail_unlocked:
 int zrd_store_taken(zrd_store *st, int64_t rid, int32_t sender, zrd_taken **out, int *n, char *err,
                     size_t errlen)
 {
+    if (st->be.u) return st->be.taken(st->be.u, rid, sender, out, n, err, errlen);
     pthread_mutex_lock(&st->mu);
     *out = NULL;
     *n = 0;
@@ -767,6 +793,7 @@ int zrd_store_taken(zrd_store *st, int64_t rid, int32_t sender, zrd_taken **out,
 
 int zrd_store_status(zrd_store *st, int64_t rid, char **status, char *err, size_t errlen)
 {
+    if (st->be.u) return st->be.status(st->be.u, rid, status, err, errlen);
     pthread_mutex_lock(&st->mu);
     int rc = read_status(st, rid, status, err, errlen);
     pthread_mutex_unlock(&st->mu);
@@ -817,6 +844,7 @@ static int compose_result(zrd_store *st, int64_t rid, const zrd_finish_info *fi,
 int zrd_store_finish(zrd_store *st, int64_t rid, int nlives, const int32_t *lives, int per_lifeline,
                      const zrd_finish_info *fi, char *err, size_t errlen)
 {
+    if (st->be.u) return st->be.finish(st->be.u, rid, nlives, lives, per_lifeline, fi, err, errlen);
     pthread_mutex_lock(&st->mu);
     char *result = NULL;
     if (begin(st, err, errlen) < 0) goto fail_unlocked;
@@ -922,6 +950,7 @@ fail_unlocked:
 int zrd_store_state(zrd_store *st, int64_t rid, int32_t l, const char *state, char *err,
                     size_t errlen)
 {
+    if (st->be.u) return st->be.state(st->be.u, rid, l, state, err, errlen);
     pthread_mutex_lock(&st->mu);
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
@@ -947,6 +976,7 @@ int zrd_store_state(zrd_store *st, int64_t rid, int32_t l, const char *state, ch
 int zrd_store_task(zrd_store *st, int64_t rid, const zri_task *t, int64_t *task, char **answer,
                    int *created, char *err, size_t errlen)
 {
+    if (st->be.u) return st->be.task(st->be.u, rid, t, task, answer, created, err, errlen);
     pthread_mutex_lock(&st->mu);
     *answer = NULL;
     *created = 0;
@@ -1025,6 +1055,7 @@ fail_unlocked:
 int zrd_store_task_poll(zrd_store *st, int64_t rid, int64_t task, char **answer, char **run_status,
                         char *err, size_t errlen)
 {
+    if (st->be.u) return st->be.task_poll(st->be.u, rid, task, answer, run_status, err, errlen);
     pthread_mutex_lock(&st->mu);
     *answer = NULL;
     *run_status = NULL;

@@ -80,6 +80,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "conn.h"
 #include "transport.h"
 
 #define HELLO_EVERY_S 0.02 /* a HELLO costs one small publish */
@@ -1179,6 +1180,13 @@ static natsStatus set_options(natsOptions *o, zri_nats *n, const zri_nats_config
      * 2.3 to 2.7 ms with the flusher (3,000 iterations, a loaded 2-core
      * machine) */
     if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
+    if (s == NATS_OK) s = zri_nats_auth_options(o, c);
+    return s;
+}
+
+natsStatus zri_nats_auth_options(natsOptions *o, const zri_nats_config *c)
+{
+    natsStatus s = NATS_OK;
     if (s == NATS_OK && c->creds) s = natsOptions_SetUserCredentialsFromFiles(o, c->creds, NULL);
     if (s == NATS_OK && c->user)
         s = natsOptions_SetUserInfo(o, c->user, c->password ? c->password : "");

@@ -25,12 +25,19 @@
 # ends with the run's result.
 #
 #   run_restart.sh --zgc ZGC --zggen ZGGEN [--cases N] [--seed S] [--keep DIR] [-v]
-#                  [--nats URL]
+#                  [--nats URL [--journal-nats]]
 # --cases: restart cases (default 24).  Soak results: tests/durable/README.md.
 # --nats URL: the lifelines talk through the NATS server at URL (JetStream,
 # runtime/nats) instead of Unix sockets (tests/nats/run.sh starts one).
+# --journal-nats: with --nats, the journals live in a JetStream key-value
+# bucket (--journal nats:BUCKET), never in a run store: every lifeline
+# process starts in a directory of its own (its "host"); the killed one's
+# directory is deleted, and it is resumed from a new, empty directory with
+# HOME there and no $ZGC_STORE — no run store file may appear anywhere;
+# the result is the one the bucket assembles (a resume of the finished
+# run).  Only the restart cases run in this mode.
 set -u
-zgc="" zggen="" cases=24 seed=1 keep="" verbose=0 nats=""
+zgc="" zggen="" cases=24 seed=1 keep="" verbose=0 nats="" kvj=0
 while [ $# -gt 0 ]; do
   case $1 in
     --zgc) zgc=$(realpath "$2"); shift ;;
@@ -40,10 +47,13 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift ;;
     -v) verbose=1 ;;
     --nats) nats=$2; shift ;;
+    --journal-nats) kvj=1 ;;
     *) echo "run_restart.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+[ "$kvj" = 0 ] || [ -n "$nats" ] || { echo "run_restart.sh: --journal-nats needs --nats" >&2; exit 2; }
+bucket=ZGT_$$
 [ -x "$zgc" ] && [ -x "$zggen" ] ||
   { echo "usage: run_restart.sh --zgc ZGC --zggen ZGGEN [--cases N]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -90,10 +100,24 @@ wiring() { # DIR NL L
 }
 
 # The result of a finished durable run, as the run store assembled it
-# (zgc runs resume of a finished run prints it).
-stored_result() { # STORE ID
+# (zgc runs resume of a finished run prints it); --journal-nats: as the
+# bucket assembled it (a lifeline's resume of the finished run prints it,
+# from an empty directory).
+stored_result() { # STORE ID [DIR NL]
+  if [ "$kvj" = 1 ]; then
+    local fresh
+    fresh=$(mktemp -d "$3/result.XXXX")
+    wiring "$3" "$4" 0
+    (cd "$fresh" && HOME=$fresh exec env -u ZGC_STORE "$exe.L0" "${W[@]}" --journal "nats:$bucket" \
+      --resume "$(kv_run "$3")" --result-file "$fresh/result" 2> /dev/null < /dev/null) &&
+      cat "$fresh/result"
+    return
+  fi
   "$zgc" runs resume "$2" --store "$1" 2> /dev/null < /dev/null
 }
+
+# --journal-nats: the run's id is its NATS run's (wiring).
+kv_run() { echo "$(basename "$(dirname "$1")")-$(basename "$1")-$$"; }
 
 # A completed effect call repeats only after a kill caught it in flight.
 effects_ok() { # LOG
@@ -112,8 +136,15 @@ start_all() { # DIR NL STORE ID V EV OPTIONS...
     wiring "$dir" "$nl" "$l"
     local env=(env)
     [ "$l" = "$v" ] && [ "$ev" -gt 0 ] && env+=("ZGRT_KILL_AT_EVENT=$ev")
-    "${env[@]}" "$exe.L$l" "${W[@]}" ${store:+--durable="$store"} ${id:+--run-id "$id"} "$@" \
-      2> "$dir/err.L$l" < /dev/null &
+    if [ "$kvj" = 1 ]; then
+      # each process in a directory of its own, no run store
+      mkdir -p "$dir/host.L$l"
+      (cd "$dir/host.L$l" && HOME=$dir/host.L$l exec env -u ZGC_STORE "${env[@]}" "$exe.L$l" \
+        "${W[@]}" --durable --journal "nats:$bucket" "$@" 2> "$dir/err.L$l" < /dev/null) &
+    else
+      "${env[@]}" "$exe.L$l" "${W[@]}" ${store:+--durable="$store"} ${id:+--run-id "$id"} "$@" \
+        2> "$dir/err.L$l" < /dev/null &
+    fi
     PIDS[$l]=$!
   done
 }
@@ -149,10 +180,13 @@ restart_case() { # WDIR NL DET
     return
   else
     echo KILL >> "$ZGC_TEST_EFFECT_LOG"
-    # the others wait: the run is running, the victim interrupted
+    # the others wait: the run is running, the victim interrupted (a
+    # bucket's journals: zgc runs show knows only run stores; the
+    # victim's directory, its "disk", is gone)
     local show
-    show=$("$zgc" runs show "$id" --store "$store" --json 2> /dev/null)
-    if ! echo "$show" | grep -q '"interrupted"'; then
+    [ "$kvj" = 1 ] && rm -rf "$d/host.L$v"
+    [ "$kvj" = 1 ] || show=$("$zgc" runs show "$id" --store "$store" --json 2> /dev/null)
+    if [ "$kvj" = 0 ] && ! echo "$show" | grep -q '"interrupted"'; then
       failed "$what: zgc runs show does not show L$v interrupted: $(echo "$show" | head -c 300)"
       return
     fi
@@ -165,8 +199,15 @@ restart_case() { # WDIR NL DET
       [ "$R" = 0 ] && [ "$restarts" -lt 3 ] && env+=("ZGRT_KILL_AT_EVENT=$(( ev + 1 + (rng % 4) ))")
       rnd 2
       [ "$R" = 0 ] && cwd=$d/elsewhere
-      (cd "$cwd" && exec "${env[@]}" "$exe.L$v" "${W[@]}" --durable="$store" --resume "$id" \
-        2>> "$d/err2.L$v" < /dev/null) &
+      if [ "$kvj" = 1 ]; then
+        # another host: an empty directory, no run store
+        cwd=$(mktemp -d "$d/resumed.XXXX")
+        (cd "$cwd" && HOME=$cwd exec env -u ZGC_STORE "${env[@]}" "$exe.L$v" "${W[@]}" \
+          --journal "nats:$bucket" --resume "$(kv_run "$d")" 2>> "$d/err2.L$v" < /dev/null) &
+      else
+        (cd "$cwd" && exec "${env[@]}" "$exe.L$v" "${W[@]}" --durable="$store" --resume "$id" \
+          2>> "$d/err2.L$v" < /dev/null) &
+      fi
       PIDS[$v]=$!
       wait "${PIDS[$v]}"
       st=$?
@@ -190,8 +231,12 @@ restart_case() { # WDIR NL DET
   done
   what="$id ($nl lifelines, L$v killed at its event $ev, $restarts restarts)"
   local result
-  if ! result=$(stored_result "$store" "$id"); then
+  if ! result=$(stored_result "$store" "$id" "$d" "$nl"); then
     failed "$what: the run is not done in the store"
+    return
+  fi
+  if [ "$kvj" = 1 ] && [ -n "$(find "$d" -name '*.db' -o -name .zgc)" ]; then
+    failed "$what: a run store was made: $(find "$d" -name '*.db' -o -name .zgc | head -3)"
     return
   fi
   if [ "$det" = 1 ] && [ "$result" != "$ref_result" ]; then
@@ -380,8 +425,8 @@ launcher_all_case() {
   [ -z "$keep" ] && rm -rf "$d"
 }
 
-launcher_case
-launcher_all_case
+[ "$kvj" = 1 ] || launcher_case
+[ "$kvj" = 1 ] || launcher_all_case
 per=8
 w=0
 while [ "$ncases" -lt "$cases" ]; do
@@ -410,7 +455,7 @@ while [ "$ncases" -lt "$cases" ]; do
     --llm mock --seed 3 --backoff-scale 0 --trace "$case_dir/trace.jsonl" --timeout 60
   ok=1
   for l in $(seq 0 $((nl - 1))); do wait "${PIDS[$l]}" || ok=0; done
-  if [ "$ok" = 0 ] || ! ref_result=$(stored_result "$case_dir/runs.db" ref); then
+  if [ "$ok" = 0 ] || ! ref_result=$(stored_result "$case_dir/runs.db" ref "$case_dir" "$nl"); then
     failed "w$w: the uninterrupted run failed"
     continue
   fi
@@ -422,7 +467,7 @@ while [ "$ncases" -lt "$cases" ]; do
     [ "$ncases" -ge "$cases" ] && break
     restart_case "$wdir" "$nl" "$det"
   done
-  if [ "$w" = 1 ]; then
+  if [ "$w" = 1 ] && [ "$kvj" = 0 ]; then
     expiry_case "$wdir" "$nl"
     volatile_case "$wdir" "$nl"
   fi

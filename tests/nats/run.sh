@@ -6,6 +6,7 @@
 #
 #   run.sh ZGC ZGGEN [SECTION...]   sections: programs conformance
 #                                   security faults durable cluster
+#                                   journal
 #                                   (default: all)
 #
 # programs  every tests/run program and example (tests/run_programs.sh)
@@ -36,6 +37,14 @@
 #           killed with SIGKILL and restarted on its file store while a
 #           message is being sent, several times: the run completes with
 #           its result and repeats no completed effect
+# journal   --journal nats (journals in a JetStream key-value bucket): the
+#           restart campaign of run_restart.sh --journal-nats (the killed
+#           lifeline resumed from an empty directory, no run store
+#           anywhere); a second process taking over a running lifeline's
+#           journal (another host name: unshare --uts): the first one's
+#           next write is refused and it fails saying so; the errors of a
+#           server that is down, a bucket that is missing on a resume, and
+#           --journal nats without --nats
 # cluster   a three-server JetStream cluster on loopback, a durable run
 #           with --nats-replicas 3, one server killed with SIGKILL mid-run:
 #           the run completes with its result, no completed effect repeated
@@ -43,7 +52,7 @@ set -u
 zgc=$(realpath "${1:?usage: run.sh ZGC ZGGEN [SECTION...]}")
 zggen=$(realpath "${2:?usage: run.sh ZGC ZGGEN [SECTION...]}")
 shift 2
-sections=${*:-programs conformance security faults durable cluster}
+sections=${*:-programs conformance security faults durable cluster journal}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
@@ -575,9 +584,163 @@ cluster() {
   unset ZGC_TEST_EFFECT_LOG
 }
 
+# ---- journal ----------------------------------------------------------------
+# The permissions of lifeline L of run RUN in durable mode, journals in
+# bucket BUCKET, exactly as docs/runtime.md ("Security model and server
+# permissions") lists them.
+durable_user() { # USER PASSWORD RUN L BUCKET
+  local R=$3 L=$4 B=$5
+  cat << EOF
+  { user: $1, password: $2, permissions: {
+      publish: ["zg.$R.*.$L", "zg.$R.*.$L.c", "\$JS.API.INFO",
+                "\$JS.API.STREAM.CREATE.ZG_$R", "\$JS.API.STREAM.INFO.ZG_$R",
+                "\$JS.API.CONSUMER.INFO.ZG_$R.$L", "\$JS.API.CONSUMER.DELETE.ZG_$R.$L",
+                "\$JS.API.CONSUMER.CREATE.ZG_$R.$L", "\$JS.API.CONSUMER.CREATE.ZG_$R.$L.>",
+                "\$JS.API.CONSUMER.DURABLE.CREATE.ZG_$R.$L", "\$JS.ACK.ZG_$R.$L.>",
+                "\$JS.API.STREAM.INFO.KV_$B", "\$JS.API.STREAM.CREATE.KV_$B",
+                "\$JS.API.STREAM.MSG.GET.KV_$B", "\$JS.API.DIRECT.GET.KV_$B.\$KV.$B.$R.>",
+                "\$KV.$B.$R.run", "\$KV.$B.$R.L.$L", "\$KV.$B.$R.C.$L.>"],
+      subscribe: ["zg.$R.$L.>", "_INBOX.>"] } }
+EOF
+}
+
+# Durable runs (a run store, and --journal nats) under per-lifeline
+# accounts with exactly the documented permissions: they complete with no
+# permission violation; B's process with A's account is refused.
+durable_permissions() {
+  build_relay
+  local k=$tmp/run.key d=$tmp/dperm
+  [ -e "$k" ] || secret "$k"
+  mkdir -p "$d"
+  {
+    echo "authorization { users = ["
+    durable_user a pa dp1 A KVP
+    durable_user b pb dp1 B KVP
+    durable_user c pc dp2 A KVP
+    durable_user e pe dp2 B KVP
+    echo "] }"
+  } > "$d/perm.conf"
+  start_server dperm 0 -c "$d/perm.conf"
+  local url=nats://127.0.0.1:$PORT run jo ua ub pwa pwb what
+  # B's process with A's account: refused (before the run, so that
+  # nothing of B's is in the bucket yet)
+  mkdir -p "$d/x"
+  ZGC_NATS_PASSWORD=pc "$exe.B" --nats "$url" --run dp2 --secret-file "$k" --nats-user c \
+    --arg topic=t --durable --journal nats:KVP --timeout 10 > "$d/x/out.B" \
+    2> "$d/x/err.B" < /dev/null
+  expect_refused "durable: B with A's account" "$?" "$d/x/err.B" "Permissions Violation"
+  for run in dp1 dp2; do
+    if [ "$run" = dp1 ]; then
+      jo=(--durable="$d/runs.db") ua=a pwa=pa ub=b pwb=pb what="a run store"
+    else
+      jo=(--durable --journal nats:KVP) ua=c pwa=pc ub=e pwb=pe what="--journal nats"
+    fi
+    mkdir -p "$d/$run"
+    (cd "$d/$run" && ZGC_NATS_PASSWORD=$pwa exec "$exe.A" --nats "$url" --run "$run" \
+      --secret-file "$k" --nats-user "$ua" --arg topic=t "${jo[@]}" --timeout 60 \
+      > "$d/$run/out.A" 2> "$d/$run/err.A" < /dev/null) &
+    local pa=$!
+    (cd "$d/$run" && ZGC_NATS_PASSWORD=$pwb exec "$exe.B" --nats "$url" --run "$run" \
+      --secret-file "$k" --nats-user "$ub" --arg topic=t "${jo[@]}" --timeout 60 \
+      > "$d/$run/out.B" 2> "$d/$run/err.B" < /dev/null)
+    STB=$?
+    wait $pa
+    STA=$?
+    pair_ok "durable run $run ($what) with the documented permissions" "$d/$run"
+  done
+  if grep -q "Permissions Violation" "$tmp/dperm/log"; then
+    failed "the documented durable permissions are not enough: $(grep -m3 "Permissions Violation" "$tmp/dperm/log")"
+  else
+    ok
+  fi
+}
+
+journal() {
+  start_server kvj 0
+  local url=nats://127.0.0.1:$PORT
+  if "$root/tests/durable/run_restart.sh" --zgc "$zgc" --zggen "$zggen" \
+    --cases "${NATS_KV_CASES:-4}" --nats "$url" --journal-nats > "$tmp/kvrestart.out" 2>&1; then
+    ok
+    tail -1 "$tmp/kvrestart.out"
+  else
+    failed "the restart campaign with --journal nats:"
+    grep -A3 '^FAIL' "$tmp/kvrestart.out" | head -20
+  fi
+  build_relay
+  local k=$tmp/run.key d=$tmp/kv
+  [ -e "$k" ] || secret "$k"
+  mkdir -p "$d"
+  # a second process takes over lifeline A's journal while A runs
+  if unshare --uts true 2> /dev/null; then
+    export ZGC_TEST_EFFECT_LOG=$d/effect.log
+    : > "$d/effect.log"
+    ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run kv1 --secret-file "$k" --arg topic=t \
+      --durable --journal nats:KVT > "$d/out.A" 2> "$d/err.A" < /dev/null &
+    local pa=$!
+    "$exe.B" --nats "$url" --run kv1 --secret-file "$k" --arg topic=t --durable \
+      --journal nats:KVT --peer-wait 0 > "$d/out.B" 2> "$d/err.B" < /dev/null &
+    local pb=$!
+    for _ in $(seq 600); do [ -s "$d/effect.log" ] && break; sleep 0.05; done
+    # another host (its own host name): the pid of the first process
+    # cannot be checked there, the journal's revision is
+    unshare --uts sh -c "hostname zgc-other-host && exec \"\$0\" \"\$@\"" "$exe.A" \
+      --nats "$url" --run kv1 --secret-file "$k" --journal nats:KVT --resume kv1 \
+      > "$d/out.A2" 2> "$d/err.A2" < /dev/null &
+    local pa2=$!
+    for _ in $(seq 200); do grep -q "attempt 2" "$d/err.A2" && break; sleep 0.05; done
+    echo open > "$d/gate"
+    wait $pa
+    local sta=$?
+    kill -9 $pa2 $pb 2> /dev/null
+    wait $pa2 $pb 2> /dev/null
+    if [ "$sta" != 0 ] && grep -q "was written by another process" "$d/err.A"; then
+      ok
+    else
+      failed "a second process on A's journal: A exited $sta: $(head -c 400 "$d/err.A"); A2: $(head -c 600 "$d/err.A2")"
+    fi
+    unset ZGC_TEST_EFFECT_LOG
+  else
+    echo "nats: journal: unshare --uts is not permitted here; the second-process case is skipped"
+  fi
+  durable_permissions
+  # errors: exit status and message
+  local out st
+  out=$("$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t \
+    --durable --journal nats 2>&1 < /dev/null)
+  st=$?
+  if [ "$st" = 4 ] && echo "$out" | grep -q "journal nats: cannot connect to the NATS server"; then
+    ok
+  else
+    failed "--journal nats, server down: exit $st: $out"
+  fi
+  out=$("$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:NOSUCH --resume kv3 \
+    2>&1 < /dev/null)
+  st=$?
+  if [ "$st" = 4 ] && echo "$out" | grep -q "bucket NOSUCH does not exist"; then
+    ok
+  else
+    failed "--journal nats, bucket missing: exit $st: $out"
+  fi
+  out=$("$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:KVT --resume nosuch \
+    2>&1 < /dev/null)
+  st=$?
+  if [ "$st" != 0 ] && echo "$out" | grep -q "no run nosuch in the run store key-value bucket KVT"; then
+    ok
+  else
+    failed "--journal nats, no such run: exit $st: $out"
+  fi
+  out=$("$exe" --arg topic=t --durable --journal nats 2>&1 < /dev/null)
+  st=$?
+  if [ "$st" = 2 ] && echo "$out" | grep -q "applies to per-lifeline executables with --nats"; then
+    ok
+  else
+    failed "--journal nats without --nats: exit $st: $out"
+  fi
+}
+
 for s in $sections; do
   case $s in
-    programs | conformance | security | faults | durable | cluster) "$s" ;;
+    programs | conformance | security | faults | durable | cluster | journal) "$s" ;;
     *) echo "run.sh: unknown section $s" >&2; exit 2 ;;
   esac
   echo "nats: $s done at ${SECONDS}s"

@@ -1,0 +1,15 @@
+/* conn.h — what nats.c and kv.c share of a connection to the NATS
+ * server (runtime/nats/, internal: includes the NATS C client's header).
+ */
+#ifndef ZGRT_NATS_CONN_H
+#define ZGRT_NATS_CONN_H
+
+#include <nats/nats.h>
+
+#include "transport.h"
+
+/* The authentication and TLS of c (--nats-creds, --nats-user, a token,
+ * --nats-nkey, --nats-ca, --nats-cert/--nats-key) set on o. */
+ZRI_HIDDEN natsStatus zri_nats_auth_options(natsOptions *o, const zri_nats_config *c);
+
+#endif

@@ -1,0 +1,772 @@
+/* kv.c — the run store's operations (durable/backend.h) over a JetStream
+ * key-value bucket: --journal nats (journal.h has the keys).
+ *
+ * Every value is written with a revision check: the run's record is
+ * created once (kvStore_Create), a lifeline's record is updated with the
+ * revision this process read or wrote last (kvStore_Update), and a chunk
+ * is created under a key no other attempt uses.  The record of this
+ * process's lifeline is kept in memory (rec) and written whole.
+ *
+ * Human tasks and cancellation need the SQLite run store (`zgc answer`,
+ * `zgc runs cancel` work on it): task refuses with a message.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "journal.h"
+
+#define KV_SETUP_S 15.0
+#define KV_RETRY_MS 250
+
+typedef struct kvj {
+    const zgrt_program *p;
+    int self;
+    char run[ZRI_NATS_RUN_MAX + 1];
+    char bucket[128];
+    char where[768];
+    char url[512];
+    char host[256];
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *kv;
+    pthread_mutex_t mu;
+    json_t *rec;  /* this lifeline's record, as last written */
+    uint64_t rev; /* its revision (0: not read yet) */
+    int attempt;
+    /* the server's last asynchronous error (a permissions violation
+     * comes so: the request itself only times out), under elock */
+    pthread_mutex_t elock;
+    char async_err[512];
+} kvj;
+
+static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure)
+{
+    (void)sub;
+    kvj *k = closure;
+    const char *txt = NULL;
+    natsConnection_GetLastError(nc, &txt);
+    pthread_mutex_lock(&k->elock);
+    snprintf(k->async_err, sizeof k->async_err, "%s", txt && *txt ? txt : natsStatus_GetText(s));
+    pthread_mutex_unlock(&k->elock);
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static void kv_error(kvj *k, natsStatus s, const char *what, const char *key, char *err,
+                     size_t errlen)
+{
+    natsStatus ls;
+    const char *txt = nats_GetLastError(&ls);
+    char async[512];
+    pthread_mutex_lock(&k->elock);
+    snprintf(async, sizeof async, "%s", k->async_err);
+    pthread_mutex_unlock(&k->elock);
+    zri_err(
+        err, errlen, "%s %s in the key-value bucket %s on the NATS server %s failed: %s%s%s%s%s%s",
+        what, key, k->bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
+        txt && *txt ? txt : "", *async ? " (the server reported: " : "", async, *async ? ")" : "");
+}
+
+static char *dupz(const char *s) { return s ? zri_xstrndup(s, strlen(s)) : NULL; }
+
+static const char *jstr(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static int64_t jint(json_t *o, const char *key)
+{
+    return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+static void set_str(json_t *o, const char *key, const char *v)
+{
+    if (json_object_set_new(o, key, v ? json_string(v) : json_null()) != 0) zri_oom();
+}
+
+static void set_int(json_t *o, const char *key, int64_t v)
+{
+    if (json_object_set_new(o, key, json_integer((json_int_t)v)) != 0) zri_oom();
+}
+
+/* The JSON value of key: 1 with *out (and *rev), 0 when there is none. */
+static int get_json(kvj *k, const char *key, json_t **out, uint64_t *rev, char *err, size_t errlen)
+{
+    kvEntry *e = NULL;
+    *out = NULL;
+    natsStatus s = kvStore_Get(&e, k->kv, key);
+    if (s == NATS_NOT_FOUND) return 0;
+    if (s != NATS_OK) {
+        kv_error(k, s, "reading", key, err, errlen);
+        return -1;
+    }
+    json_error_t je;
+    json_t *j = json_loadb((const char *)kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, &je);
+    if (rev) *rev = kvEntry_Revision(e);
+    kvEntry_Destroy(e);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        zri_err(err, errlen, "the key-value bucket %s is damaged: %s is not a JSON object",
+                k->bucket, key);
+        return -1;
+    }
+    *out = j;
+    return 1;
+}
+
+static void key_life(const kvj *k, int32_t l, char *out, size_t n)
+{
+    snprintf(out, n, "%s.L.%s", k->run, k->p->lifelines[l]);
+}
+
+/* Writes this lifeline's record with the revision check. */
+static int put_rec(kvj *k, char *err, size_t errlen)
+{
+    char key[256];
+    key_life(k, k->self, key, sizeof key);
+    char *text = json_dumps(k->rec, JSON_COMPACT);
+    if (!text) zri_oom();
+    uint64_t rev = 0;
+    natsStatus s = k->rev ? kvStore_Update(&rev, k->kv, key, text, (int)strlen(text), k->rev)
+                          : kvStore_Create(&rev, k->kv, key, text, (int)strlen(text));
+    free(text);
+    if (s != NATS_OK) {
+        natsStatus ls;
+        const char *txt = nats_GetLastError(&ls);
+        if (txt && (strstr(txt, "wrong last sequence") || strstr(txt, "key exists"))) {
+            zri_err(err, errlen,
+                    "the journal of lifeline %s of run %s (key %s in the key-value bucket %s) was "
+                    "written by another process: another process runs this lifeline",
+                    k->p->lifelines[k->self], k->run, key, k->bucket);
+            return -1;
+        }
+        kv_error(k, s, "writing", key, err, errlen);
+        return -1;
+    }
+    k->rev = rev;
+    return 0;
+}
+
+/* The run's status from its lifelines' records (per-lifeline mode: all
+ * done: done; one failed: failed; one cancelled: cancelled; one
+ * waiting: waiting; else running), and with every lifeline done the
+ * result composed from the components. */
+static int compose(kvj *k, char **status, char **result, int *attempts, char *err, size_t errlen)
+{
+    int nl = k->p->nlifelines, ndone = 0, failed = 0, waiting = 0, cancelled = 0;
+    int nres = -1, tuple = 0, maxatt = 0;
+    json_t *res = json_object();
+    if (!res) zri_oom();
+    for (int32_t l = 0; l < nl; l++) {
+        char key[256];
+        key_life(k, l, key, sizeof key);
+        json_t *r = NULL;
+        int got = get_json(k, key, &r, NULL, err, errlen);
+        if (got < 0) {
+            json_decref(res);
+            return -1;
+        }
+        if (!got) continue;
+        const char *st = jstr(r, "status");
+        if (st && strcmp(st, "done") == 0) ndone++;
+        if (st && strcmp(st, "failed") == 0) failed = 1;
+        if (st && strcmp(st, "waiting") == 0) waiting = 1;
+        if (st && strcmp(st, "cancelled") == 0) cancelled = 1;
+        if ((int)jint(r, "attempts") > maxatt) maxatt = (int)jint(r, "attempts");
+        if (json_object_get(r, "nresults")) {
+            nres = (int)jint(r, "nresults");
+            tuple = json_is_true(json_object_get(r, "tuple"));
+        }
+        json_object_update(res, json_object_get(r, "results"));
+        json_decref(r);
+    }
+    *status = dupz(failed        ? "failed"
+                   : cancelled   ? "cancelled"
+                   : waiting     ? "waiting"
+                   : ndone == nl ? "done"
+                                 : "running");
+    if (attempts) *attempts = maxatt;
+    if (result) *result = NULL;
+    if (result && ndone == nl && nres >= 0) {
+        zri_buf b = {0};
+        int complete = 1;
+        if (nres == 0) zri_buf_puts(&b, "null");
+        if (tuple) zri_buf_puts(&b, "[");
+        for (int i = 0; i < nres; i++) {
+            char idx[16];
+            snprintf(idx, sizeof idx, "%d", i);
+            const char *v = jstr(res, idx);
+            if (!v) complete = 0;
+            if (i) zri_buf_puts(&b, ", ");
+            zri_buf_puts(&b, v ? v : "null");
+        }
+        if (tuple) zri_buf_puts(&b, "]");
+        if (complete)
+            *result = zri_buf_take(&b);
+        else
+            zri_buf_free(&b);
+    }
+    json_decref(res);
+    return 0;
+}
+
+/* ---- the operations ---------------------------------------------------------- */
+
+static const char *kv_where(void *u)
+{
+    kvj *k = u;
+    return k->where;
+}
+
+static int kv_find(void *u, const char *id, zrd_runrow *r, char *err, size_t errlen)
+{
+    kvj *k = u;
+    memset(r, 0, sizeof *r);
+    pthread_mutex_lock(&k->mu);
+    char key[256];
+    snprintf(key, sizeof key, "%s.run", k->run);
+    json_t *j = NULL;
+    int got = get_json(k, key, &j, NULL, err, errlen);
+    int rc = got;
+    if (got > 0 && (!jstr(j, "id") || strcmp(jstr(j, "id"), id) != 0)) {
+        zri_err(err, errlen,
+                "the run of --run %s in the key-value bucket %s is run %s, not %s (resume it "
+                "with --resume and --run of the same run)",
+                k->run, k->bucket, jstr(j, "id") ? jstr(j, "id") : "?", id);
+        rc = -1;
+    } else if (got > 0) {
+        r->rid = 1;
+        r->id = dupz(jstr(j, "id"));
+        r->workflow = dupz(jstr(j, "workflow") ? jstr(j, "workflow") : "");
+        r->source = dupz(jstr(j, "source") ? jstr(j, "source") : "");
+        r->fingerprint = dupz(jstr(j, "fingerprint") ? jstr(j, "fingerprint") : "");
+        r->fingerprint_parts =
+            dupz(jstr(j, "fingerprint_parts") ? jstr(j, "fingerprint_parts") : "");
+        r->mode = dupz(jstr(j, "mode") ? jstr(j, "mode") : "");
+        r->cwd = dupz(jstr(j, "cwd"));
+        r->executable = dupz(jstr(j, "executable"));
+        r->options = dupz(jstr(j, "options") ? jstr(j, "options") : "[]");
+        r->nlifelines = (int)jint(j, "nlifelines");
+        if (compose(k, &r->status, &r->result, &r->attempts, err, errlen) < 0) {
+            char **f[] = {&r->id,          &r->workflow,          &r->source,
+                          &r->fingerprint, &r->fingerprint_parts, &r->mode,
+                          &r->cwd,         &r->executable,        &r->options};
+            for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) free(*f[i]), *f[i] = NULL;
+            rc = -1;
+        }
+    }
+    json_decref(j);
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static json_t *life_record(const zrd_liferow *lr, const char *status)
+{
+    json_t *o = json_object();
+    if (!o) zri_oom();
+    set_str(o, "name", lr->name);
+    set_str(o, "status", status);
+    set_str(o, "executable", lr->executable);
+    set_str(o, "options", lr->options);
+    set_int(o, "attempts", 0);
+    set_int(o, "next", 0);
+    set_int(o, "events", 0);
+    if (json_object_set_new(o, "segments", json_array()) != 0 ||
+        json_object_set_new(o, "taken", json_array()) != 0 ||
+        json_object_set_new(o, "results", json_object()) != 0)
+        zri_oom();
+    return o;
+}
+
+static int kv_begin(void *u, zrd_runrow *r, int nlives, const zrd_liferow *lives, int nothers,
+                    const zrd_liferow *others, int *attempt, char *err, size_t errlen)
+{
+    kvj *k = u;
+    if (nlives != 1 || lives[0].lifeline != k->self) {
+        zri_err(err, errlen, "a key-value journal keeps one lifeline's process (internal error)");
+        return -1;
+    }
+    pthread_mutex_lock(&k->mu);
+    int rc = -1;
+    char key[256];
+    json_t *j = NULL, *cur = NULL;
+    uint64_t rev = 0;
+    if (r->rid == 0) {
+        /* a new run: its record, unless another lifeline made it */
+        snprintf(key, sizeof key, "%s.run", k->run);
+        j = json_object();
+        if (!j) zri_oom();
+        set_str(j, "id", r->id);
+        set_str(j, "workflow", r->workflow);
+        set_str(j, "source", r->source);
+        set_str(j, "fingerprint", r->fingerprint);
+        set_str(j, "fingerprint_parts", r->fingerprint_parts);
+        set_str(j, "mode", r->mode);
+        set_str(j, "cwd", r->cwd);
+        set_str(j, "executable", r->executable);
+        set_str(j, "options", r->options);
+        set_int(j, "nlifelines", r->nlifelines);
+        char *text = json_dumps(j, JSON_COMPACT);
+        if (!text) zri_oom();
+        natsStatus s = kvStore_Create(NULL, k->kv, key, text, (int)strlen(text));
+        free(text);
+        if (s != NATS_OK) {
+            json_t *old = NULL;
+            int got = get_json(k, key, &old, NULL, err, errlen);
+            if (got <= 0) {
+                if (got == 0) kv_error(k, s, "creating", key, err, errlen);
+                goto out;
+            }
+            int same = jstr(old, "id") && strcmp(jstr(old, "id"), r->id) == 0 &&
+                       jstr(old, "fingerprint") &&
+                       strcmp(jstr(old, "fingerprint"), r->fingerprint) == 0 && jstr(old, "mode") &&
+                       strcmp(jstr(old, "mode"), "processes") == 0;
+            json_decref(old);
+            if (!same) {
+                zri_err(err, errlen,
+                        "the NATS run %s has a run in the key-value bucket %s already (key %s), "
+                        "another run or of another program: choose another --run",
+                        k->run, k->bucket, key);
+                goto out;
+            }
+        }
+        r->rid = 1;
+        /* (the others' records are theirs to write: a lifeline that has
+         * not started has none) */
+        (void)nothers, (void)others;
+    }
+    key_life(k, k->self, key, sizeof key);
+    int got = get_json(k, key, &cur, &rev, err, errlen);
+    if (got < 0) goto out;
+    if (got && j && (!jstr(cur, "status") || strcmp(jstr(cur, "status"), "new") != 0)) {
+        /* a new run whose lifeline has started before: the id is taken */
+        zri_err(err, errlen,
+                "a run %s exists already and its lifeline %s has started (key %s in the "
+                "key-value bucket %s)",
+                k->run, k->p->lifelines[k->self], key, k->bucket);
+        goto out;
+    }
+    if (!got) cur = life_record(&lives[0], "new");
+    set_str(cur, "status", "running");
+    set_str(cur, "state", "running");
+    set_str(cur, "host", k->host);
+    set_int(cur, "pid", lives[0].pid);
+    set_int(cur, "pid_start", lives[0].pid_start);
+    if (lives[0].executable) set_str(cur, "executable", lives[0].executable);
+    if (lives[0].options && !jstr(cur, "options")) set_str(cur, "options", lives[0].options);
+    set_int(cur, "attempts", jint(cur, "attempts") + 1);
+    json_decref(k->rec);
+    k->rec = cur;
+    cur = NULL;
+    k->rev = got ? rev : 0;
+    if (put_rec(k, err, errlen) < 0) goto out;
+    k->attempt = (int)jint(k->rec, "attempts");
+    *attempt = k->attempt;
+    r->attempts = k->attempt;
+    rc = 0;
+out:
+    json_decref(j);
+    json_decref(cur);
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kv_lifeline(void *u, int64_t rid, int32_t l, char **status, int64_t *pid,
+                       int64_t *pid_start, char **options, char *err, size_t errlen)
+{
+    (void)rid;
+    kvj *k = u;
+    *status = *options = NULL;
+    *pid = *pid_start = 0;
+    pthread_mutex_lock(&k->mu);
+    char key[256];
+    key_life(k, l, key, sizeof key);
+    json_t *j = NULL;
+    int got = get_json(k, key, &j, NULL, err, errlen);
+    if (got > 0) {
+        *status = dupz(jstr(j, "status"));
+        *options = dupz(jstr(j, "options"));
+        /* a process on another host cannot be looked at: the revision
+         * checks refuse a second writer instead */
+        if (jstr(j, "host") && strcmp(jstr(j, "host"), k->host) == 0) {
+            *pid = jint(j, "pid");
+            *pid_start = jint(j, "pid_start");
+        }
+    }
+    json_decref(j);
+    pthread_mutex_unlock(&k->mu);
+    return got;
+}
+
+static int kv_load(void *u, int64_t rid, int32_t l, zri_buf *out, int64_t *next, char *err,
+                   size_t errlen)
+{
+    (void)rid;
+    kvj *k = u;
+    if (l != k->self) {
+        zri_err(err, errlen, "a key-value journal loads its own lifeline's journal only");
+        return -1;
+    }
+    pthread_mutex_lock(&k->mu);
+    int rc = 0;
+    *next = jint(k->rec, "next");
+    json_t *segs = json_object_get(k->rec, "segments");
+    size_t i;
+    json_t *seg;
+    json_array_foreach(segs, i, seg)
+    {
+        int64_t a = (int64_t)json_integer_value(json_array_get(seg, 0));
+        int64_t first = (int64_t)json_integer_value(json_array_get(seg, 1));
+        int64_t count = (int64_t)json_integer_value(json_array_get(seg, 2));
+        for (int64_t c = first; c < first + count && rc == 0; c++) {
+            char key[320];
+            snprintf(key, sizeof key, "%s.C.%s.%" PRId64 ".%" PRId64, k->run, k->p->lifelines[l], a,
+                     c);
+            kvEntry *e = NULL;
+            natsStatus s = kvStore_Get(&e, k->kv, key);
+            if (s != NATS_OK) {
+                if (s == NATS_NOT_FOUND)
+                    zri_err(err, errlen,
+                            "the key-value bucket %s is damaged: chunk %s of the journal is "
+                            "missing",
+                            k->bucket, key);
+                else
+                    kv_error(k, s, "reading", key, err, errlen);
+                rc = -1;
+                break;
+            }
+            zri_buf_add(out, kvEntry_Value(e), (size_t)kvEntry_ValueLen(e));
+            kvEntry_Destroy(e);
+        }
+        if (rc) break;
+    }
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+/* The record's taken entries: (sender, chan) → seq, the larger kept. */
+static void merge_taken(json_t *arr, const zrd_taken *t)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        if (json_integer_value(json_array_get(e, 0)) == t->sender &&
+            json_integer_value(json_array_get(e, 1)) == t->chan) {
+            if (json_integer_value(json_array_get(e, 2)) < t->seq)
+                json_array_set_new(e, 2, json_integer(t->seq));
+            return;
+        }
+    }
+    json_t *n = json_pack("[iiI]", (int)t->sender, (int)t->chan, (json_int_t)t->seq);
+    if (!n || json_array_append_new(arr, n) != 0) zri_oom();
+}
+
+static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char **status, char *err,
+                     size_t errlen)
+{
+    (void)rid;
+    kvj *k = u;
+    *status = NULL;
+    pthread_mutex_lock(&k->mu);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const zrd_chunk *c = &chunks[i];
+        if (c->lifeline != k->self) continue;
+        if (c->len) {
+            char key[320];
+            snprintf(key, sizeof key, "%s.C.%s.%d.%" PRId64, k->run, k->p->lifelines[k->self],
+                     k->attempt, c->chunk);
+            natsStatus s = kvStore_Put(NULL, k->kv, key, c->data, (int)c->len);
+            if (s != NATS_OK) {
+                kv_error(k, s, "writing", key, err, errlen);
+                rc = -1;
+                break;
+            }
+            json_t *segs = json_object_get(k->rec, "segments");
+            json_t *last = json_array_get(segs, json_array_size(segs) - 1);
+            if (last && json_integer_value(json_array_get(last, 0)) == k->attempt &&
+                json_integer_value(json_array_get(last, 1)) +
+                        json_integer_value(json_array_get(last, 2)) ==
+                    c->chunk) {
+                json_array_set_new(last, 2,
+                                   json_integer(json_integer_value(json_array_get(last, 2)) + 1));
+            } else {
+                json_t *seg = json_pack("[iIi]", k->attempt, (json_int_t)c->chunk, 1);
+                if (!seg || json_array_append_new(segs, seg) != 0) zri_oom();
+            }
+            set_int(k->rec, "next", c->chunk + 1);
+        }
+        set_int(k->rec, "events", c->events);
+        if (c->recent) set_str(k->rec, "recent", c->recent);
+        for (int t = 0; t < c->ntaken; t++)
+            merge_taken(json_object_get(k->rec, "taken"), &c->taken[t]);
+        rc = put_rec(k, err, errlen);
+    }
+    if (rc == 0) *status = dupz("running");
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kv_taken(void *u, int64_t rid, int32_t sender, zrd_taken **out, int *n, char *err,
+                    size_t errlen)
+{
+    (void)rid;
+    kvj *k = u;
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&k->mu);
+    int rc = 0;
+    for (int32_t l = 0; l < k->p->nlifelines && rc == 0; l++) {
+        if (l == sender) continue;
+        char key[256];
+        key_life(k, l, key, sizeof key);
+        json_t *j = NULL;
+        int got = get_json(k, key, &j, NULL, err, errlen);
+        if (got < 0) rc = -1;
+        size_t i;
+        json_t *e;
+        json_array_foreach(json_object_get(j, "taken"), i, e)
+        {
+            if (json_integer_value(json_array_get(e, 0)) != sender) continue;
+            *out = zri_xrealloc(*out, (size_t)(*n + 1) * sizeof **out);
+            (*out)[*n].sender = l; /* here: the receiver */
+            (*out)[*n].chan = (int32_t)json_integer_value(json_array_get(e, 1));
+            (*out)[*n].seq = (int64_t)json_integer_value(json_array_get(e, 2));
+            (*n)++;
+        }
+        json_decref(j);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kv_status(void *u, int64_t rid, char **status, char *err, size_t errlen)
+{
+    (void)rid;
+    kvj *k = u;
+    pthread_mutex_lock(&k->mu);
+    int rc = compose(k, status, NULL, NULL, err, errlen);
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kv_finish(void *u, int64_t rid, int nlives, const int32_t *lives, int per_lifeline,
+                     const zrd_finish_info *fi, char *err, size_t errlen)
+{
+    (void)rid, (void)nlives, (void)lives, (void)per_lifeline;
+    kvj *k = u;
+    pthread_mutex_lock(&k->mu);
+    set_str(k->rec, "status", fi->status);
+    if (fi->state) set_str(k->rec, "state", fi->state);
+    set_str(k->rec, "error", fi->error);
+    set_int(k->rec, "nresults", fi->nresults);
+    if (json_object_set_new(k->rec, "tuple", json_boolean(fi->result_tuple)) != 0) zri_oom();
+    json_t *res = json_object_get(k->rec, "results");
+    for (int i = 0; i < fi->nres; i++) {
+        char idx[16];
+        snprintf(idx, sizeof idx, "%d", (int)fi->res_index[i]);
+        set_str(res, idx, fi->res_text[i]);
+    }
+    int rc = put_rec(k, err, errlen);
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kv_state(void *u, int64_t rid, int32_t l, const char *state, char *err, size_t errlen)
+{
+    (void)rid;
+    kvj *k = u;
+    if (l != k->self) return 0;
+    pthread_mutex_lock(&k->mu);
+    set_str(k->rec, "state", state);
+    int rc = put_rec(k, err, errlen);
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kv_task(void *u, int64_t rid, const zri_task *t, int64_t *task, char **answer,
+                   int *created, char *err, size_t errlen)
+{
+    (void)u, (void)rid, (void)task, (void)answer, (void)created;
+    zri_err(err, errlen,
+            "lifeline %s needs a human task (%s): human tasks are answered in the SQLite run store "
+            "(zgc answer), not with --journal nats; run with --journal sqlite",
+            t->lifeline, t->action);
+    return -1;
+}
+
+static int kv_task_poll(void *u, int64_t rid, int64_t task, char **answer, char **run_status,
+                        char *err, size_t errlen)
+{
+    (void)u, (void)rid, (void)task, (void)answer, (void)run_status;
+    zri_err(err, errlen, "human tasks are not kept with --journal nats");
+    return -1;
+}
+
+static void kv_close(void *u)
+{
+    kvj *k = u;
+    if (!k) return;
+    kvStore_Destroy(k->kv);
+    jsCtx_Destroy(k->js);
+    if (k->nc) {
+        natsConnection_FlushTimeout(k->nc, 2000);
+        natsConnection_Destroy(k->nc);
+    }
+    json_decref(k->rec);
+    pthread_mutex_destroy(&k->mu);
+    pthread_mutex_destroy(&k->elock);
+    free(k);
+}
+
+/* ---- open ----------------------------------------------------------------------- */
+
+int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
+                     int create, zrd_backend *be, char *err, size_t errlen)
+{
+    if (!zri_nats_run_ok(c->run)) {
+        zri_err(err, errlen, "bad run id '%s' (1 to %d letters, digits, '_' or '-')", c->run,
+                ZRI_NATS_RUN_MAX);
+        return -1;
+    }
+    for (const char *b = bucket; *b; b++)
+        if (!((*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
+              *b == '_' || *b == '-') ||
+            b - bucket > 64) {
+            zri_err(err, errlen,
+                    "--journal nats:%s: a bucket name is 1 to 64 letters, digits, '_' or '-'",
+                    bucket);
+            return -1;
+        }
+    if (!*bucket) {
+        zri_err(err, errlen, "--journal nats: expects a bucket name after the colon");
+        return -1;
+    }
+    kvj *k = zri_xcalloc(1, sizeof *k);
+    k->p = p, k->self = self;
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_mutex_init(&k->elock, NULL);
+    snprintf(k->run, sizeof k->run, "%s", c->run);
+    snprintf(k->bucket, sizeof k->bucket, "%s", bucket);
+    snprintf(k->url, sizeof k->url, "%s", c->servers);
+    snprintf(k->where, sizeof k->where, "key-value bucket %s on %s", bucket, c->servers);
+    if (gethostname(k->host, sizeof k->host - 1) != 0) snprintf(k->host, sizeof k->host, "?");
+
+    natsOptions *o = NULL;
+    natsStatus s = natsOptions_Create(&o);
+    char *copy = zri_xstrndup(c->servers, strlen(c->servers));
+    const char *urls[64];
+    int nurls = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && nurls < 64;
+         t = strtok_r(NULL, ",", &save))
+        if (*t) urls[nurls++] = t;
+    if (s == NATS_OK) s = natsOptions_SetServers(o, urls, nurls);
+    free(copy);
+    char name[256];
+    snprintf(name, sizeof name, "zgc %s %s journal", k->run, p->lifelines[self]);
+    if (s == NATS_OK) s = natsOptions_SetName(o, name);
+    if (s == NATS_OK) s = natsOptions_SetTimeout(o, 5000);
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, 480);
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(o, KV_RETRY_MS);
+    if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
+    if (s == NATS_OK) s = natsOptions_SetErrorHandler(o, on_async_error, k);
+    if (s == NATS_OK) s = zri_nats_auth_options(o, c);
+    if (s == NATS_OK) s = natsConnection_Connect(&k->nc, o);
+    natsOptions_Destroy(o);
+    if (s != NATS_OK) {
+        natsStatus ls;
+        const char *txt = nats_GetLastError(&ls);
+        const char *why = s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED
+                              ? "authorization failed (wrong or missing credentials)"
+                              : natsStatus_GetText(s);
+        zri_err(err, errlen, "--journal nats: cannot connect to the NATS server %s: %s%s%s", k->url,
+                why, txt && *txt ? ": " : "", txt && *txt ? txt : "");
+        kv_close(k);
+        return -1;
+    }
+    s = natsConnection_JetStream(&k->js, k->nc, NULL);
+    double deadline = 0;
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        deadline = (double)ts.tv_sec + ts.tv_nsec / 1e9 + KV_SETUP_S;
+    }
+    while (s == NATS_OK) {
+        s = js_KeyValue(&k->kv, k->js, bucket);
+        if (s != NATS_NOT_FOUND) break;
+        if (!create) {
+            zri_err(err, errlen,
+                    "--journal nats: the key-value bucket %s does not exist on the NATS server %s "
+                    "(a resumed run's journals are there: the same server and bucket as the run "
+                    "started with?)",
+                    bucket, k->url);
+            kv_close(k);
+            return -1;
+        }
+        /* missing: created (history 1: a journal needs no old values) */
+        kvConfig kc;
+        kvConfig_Init(&kc);
+        kc.Bucket = bucket;
+        kc.History = 1;
+        kc.StorageType = js_FileStorage;
+        kc.Replicas = c->replicas > 0 ? c->replicas : 1;
+        s = js_CreateKeyValue(&k->kv, k->js, &kc);
+        if (s == NATS_OK) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        const char *txt = NULL;
+        natsConnection_GetLastError(k->nc, &txt);
+        int permission = txt && strstr(txt, "ermission");
+        if (permission || (double)ts.tv_sec + ts.tv_nsec / 1e9 > deadline) {
+            zri_err(err, errlen,
+                    "--journal nats: the key-value bucket %s does not exist on the NATS server "
+                    "%s and cannot be created (%s%s%s): create it (nats kv add %s --history 1) "
+                    "or give this user the permission",
+                    bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
+                    txt && *txt ? txt : "", bucket);
+            kv_close(k);
+            return -1;
+        }
+        struct timespec w = {0, KV_RETRY_MS * 1000000L};
+        nanosleep(&w, NULL);
+        s = NATS_OK;
+    }
+    if (s != NATS_OK) {
+        const char *txt = NULL;
+        natsConnection_GetLastError(k->nc, &txt);
+        zri_err(err, errlen,
+                "--journal nats: cannot open the key-value bucket %s on the NATS server %s (is "
+                "JetStream enabled: nats-server -js? may this user use it?): %s%s%s",
+                bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
+                txt && *txt ? txt : "");
+        kv_close(k);
+        return -1;
+    }
+    *be = (zrd_backend){.u = k,
+                        .where = kv_where,
+                        .find = kv_find,
+                        .begin = kv_begin,
+                        .lifeline = kv_lifeline,
+                        .load = kv_load,
+                        .commit = kv_commit,
+                        .taken = kv_taken,
+                        .status = kv_status,
+                        .finish = kv_finish,
+                        .state = kv_state,
+                        .task = kv_task,
+                        .task_poll = kv_task_poll,
+                        .close = kv_close};
+    return 0;
+}
