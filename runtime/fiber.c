@@ -171,7 +171,7 @@ __asm__(".text\n"
 int zfb_context_make(zfb_context *c, zfb_stack *st, void (*entry)(void *), void *arg)
 {
     uintptr_t top = ((uintptr_t)st->lo + st->size) & ~(uintptr_t)15;
-    uint64_t *sp = (uint64_t *)(top - 80); /* 16-aligned: after the ret, rsp % 16 == 0 */
+    uint64_t *sp = (uint64_t *)(top - 80);     /* 16-aligned: after the ret, rsp % 16 == 0 */
     sp[0] = 0x1F80 | ((uint64_t)0x037F << 32); /* mxcsr, x87 control word */
     sp[1] = 0;                                 /* r15 */
     sp[2] = 0;                                 /* r14 */
@@ -507,7 +507,7 @@ int zfb_block_begin(void)
         return 0;
     }
     int token = 1;
-    if (s->nspare > 0) {
+    if (s->nspare > s->want_spare) {
         s->want_spare++;
         pthread_cond_signal(&s->spare_cv);
     } else if (__atomic_load_n(&s->nws, __ATOMIC_ACQUIRE) < MAX_THREADS) {
@@ -706,6 +706,9 @@ static zfb_fiber *find_work(worker *w)
             /* one thread too many since a blocking call ended: a spare */
             s->free_workers--;
             s->nspare++;
+            /* what is queued goes to a sleeping worker (a waker that saw
+             * this one spinning signalled nobody) */
+            if (s->qhead && s->nsleep > 0) pthread_cond_signal(&s->cv);
             while (!s->want_spare && !s->stop) pthread_cond_wait(&s->spare_cv, &s->mu);
             s->nspare--;
             if (s->stop) {

@@ -102,13 +102,13 @@ void zfb_block_end(int token);
 
 /* Counters of a scheduler (for tests and benchmarks). */
 typedef struct zfb_stats {
-    uint64_t switches;   /* fibers resumed */
-    uint64_t steals;     /* fibers taken from another worker's slot */
-    uint64_t sleeps;     /* times a worker slept */
-    uint64_t handoffs;   /* blocking calls that handed a worker off */
-    int threads;         /* threads made (workers and spares) */
-    int max_live;        /* most fibers alive at once */
-    int max_stacks;      /* most stacks mapped at once */
+    uint64_t switches; /* fibers resumed */
+    uint64_t steals;   /* fibers taken from another worker's slot */
+    uint64_t sleeps;   /* times a worker slept */
+    uint64_t handoffs; /* blocking calls that handed a worker off */
+    int threads;       /* threads made (workers and spares) */
+    int max_live;      /* most fibers alive at once */
+    int max_stacks;    /* most stacks mapped at once */
 } zfb_stats;
 void zfb_sched_stats(zfb_sched *s, zfb_stats *out);
 

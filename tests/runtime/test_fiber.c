@@ -257,8 +257,8 @@ static void wide_a_branch(zgrt_ctx *ctx)
     int32_t k = __atomic_add_fetch(&wide_a_next, 1, __ATOMIC_SEQ_CST);
     int w = __atomic_add_fetch(&wide_waiting, 1, __ATOMIC_SEQ_CST);
     int m = __atomic_load_n(&wide_max, __ATOMIC_SEQ_CST);
-    while (w > m && !__atomic_compare_exchange_n(&wide_max, &m, w, 0, __ATOMIC_SEQ_CST,
-                                                 __ATOMIC_SEQ_CST)) {}
+    while (w > m &&
+           !__atomic_compare_exchange_n(&wide_max, &m, w, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
     int32_t b[] = {0};
     zgrt_recv(ctx, 1, k, 1, b, NULL, 1);
     __atomic_sub_fetch(&wide_waiting, 1, __ATOMIC_SEQ_CST);
