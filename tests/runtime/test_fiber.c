@@ -74,7 +74,18 @@ typedef struct pp {
     int turn; /* atomic: whose turn */
     long n, rounds;
     int ready; /* atomic: both fibers known */
+    /* wakes happen under mu, and a side takes mu before it ends: a fiber
+     * is never woken after it has ended */
+    pthread_mutex_t mu;
 } pp;
+
+static void pp_pass(pp *p, int me)
+{
+    pthread_mutex_lock(&p->mu);
+    __atomic_store_n(&p->turn, 1 - me, __ATOMIC_RELEASE);
+    zfb_wake(p->f[1 - me]);
+    pthread_mutex_unlock(&p->mu);
+}
 
 static void pp_side(pp *p, int me)
 {
@@ -84,13 +95,16 @@ static void pp_side(pp *p, int me)
     for (;;) {
         while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != me) zfb_park();
         if (p->n >= p->rounds) {
-            __atomic_store_n(&p->turn, 1 - me, __ATOMIC_RELEASE);
-            zfb_wake(p->f[1 - me]);
+            if (p->n == p->rounds) {
+                p->n++; /* the other side ends too */
+                pp_pass(p, me);
+            }
+            pthread_mutex_lock(&p->mu);
+            pthread_mutex_unlock(&p->mu);
             return;
         }
         p->n++;
-        __atomic_store_n(&p->turn, 1 - me, __ATOMIC_RELEASE);
-        zfb_wake(p->f[1 - me]);
+        pp_pass(p, me);
     }
 }
 
@@ -102,11 +116,11 @@ static void ping_pong(int workers, uint64_t seed)
     char err[128] = "";
     zfb_sched *s = zfb_sched_new(workers, seed, err, sizeof err);
     cr_assert_not_null(s, "%s", err);
-    pp p = {.rounds = 200000};
+    pp p = {.rounds = 200000, .mu = PTHREAD_MUTEX_INITIALIZER};
     cr_assert_eq(zfb_spawn(s, pp0, NULL, &p), 0);
     cr_assert_eq(zfb_spawn(s, pp1, NULL, &p), 0);
     zfb_sched_free(s);
-    cr_assert_eq(p.n, 200000);
+    cr_assert_eq(p.n, 200001);
 }
 
 Test(fiber, park_and_wake_on_one_worker) { ping_pong(1, 0); }
