@@ -38,7 +38,7 @@ static void check_component(Check *c, int k, json_t *got, int line, const char *
 {
     const ZtModel *m = c->m;
     const ZParam *r = ZU_VEC_AT(m->wf->results, k);
-    zt_want_type(c, line, got, r->type, what);
+    zt_want_type(c, line, got, r->type, "%s", what);
     json_t *v = returned(c, k, line);
     if (!json_equal(v, got)) {
         const ZReturnItem *it = ZU_VEC_AT(m->wf->ret->items, k);

@@ -36,6 +36,24 @@ expect 0 '^usage: zgc <command>' -- "$zgc" --help
 expect 0 '^usage: zgc <command>' -- "$zgc" help
 expect 2 '^usage: zgc <command>' -- "$zgc"
 expect 0 '^zgc [0-9]' -- "$zgc" --version
+expect 0 '^from the build tree$' -- "$zgc" --version
+# ZGC_STDLIB names the standard library's directory: an import of a file
+# only it holds is found there, and not without it
+mkdir -p "$tmp/mystd"
+cat > "$tmp/mystd/only_here.zg" << 'ZG'
+const ANSWER = 42;
+ZG
+cat > "$tmp/uses_std.zg" << 'ZG'
+import "only_here.zg";
+lifeline A;
+var x: int = 0;
+workflow w() -> int {
+    A: x = ANSWER;
+    return x @ A;
+}
+ZG
+expect 0 '' -- env ZGC_STDLIB="$tmp/mystd" "$zgc" check "$tmp/uses_std.zg"
+expect 1 'only_here.zg' -- "$zgc" check "$tmp/uses_std.zg"
 for c in check project guards parse anomalies build run emit-llvm; do
   expect 0 "^usage: zgc $c" -- "$zgc" "$c" --help
   expect 0 "^usage: zgc $c" -- "$zgc" help "$c"

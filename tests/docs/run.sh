@@ -10,7 +10,13 @@
 #     `build/zgc`, each on its own (continued over lines ending in `\`).
 # A command must exit 0 — or, when the transcript shows it failing (an
 # error line after it, or `$ echo $?` printing its status), that status.
-# A comment `# prints X` must equal its standard output.  A line is not
+# A comment `# prints X` must equal its standard output, and the lines a
+# transcript shows after a command must be what it prints (standard output
+# and error together), line by line: `…` in a shown line stands for any
+# text, a line that is only `…` for any number of lines, and a comment
+# after two spaces (`  # …`) is the document's, not the output's; in a
+# block where a template was not run, what later commands show depends on
+# it and is not compared.  A line is not
 # run (counted and listed with the reason, -v) when it is a template
 # rather than a command: a placeholder (FILE.zg, RUN, R, …, `[…]`), a file
 # the document shows but the repository does not have (a bare name such
@@ -32,7 +38,7 @@ ln -s "$zgc" "$copy/build/zgc"
 ln -s "$zgc" "$tmp/bin/zgc"
 export PATH="$tmp/bin:$PATH" ZGC_CACHE="$tmp/cache" HOME="$tmp"
 unset ZGC_STORE OPENAI_API_KEY
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 compared=0
 skipped=""
 
 # why a command is not run, or nothing
@@ -59,17 +65,61 @@ template() {
   done
 }
 
-# run FILE LINE WANT_STATUS COMMAND COMMENT: one command in $shell_dir
+# matches SHOWN OUTPUT: 0 when the file OUTPUT has the lines of SHOWN (see
+# above); else prints the first line that differs
+matches() {
+  awk '
+    # like(s, p): s matches p, where each … in p stands for any text
+    function like(s, p,    k, n, part, at) {
+        n = split(p, part, "…")
+        if (n == 1) return s == p
+        if (substr(s, 1, length(part[1])) != part[1]) return 0
+        s = substr(s, length(part[1]) + 1)
+        for (k = 2; k < n; k++) {
+            at = index(s, part[k]); if (!at) return 0
+            s = substr(s, at + length(part[k]))
+        }
+        return length(s) >= length(part[n]) && substr(s, length(s) - length(part[n]) + 1) == part[n]
+    }
+    FNR == NR { sub(/  +# .*$/, ""); sub(/ +$/, ""); want[++n] = $0; next }
+    { sub(/ +$/, ""); got[++m] = $0 }
+    END {
+        i = 1; j = 1
+        while (i <= n) {
+            if (want[i] == "…") {
+                if (i == n) exit 0
+                while (j <= m && !like(got[j], want[i + 1])) j++
+                i++; continue
+            }
+            if (j > m) { print "missing: " want[i]; exit 1 }
+            if (!like(got[j], want[i])) { print "shown:   " want[i]; print "printed: " got[j]; exit 1 }
+            i++; j++
+        }
+        if (j <= m) { print "printed more: " got[j]; exit 1 }
+    }' "$1" "$2"
+}
+
+# run FILE LINE WANT_STATUS COMMAND COMMENT SHOWN: one command in $copy;
+# SHOWN is a file with the lines a transcript shows after it, or empty
 run_one() {
-  local file=$1 line=$2 want=$3 cmd=$4 comment=$5 out status want_out=""
+  local file=$1 line=$2 want=$3 cmd=$4 comment=$5 shown=$6 out status want_out="" diff
   case $comment in prints\ *) want_out=${comment#prints } ;; esac
-  out=$(cd "$copy" && timeout 120 bash -c "$cmd" 2> "$tmp/err" < /dev/null)
-  status=$?
+  if [ -n "$shown" ]; then
+    (cd "$copy" && timeout 120 bash -c "$cmd" > "$tmp/both" 2>&1 < /dev/null)
+    status=$?
+    out=$(cat "$tmp/both"); cp "$tmp/both" "$tmp/err"
+  else
+    out=$(cd "$copy" && timeout 120 bash -c "$cmd" 2> "$tmp/err" < /dev/null)
+    status=$?
+  fi
   if [ "$status" -ne "$want" ]; then
     echo "FAIL $file:$line (exit $status, expected $want): $cmd"; head -5 "$tmp/err"
     fail=$((fail + 1))
   elif [ -n "$want_out" ] && [ "$out" != "$want_out" ]; then
     echo "FAIL $file:$line: printed $out; the document says $want_out: $cmd"
+    fail=$((fail + 1))
+  elif [ -n "$shown" ] && ! diff=$(matches "$shown" "$tmp/both"); then
+    echo "FAIL $file:$line: the output is not what the document shows: $cmd"; echo "$diff"
     fail=$((fail + 1))
   else
     pass=$((pass + 1))
@@ -77,11 +127,16 @@ run_one() {
   fi
 }
 
-# The commands: FILE, LINE, expected status, command, comment (tab-separated).
+# The commands: FILE, LINE, expected status, command, comment and the file
+# of the lines a transcript shows after it, if any (separated by US, so
+# that empty fields stay fields).
 extract() {
-  awk '
+  mkdir -p "$tmp/shown"
+  awk -v dir="$tmp/shown" -v US=$'\037' '
     function flush() {
-        if (pending != "") { print FILENAME "\t" pline "\t" pstatus "\t" pending "\t" pcomment; pending = "" }
+        if (pending != "") { print FILENAME US pline US pstatus US pending US pcomment US pshown US block; pending = "" }
+        if (pshown != "") close(pshown)
+        pshown = ""
     }
     function take(at, text,    c) {
         c = ""
@@ -92,7 +147,9 @@ extract() {
     FNR == 1 { fence = 0; pending = ""; transcript = 0 }
     /^ *```/ {
         if (fence) flush()
-        fence = !fence; transcript = 0; cont = 0; next
+        fence = !fence; transcript = 0; cont = 0; block++
+        indent = $0; sub(/[^ ].*$/, "", indent); indent = length(indent)
+        next
     }
     !fence { next }
     {
@@ -110,7 +167,11 @@ extract() {
             next
         }
         if (transcript) {
-            if (pending != "" && line ~ /^zgc: (error|trace check failed)/) pstatus = 1
+            if (pending == "") next
+            if (line ~ /^zgc: (error|trace check failed)/) pstatus = 1
+            if (pshown == "") pshown = dir "/" ++nshown
+            shown = $0; for (k = 0; k < indent && substr(shown, 1, 1) == " "; k++) shown = substr(shown, 2)
+            print shown > pshown
             next
         }
         if (line ~ /^(build\/)?zgc /) {
@@ -124,13 +185,18 @@ extract() {
 
 cd "$root"
 docs=(README.md docs/*.md examples/README.md examples/*/README.md stdlib/README.md)
-while IFS=$'\t' read -r file line want cmd comment; do
+template_block=""
+while IFS=$'\037' read -r file line want cmd comment shown block; do
   why=$(template "$cmd" "$comment")
   if [ -n "$why" ]; then
-    skip=$((skip + 1)); skipped="$skipped$file:$line: $why: $cmd"$'\n'; continue
+    skip=$((skip + 1)); skipped="$skipped$file:$line: $why: $cmd"$'\n'
+    template_block=$block; continue
   fi
-  run_one "$file" "$line" "$want" "$cmd" "$comment"
+  # what a transcript shows after a template depends on it: not compared
+  [ "$block" = "$template_block" ] && shown=""
+  [ -n "$shown" ] && compared=$((compared + 1))
+  run_one "$file" "$line" "$want" "$cmd" "$comment" "$shown"
 done < <(extract "${docs[@]}")
 [ -n "$verbose" ] && printf 'not run:\n%s' "$skipped"
-echo "docs: $pass commands passed, $fail failed, $skip templates not run"
+echo "docs: $pass commands passed ($compared outputs compared), $fail failed, $skip templates not run"
 [ "$fail" -eq 0 ]

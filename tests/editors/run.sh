@@ -12,19 +12,8 @@ set -euo pipefail
 build=$(cd "${1:?usage: tests/editors/run.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-for tool in node npm /usr/bin/chromium vim; do
-    command -v "$tool" > /dev/null || {
-        echo "editors: $tool is missing (scripts/install-deps.sh installs it)"
-        exit 1
-    }
-done
 deps=$build/tests/editors-npm
-mkdir -p "$deps"
-if ! cmp -s "$here/package-lock.json" "$deps/node_modules/.zgc-package-lock.json" 2> /dev/null; then
-    cp "$here/package.json" "$here/package-lock.json" "$deps/"
-    (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error)
-    cp "$here/package-lock.json" "$deps/node_modules/.zgc-package-lock.json"
-fi
+"$root/scripts/npm-ci.sh" editors "$here" "$deps" /usr/bin/chromium vim
 node "$here/treesitter.mjs" "$root"
 node "$here/textmate.mjs" "$root" "$deps/node_modules"
 node "$here/screenshot.mjs" "$root" "$deps/node_modules"
