@@ -1670,12 +1670,13 @@ typedef struct par_child {
 static void par_end(par_child *c)
 {
     par_region *g = c->region;
+    run *R = c->ctx.run; /* c and g are the parent's: gone once it has seen 0 */
     pthread_mutex_lock(&g->mu);
     /* the last branch to end hands its count back to the waiting parent */
     int left = --g->remaining;
     if (left == 0) zfb_wake(g->parent);
     pthread_mutex_unlock(&g->mu);
-    if (left > 0) thread_gone(c->ctx.run);
+    if (left > 0) thread_gone(R);
 }
 
 static void par_run(void *arg)

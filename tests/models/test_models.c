@@ -749,7 +749,7 @@ Test(models, blocking_calls_overlap_on_one_worker)
         expect_ok(&slow, "[\"echo: A: hi\", \"echo: B: hi\"]");
         cr_assert_eq(count("sleep-1500"), 2 * (k + 1));
         double extra = slow.secs - again.secs;
-        cr_assert_geq(extra, 1.3, "%s: the calls took %g s", scheds[k][1], extra);
+        cr_assert_geq(slow.secs, 1.5, "%s: the run took %g s", scheds[k][1], slow.secs);
         cr_assert_lt(extra, 2.4, "%s: the calls took %g s: they did not overlap", scheds[k][1],
                      extra);
         run_free(&fast);
