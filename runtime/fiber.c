@@ -852,10 +852,9 @@ void zfb_sched_free(zfb_sched *s)
     pthread_cond_broadcast(&s->spare_cv);
     pthread_mutex_unlock(&s->mu);
     int n = __atomic_load_n(&s->nws, __ATOMIC_ACQUIRE);
-    for (int k = 0; k < n; k++) {
-        pthread_join(s->ws[k]->th, NULL);
-        free(s->ws[k]);
-    }
+    /* all joined before any is freed: a spinning worker reads the others' slots */
+    for (int k = 0; k < n; k++) pthread_join(s->ws[k]->th, NULL);
+    for (int k = 0; k < n; k++) free(s->ws[k]);
     for (int k = 0; k < s->npool; k++) zfb_stack_free(&s->pool[k]);
     pthread_cond_destroy(&s->done_cv);
     pthread_cond_destroy(&s->spare_cv);
