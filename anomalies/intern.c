@@ -28,18 +28,15 @@ static bool same_text(const zgan_intern *t, uint32_t id, const char *s, size_t l
 static void rehash(zgan_intern *t, size_t nslots)
 {
     free(t->slots);
-    free(t->hashes);
     t->slots = zgan_xmalloc(nslots * sizeof *t->slots);
-    t->hashes = zgan_xmalloc(nslots * sizeof *t->hashes);
-    memset(t->slots, 0xff, nslots * sizeof *t->slots);
+    for (size_t i = 0; i < nslots; i++) t->slots[i] = (zgan_slot){ZGAN_NONE, 0};
     t->nslots = nslots;
     for (size_t id = 0; id < t->n; id++) {
         const zgan_entry *e = &t->entries[id];
         uint64_t hash = hash_text(t->chars + e->off, e->len);
         size_t i = hash & (nslots - 1);
-        while (t->slots[i] != ZGAN_NONE) i = (i + 1) & (nslots - 1);
-        t->slots[i] = (uint32_t)id;
-        t->hashes[i] = (uint32_t)(hash >> 32);
+        while (t->slots[i].id != ZGAN_NONE) i = (i + 1) & (nslots - 1);
+        t->slots[i] = (zgan_slot){(uint32_t)id, (uint32_t)(hash >> 32)};
     }
 }
 
@@ -55,7 +52,6 @@ void zgan_intern_free(zgan_intern *t)
     free(t->chars);
     free(t->entries);
     free(t->slots);
-    free(t->hashes);
     memset(t, 0, sizeof *t);
 }
 
@@ -63,22 +59,22 @@ void zgan_intern_free(zgan_intern *t)
 static size_t find_slot(const zgan_intern *t, const char *text, size_t len, uint64_t hash)
 {
     size_t i = hash & (t->nslots - 1);
-    while (t->slots[i] != ZGAN_NONE &&
-           !(t->hashes[i] == (uint32_t)(hash >> 32) && same_text(t, t->slots[i], text, len)))
+    while (t->slots[i].id != ZGAN_NONE &&
+           !(t->slots[i].hash == (uint32_t)(hash >> 32) && same_text(t, t->slots[i].id, text, len)))
         i = (i + 1) & (t->nslots - 1);
     return i;
 }
 
 uint32_t zgan_intern_find(const zgan_intern *t, const char *text, size_t len)
 {
-    return t->slots[find_slot(t, text, len, hash_text(text, len))];
+    return t->slots[find_slot(t, text, len, hash_text(text, len))].id;
 }
 
 uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text_kind kind)
 {
     uint64_t hash = hash_text(text, len);
     size_t i = find_slot(t, text, len, hash);
-    if (t->slots[i] != ZGAN_NONE) return t->slots[i];
+    if (t->slots[i].id != ZGAN_NONE) return t->slots[i].id;
     if (t->n >= (size_t)UINT32_MAX - 1 || len >= UINT32_MAX) return ZGAN_NONE;
     if (2 * (t->n + 1) > t->nslots) {
         rehash(t, 2 * t->nslots);
@@ -91,8 +87,7 @@ uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text
     uint32_t id = (uint32_t)t->n++;
     t->entries[id] = (zgan_entry){.off = t->nchars, .len = (uint32_t)len, .kind = (uint8_t)kind};
     t->nchars += len + 1;
-    t->slots[i] = id;
-    t->hashes[i] = (uint32_t)(hash >> 32);
+    t->slots[i] = (zgan_slot){id, (uint32_t)(hash >> 32)};
     return id;
 }
 

@@ -31,13 +31,18 @@ typedef struct {
     uint8_t kind; /* how the first occurrence was written (for display) */
 } zgan_entry;
 
+/* A slot of the intern table: an id and the high half of its text's hash,
+ * side by side (one cache line read per probe). */
+typedef struct {
+    uint32_t id, hash;
+} zgan_slot;
+
 typedef struct {
     char *chars;
     size_t nchars, capchars;
     zgan_entry *entries;
     size_t n, cap;
-    uint32_t *slots;  /* open addressing; ZGAN_NONE = empty */
-    uint32_t *hashes; /* high half of each occupied slot's hash */
+    zgan_slot *slots; /* open addressing; id ZGAN_NONE = empty */
     size_t nslots;
 } zgan_intern;
 

@@ -170,16 +170,30 @@ static LLVMValueRef action_desc(ZbMod *md, const ZDecl *act)
     return cstruct(g, ZB_TY_ACTION, f, sizeof f / sizeof f[0]);
 }
 
-/* A slot table of the monitor plan as zgrt_slot constants. */
-static LLVMValueRef slot_table(ZbMod *md, const ZPlanSlot *t, int n, const char *prefix)
+/* The tables of the monitor plan hold only int32 fields (zgrt_slot,
+ * zgrt_pair, zgrt_group): each is written as one flat i32 array (constant
+ * data), the same bytes as the array of structs.  LLVM writes constant
+ * data in one piece, where an array of structs is written field by field
+ * and every all-zero element starts a fragment of its own: the plan of a
+ * large program has tens of thousands of entries in every descriptor. */
+static LLVMValueRef words_table(ZbMod *md, const int32_t *w, int n, const char *prefix)
 {
     ZbGen *g = md->g;
     LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) vals[i] = ci32(g, w[i]);
+    return zb_const_array(md, g->t_i32, vals, n, prefix);
+}
+
+/* A slot table of the monitor plan (zgrt_slot, as words). */
+static LLVMValueRef slot_table(ZbMod *md, const ZPlanSlot *t, int n, const char *prefix)
+{
+    ZbGen *g = md->g;
+    int32_t *w = zu_alloc(g->a, sizeof *w * (2 * (size_t)n + 1));
     for (int i = 0; i < n; i++) {
-        LLVMValueRef f[2] = {ci32(g, t[i].life), ci32(g, t[i].index)};
-        vals[i] = LLVMConstNamedStruct(zb_desc_type(g->lc, ZB_TY_SLOT), f, 2);
+        w[2 * i] = t[i].life;
+        w[2 * i + 1] = t[i].index;
     }
-    return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_SLOT), vals, n, prefix);
+    return words_table(md, w, 2 * n, prefix);
 }
 
 static LLVMValueRef int_table(ZbMod *md, const int *t, int n, const char *prefix)
@@ -190,15 +204,16 @@ static LLVMValueRef int_table(ZbMod *md, const int *t, int n, const char *prefix
     return zb_const_array(md, g->t_i32, vals, n, prefix);
 }
 
+/* A pair table (zgrt_pair, as words). */
 static LLVMValueRef pair_table(ZbMod *md, const ZPlanPair *t, int n, const char *prefix)
 {
     ZbGen *g = md->g;
-    LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)n + 1));
+    int32_t *w = zu_alloc(g->a, sizeof *w * (2 * (size_t)n + 1));
     for (int i = 0; i < n; i++) {
-        LLVMValueRef f[2] = {ci32(g, t[i].from), ci32(g, t[i].to)};
-        vals[i] = cstruct(g, ZB_TY_PAIR, f, 2);
+        w[2 * i] = t[i].from;
+        w[2 * i + 1] = t[i].to;
     }
-    return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_PAIR), vals, n, prefix);
+    return words_table(md, w, 2 * n, prefix);
 }
 
 /* The plan's keep tables (one zgrt_keep per lifeline). */
@@ -235,12 +250,13 @@ static LLVMValueRef edge_table(ZbMod *md)
     LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)pl->nedges + 1));
     for (int i = 0; i < pl->nedges; i++) {
         const ZPlanEdge *e = &pl->edges[i];
-        LLVMValueRef *gs = zu_alloc(g->a, sizeof *gs * ((size_t)e->ngroups + 1));
+        /* zgrt_group, as words */
+        int32_t *gw = zu_alloc(g->a, sizeof *gw * (5 * (size_t)e->ngroups + 1));
         for (int k = 0; k < e->ngroups; k++) {
             const ZPlanGroup *gr = &e->groups[k];
-            LLVMValueRef gf[] = {ci32(g, gr->life), ci32(g, gr->from_vc), ci32(g, gr->to_vc),
-                                 ci32(g, gr->views_end), ci32(g, gr->varviews_end)};
-            gs[k] = cstruct(g, ZB_TY_GROUP, gf, sizeof gf / sizeof gf[0]);
+            int32_t *w = gw + 5 * k;
+            w[0] = gr->life, w[1] = gr->from_vc, w[2] = gr->to_vc;
+            w[3] = gr->views_end, w[4] = gr->varviews_end;
         }
         LLVMValueRef f[] = {
             ci32(g, e->from),
@@ -249,7 +265,7 @@ static LLVMValueRef edge_table(ZbMod *md)
             ci32(g, e->nviews),
             ci32(g, e->nvarviews),
             ci32(g, 0),
-            zb_const_array(md, zb_desc_type(g->lc, ZB_TY_GROUP), gs, e->ngroups, "edge.groups"),
+            words_table(md, gw, 5 * e->ngroups, "edge.groups"),
             pair_table(md, e->views, e->nviews, "edge.views"),
             pair_table(md, e->varviews, e->nvarviews, "edge.varviews"),
         };

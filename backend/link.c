@@ -9,7 +9,8 @@
  * and links out_dir/<wf> (every body) and out_dir/<wf>.<L> (L's body) with
  * the system C compiler, libzgrt, jansson, libcrypto (the handshake of
  * lifeline processes), SQLite (the run store of durable runs), pthreads
- * and libm.  Commands run through fork/execvp (no
+ * and libm; with gold when the default `cc` links with it (found when zgc
+ * is built: ZGC_FAST_LD; ld.bfd takes three times as long).  Commands run through fork/execvp (no
  * shell); their output is shown when they fail.
  *
  * Parallel.  LLVM IR is generated in one context, in order (the lifeline
@@ -76,6 +77,9 @@
 #endif
 #ifndef ZGC_RUNTIME_LDFLAGS
 #define ZGC_RUNTIME_LDFLAGS ""
+#endif
+#ifndef ZGC_FAST_LD
+#define ZGC_FAST_LD ""
 #endif
 
 static const ZSpan no_span = {0};
@@ -563,6 +567,8 @@ static void link_job(Build *b, Job *j, const char *path, const char *exe, const 
 {
     Argv cmd = {.a = b->a};
     cc_words(b, &cmd);
+    /* the faster linker the build found `cc` links with (CMakeLists.txt) */
+    if (!strcmp(b->cc, "cc")) argv_split(&cmd, ZGC_FAST_LD, " ");
     argv_push(&cmd, "-o");
     argv_push(&cmd, path);
     for (int i = 0; i < nobjs; i++) argv_push(&cmd, objs[i]);

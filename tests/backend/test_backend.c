@@ -383,11 +383,13 @@ typedef struct Desc {
 
 /* n int32 / (int32, int32) elements of a constant table, which exists
  * exactly when n > 0. */
-static void read_ints(LLVMValueRef ptr, int n, int *out, const char *what)
+/* n words of the i32 array t (the tables of int32 structs are written as
+ * flat i32 arrays: zgrt_slot, zgrt_pair and zgrt_group as 2, 2 and 5
+ * words). */
+static void read_words(LLVMValueRef t, int n, int *out)
 {
-    LLVMValueRef t = pointee(ptr);
-    cr_assert_eq(t != NULL, n > 0, "%s: a table exactly when it has entries", what);
-    cr_assert_leq(n, DMAX);
+    cr_assert(!t || LLVMGetTypeKind(LLVMTypeOf(t)) == LLVMArrayTypeKind);
+    cr_assert(!t || LLVMGetArrayLength(LLVMTypeOf(t)) == (unsigned)n, "a table of %d words", n);
     for (int i = 0; i < n; i++) {
         /* an i32 array is constant data, not an aggregate of operands */
         LLVMValueRef e = LLVMIsAConstantDataSequential(t) ? LLVMGetElementAsConstant(t, (unsigned)i)
@@ -396,14 +398,22 @@ static void read_ints(LLVMValueRef ptr, int n, int *out, const char *what)
     }
 }
 
+static void read_ints(LLVMValueRef ptr, int n, int *out, const char *what)
+{
+    LLVMValueRef t = pointee(ptr);
+    cr_assert_eq(t != NULL, n > 0, "%s: a table exactly when it has entries", what);
+    cr_assert_leq(n, DMAX);
+    read_words(t, n, out);
+}
+
 static void read_pairs(LLVMValueRef ptr, int n, Slot *out, const char *what)
 {
     LLVMValueRef t = pointee(ptr);
     cr_assert_eq(t != NULL, n > 0, "%s: a table exactly when it has entries", what);
     cr_assert_leq(n, DMAX);
-    for (int i = 0; i < n; i++)
-        out[i] = (Slot){(int)agg_int(agg_elem(t, (unsigned)i), 0),
-                        (int)agg_int(agg_elem(t, (unsigned)i), 1)};
+    int w[2 * DMAX];
+    read_words(t, 2 * n, w);
+    for (int i = 0; i < n; i++) out[i] = (Slot){w[2 * i], w[2 * i + 1]};
 }
 
 /* Reads the all-in-one descriptor of a compiled program (d is large: the
@@ -458,9 +468,10 @@ static void read_desc(TComp *c, Desc *d)
         LLVMValueRef gs = pointee(agg_elem(e, 6));
         cr_assert_eq(gs != NULL, de->ngroups > 0);
         cr_assert_leq(de->ngroups, DMAX);
+        int w[5 * DMAX];
+        read_words(gs, 5 * de->ngroups, w);
         for (int k = 0; k < de->ngroups; k++)
-            for (unsigned f = 0; f < 5; f++)
-                de->groups[k][f] = (int)agg_int(agg_elem(gs, (unsigned)k), f);
+            for (int f = 0; f < 5; f++) de->groups[k][f] = w[5 * k + f];
         read_pairs(agg_elem(e, 7), de->nviews, de->views, "edge.views");
         read_pairs(agg_elem(e, 8), de->nvarviews, de->varviews, "edge.varviews");
     }
