@@ -26,12 +26,16 @@
  * locale: the default full case mappings with Final_Sigma; the
  * White_Space property): an implementation of the Unicode rules that
  * shares neither code nor tables with the runtime's (unicode.c, generated
- * from the Unicode Character Database).  (jansson holds valid UTF-8
- * only, so every string of a trace is UTF-8.) */
+ * from the Unicode Character Database).  ICU is loaded when a trace
+ * first needs it (dlopen), not by every zgc command: with the C++ runtime
+ * it pulls in, loading it was most of a small `zgc check`'s time.
+ * (jansson holds valid UTF-8 only, so every string of a trace is UTF-8.) */
 #include "zt.h"
 
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,18 +451,65 @@ static Val json_text_val(ZArena *ar, const json_t *j)
 
 /* [*b, *e): s[0..n) without the White_Space code points at both ends;
  * false when s is not UTF-8. */
+/* ---- ICU, loaded on first use ------------------------------------------ */
+
+/* ICU's names carry its version (u_strToUpper is u_strToUpper_72, by its
+ * headers' renaming macros): the strings of the expanded names */
+#define ICU_STR2(x) #x
+#define ICU_STR(x) ICU_STR2(x)
+#define ICU_LIB "libicuuc.so." ICU_STR(U_ICU_VERSION_MAJOR_NUM)
+
+static struct {
+    UBool (*is_white_space)(UChar32);
+    UChar *(*from_utf8)(UChar *, int32_t, int32_t *, const char *, int32_t, UErrorCode *);
+    char *(*to_utf8)(char *, int32_t, int32_t *, const UChar *, int32_t, UErrorCode *);
+    int32_t (*to_upper)(UChar *, int32_t, const UChar *, int32_t, const char *, UErrorCode *);
+    int32_t (*to_lower)(UChar *, int32_t, const UChar *, int32_t, const char *, UErrorCode *);
+} icu;
+static pthread_once_t icu_once = PTHREAD_ONCE_INIT;
+
+static void *icu_sym(void *lib, const char *name)
+{
+    void *f = dlsym(lib, name);
+    if (!f) {
+        fprintf(stderr,
+                "zgc: error: %s has no %s: the ICU library is not the one zgc was built with\n",
+                ICU_LIB, name);
+        exit(1);
+    }
+    return f;
+}
+
+static void icu_load(void)
+{
+    void *lib = dlopen(ICU_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "zgc: error: trace check needs ICU's %s (package libicu72): %s\n", ICU_LIB,
+                dlerror());
+        exit(1);
+    }
+    *(void **)&icu.is_white_space = icu_sym(lib, ICU_STR(u_isUWhiteSpace));
+    *(void **)&icu.from_utf8 = icu_sym(lib, ICU_STR(u_strFromUTF8));
+    *(void **)&icu.to_utf8 = icu_sym(lib, ICU_STR(u_strToUTF8));
+    *(void **)&icu.to_upper = icu_sym(lib, ICU_STR(u_strToUpper));
+    *(void **)&icu.to_lower = icu_sym(lib, ICU_STR(u_strToLower));
+}
+
+static void icu_need(void) { pthread_once(&icu_once, icu_load); }
+
 static bool ws_bounds(const char *s, size_t n, size_t *b, size_t *e)
 {
     if (n > INT32_MAX) return false;
     int32_t i = 0, len = (int32_t)n;
     size_t first = n, last = n;
     bool inner = false;
+    icu_need();
     while (i < len) {
         int32_t at = i;
         UChar32 c;
         U8_NEXT(s, i, len, c);
         if (c < 0) return false;
-        if (u_isUWhiteSpace(c)) continue;
+        if (icu.is_white_space(c)) continue;
         if (!inner) first = (size_t)at;
         inner = true;
         last = (size_t)i;
@@ -476,17 +527,18 @@ static Val icu_case(ZArena *ar, const Val *a, bool up)
     int32_t n16 = 0, cap = 3 * (int32_t)a->n + 1, m = 0, n8 = 0;
     UChar *src = zu_xmalloc(sizeof *src * (a->n + 1)), *dst = zu_xmalloc(sizeof *dst * cap);
     Val r = vunknown("a string ICU cannot map");
-    u_strFromUTF8(src, (int32_t)a->n + 1, &n16, a->s, (int32_t)a->n, &err);
+    icu_need();
+    icu.from_utf8(src, (int32_t)a->n + 1, &n16, a->s, (int32_t)a->n, &err);
     if (U_SUCCESS(err))
-        m = up ? u_strToUpper(dst, cap, src, n16, "", &err)
-               : u_strToLower(dst, cap, src, n16, "", &err);
+        m = up ? icu.to_upper(dst, cap, src, n16, "", &err)
+               : icu.to_lower(dst, cap, src, n16, "", &err);
     if (U_SUCCESS(err)) {
-        u_strToUTF8(NULL, 0, &n8, dst, m, &err); /* the length */
+        icu.to_utf8(NULL, 0, &n8, dst, m, &err); /* the length */
         if (err == U_BUFFER_OVERFLOW_ERROR) err = U_ZERO_ERROR;
     }
     if (U_SUCCESS(err)) {
         char *out = zu_alloc(ar, (size_t)n8 + 1);
-        u_strToUTF8(out, n8 + 1, &n8, dst, m, &err);
+        icu.to_utf8(out, n8 + 1, &n8, dst, m, &err);
         if (U_SUCCESS(err)) r = (Val){.k = V_STR, .s = out, .n = (size_t)n8};
     }
     free(src);
