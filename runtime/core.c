@@ -98,6 +98,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fiber.h"
 #include "rt.h"
 #include "suggest.h"
 
@@ -140,16 +141,19 @@ static inline void spin_pause(void)
  * batches, for its next messages on the channel: steady traffic allocates
  * nothing.  head and tail start NULL, meaning the stub (so that
  * the run does not touch the memory of channels it never uses). */
+struct waiter;
+
 typedef struct queue {
     /* consumer's line */
-    zri_msg *head;    /* the last message taken, NULL: &stub */
-    int64_t last_seq; /* seq of the last message taken */
-    int64_t jseq;     /* journaled run, per-lifeline mode: seq of the last message
+    struct waiter *waiter; /* the receive waiting on this queue (under the inbox's mu) */
+    zri_msg *head;         /* the last message taken, NULL: &stub */
+    int64_t last_seq;      /* seq of the last message taken */
+    int64_t jseq;          /* journaled run, per-lifeline mode: seq of the last message
                          the journal holds (taken ones are recorded past it) */
-    int64_t got_seq;  /* journaled run, per-lifeline mode: seq of the last message
+    int64_t got_seq;       /* journaled run, per-lifeline mode: seq of the last message
                          put in the queue (the transport's thread; copies of
                          earlier ones are dropped) */
-    zri_msg *cfree;   /* released blocks not yet handed back … */
+    zri_msg *cfree;        /* released blocks not yet handed back … */
     int32_t ncfree;
     /* producer's line */
     _Alignas(64) zri_msg *tail; /* the last message linked, NULL: &stub */
@@ -168,12 +172,13 @@ typedef struct queue {
 
 /* A thread sleeping in a receive or zgrt_wait_any (lives on its stack). */
 typedef struct waiter {
-    struct waiter *next;
+    struct waiter *next, **pprev; /* the inbox's list */
     int32_t chan, n;
     const int32_t *peers;
     int64_t done_mask;
-    int counted; /* counted as blocked (deadlock accounting) */
-    int woken;   /* a sender counted this thread active again */
+    int counted;      /* counted as blocked (deadlock accounting) */
+    int woken;        /* a sender counted this thread active again */
+    zfb_fiber *fiber; /* the fiber to wake (fibers), or NULL: the condition variable */
 } waiter;
 
 /* Sleeping and waking.  A receiver that finds its queue empty (after
@@ -252,6 +257,7 @@ typedef struct zri_run {
                             --exit-when-waiting */
     int active, blocked; /* atomics */
     int ncpu;            /* receivers spin only while active <= ncpu */
+    zfb_sched *fibers;   /* the fibers' scheduler, or NULL: a thread per body and branch */
     /* completion: body threads still running, woken on errors too */
     pthread_mutex_t done_mu;
     pthread_cond_t done_cv;
@@ -354,6 +360,17 @@ static void perturb(zgrt_ctx *ctx)
     uint64_t r = sched_next(ctx);
     int roll = (int)(r % 16);
     if (roll < 7 - 2 * slow) return;
+    if (R->fibers) {
+        /* fibers: let others run first, once or a few times, or sleep
+         * (which holds this fiber's worker) */
+        if (roll < 14)
+            for (int k = 0; k <= (int)((r >> 8) % 3); k++) zfb_yield();
+        else {
+            struct timespec d = {0, (long)((r >> 8) % 200000)};
+            nanosleep(&d, NULL);
+        }
+        return;
+    }
     if (roll < 10 - slow) {
         sched_yield();
     } else if (roll < 14) {
@@ -436,14 +453,19 @@ static void ctx_fail(zgrt_ctx *ctx, int32_t loc, const char *fmt, ...)
     unwind(ctx);
 }
 
+/* Wakes every receive waiting in in. */
+static void inbox_wake(inbox *in)
+{
+    pthread_mutex_lock(&in->mu);
+    for (waiter *w = in->waiters; w; w = w->next)
+        if (w->fiber) zfb_wake(w->fiber);
+    pthread_cond_broadcast(&in->cv);
+    pthread_mutex_unlock(&in->mu);
+}
+
 static void wake_all(run *R)
 {
-    for (int32_t l = 0; l < R->nl; l++) {
-        inbox *in = &R->lives[l].in;
-        pthread_mutex_lock(&in->mu);
-        pthread_cond_broadcast(&in->cv);
-        pthread_mutex_unlock(&in->mu);
-    }
+    for (int32_t l = 0; l < R->nl; l++) inbox_wake(&R->lives[l].in);
     pthread_mutex_lock(&R->done_mu);
     pthread_cond_broadcast(&R->done_cv);
     pthread_mutex_unlock(&R->done_mu);
@@ -599,7 +621,10 @@ static void output_commit(zgrt_ctx *ctx, int32_t loc)
     run *R = ctx->run;
     if (!journaled(R)) return;
     char err[512] = "";
-    if (R->jr.commit(R->jr.impl, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
+    int tok = zfb_block_begin(); /* a commit may wait for the disk */
+    int rc = R->jr.commit(R->jr.impl, err, sizeof err);
+    zfb_block_end(tok);
+    if (rc != 0) ctx_fail(ctx, loc, "%s", err);
 }
 
 /* Inside a parallel region, with the lifeline's lock: replay makes the
@@ -628,6 +653,17 @@ static void turn_wait(zgrt_ctx *ctx)
                      idx, lname(R, L->index));
         if (strcmp(want, ctx->path) == 0) return;
         if (cancelled(R)) unwind(ctx);
+        if (R->fibers) {
+            /* the branch whose turn it is may run on this worker: let it */
+            pthread_mutex_unlock(&L->mu);
+            zfb_yield();
+            if (++ctx->waits % 16 == 0) {
+                struct timespec d = {0, 200000};
+                nanosleep(&d, NULL);
+            }
+            pthread_mutex_lock(&L->mu);
+            continue;
+        }
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
         t.tv_nsec += 10000000L;
@@ -755,13 +791,19 @@ static void deliver_local(run *R, zri_msg *m)
     q->tail = m;
     if (__atomic_load_n(&in->nwait, __ATOMIC_SEQ_CST) == 0) return;
     pthread_mutex_lock(&in->mu);
-    for (waiter *w = in->waiters; w; w = w->next) {
-        if (!w->counted || w->woken || !waits_for(w, m->from, m->chan)) continue;
-        w->woken = 1;
-        __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
-        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
+    /* the one receive that may wait for this queue (its consumer) */
+    waiter *w = q->waiter;
+    if (w && waits_for(w, m->from, m->chan)) {
+        if (w->fiber)
+            zfb_wake(w->fiber);
+        else
+            pthread_cond_broadcast(&in->cv);
+        if (w->counted && !w->woken) {
+            w->woken = 1;
+            __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
+            __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
+        }
     }
-    pthread_cond_broadcast(&in->cv);
     pthread_mutex_unlock(&in->mu);
 }
 
@@ -789,13 +831,26 @@ static int32_t pick_head(run *R, inbox *in, int32_t chan, int32_t n, const int32
     return best;
 }
 
-static void unlink_waiter(inbox *in, waiter *w)
+/* Under in->mu: w joins the inbox's list and the queues it waits on. */
+static void link_waiter(run *R, inbox *in, waiter *w)
 {
-    for (waiter **pp = &in->waiters; *pp; pp = &(*pp)->next)
-        if (*pp == w) {
-            *pp = w->next;
-            return;
-        }
+    w->next = in->waiters;
+    if (w->next) w->next->pprev = &w->next;
+    w->pprev = &in->waiters;
+    in->waiters = w;
+    for (int32_t k = 0; k < w->n; k++)
+        if (!((w->done_mask >> k) & 1))
+            in->q[(size_t)w->peers[k] * (size_t)R->prog->nchans + (size_t)w->chan].waiter = w;
+}
+
+static void unlink_waiter(run *R, inbox *in, waiter *w)
+{
+    *w->pprev = w->next;
+    if (w->next) w->next->pprev = w->pprev;
+    for (int32_t k = 0; k < w->n; k++) {
+        queue *q = &in->q[(size_t)w->peers[k] * (size_t)R->prog->nchans + (size_t)w->chan];
+        if (q->waiter == w) q->waiter = NULL;
+    }
 }
 
 /* More threads are running than there are processors: a waiting thread
@@ -855,12 +910,14 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     perturb(ctx);
     if ((k = pick_head(R, in, chan, n, peers, done_mask)) >= 0) return k;
     net_flush(ctx, -1);
+    /* a fiber parks at once: its worker runs the others meanwhile */
+    zfb_fiber *fib = R->fibers ? zfb_self() : NULL;
 
     /* a message is often a few microseconds away: watch the queues for a
      * short while before sleeping */
     long budget = ctx->spin_ns && ++ctx->waits % SPIN_PROBE ? ctx->spin_ns : SPIN_NS;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int i = 1, yield = crowded(R);; i++) {
+    for (int i = 1, yield = crowded(R); !fib; i++) {
         if ((k = pick_head(R, in, chan, n, peers, done_mask)) >= 0) {
             ctx->spin_ns = SPIN_NS;
             return k;
@@ -893,12 +950,11 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
         snprintf(what + len, sizeof what - (size_t)len, " on %s", cname(R, chan));
         R->obs.wait(R->obs.user, ctx->life->index, what);
     }
-    waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask};
+    waiter w = {.chan = chan, .n = n, .peers = peers, .done_mask = done_mask, .fiber = fib};
     int deadlock = 0;
     int32_t gone = -1;
     pthread_mutex_lock(&in->mu);
-    w.next = in->waiters;
-    in->waiters = &w;
+    link_waiter(R, in, &w);
     __atomic_add_fetch(&in->nwait, 1, __ATOMIC_SEQ_CST);
     for (;;) {
         k = pick_head(R, in, chan, n, peers, done_mask);
@@ -915,7 +971,14 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
                 break;
             }
         }
-        pthread_cond_wait(&in->cv, &in->mu);
+        if (fib) {
+            /* a wake after the unlock is kept: the park then returns */
+            pthread_mutex_unlock(&in->mu);
+            zfb_park();
+            pthread_mutex_lock(&in->mu);
+        } else {
+            pthread_cond_wait(&in->cv, &in->mu);
+        }
         if (w.woken) w.counted = w.woken = 0; /* a sender counted us active again */
     }
     pthread_mutex_unlock(&in->mu);
@@ -927,7 +990,7 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
             report_deadlock(R);
     }
     pthread_mutex_lock(&in->mu);
-    unlink_waiter(in, &w);
+    unlink_waiter(R, in, &w);
     __atomic_sub_fetch(&in->nwait, 1, __ATOMIC_SEQ_CST);
     if (w.counted && !w.woken && !deadlock) {
         __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
@@ -1083,9 +1146,14 @@ static void send_remote(zgrt_ctx *ctx, zri_msg *m, int32_t loc)
         msg_release(R, m);
         return;
     }
-    if (journaled(R) && R->jr.commit(R->jr.impl, err, sizeof err) != 0) {
-        free(m);
-        ctx_fail(ctx, loc, "%s", err);
+    if (journaled(R)) {
+        int tok = zfb_block_begin(); /* a commit may wait for the disk */
+        int rc = R->jr.commit(R->jr.impl, err, sizeof err);
+        zfb_block_end(tok);
+        if (rc != 0) {
+            free(m);
+            ctx_fail(ctx, loc, "%s", err);
+        }
     }
     int rc = R->net.send(R->net.impl, m, err, sizeof err);
     int32_t to = m->to;
@@ -1512,14 +1580,20 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
             if (A->nresults > 8) sc = zri_xcalloc((size_t)A->nresults, sizeof *sc);
             env.replay_attempts = attempts;
             env.replay_source = je.c;
+            int tok = zfb_block_begin();
             rc = R->run_action(&env, action, args, sc, &attempts, err, sizeof err);
+            zfb_block_end(tok);
             attempts = je.b;
             if (sc != scratch) free(sc);
         }
     } else {
         net_flush(ctx, loc);
+        /* models, humans and C functions block: the fiber's worker is
+         * handed to another thread meanwhile (fiber.h) */
+        int tok = zfb_block_begin();
         rc =
             R->run_action ? R->run_action(&env, action, args, res, &attempts, err, sizeof err) : -1;
+        zfb_block_end(tok);
         if (!R->run_action) snprintf(err, sizeof err, "this executable cannot run actions");
         if (rc == 0 && !cancelled(R) && journaled(R)) {
             zri_jentry e = {.kind = ZRI_J_ACT,
@@ -1538,7 +1612,11 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
             journal_record(ctx, &e);
             /* a call the outside saw is committed at once: only a call in
              * flight at a crash may be repeated, never a completed one */
-            if (nu.visible && R->jr.commit(R->jr.impl, err, sizeof err) != 0) rc = -1;
+            if (nu.visible) {
+                int tok2 = zfb_block_begin();
+                if (R->jr.commit(R->jr.impl, err, sizeof err) != 0) rc = -1;
+                zfb_block_end(tok2);
+            }
         }
     }
     zri_buf_free(&key);
@@ -1572,23 +1650,59 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
 
 /* ---- parallel regions ---------------------------------------------------------- */
 
+/* A region's branches: with fibers, the parent parks until `remaining`
+ * is 0; the last branch wakes it under `mu`, so that the parent, which
+ * reads `remaining` under `mu` too, cannot return (and end) before that
+ * wake is done. */
+typedef struct par_region {
+    pthread_mutex_t mu;
+    int remaining;
+    zfb_fiber *parent;
+} par_region;
+
 typedef struct par_child {
     zgrt_ctx ctx;
     zgrt_body_fn fn;
-    int *remaining;
+    par_region *region;
     pthread_t th;
 } par_child;
 
-static void *par_thread(void *arg)
+static void par_end(par_child *c)
+{
+    par_region *g = c->region;
+    run *R = c->ctx.run; /* c and g are the parent's: gone once it has seen 0 */
+    pthread_mutex_lock(&g->mu);
+    /* the last branch to end hands its count back to the waiting parent */
+    int left = --g->remaining;
+    if (left == 0) zfb_wake(g->parent);
+    pthread_mutex_unlock(&g->mu);
+    if (left > 0) thread_gone(R);
+}
+
+static void par_run(void *arg)
 {
     par_child *c = arg;
     if (setjmp(c->ctx.jb) == 0) {
         c->fn(&c->ctx);
         net_flush(&c->ctx, -1); /* the other branches may be waiting for these frames */
     }
-    /* the last branch to end hands its count back to the waiting parent */
-    if (__atomic_sub_fetch(c->remaining, 1, __ATOMIC_ACQ_REL) > 0) thread_gone(c->ctx.run);
+    par_end(c);
+}
+
+static void *par_thread(void *arg)
+{
+    par_run(arg);
     return NULL;
+}
+
+/* A branch's fiber could not get a stack. */
+static void par_fail(void *arg)
+{
+    par_child *c = arg;
+    run_error(c->ctx.run, c->ctx.life->index, -1,
+              "cannot start a fiber for a parallel branch (no memory for its stack: see "
+              "vm.max_map_count)");
+    par_end(c);
 }
 
 void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t loc)
@@ -1598,7 +1712,8 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
     if (n <= 0) return;
     net_flush(ctx, loc);
     par_child *c = zri_xcalloc((size_t)n, sizeof *c);
-    int remaining = n;
+    par_region g = {.remaining = n, .parent = R->fibers ? zfb_self() : NULL};
+    pthread_mutex_init(&g.mu, NULL);
     if (R->accounting) __atomic_add_fetch(&R->active, n - 1, __ATOMIC_SEQ_CST);
     /* from now on this lifeline's events take its lock */
     __atomic_add_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
@@ -1615,12 +1730,33 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
             c[started].ctx.jcur = R->jr.cursor(R->jr.impl, ctx->life->index, c[started].ctx.path);
         sched_seed(&c[started].ctx, ctx->rng, (uint64_t)started + 1);
         c[started].fn = branches[started];
-        c[started].remaining = &remaining;
-        if (pthread_create(&c[started].th, NULL, par_thread, &c[started]) != 0) break;
+        c[started].region = &g;
+        if (g.parent) {
+            if (zfb_spawn(R->fibers, par_run, par_fail, &c[started]) != 0) break;
+        } else if (pthread_create(&c[started].th, NULL, par_thread, &c[started]) != 0) {
+            break;
+        }
     }
-    if (started < n)
-        run_error(R, ctx->life->index, loc, "cannot start a thread for a parallel branch");
-    for (int32_t k = 0; k < started; k++) pthread_join(c[k].th, NULL);
+    if (started < n) {
+        run_error(R, ctx->life->index, loc, "cannot start a %s for a parallel branch",
+                  g.parent ? "fiber" : "thread");
+        /* the branches that did not start are done */
+        pthread_mutex_lock(&g.mu);
+        g.remaining -= n - started;
+        pthread_mutex_unlock(&g.mu);
+    }
+    if (g.parent) {
+        for (;;) {
+            pthread_mutex_lock(&g.mu);
+            int left = g.remaining;
+            pthread_mutex_unlock(&g.mu);
+            if (left == 0) break;
+            zfb_park();
+        }
+    } else {
+        for (int32_t k = 0; k < started; k++) pthread_join(c[k].th, NULL);
+    }
+    pthread_mutex_destroy(&g.mu);
     __atomic_sub_fetch(&ctx->life->pars, 1, __ATOMIC_ACQ_REL);
     /* the region's events count on this thread too */
     for (int32_t k = 0; k < n; k++) {
@@ -1960,7 +2096,16 @@ static int setup_defaults(run *R)
     return 0;
 }
 
-static void *body_thread(void *arg)
+static void body_end(run *R)
+{
+    thread_gone(R);
+    pthread_mutex_lock(&R->done_mu);
+    R->running--;
+    pthread_cond_broadcast(&R->done_cv);
+    pthread_mutex_unlock(&R->done_mu);
+}
+
+static void body_run(void *arg)
 {
     zgrt_ctx *ctx = arg;
     run *R = ctx->run;
@@ -1968,12 +2113,22 @@ static void *body_thread(void *arg)
         R->prog->bodies[ctx->life->index](ctx);
         net_flush(ctx, -1);
     }
-    thread_gone(R);
-    pthread_mutex_lock(&R->done_mu);
-    R->running--;
-    pthread_cond_broadcast(&R->done_cv);
-    pthread_mutex_unlock(&R->done_mu);
+    body_end(R);
+}
+
+static void *body_thread(void *arg)
+{
+    body_run(arg);
     return NULL;
+}
+
+/* A body's fiber could not get a stack. */
+static void body_fail(void *arg)
+{
+    zgrt_ctx *ctx = arg;
+    run_error(ctx->run, ctx->life->index, -1,
+              "cannot start the lifeline's fiber (no memory for its stack)");
+    body_end(ctx->run);
 }
 
 static const char *meta_form_name(int32_t form)
@@ -2049,10 +2204,7 @@ void zri_run_ended(void *user, int32_t lifeline)
     if (!R->ended || lifeline < 0 || lifeline >= R->nl || R->self < 0) return;
     __atomic_store_n(&R->ended[lifeline], 1, __ATOMIC_RELEASE);
     /* a receive of this lifeline may be asleep waiting for it */
-    inbox *in = &R->lives[R->self].in;
-    pthread_mutex_lock(&in->mu);
-    pthread_cond_broadcast(&in->cv);
-    pthread_mutex_unlock(&in->mu);
+    inbox_wake(&R->lives[R->self].in);
 }
 
 static void timespec_add(struct timespec *t, double s)
@@ -2338,6 +2490,12 @@ void zri_run_exec(zri_run *R)
     zgrt_ctx *ctxs = zri_xcalloc((size_t)nthreads, sizeof *ctxs);
     pthread_t *ths = zri_xcalloc((size_t)nthreads, sizeof *ths);
     int32_t started = 0;
+    if (!R->opts->threads && !cancelled(R)) {
+        char err[256] = "";
+        int workers = R->opts->workers > 0 ? R->opts->workers : zfb_default_workers();
+        R->fibers = zfb_sched_new(workers, R->opts->schedule, err, sizeof err);
+        if (!R->fibers) run_error(R, -1, -1, "cannot start the run's workers: %s", err);
+    }
     if (!cancelled(R)) {
         R->active = nthreads;
         R->running = nthreads;
@@ -2349,7 +2507,11 @@ void zri_run_exec(zri_run *R)
             ctxs[started].path = "";
             if (journaled(R)) ctxs[started].jcur = R->jr.cursor(R->jr.impl, l, "");
             sched_seed(&ctxs[started], R->opts->schedule, (uint64_t)l * 0x100000001B3ull + 7);
-            if (pthread_create(&ths[started], NULL, body_thread, &ctxs[started]) != 0) break;
+            if (R->fibers) {
+                if (zfb_spawn(R->fibers, body_run, body_fail, &ctxs[started]) != 0) break;
+            } else if (pthread_create(&ths[started], NULL, body_thread, &ctxs[started]) != 0) {
+                break;
+            }
         }
         if (started < nthreads) {
             pthread_mutex_lock(&R->done_mu);
@@ -2366,7 +2528,12 @@ void zri_run_exec(zri_run *R)
         fflush(stderr);
         _Exit(1);
     }
-    for (int32_t k = 0; k < started; k++) pthread_join(ths[k], NULL);
+    if (R->fibers) {
+        zfb_sched_free(R->fibers);
+        R->fibers = NULL;
+    } else {
+        for (int32_t k = 0; k < started; k++) pthread_join(ths[k], NULL);
+    }
     free(ths);
     free(ctxs);
     if (R->stats) write_stats(R);

@@ -5,7 +5,8 @@
  * for every executable, ZV_EXE for --listen, --peer, --secret-file,
  * --result-file and --error-file of the per-lifeline executables); this
  * file checks their values and prints the usage.  Values: --seed and --schedule take a non-negative integer
- * (--schedule 0: off), --timeout and --llm-timeout a positive number of
+ * (--schedule 0: off), --scheduler fibers or threads, --workers 1 to 256,
+ * --timeout and --llm-timeout a positive number of
  * seconds, --heartbeat a non-negative number of seconds (default 5; 0:
  * off; at most 10^6), --peer-wait likewise (default 300), --backoff-scale a non-negative factor; --arg,
  * --llm-for and --peer may be repeated.  `-h` and `--help` print the
@@ -268,6 +269,22 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
                 bad =
                     usage_error(p, "--schedule expects a non-negative integer seed, got '%s'", val);
             o->schedule = (uint64_t)s;
+        } else if (id == ZV_OPT_SCHEDULER) {
+            if (!strcmp(val, "fibers"))
+                o->threads = 0;
+            else if (!strcmp(val, "threads"))
+                o->threads = 1;
+            else
+                bad = usage_error(p, "--scheduler expects fibers or threads, got '%s'", val);
+        } else if (id == ZV_OPT_WORKERS) {
+            char *e;
+            errno = 0;
+            long w = strtol(val, &e, 10);
+            if (!*val || *e || errno || w < 1 || w > 256 || val[0] == '+')
+                bad = usage_error(
+                    p, "--workers expects a number of threads from 1 to 256, got '%s'", val);
+            else
+                o->workers = (int)w;
         } else if (id == ZV_OPT_ANSWERS) {
             if (!*val) bad = usage_error(p, "--answers expects a file name");
             o->answers = val;

@@ -14,7 +14,10 @@
  *               per-lifeline plan: vector-clock entries, view and
  *               variable-view slots, merge on receive, update after an
  *               event, stamp on send; zgrt_vc, zgrt_view, zgrt_varview
- *   core.c      a run: lifeline threads, channels, events, parallel
+ *   fiber.c     fibers on a pool of worker threads, the context switch,
+ *               the blocking hand-off (fiber.h, prefix zfb_); it calls
+ *               nothing of the runtime
+ *   core.c      a run: lifeline fibers or threads, channels, events, parallel
  *               regions, cancellation, deadlock detection, results.  It
  *               calls values.c and monitor.c, and reaches the trace, the
  *               transport, the actions and a durable run's journal only
@@ -231,6 +234,8 @@ typedef struct zri_options {
     double llm_timeout;   /* --llm-timeout SECONDS per model call (0: default) */
     double backoff_scale; /* --backoff-scale X: multiplies retry delays (default 1) */
     uint64_t schedule;    /* --schedule SEED: perturb delivery and scheduling (0: off) */
+    int threads;          /* --scheduler threads: a thread per lifeline and branch (else fibers) */
+    int workers;          /* --workers N: fibers' worker threads (0: one per processor) */
     const char *listen;   /* --listen ADDR (per-lifeline executables) */
     int npeers;
     const char **peer_names, **peer_addrs; /* --peer Name=ADDR */

@@ -145,6 +145,10 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(SCHEDULE, "--schedule", "SEED", ZV_RUN,                                                     \
       "perturb delivery and scheduling with seeded random\n"                                      \
       "delays, so that other interleavings occur (testing)")                                      \
+    X(SCHEDULER, "--scheduler", "fibers|threads", ZV_RUN,                                         \
+      "run lifelines and parallel branches as fibers on a\n"                                      \
+      "pool of workers (default), or as threads")                                                 \
+    X(WORKERS, "--workers", "N", ZV_RUN, "fibers: N worker threads (default: one per processor)") \
     X(VIEW, "--view", "[=ADDR]", ZV_RUN,                                                          \
       "serve a live picture of the run on 127.0.0.1 (a random\n"                                  \
       "port, or ADDR: [HOST:]PORT); the URL is printed on stderr")                                \

@@ -27,6 +27,7 @@
  *                        (as sent, upper-cased, or cut in two by a line
  *                        break), as a server reflecting the Authorization
  *                        header would
+ *   sleep-MS             a normal answer after MS milliseconds
  *   yes-text             the answer "Yes."
  *   say                  the answer is the last user message, verbatim
  *   status-NNN           always HTTP NNN with an error message
@@ -291,6 +292,11 @@ static void chat(int fd, const char *body, const char *auth)
         respond(fd, 200, NULL, "application/json", "{\"choices\": [ this is not JSON");
     } else if (strcmp(model, "hang") == 0) {
         hang(fd);
+    } else if (sscanf(model, "sleep-%d", &status) == 1 && status > 0 && status <= 60000) {
+        struct timespec d = {status / 1000, (long)(status % 1000) * 1000000L};
+        while (nanosleep(&d, &d) != 0 && errno == EINTR) {}
+        content = normal_answer(req, 0);
+        respond_answer(fd, model, content ? content : "");
     } else if (sscanf(model, "status-%d", &status) == 1 && status >= 100 && status <= 599 &&
                (!(then_ok = strstr(model, "-then-ok") != NULL) || n == 1)) {
         char msg[64];

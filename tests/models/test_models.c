@@ -721,6 +721,43 @@ Test(models, missing_key_then_ok)
     run_free(&r);
 }
 
+/* Two lifelines each wait 1.5 s for a model at the same time.  With
+ * fibers on ONE worker the calls overlap (the worker is handed to another
+ * thread while a call blocks): the run takes about 1.5 s longer than the
+ * same run with instant answers, not 3 s.  The threads scheduler too. */
+Test(models, blocking_calls_overlap_on_one_worker)
+{
+    const char *const scheds[][4] = {{"--scheduler", "fibers", "--workers", "1"},
+                                     {"--scheduler", "threads", "--workers", "1"}};
+    for (int k = 0; k < 2; k++) {
+        /* the same build first (cached after), with instant answers */
+        run_out fast = zg("overlap.zg",
+                          ARGS("--arg", "q=hi", "--llm", "openai:test-model", scheds[k][0],
+                               scheds[k][1], scheds[k][2], scheds[k][3]),
+                          NULL);
+        expect_ok(&fast, "[\"echo: A: hi\", \"echo: B: hi\"]");
+        fast.secs = 0;
+        run_out again = zg("overlap.zg",
+                           ARGS("--arg", "q=hi", "--llm", "openai:test-model", scheds[k][0],
+                                scheds[k][1], scheds[k][2], scheds[k][3]),
+                           NULL);
+        expect_ok(&again, "[\"echo: A: hi\", \"echo: B: hi\"]");
+        run_out slow = zg("overlap.zg",
+                          ARGS("--arg", "q=hi", "--llm", "openai:sleep-1500", scheds[k][0],
+                               scheds[k][1], scheds[k][2], scheds[k][3]),
+                          NULL);
+        expect_ok(&slow, "[\"echo: A: hi\", \"echo: B: hi\"]");
+        cr_assert_eq(count("sleep-1500"), 2 * (k + 1));
+        double extra = slow.secs - again.secs;
+        cr_assert_geq(slow.secs, 1.5, "%s: the run took %g s", scheds[k][1], slow.secs);
+        cr_assert_lt(extra, 2.4, "%s: the calls took %g s: they did not overlap", scheds[k][1],
+                     extra);
+        run_free(&fast);
+        run_free(&again);
+        run_free(&slow);
+    }
+}
+
 Test(models, hang_times_out)
 {
     /* judge: retries 1, so two attempts of 1 s each */

@@ -1,0 +1,350 @@
+/* test_fiber.c — fibers (runtime/fiber.c): the context switch alone, the
+ * scheduler (park and wake across workers, the blocking hand-off, seeded
+ * orders, 20,000 fibers suspended at once), and a run with 20,000
+ * parallel branches waiting at once (fibers, the default scheduler). */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fiber.h"
+#include "helpers.h"
+
+/* ---- the switch alone ------------------------------------------------------- */
+
+static zfb_context main_ctx, co_ctx;
+static volatile long co_count;
+static char co_text[64];
+
+static void co_entry(void *arg)
+{
+    double f = *(double *)arg; /* a float kept across switches */
+    for (;;) {
+        co_count++;
+        f += 1.0;
+        /* printf's formatting uses aligned SSE stores: a misaligned stack
+         * crashes here */
+        snprintf(co_text, sizeof co_text, "%.2f", f);
+        zfb_context_switch(&co_ctx, &main_ctx);
+    }
+}
+
+Test(fiber, switch_round_trips_keep_registers_and_alignment)
+{
+    zfb_stack st;
+    cr_assert_eq(zfb_stack_alloc(&st, ZFB_STACK_SIZE), 0);
+    double start = 0.75;
+    cr_assert_eq(zfb_context_make(&co_ctx, &st, co_entry, &start), 0);
+    long mine = 12345;
+    double keep = 3.25;
+    for (int i = 0; i < 1000; i++) {
+        zfb_context_switch(&main_ctx, &co_ctx);
+        mine += i;
+        keep += 1.0;
+    }
+    cr_assert_eq(co_count, 1000);
+    cr_assert_eq(mine, 12345 + 999 * 1000 / 2);
+    cr_assert_float_eq(keep, 1003.25, 1e-9);
+    cr_assert_str_eq(co_text, "1000.75");
+    zfb_context_free(&co_ctx);
+    zfb_stack_free(&st);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GUARD_TEST_DISABLED 1 /* the sanitizers' own SIGSEGV handlers report it */
+#else
+#define GUARD_TEST_DISABLED 0
+#endif
+
+Test(fiber, stack_has_a_guard_page, .signal = SIGSEGV, .disabled = GUARD_TEST_DISABLED)
+{
+    zfb_stack st;
+    cr_assert_eq(zfb_stack_alloc(&st, 64 * 1024), 0);
+    ((volatile char *)st.lo)[-1] = 1; /* the page below the stack */
+}
+
+/* ---- the scheduler ------------------------------------------------------ */
+
+typedef struct pp {
+    zfb_fiber *f[2];
+    int turn; /* atomic: whose turn */
+    long n, rounds;
+    int ready; /* atomic: both fibers known */
+    /* wakes happen under mu, and a side takes mu before it ends: a fiber
+     * is never woken after it has ended */
+    pthread_mutex_t mu;
+} pp;
+
+static void pp_pass(pp *p, int me)
+{
+    pthread_mutex_lock(&p->mu);
+    __atomic_store_n(&p->turn, 1 - me, __ATOMIC_RELEASE);
+    zfb_wake(p->f[1 - me]);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void pp_side(pp *p, int me)
+{
+    p->f[me] = zfb_self();
+    __atomic_add_fetch(&p->ready, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&p->ready, __ATOMIC_SEQ_CST) < 2) zfb_yield();
+    for (;;) {
+        while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != me) zfb_park();
+        if (p->n >= p->rounds) {
+            if (p->n == p->rounds) {
+                p->n++; /* the other side ends too */
+                pp_pass(p, me);
+            }
+            pthread_mutex_lock(&p->mu);
+            pthread_mutex_unlock(&p->mu);
+            return;
+        }
+        p->n++;
+        pp_pass(p, me);
+    }
+}
+
+static void pp0(void *a) { pp_side(a, 0); }
+static void pp1(void *a) { pp_side(a, 1); }
+
+static void ping_pong(int workers, uint64_t seed)
+{
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(workers, seed, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    pp p = {.rounds = 200000, .mu = PTHREAD_MUTEX_INITIALIZER};
+    cr_assert_eq(zfb_spawn(s, pp0, NULL, &p), 0);
+    cr_assert_eq(zfb_spawn(s, pp1, NULL, &p), 0);
+    zfb_sched_free(s);
+    cr_assert_eq(p.n, 200001);
+}
+
+Test(fiber, park_and_wake_on_one_worker) { ping_pong(1, 0); }
+Test(fiber, park_and_wake_across_workers) { ping_pong(3, 0); }
+Test(fiber, park_and_wake_seeded) { ping_pong(2, 7); }
+
+/* 20,000 fibers parked at once, woken from another thread. */
+#define NMANY 20000
+static int parked_now, parked_max, many_go;
+static zfb_fiber *many[NMANY];
+static pthread_mutex_t many_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void many_fiber(void *arg)
+{
+    long k = (long)arg;
+    pthread_mutex_lock(&many_mu);
+    many[k] = zfb_self();
+    if (++parked_now > parked_max) parked_max = parked_now;
+    pthread_mutex_unlock(&many_mu);
+    while (!__atomic_load_n(&many_go, __ATOMIC_ACQUIRE)) zfb_park();
+    pthread_mutex_lock(&many_mu);
+    parked_now--;
+    pthread_mutex_unlock(&many_mu);
+}
+
+Test(fiber, twenty_thousand_suspended_at_once)
+{
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(2, 0, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    for (long k = 0; k < NMANY; k++) cr_assert_eq(zfb_spawn(s, many_fiber, NULL, (void *)k), 0);
+    for (;;) {
+        pthread_mutex_lock(&many_mu);
+        int n = parked_now;
+        pthread_mutex_unlock(&many_mu);
+        if (n == NMANY) break;
+        usleep(1000);
+    }
+    __atomic_store_n(&many_go, 1, __ATOMIC_RELEASE);
+    for (long k = 0; k < NMANY; k++) zfb_wake(many[k]);
+    zfb_stats st;
+    zfb_sched_stats(s, &st);
+    zfb_sched_free(s);
+    cr_assert_eq(parked_max, NMANY);
+    cr_assert_eq(st.max_live, NMANY);
+    cr_assert_geq(st.max_stacks, NMANY);
+}
+
+/* The blocking hand-off: on ONE worker, a fiber that blocks for 300 ms
+ * does not hold up another one. */
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double blocked_until, other_done;
+
+static void blocker(void *arg)
+{
+    (void)arg;
+    int tok = zfb_block_begin();
+    usleep(300000);
+    zfb_block_end(tok);
+    blocked_until = mono();
+}
+
+static void other(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 10; i++) zfb_yield();
+    other_done = mono();
+}
+
+Test(fiber, blocking_call_hands_the_worker_off)
+{
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(1, 0, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    double t0 = mono();
+    cr_assert_eq(zfb_spawn(s, blocker, NULL, NULL), 0);
+    cr_assert_eq(zfb_spawn(s, other, NULL, NULL), 0);
+    zfb_sched_free(s);
+    cr_assert_geq(blocked_until - t0, 0.29);
+    cr_assert_lt(other_done, blocked_until - 0.1, "the other fiber waited for the blocking one");
+}
+
+/* A seed changes the order in which runnable fibers run (on one worker). */
+static char order[64];
+static int norder;
+
+static void logger(void *arg)
+{
+    for (int r = 0; r < 2; r++) {
+        order[__atomic_fetch_add(&norder, 1, __ATOMIC_SEQ_CST)] = (char)(long)arg;
+        zfb_yield();
+    }
+}
+
+static void run_order(uint64_t seed, char *out)
+{
+    char err[128] = "";
+    memset(order, 0, sizeof order);
+    norder = 0;
+    zfb_sched *s = zfb_sched_new(1, seed, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    for (long k = 0; k < 8; k++) cr_assert_eq(zfb_spawn(s, logger, NULL, (void *)('a' + k)), 0);
+    zfb_sched_free(s);
+    memcpy(out, order, 17);
+}
+
+Test(fiber, seeds_give_other_orders)
+{
+    char a[17], b[17];
+    run_order(0, a);
+    run_order(0, b);
+    cr_assert_str_eq(a, b, "no seed: first in, first out");
+    cr_assert_str_eq(a, "abcdefghabcdefgh");
+    int distinct = 0;
+    char seen[8][17];
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        char o[17];
+        run_order(seed, o);
+        cr_assert_eq(strlen(o), 16);
+        int dup = 0;
+        for (int k = 0; k < distinct; k++) dup |= !strcmp(seen[k], o);
+        if (!dup) memcpy(seen[distinct++], o, 17);
+    }
+    cr_assert_geq(distinct, 4, "only %d orders from 8 seeds", distinct);
+}
+
+/* ---- a run with 20,000 parallel branches waiting at once ------------------ */
+
+#define NWIDE 20000
+static const char *wide_chans[NWIDE + 1];
+static const zgrt_var WIDE_V[] = {{"x", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT, .u.i = 1}},
+                                  {"n", {ZGRT_INT, -1}, 1, {.tag = ZGRT_INT, .u.i = 0}}};
+static const zgrt_result WIDE_RES[] = {{1, 0}};
+static const char *const WIDE_L[] = {"A", "B"};
+static int wide_a_next, wide_b_next, wide_waiting, wide_max, wide_got;
+static zgrt_body_fn wide_a_br[NWIDE], wide_b_br[NWIDE];
+
+/* Branch k of A receives on channel k; the k-th branch of B to run sends
+ * on channel k (so each channel has one sender and one receiver). */
+static void wide_a_branch(zgrt_ctx *ctx)
+{
+    int32_t k = __atomic_add_fetch(&wide_a_next, 1, __ATOMIC_SEQ_CST);
+    int w = __atomic_add_fetch(&wide_waiting, 1, __ATOMIC_SEQ_CST);
+    int m = __atomic_load_n(&wide_max, __ATOMIC_SEQ_CST);
+    while (w > m &&
+           !__atomic_compare_exchange_n(&wide_max, &m, w, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    int32_t b[] = {0};
+    zgrt_recv(ctx, 1, k, 1, b, NULL, 1);
+    __atomic_sub_fetch(&wide_waiting, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&wide_got, 1, __ATOMIC_SEQ_CST);
+}
+
+static void wide_b_branch(zgrt_ctx *ctx)
+{
+    int32_t k = __atomic_add_fetch(&wide_b_next, 1, __ATOMIC_SEQ_CST);
+    zgrt_send(ctx, 0, k, 1, &zgrt_store(ctx)[0], 1);
+}
+
+static void wide_a(zgrt_ctx *ctx)
+{
+    zgrt_par(ctx, NWIDE, wide_a_br, 1);
+    zgrt_value v = v_int(__atomic_load_n(&wide_got, __ATOMIC_SEQ_CST));
+    int32_t w[] = {1};
+    zgrt_assign(ctx, NULL, 1, w, &v, 1);
+}
+
+static void wide_b(zgrt_ctx *ctx) { zgrt_par(ctx, NWIDE, wide_b_br, 1); }
+static const zgrt_body_fn WIDE_B[] = {wide_a, wide_b};
+static const char *const WIDE_TAGS[] = {"par#1"};
+static const zgrt_loc WIDE_LOCS[] = {{1, 1, NULL}, {2, 5, NULL}};
+
+static run_out run_wide(const char *workers)
+{
+    static char names[NWIDE + 1][24];
+    for (int k = 0; k <= NWIDE; k++) {
+        snprintf(names[k], sizeof names[k], k ? "main/par1.%d" : "main", k);
+        wide_chans[k] = names[k];
+    }
+    for (int k = 0; k < NWIDE; k++) {
+        wide_a_br[k] = wide_a_branch;
+        wide_b_br[k] = wide_b_branch;
+    }
+    static zgrt_program p;
+    memset(&p, 0, sizeof p);
+    p.abi_version = ZGRT_ABI_VERSION;
+    p.source = "wide.zg";
+    p.workflow = "wide";
+    p.chans = wide_chans;
+    p.nchans = NWIDE + 1;
+    p.tags = WIDE_TAGS;
+    p.ntags = 1;
+    p.locs = WIDE_LOCS;
+    p.nlocs = 2;
+    p.nlifelines = 2;
+    p.lifelines = WIDE_L;
+    p.bodies = WIDE_B;
+    p.nvars = 2;
+    p.vars = WIDE_V;
+    p.nresults = 1;
+    p.results = WIDE_RES;
+    return run_prog(&p, (const char *const[]){"--workers", workers, NULL});
+}
+
+/* On one worker the branches run in order: all of A's are waiting in
+ * their receive before the first of B's sends. */
+Test(fiber, twenty_thousand_branches_wait_at_once, .timeout = 60)
+{
+    run_out r = run_wide("1");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_str_eq(r.out, "20000\n", "stderr: %s", r.err);
+    cr_assert_eq(wide_max, NWIDE);
+    run_out_free(&r);
+}
+
+Test(fiber, twenty_thousand_branches_on_two_workers, .timeout = 60)
+{
+    run_out r = run_wide("2");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_str_eq(r.out, "20000\n", "stderr: %s", r.err);
+    run_out_free(&r);
+}
