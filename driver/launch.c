@@ -128,6 +128,8 @@ static pid_t spawn(char **argv, int out_fd)
             dup2(out_fd, STDOUT_FILENO);
             close(out_fd);
         }
+        /* the program's messages begin "zgc:" like zgc's own */
+        if (setenv("ZGC_NAME", "zgc", 1) != 0) _exit(1);
         execv(argv[0], argv);
         fprintf(stderr, "zgc: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);

@@ -1503,7 +1503,7 @@ static void action_note(void *user, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     (void)u->action; /* the notes name their action themselves */
-    fprintf(stderr, "zgc: note: lifeline %s: %s\n", lname(u->ctx->run, u->ctx->life->index), msg);
+    zri_say("note", "lifeline %s: %s\n", lname(u->ctx->run, u->ctx->life->index), msg);
 }
 
 /* Retried llm attempts go to the observer (the trace's "retry" lines; not
@@ -2013,8 +2013,8 @@ static int setup_inputs(run *R)
             }
             if (close >= 0) {
                 input_desc(p, close, desc, sizeof desc);
-                fprintf(stderr, "zgc: error: unknown input '%s' in --arg; did you mean %s?\n",
-                        o->arg_names[a], desc);
+                zri_say("error", "unknown input '%s' in --arg; did you mean %s?\n", o->arg_names[a],
+                        desc);
                 meant[close] = 1;
                 bad = 1;
                 continue;
@@ -2025,19 +2025,18 @@ static int setup_inputs(run *R)
                 zri_buf_printf(&b, "%s%s", j ? ", " : "", desc);
             }
             if (p->ninputs)
-                fprintf(stderr,
-                        "zgc: error: unknown input '%s' in --arg; the inputs of %s are: %s\n",
+                zri_say("error", "unknown input '%s' in --arg; the inputs of %s are: %s\n",
                         o->arg_names[a], p->workflow ? p->workflow : "the workflow", b.data);
             else
-                fprintf(stderr, "zgc: error: unknown input '%s' in --arg; %s has no inputs\n",
-                        o->arg_names[a], p->workflow ? p->workflow : "the workflow");
+                zri_say("error", "unknown input '%s' in --arg; %s has no inputs\n", o->arg_names[a],
+                        p->workflow ? p->workflow : "the workflow");
             zri_buf_free(&b);
             bad = 1;
             continue;
         }
         input_desc(p, i, desc, sizeof desc);
         if (given[i]++) {
-            fprintf(stderr, "zgc: error: input %s is given more than once\n", desc);
+            zri_say("error", "input %s is given more than once\n", desc);
             bad = 1;
             continue;
         }
@@ -2047,7 +2046,7 @@ static int setup_inputs(run *R)
         char err[512];
         if (zri_value_from_text(p, R->lives[owner].heap, o->arg_values[a], v->type, &val, err,
                                 sizeof err) != 0) {
-            fprintf(stderr, "zgc: error: --arg %s: %s\n", desc, err);
+            zri_say("error", "--arg %s: %s\n", desc, err);
             bad = 1;
             continue;
         }
@@ -2057,7 +2056,7 @@ static int setup_inputs(run *R)
         /* a per-lifeline executable needs the inputs of its own lifeline only */
         if (given[i] || meant[i] || (R->self >= 0 && p->inputs[i].owner != R->self)) continue;
         input_desc(p, i, desc, sizeof desc);
-        fprintf(stderr, "zgc: error: missing input %s: give it with --arg %s=VALUE\n", desc,
+        zri_say("error", "missing input %s: give it with --arg %s=VALUE\n", desc,
                 p->vars[p->inputs[i].var].name);
         bad = 1;
     }
@@ -2082,12 +2081,11 @@ static int setup_defaults(run *R)
                 char err[256];
                 if (zri_value_from_text(p, R->lives[l].heap, d.u.s->data, v->type, &d, err,
                                         sizeof err) != 0) {
-                    fprintf(stderr, "zgc: error: default of %s: %s\n", v->name, err);
+                    zri_say("error", "default of %s: %s\n", v->name, err);
                     return 1;
                 }
             } else if (!zri_value_check(p, &d, v->type)) {
-                fprintf(stderr, "zgc: error: internal error: bad default for variable %s\n",
-                        v->name);
+                zri_say("error", "internal error: bad default for variable %s\n", v->name);
                 return 1;
             }
             R->lives[l].store[x] = d;
@@ -2292,7 +2290,7 @@ static int plan_bad(const zgrt_program *p, const char *fmt, ...)
     (void)p;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "zgc: error: internal error: malformed program descriptor: ");
+    zri_say("error", "internal error: malformed program descriptor: ");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -2433,15 +2431,14 @@ int zri_program_check(const zgrt_program *p)
 {
     if (!p) return -1;
     if (p->abi_version != ZGRT_ABI_VERSION) {
-        fprintf(stderr,
-                "zgc: error: the program was built for runtime ABI %d, this runtime has ABI %d\n",
+        zri_say("error", "the program was built for runtime ABI %d, this runtime has ABI %d\n",
                 (int)p->abi_version, ZGRT_ABI_VERSION);
         return -1;
     }
     if (p->nlifelines <= 0 || !p->lifelines || !p->bodies || p->nvars < 0 ||
         (p->nvars > 0 && !p->vars) || p->nchans < 0 || p->nsubs < 0 || p->ninputs < 0 ||
         p->nresults < 0 || (p->nresults > 0 && !p->results)) {
-        fprintf(stderr, "zgc: error: internal error: malformed program descriptor\n");
+        zri_say("error", "internal error: malformed program descriptor\n");
         return -1;
     }
     return check_plan(p);
@@ -2523,7 +2520,7 @@ void zri_run_exec(zri_run *R)
     if (wait_threads(R) < 0) {
         /* a thread is stuck in foreign code: report and leave */
         pthread_mutex_lock(&R->err_mu);
-        fprintf(stderr, "zgc: error: %s\n", R->error ? R->error : "run cancelled");
+        zri_say("error", "%s\n", R->error ? R->error : "run cancelled");
         pthread_mutex_unlock(&R->err_mu);
         fflush(stderr);
         _Exit(1);

@@ -120,12 +120,12 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
     for (int32_t l = 0; l < nl; l++)
         if (prog->bodies[l]) nbodies++, body = l;
     if (nbodies == 0) {
-        fprintf(stderr, "zgc: error: internal error: this executable runs no lifeline\n");
+        zri_say("error", "internal error: this executable runs no lifeline\n");
         return 1;
     }
     if (nbodies != nl && nbodies != 1) {
-        fprintf(stderr, "zgc: error: internal error: this executable runs %d of %d lifelines\n",
-                (int)nbodies, (int)nl);
+        zri_say("error", "internal error: this executable runs %d of %d lifelines\n", (int)nbodies,
+                (int)nl);
         return 1;
     }
     if (nbodies == 1 && nl > 1) {
@@ -137,31 +137,30 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
         if (o->nats) {
             /* lifelines find one another through the server's subjects */
             if (o->listen || o->npeers) {
-                fprintf(stderr, "zgc: error: --nats replaces --listen and --peer: give either\n");
+                zri_say("error", "--nats replaces --listen and --peer: give either\n");
                 bad = 1;
             }
             if (!o->nats_run) {
-                fprintf(stderr,
-                        "zgc: error: this executable runs lifeline %s only and needs --run RUN "
+                zri_say("error",
+                        "this executable runs lifeline %s only and needs --run RUN "
                         "with --nats, the run's id, the same for every lifeline\n",
                         lname(prog, body));
                 bad = 1;
             } else if (!zri_nats_run_ok(o->nats_run)) {
-                fprintf(stderr,
-                        "zgc: error: --run expects a run id (1 to %d letters, digits, '_' or "
+                zri_say("error",
+                        "--run expects a run id (1 to %d letters, digits, '_' or "
                         "'-'), got '%s'\n",
                         ZRI_NATS_RUN_MAX, o->nats_run);
                 bad = 1;
             }
         } else if (!o->listen) {
-            fprintf(stderr,
-                    "zgc: error: this executable runs lifeline %s only and needs --listen ADDR\n",
+            zri_say("error", "this executable runs lifeline %s only and needs --listen ADDR\n",
                     lname(prog, body));
             bad = 1;
         }
         if (!o->secret_file) {
-            fprintf(stderr,
-                    "zgc: error: this executable runs lifeline %s only and needs --secret-file "
+            zri_say("error",
+                    "this executable runs lifeline %s only and needs --secret-file "
                     "FILE, the run's secret, the same file for every lifeline (make one with: "
                     "%s)\n",
                     lname(prog, body), SECRET_HINT);
@@ -169,24 +168,24 @@ static int choose_mode(const zgrt_program *prog, const zri_options *o, int32_t *
         }
         for (int32_t l = 0; l < nl && !o->nats; l++)
             if (l != body && !peer_addrs[l]) {
-                fprintf(stderr, "zgc: error: missing --peer %s=ADDR (the address of lifeline %s)\n",
+                zri_say("error", "missing --peer %s=ADDR (the address of lifeline %s)\n",
                         lname(prog, l), lname(prog, l));
                 bad = 1;
             }
         if (peer_addrs[body]) {
-            fprintf(stderr, "zgc: error: --peer %s: this executable runs lifeline %s itself\n",
+            zri_say("error", "--peer %s: this executable runs lifeline %s itself\n",
                     lname(prog, body), lname(prog, body));
             bad = 1;
         }
         if (bad) return 2;
     } else if (o->listen || o->npeers || o->secret_file) {
-        fprintf(stderr, "zgc: error: --listen, --peer and --secret-file apply to per-lifeline "
-                        "executables only\n");
+        zri_say("error", "--listen, --peer and --secret-file apply to per-lifeline "
+                         "executables only\n");
         return 2;
     } else if ((o->nats || o->nats_run) && nl > 1) {
         /* (a workflow of one lifeline has no peer to reach over NATS) */
-        fprintf(stderr, "zgc: error: --nats and --run apply to per-lifeline executables only (zgc "
-                        "run --processes)\n");
+        zri_say("error", "--nats and --run apply to per-lifeline executables only (zgc "
+                         "run --processes)\n");
         return 2;
     }
     return 0;
@@ -253,10 +252,9 @@ static void report_error(const zgrt_program *p, const zri_options *o, const char
             free(ex);
             return;
         }
-        fprintf(stderr, "zgc: error: cannot write the error to %s: %s\n", o->error_file,
-                strerror(errno));
+        zri_say("error", "cannot write the error to %s: %s\n", o->error_file, strerror(errno));
     }
-    fprintf(stderr, "zgc: error: %s\n", error);
+    zri_say("error", "%s\n", error);
     if (ex) fprintf(stderr, "%s\n", ex);
     fflush(stderr);
     free(ex);
@@ -266,7 +264,7 @@ static void report_error(const zgrt_program *p, const zri_options *o, const char
 static void net_note(void *user, const char *msg)
 {
     (void)user;
-    fprintf(stderr, "zgc: note: %s\n", msg);
+    zri_say("note", "%s\n", msg);
 }
 
 /* A resume: lifeline l has ended in the store (net.h: peer_ended). */
@@ -289,16 +287,14 @@ static int write_result(const zri_options *o, const char *json)
     if (!o->result_file) {
         /* a result that cannot be written is lost: that is a failure */
         if (printf("%s\n", json) < 0 || fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "zgc: error: cannot write the result to standard output: %s\n",
-                    strerror(errno));
+            zri_say("error", "cannot write the result to standard output: %s\n", strerror(errno));
             return 1;
         }
         return 0;
     }
     FILE *f = fopen(o->result_file, "w");
     if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0) {
-        fprintf(stderr, "zgc: error: cannot write the result to %s: %s\n", o->result_file,
-                strerror(errno));
+        zri_say("error", "cannot write the result to %s: %s\n", o->result_file, strerror(errno));
         return 1;
     }
     return 0;
@@ -382,8 +378,8 @@ static int open_kv_journal(const zgrt_program *prog, const zri_options *o, int32
                            zrd_backend *be)
 {
     if (self < 0 || !o->nats) {
-        fprintf(stderr,
-                "zgc: error: --journal %s applies to per-lifeline executables with "
+        zri_say("error",
+                "--journal %s applies to per-lifeline executables with "
                 "--nats (zgc run --processes --nats URL)\n",
                 o->journal);
         return 2;
@@ -396,7 +392,7 @@ static int open_kv_journal(const zgrt_program *prog, const zri_options *o, int32
     if (rc == 0) rc = zri_nats_kv_open(prog, self, &c, bucket, !o->resume, be, err, sizeof err);
     wipe(token);
     if (rc < 0) {
-        fprintf(stderr, "zgc: error: lifeline %s: %s\n", lname(prog, self), err);
+        zri_say("error", "lifeline %s: %s\n", lname(prog, self), err);
         return ZRD_EXIT_STORE;
     }
     return 0;
@@ -412,8 +408,8 @@ static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char *
                           zri_options *o, char ***merged)
 {
     if (o->nstored) {
-        fprintf(stderr,
-                "zgc: error: --resume takes the inputs and options stored with the run; give "
+        zri_say("error",
+                "--resume takes the inputs and options stored with the run; give "
                 "none of them (here: %s)\n",
                 o->stored[0]);
         return 2;
@@ -428,20 +424,19 @@ static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char *
     zri_options_free(o);
     int rc = zri_options_parse(prog, k, v, o);
     if (rc != 0) {
-        fprintf(stderr, "zgc: error: the stored options of run %s are not this program's\n",
-                zrd_id(D));
+        zri_say("error", "the stored options of run %s are not this program's\n", zrd_id(D));
         return 1;
     }
     const char *cwd = zrd_cwd(D);
     if (cwd && chdir(cwd) != 0 && o->journal && strncmp(o->journal, "nats", 4) == 0) {
         /* a journal in a bucket: the run may go on on another host */
-        fprintf(stderr,
-                "zgc: note: the directory %s of run %s is not here; relative paths of its "
+        zri_say("note",
+                "the directory %s of run %s is not here; relative paths of its "
                 "options are taken in this directory\n",
                 cwd, zrd_id(D));
     } else if (cwd && chdir(cwd) != 0) {
-        fprintf(stderr, "zgc: error: cannot work in the directory %s of run %s: %s\n", cwd,
-                zrd_id(D), strerror(errno));
+        zri_say("error", "cannot work in the directory %s of run %s: %s\n", cwd, zrd_id(D),
+                strerror(errno));
         return 1;
     }
     return 0;
@@ -453,13 +448,14 @@ static int check_actions(const zgrt_program *prog, const zri_options *o)
 {
     char err[1400];
     if (zri_actions_check(o, err, sizeof err) == 0) return 0;
-    fprintf(stderr, "zgc: error: %s\n(run with --help for the options of %s)\n", err,
+    zri_say("error", "%s\n(run with --help for the options of %s)\n", err,
             prog->workflow ? prog->workflow : "the workflow");
     return 2;
 }
 
 int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 {
+    zri_set_name(argc > 0 ? argv[0] : NULL);
     if (zri_program_check(prog) < 0) return 1;
     zri_options opts;
     int rc = zri_options_parse(prog, argc > 0 ? argc - 1 : 0, argc > 0 ? argv + 1 : argv, &opts);
@@ -482,14 +478,14 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     if (status != 0) goto done;
     if ((status = check_actions(prog, &opts)) != 0) goto done;
     if (!opts.durable && (opts.run_id || opts.exit_when_waiting)) {
-        fprintf(stderr, "zgc: error: %s applies to durable runs only (--durable)\n",
+        zri_say("error", "%s applies to durable runs only (--durable)\n",
                 opts.run_id ? "--run-id" : "--exit-when-waiting");
         status = 2;
         goto done;
     }
 
     if (opts.journal && !opts.durable) {
-        fprintf(stderr, "zgc: error: --journal applies to durable runs only (--durable)\n");
+        zri_say("error", "--journal applies to durable runs only (--durable)\n");
         status = 2;
         goto done;
     }
@@ -502,7 +498,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         if ((status = zrd_open(prog, &opts, self, be, &D)) != 0) goto done;
         const char *done_result = zrd_done_result(D);
         if (done_result) {
-            fprintf(stderr, "zgc: note: run %s has finished; its result:\n", zrd_id(D));
+            zri_say("note", "run %s has finished; its result:\n", zrd_id(D));
             status = write_result(&opts, done_result);
             goto done;
         }
@@ -516,8 +512,8 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
      * and took all it needed; resuming it has nothing to do, and its peers
      * do not connect to it */
     if (D && opts.resume && self >= 0 && opts.peer_wait > 0 && zrd_ended(D, self)) {
-        fprintf(stderr, "zgc: note: lifeline %s of run %s has ended; nothing to resume\n",
-                lname(prog, self), zrd_id(D));
+        zri_say("note", "lifeline %s of run %s has ended; nothing to resume\n", lname(prog, self),
+                zrd_id(D));
         goto done;
     }
 
@@ -536,7 +532,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
             trace = zri_trace_open(prog, path.data, err, sizeof err);
         zri_buf_free(&path);
         if (!trace) {
-            fprintf(stderr, "zgc: error: %s\n", err);
+            zri_say("error", "%s\n", err);
             status = 1;
             goto done;
         }
@@ -555,11 +551,11 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
                         err, sizeof err);
         zri_buf_free(&title);
         if (!view) {
-            fprintf(stderr, "zgc: error: %s\n", err);
+            zri_say("error", "%s\n", err);
             status = 2;
             goto done;
         }
-        fprintf(stderr, "zgc: view: %s\n", url);
+        zri_say("view", "%s\n", url);
         fflush(stderr);
         for (int32_t l = 0; l < prog->nlifelines; l++)
             if (self < 0 || l == self) {
@@ -579,7 +575,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     if (self >= 0) {
         secret = zri_xmalloc(sizeof *secret);
         if (zri_secret_load(opts.secret_file, secret, err, sizeof err) < 0) {
-            fprintf(stderr, "zgc: error: %s\n", err);
+            zri_say("error", "%s\n", err);
             status = 1;
             goto done;
         }
@@ -666,7 +662,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     int store_failed = D ? zrd_flush(D, error) : 0;
     if (trace && waiting) {
         if (zri_trace_close(trace) != 0) {
-            fprintf(stderr, "zgc: error: writing the trace %s failed\n", opts.trace);
+            zri_say("error", "writing the trace %s failed\n", opts.trace);
             status = 1;
         }
         trace = NULL;
@@ -674,7 +670,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     if (trace) {
         zri_trace_end(trace, json, error);
         if (zri_trace_close(trace) != 0 && !error) {
-            fprintf(stderr, "zgc: error: writing the trace %s failed\n", opts.trace);
+            zri_say("error", "writing the trace %s failed\n", opts.trace);
             status = 1;
         }
         trace = NULL;
@@ -692,7 +688,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     else if (D)
         status = zrd_finish(D, R, json, error, status);
     if (lost && status == 0) {
-        fprintf(stderr, "zgc: note: stopped: %s (run %s can be resumed)\n", error, zrd_id(D));
+        zri_say("note", "stopped: %s (run %s can be resumed)\n", error, zrd_id(D));
         status = ZRD_EXIT_LOST;
     } else if (error) {
         if (lost) report_error(prog, &opts, error, zri_run_error_time(R), zri_run_error_loc(R));

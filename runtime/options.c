@@ -40,7 +40,7 @@ static int usage_error(const zgrt_program *p, const char *fmt, ...) ZRI_PRINTF(2
 static int usage_error(const zgrt_program *p, const char *fmt, ...)
 {
     va_list ap;
-    fputs("zgc: error: ", stderr);
+    zri_say_prefix("error");
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

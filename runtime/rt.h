@@ -45,13 +45,13 @@
  * Errors, one convention for the whole runtime:
  *   - A function that can fail returns 0 (or a pointer) on success and -1
  *     (or NULL) on failure, with a one-line message in the caller's buffer
- *     (char *err, size_t errlen: no "zgc: error:" prefix, no newline); it
+ *     (char *err, size_t errlen: no "NAME: error:" prefix, no newline); it
  *     prints nothing (the setup of a run, last point below, excepted).
  *     Two families return finer codes with the same kind
  *     of message: ZRI_MODEL_* and ZRI_HTTP_* (agent/agent.h).
  *   - Out of memory is not an error a caller handles: the runtime
  *     allocates with zri_xmalloc, zri_xcalloc, zri_xrealloc and
- *     zri_xstrndup, which never return NULL, and zri_oom prints "zgc:
+ *     zri_xstrndup, which never return NULL, and zri_oom prints "NAME:
  *     error: out of memory" and exits with status 1.  A library (jansson,
  *     libcurl) that fails, for lack of memory or otherwise, is reported
  *     like any failure of that library: a message in err.
@@ -62,11 +62,13 @@
  *     stderr, or with its time in --error-file), before it closes the
  *     transport.  A broken descriptor or broken generated code gives
  *     "internal error: …" the same way.
+ *   - Messages on stderr begin with the executable's name and their kind
+ *     ("NAME: error: …", zri_say below).
  *   - Printing is for the edge of the process: zgrt_main and the setup it
  *     runs (zri_program_check, zri_options_parse, the mode,
- *     zri_run_setup) print "zgc: error: …" on stderr and return the exit
+ *     zri_run_setup) print "NAME: error: …" on stderr and return the exit
  *     status (0 success, 1 run-time error,
- *     2 bad usage); the core also prints progress notes of actions ("zgc:
+ *     2 bad usage); the core also prints progress notes of actions ("NAME:
  *     note: …") and, as a last resort, the error of a run whose threads
  *     do not come back after a cancellation (then it exits at once);
  *     main.c prints the transport's notes of dropped stray connections.
@@ -155,8 +157,18 @@ ZRI_HIDDEN void *zri_xmalloc(size_t n);
 ZRI_HIDDEN void *zri_xcalloc(size_t n, size_t size);
 ZRI_HIDDEN void *zri_xrealloc(void *p, size_t n);
 ZRI_HIDDEN char *zri_xstrndup(const char *s, size_t n);
-/* Prints "zgc: error: out of memory" on stderr and exits with status 1. */
+/* Prints "NAME: error: out of memory" on stderr and exits with status 1. */
 ZRI_HIDDEN void zri_oom(void) ZRI_NORETURN;
+/* NAME, the name messages on stderr begin with, set by zgrt_main: the
+ * name the executable was started by (the last part of argv[0]:
+ * "wf.Writer"), or $ZGC_NAME when set (`zgc run` sets it to "zgc" for the
+ * programs it starts); "zgc" before.
+ * zri_say prints "NAME: KIND: " and the message (KIND: error, note, …);
+ * zri_say_prefix only "NAME: KIND: ". */
+ZRI_HIDDEN void zri_set_name(const char *argv0);
+ZRI_HIDDEN const char *zri_name(void);
+ZRI_HIDDEN void zri_say(const char *kind, const char *fmt, ...) ZRI_PRINTF(2, 3);
+ZRI_HIDDEN void zri_say_prefix(const char *kind);
 /* The message of a failure, in the caller's buffer (the convention above;
  * err may be NULL). */
 ZRI_HIDDEN void zri_err(char *err, size_t errlen, const char *fmt, ...) ZRI_PRINTF(3, 4);

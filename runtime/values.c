@@ -32,9 +32,36 @@
 
 /* ---- memory ---------------------------------------------------------- */
 
+static const char *self_name = "zgc";
+
+void zri_set_name(const char *argv0)
+{
+    const char *given = getenv("ZGC_NAME");
+    if (given && *given) argv0 = given;
+    if (!argv0 || !*argv0) return;
+    const char *slash = strrchr(argv0, '/');
+    if (slash && slash[1])
+        self_name = slash + 1;
+    else if (!slash)
+        self_name = argv0;
+}
+
+const char *zri_name(void) { return self_name; }
+
+void zri_say_prefix(const char *kind) { fprintf(stderr, "%s: %s: ", self_name, kind); }
+
+void zri_say(const char *kind, const char *fmt, ...)
+{
+    va_list ap;
+    zri_say_prefix(kind);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
 void zri_oom(void)
 {
-    fputs("zgc: error: out of memory\n", stderr);
+    zri_say("error", "out of memory\n");
     _Exit(1);
 }
 

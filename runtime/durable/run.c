@@ -60,7 +60,7 @@ static int err_exit(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("zgc: error: ", stderr);
+    zri_say_prefix("error");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -154,8 +154,8 @@ static int check_fingerprint(zrd_run *D)
     at = why.len;
     parts_diff(&why, was_parts, now_parts, 0, "gone: ");
     if (why.len == at && why.len >= 2) why.len -= 2, why.data[why.len] = 0;
-    fprintf(stderr,
-            "zgc: error: run %s was started by another version of workflow %s (fingerprint "
+    zri_say("error",
+            "run %s was started by another version of workflow %s (fingerprint "
             "%.12s…, this program's %.12s…)%s%s\n",
             D->row.id, D->row.workflow, D->row.fingerprint, now, why.len ? ": " : "",
             why.len ? why.data : "");
@@ -415,9 +415,9 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
     zri_run_set_tasks(R, zrd_task, D);
     *attempt = D->attempt;
     if (D->resume)
-        fprintf(stderr, "zgc: note: resuming durable run %s (attempt %d)\n", D->id, D->attempt);
+        zri_say("note", "resuming durable run %s (attempt %d)\n", D->id, D->attempt);
     else if (!o->run_id)
-        fprintf(stderr, "zgc: note: durable run %s (store %s)\n", D->id, zrd_store_file(D->st));
+        zri_say("note", "durable run %s (store %s)\n", D->id, zrd_store_file(D->st));
     return 0;
 }
 
@@ -480,8 +480,8 @@ int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn w
     char state[256];
     snprintf(state, sizeof state, "waits for human task %" PRId64 " (%s)", task, t->action);
     if (l >= 0 && zrd_store_state(D->st, D->row.rid, l, state, err, errlen) < 0) return -1;
-    fprintf(stderr,
-            "zgc: note: run %s: lifeline %s waits for human task %" PRId64
+    zri_say("note",
+            "run %s: lifeline %s waits for human task %" PRId64
             " (%s); answer with: zgc answer %s %" PRId64 " VALUE\n",
             D->id, t->lifeline, task, t->action, D->id, task);
     waits(waits_u, 1);
@@ -532,7 +532,7 @@ int zrd_flush(zrd_run *D, const char *error)
     if (rc < 0 || zrd_journal_failed(D->J)) {
         if (!err[0]) snprintf(err, sizeof err, "the run store failed");
         /* the run's own error says it already, unless it ended first */
-        if (!error || !strstr(error, "run store")) fprintf(stderr, "zgc: error: %s\n", err);
+        if (!error || !strstr(error, "run store")) zri_say("error", "%s\n", err);
         return ZRD_EXIT_STORE;
     }
     return 0;
@@ -596,12 +596,12 @@ int zrd_finish(zrd_run *D, zri_run *R, const char *result_json, const char *erro
     free(idx);
     free(lives);
     if (rc < 0) {
-        fprintf(stderr, "zgc: error: %s\n", err);
+        zri_say("error", "%s\n", err);
         return ZRD_EXIT_STORE;
     }
     if (zri_run_waiting(R)) {
-        fprintf(stderr,
-                "zgc: note: run %s waits for human tasks (zgc tasks %s); resume it with zgc runs "
+        zri_say("note",
+                "run %s waits for human tasks (zgc tasks %s); resume it with zgc runs "
                 "resume %s\n",
                 D->id, D->id, D->id);
         return ZRD_EXIT_WAITING;

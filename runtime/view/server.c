@@ -88,7 +88,7 @@ static void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q) {
-        fputs("zgc: error: out of memory\n", stderr);
+        fprintf(stderr, "%s: error: out of memory\n", program_invocation_short_name);
         exit(1);
     }
     return q;
@@ -504,7 +504,7 @@ zrv_server *zrv_open(const char *addr, const char *title, int nlifelines,
     if (fd < 0) return NULL;
     zrv_server *s = calloc(1, sizeof *s);
     if (!s) {
-        fputs("zgc: error: out of memory\n", stderr);
+        fprintf(stderr, "%s: error: out of memory\n", program_invocation_short_name);
         exit(1);
     }
     s->lfd = fd;

@@ -131,7 +131,7 @@ if [ "$sa" != 0 ] || [ "$sb" != 0 ] || [ "$(cat "$tmp/A.out")" != '{"0": 50}' ];
   fail "strays: an HTTP request during setup stopped the run ($sa, $sb):"
   cat "$tmp/A.err" "$tmp/B.err"
 elif [ "$(grep -c . "$tmp/B.err")" != 1 ] ||
-     ! has "$tmp/B.err" "zgc: note: lifeline B: dropped a connection to tcp:$port: not a zgc lifeline (an HTTP request)"; then
+     ! has "$tmp/B.err" "loop.B: note: lifeline B: dropped a connection to tcp:$port: not a zgc lifeline (an HTTP request)"; then
   fail "strays: B's stderr is not one note about the HTTP request:"; cat "$tmp/B.err"
 else pass; fi
 
@@ -158,7 +158,7 @@ wait_for "$pf" 10; sf=$?
 wait_for "$pa" 10; sa=$?
 if [ "$sf" != 3 ] || ! has "$tmp/fake.err" "they were built from different programs of workflow loop"; then
   fail "strays: a forged program identity was not refused (fakepeer exit $sf):"; cat "$tmp/fake.err"
-elif [ "$sa" != 1 ] || ! has "$tmp/A.err" "zgc: note: lifeline A: dropped a connection to unix:$sock/A: lifeline B (program" ||
+elif [ "$sa" != 1 ] || ! has "$tmp/A.err" "loop.A: note: lifeline A: dropped a connection to unix:$sock/A: lifeline B (program" ||
      ! has "$tmp/A.err" "timed out after 2 s waiting for lifeline B to connect"; then
   fail "strays: A after a forged identity (exit $sa):"; cat "$tmp/A.err"
 else pass; fi
@@ -189,7 +189,7 @@ lifeline A "$tmp/loop" $(a_args "$sock/fakeB") --arg rounds=5 --heartbeat 1; pa=
 pids+=($!)
 t0=$(now)
 hang "early-goodbye" 1 "$pa" \
-  "zgc: error: lifeline A: $progs/loop.zg:15:9: waits for a message from B on main, but lifeline B has ended: it said goodbye without sending it" \
+  "loop.A: error: lifeline A: $progs/loop.zg:15:9: waits for a message from B on main, but lifeline B has ended: it said goodbye without sending it" \
   "$t0" "$tmp/A.err"
 
 # a 64 MB length prefix, then silence
@@ -199,7 +199,7 @@ lifeline A "$tmp/loop" $(a_args "$sock/fakeB") --arg rounds=5 --heartbeat 1; pa=
 pids+=($!)
 t0=$(now)
 hang "64MB-prefix" 1 "$pa" \
-  "zgc: error: lifeline B (unix:$sock/fakeB) has sent nothing for 1 s, in the middle of a frame (0 of 67108864 bytes received): its process is stopped, hung or cut off" \
+  "loop.A: error: lifeline B (unix:$sock/fakeB) has sent nothing for 1 s, in the middle of a frame (0 of 67108864 bytes received): its process is stopped, hung or cut off" \
   "$t0" "$tmp/A.err"
 
 # a stopped peer, at the default limit (5 s) and at 1 s
@@ -214,7 +214,7 @@ for hb in default 1; do
   t0=$(now)
   limit=$([ "$hb" = default ] && echo 5 || echo 1)
   hang "sigstop-$hb" "$limit" "$pa" \
-    "zgc: error: lifeline B (unix:$sock/B) has sent nothing for $limit s: its process is stopped, hung or cut off" \
+    "loop.A: error: lifeline B (unix:$sock/B) has sent nothing for $limit s: its process is stopped, hung or cut off" \
     "$t0" "$tmp/A.err"
   took=$(elapsed "$t0")
   if awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t < l - 0.2) }'; then
@@ -237,13 +237,13 @@ relayed() { # NAME TEXT RELAY-ARGS...
   wait_for "$pa" 5 > /dev/null
 }
 integrity="failed its integrity check: it was modified, or frames were dropped, duplicated or reordered on the way"
-relayed dropped-frame "zgc: error: frame 8 from lifeline A (unix:$sock/A) $integrity" --drop 9
-relayed duplicated-frame "zgc: error: frame 7 from lifeline A (unix:$sock/A) $integrity" --dup 7
+relayed dropped-frame "loop.B: error: frame 8 from lifeline A (unix:$sock/A) $integrity" --drop 9
+relayed duplicated-frame "loop.B: error: frame 7 from lifeline A (unix:$sock/A) $integrity" --dup 7
 # A's 3rd control frame is its 5th frame (decision, value, decision, …)
-relayed flipped-decision "zgc: error: frame 4 from lifeline A (unix:$sock/A) $integrity" \
+relayed flipped-decision "loop.B: error: frame 4 from lifeline A (unix:$sock/A) $integrity" \
   --kind ctl --flip 3
 relayed stalled-relay \
-  "zgc: error: lifeline A (unix:$sock/A) has sent nothing for 1 s: its process is stopped, hung or cut off" \
+  "loop.B: error: lifeline A (unix:$sock/A) has sent nothing for 1 s: its process is stopped, hung or cut off" \
   --stall 20
 
 # ---- a long action is no silence ------------------------------------------------------------

@@ -47,7 +47,7 @@ run_out run_prog(const zgrt_program *p, const char *const *args)
     char *po = temp_path("out"), *pe = temp_path("err");
     const char *argv[64];
     int argc = 0;
-    argv[argc++] = "prog";
+    argv[argc++] = "out/prog";
     for (int i = 0; args && args[i] && argc < 63; i++) argv[argc++] = args[i];
     argv[argc] = NULL;
     fflush(stdout);

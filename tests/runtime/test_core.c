@@ -116,7 +116,7 @@ Test(core, failing_action, .timeout = 20)
     run_out r = RUN(prog_action_fails, "--seed", "0");
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.out, "");
-    cr_expect(strstr(r.err, "zgc: error: lifeline A: act.zg:9:13: action boom: ") == r.err, "%s",
+    cr_expect(strstr(r.err, "prog: error: lifeline A: act.zg:9:13: action boom: ") == r.err, "%s",
               r.err);
     cr_expect(strstr(r.err, "the widget exploded"), "%s", r.err);
     run_out_free(&r);
@@ -150,7 +150,7 @@ Test(inputs, missing, .timeout = 20)
     cr_expect_str_eq(r.out, "");
     cr_expect(
         strstr(r.err,
-               "zgc: error: missing input e (Color, owned by Main): give it with --arg e=VALUE"),
+               "prog: error: missing input e (Color, owned by Main): give it with --arg e=VALUE"),
         "%s", r.err);
     run_out_free(&r);
 }
@@ -159,9 +159,10 @@ Test(inputs, unknown_and_duplicate, .timeout = 20)
 {
     run_out r = RUN(prog_hello, "--arg", "topic=a", "--arg", "topic=b", "--arg", "zz=1");
     cr_expect_eq(r.status, 2);
-    cr_expect(strstr(r.err, "zgc: error: input topic (str, owned by User) is given more than once"),
-              "%s", r.err);
-    cr_expect(strstr(r.err, "zgc: error: unknown input 'zz' in --arg; the inputs of hello are: "
+    cr_expect(
+        strstr(r.err, "prog: error: input topic (str, owned by User) is given more than once"),
+        "%s", r.err);
+    cr_expect(strstr(r.err, "prog: error: unknown input 'zz' in --arg; the inputs of hello are: "
                             "topic (str, owned by User)"),
               "%s", r.err);
     run_out_free(&r);
@@ -231,7 +232,8 @@ Test(errors, constant_binding_mismatch, .timeout = 20)
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.out, "");
     cr_expect_str_eq(
-        r.err, "zgc: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3\n");
+        r.err,
+        "prog: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3\n");
     run_out_free(&r);
 }
 
@@ -240,7 +242,7 @@ Test(errors, trap_cancels_blocked_receive, .timeout = 20)
     run_out r = RUN(prog_trap, "--seed", "0");
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.out, "");
-    cr_expect_str_eq(r.err, "zgc: error: lifeline B: t.zg:9:13: integer overflow\n");
+    cr_expect_str_eq(r.err, "prog: error: lifeline B: t.zg:9:13: integer overflow\n");
     run_out_free(&r);
 }
 
@@ -249,7 +251,7 @@ Test(errors, trap_in_parallel_branch, .timeout = 20)
     for (int i = 0; i < 10; i++) {
         run_out r = RUN(prog_trap_par, "--seed", "0");
         cr_expect_eq(r.status, 1);
-        cr_expect_str_eq(r.err, "zgc: error: lifeline B: t.zg:9:13: integer overflow\n");
+        cr_expect_str_eq(r.err, "prog: error: lifeline B: t.zg:9:13: integer overflow\n");
         run_out_free(&r);
     }
 }
@@ -259,7 +261,7 @@ Test(errors, timeout, .timeout = 20)
     run_out r = RUN(prog_forever, "--timeout", "0.3");
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.out, "");
-    cr_expect_str_eq(r.err, "zgc: error: timeout after 0.3 s\n");
+    cr_expect_str_eq(r.err, "prog: error: timeout after 0.3 s\n");
     run_out_free(&r);
 }
 
@@ -268,7 +270,7 @@ Test(errors, timeout_with_trace, .timeout = 20)
     char *path = temp_path("trace");
     run_out r = RUN(prog_forever_slow, "--timeout=0.2", "--trace", path);
     cr_expect_eq(r.status, 1);
-    cr_expect_str_eq(r.err, "zgc: error: timeout after 0.2 s\n");
+    cr_expect_str_eq(r.err, "prog: error: timeout after 0.2 s\n");
     json_t *lines = read_jsonl(path);
     cr_assert_not_null(lines);
     json_t *end = json_array_get(lines, json_array_size(lines) - 1);
@@ -285,7 +287,7 @@ Test(errors, deadlock_is_reported, .timeout = 20)
 {
     run_out r = RUN(prog_deadlock, "--seed", "0");
     cr_expect_eq(r.status, 1);
-    cr_expect(strstr(r.err, "zgc: error: deadlock: no lifeline can go on ("), "%s", r.err);
+    cr_expect(strstr(r.err, "prog: error: deadlock: no lifeline can go on ("), "%s", r.err);
     cr_expect(strstr(r.err, "A waits for a message from B on main"), "%s", r.err);
     cr_expect(strstr(r.err, "B waits for a message from A on main"), "%s", r.err);
     run_out_free(&r);
@@ -295,7 +297,7 @@ Test(errors, deadlock_in_parallel_region, .timeout = 20)
 {
     run_out r = RUN(prog_deadlock_par, "--seed", "0");
     cr_expect_eq(r.status, 1);
-    cr_expect(strstr(r.err, "zgc: error: deadlock: no lifeline can go on ("), "%s", r.err);
+    cr_expect(strstr(r.err, "prog: error: deadlock: no lifeline can go on ("), "%s", r.err);
     cr_expect(strstr(r.err, "B waits for a message from A on main/par1.1"), "%s", r.err);
     run_out_free(&r);
 }
@@ -303,13 +305,13 @@ Test(errors, deadlock_in_parallel_region, .timeout = 20)
 Test(errors, malformed_messages, .timeout = 20)
 {
     static const char *const want[] = {
-        "zgc: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects a "
+        "prog: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects a "
         "message of 1 value, got control message while#1\n",
-        "zgc: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects "
+        "prog: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects "
         "control message while#1, got a message of 1 value\n",
-        "zgc: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects "
+        "prog: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects "
         "control message while#1, got control message if#2\n",
-        "zgc: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects a "
+        "prog: error: lifeline B: mf.zg:9:13: malformed message from A to B on main: B expects a "
         "message of 1 value, got a message of 2 values\n"};
     for (malformed_case = 0; malformed_case < 4; malformed_case++) {
         run_out r = RUN(prog_malformed, "--seed", "0");
@@ -336,7 +338,7 @@ Test(errors, stuck_foreign_code_exits, .timeout = 30)
     waitpid(pid, &st, 0);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
     char *err = read_file(errp);
-    cr_expect_str_eq(err ? err : "", "zgc: error: timeout after 0.2 s\n");
+    cr_expect_str_eq(err ? err : "", "prog: error: timeout after 0.2 s\n");
     free(err);
     unlink(errp);
     free(errp);

@@ -172,7 +172,7 @@ Test(modes, error_in_one_process, .timeout = 30)
     cr_expect_eq(pr.status[1], 1);
     cr_expect(
         strstr(pr.err[1],
-               "zgc: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3"),
+               "prog: error: lifeline B: mm.zg:4:5: constant binding mismatch: expected 5, got 3"),
         "%s", pr.err[1]);
     proc_free(&pr);
 }

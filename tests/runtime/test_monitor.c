@@ -440,7 +440,7 @@ Test(monitor, trap_in_eval_releases_the_lifeline, .timeout = 20)
         run_out r = run_prog(&prog_eval_trap, (const char *const[]){"--seed", "0", NULL});
         cr_expect_eq(r.status, 1);
         cr_expect_str_eq(r.err,
-                         "zgc: error: lifeline A: g.zg:1:1: int(\"five\"): not an integer\n");
+                         "prog: error: lifeline A: g.zg:1:1: int(\"five\"): not an integer\n");
         run_out_free(&r);
     }
 }
@@ -498,7 +498,7 @@ Test(monitor, trap_in_eval_of_a_receive, .timeout = 20)
 {
     run_out r = run_prog(&prog_eval_trap_recv, (const char *const[]){"--seed", "0", NULL});
     cr_expect_eq(r.status, 1);
-    cr_expect_str_eq(r.err, "zgc: error: lifeline B: g.zg:1:1: trap in a guard\n");
+    cr_expect_str_eq(r.err, "prog: error: lifeline B: g.zg:1:1: trap in a guard\n");
     run_out_free(&r);
 }
 
@@ -721,7 +721,7 @@ Test(monitor, malformed_plans_are_rejected, .timeout = 20)
         cr_expect_eq(r.status, 1, "case %zu", i);
         char want[512];
         snprintf(want, sizeof want,
-                 "zgc: error: internal error: malformed program descriptor: %s\n", cases[i].msg);
+                 "prog: error: internal error: malformed program descriptor: %s\n", cases[i].msg);
         cr_expect_str_eq(r.err, want, "case %zu", i);
         cr_expect_str_eq(r.out, "");
         run_out_free(&r);
@@ -731,12 +731,12 @@ Test(monitor, malformed_plans_are_rejected, .timeout = 20)
     p.bodies = bodies;
     p.keeps = NULL;
     run_out r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
-    cr_expect_str_eq(r.err, "zgc: error: internal error: malformed program descriptor: 5 edges\n");
+    cr_expect_str_eq(r.err, "prog: error: internal error: malformed program descriptor: 5 edges\n");
     run_out_free(&r);
     p.nedges = 0;
     r = run_prog(&p, (const char *const[]){"--arg", "candidate=c1", NULL});
     cr_expect_str_eq(
-        r.err, "zgc: error: internal error: malformed program descriptor: a monitor without keep "
+        r.err, "prog: error: internal error: malformed program descriptor: a monitor without keep "
                "tables\n");
     run_out_free(&r);
     /* rejected before any lifeline ran */

@@ -573,17 +573,17 @@ static void builtin_error_body(zgrt_ctx *ctx)
 Test(builtins, errors, .timeout = 20)
 {
     static const char *const want[] = {
-        "zgc: error: lifeline A: b.zg:3:7: int(\"4x2\"): not an integer\n",
-        "zgc: error: lifeline A: b.zg:3:7: int(1e+30): out of the range of int\n",
-        "zgc: error: lifeline A: b.zg:3:7: float(\"one\"): not a number\n",
-        "zgc: error: lifeline A: b.zg:3:7: int(\"99999999999999999999\"): out of the range of "
+        "prog: error: lifeline A: b.zg:3:7: int(\"4x2\"): not an integer\n",
+        "prog: error: lifeline A: b.zg:3:7: int(1e+30): out of the range of int\n",
+        "prog: error: lifeline A: b.zg:3:7: float(\"one\"): not a number\n",
+        "prog: error: lifeline A: b.zg:3:7: int(\"99999999999999999999\"): out of the range of "
         "int\n",
-        "zgc: error: lifeline A: b.zg:3:7: int(9.223372036854776e+18): out of the range of int\n",
-        "zgc: error: lifeline A: b.zg:3:7: int(\" 4 2 \"): not an integer\n",
-        "zgc: error: lifeline A: b.zg:3:7: int(\"\xe2\x80\x8b"
+        "prog: error: lifeline A: b.zg:3:7: int(9.223372036854776e+18): out of the range of int\n",
+        "prog: error: lifeline A: b.zg:3:7: int(\" 4 2 \"): not an integer\n",
+        "prog: error: lifeline A: b.zg:3:7: int(\"\xe2\x80\x8b"
         "42\"): not an integer\n",
-        "zgc: error: lifeline A: b.zg:3:7: float(\"\\t\\n\"): not a number\n",
-        "zgc: error: lifeline A: b.zg:3:7: internal error: builtin 99 called with 0 arguments\n"};
+        "prog: error: lifeline A: b.zg:3:7: float(\"\\t\\n\"): not a number\n",
+        "prog: error: lifeline A: b.zg:3:7: internal error: builtin 99 called with 0 arguments\n"};
     zgrt_body_fn bodies[] = {builtin_error_body};
     zgrt_program p = bprog(bodies);
     for (error_case = 0; error_case < 9; error_case++) {
