@@ -12,7 +12,7 @@
 #   4. a smoke pass of the benchmarks (bench/run --smoke);
 #   5. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 20);
 #   6. the conformance run: random workflows under random schedules, every
-#      trace checked by `zgc trace check` (ZGC_CONFORMANCE_CASES, default 1000).
+#      trace checked by `zgc trace check` (ZGC_CONFORMANCE_CASES, default 600).
 # Longer campaigns (conformance, CPL, crash and mutation soaks) run outside
 # CI: their commands and results are in the README of each test folder.
 set -euo pipefail
@@ -48,7 +48,7 @@ echo "== fuzz"
 ./scripts/fuzz.sh "${ZGC_FUZZ_SECONDS:-20}"
 
 echo "== conformance"
-tests/conformance/run --cases "${ZGC_CONFORMANCE_CASES:-1000}" --zgc build/zgc --zggen build/tests/zggen
+tests/conformance/run --cases "${ZGC_CONFORMANCE_CASES:-600}" --zgc build/zgc --zggen build/tests/zggen
 
 n=$(( $(ctest --test-dir build -N -LE conformance | grep -c 'Test *#') +
       $(ctest --test-dir build-san -N -LE conformance -E '^editors$' | grep -c 'Test *#') + 4 ))
