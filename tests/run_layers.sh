@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layering check (scripts/check-layers.sh) on this build: it must pass,
 # and it must fail, naming the edge, when the rules forbid an edge that
-# the tree has (the grammar including and calling the compiler; the
+# the tree has (the grammar including and calling the compiler; a header
+# of a subfolder including the runtime core; the
 # driver calling the backend's loader), and when an executable it checks
 # needs libLLVM.
 #   usage: tests/run_layers.sh BUILD_DIR
@@ -24,6 +25,18 @@ for want in 'grammar/grammar.h includes compiler/zgc.h: grammar may not depend o
         exit 1
     }
 done
+# a header in a subfolder is checked too: with rules that forbid the
+# durable library the runtime core, its header's include is named
+narrow=$(printf '%s\n' "$rules" | sed 's/^runtime\/durable: .*/runtime\/durable: vocab/')
+out=$(LAYERS_RULES="$narrow" "$check" "$build" 2>&1) && {
+    echo "run_layers: the check passed with rules that forbid runtime/durable -> runtime"
+    exit 1
+}
+grep -qF "runtime/durable/durable.h includes runtime/rt.h: runtime/durable may not depend on runtime" <<< "$out" || {
+    echo "run_layers: missing the runtime/durable/durable.h include in:"
+    echo "$out"
+    exit 1
+}
 # an executable that links libLLVM is caught (the backend's own test does)
 out=$(LAYERS_NO_LLVM="$build/tests/backend/test_backend" "$check" "$build" 2>&1) && {
     echo "run_layers: the check passed on an executable that needs libLLVM"

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "storage.h"
 #include "rt.h"
 
 /* Exit statuses of durable runs, besides rt.h's 0, 1 and 2. */
@@ -61,7 +61,7 @@ ZRI_HIDDEN char *zrd_store_path(const char *given);
 /* Opens the store (creating its directory, the file and the schema):
  * WAL, synchronous FULL, the busy timeout.  NULL with a message. */
 ZRI_HIDDEN zrd_store *zrd_store_open(const char *path, char *err, size_t errlen);
-/* A store kept by another backend (backend.h; --journal nats): every
+/* A store kept by another backend (storage.h; --journal nats): every
  * zrd_store_* call below goes to it; zrd_store_close closes it. */
 ZRI_HIDDEN zrd_store *zrd_store_backend(const zrd_backend *be);
 /* 1 when the store is SQLite's (a file: zgc runs, human tasks). */
@@ -210,7 +210,7 @@ typedef struct zrd_run zrd_run;
  * the run and checks it: it exists, was not cancelled, has no process
  * running it, was started by this program (the fingerprint; a mismatch
  * names what changed) in this mode.  be: the store's backend
- * (backend.h; closed with the run), or NULL: the SQLite run store.  Prints the error and returns the
+ * (storage.h; closed with the run), or NULL: the SQLite run store.  Prints the error and returns the
  * exit status (1, 2 or 4), else 0 with *out. */
 ZRI_HIDDEN int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self,
                         const zrd_backend *be, zrd_run **out);

@@ -2,7 +2,7 @@
  * key-value bucket instead of the SQLite run store (--journal nats), so
  * that a lifeline can be resumed on a host with no copy of its disk
  * (runtime/nats/kv.c).  Prefix zri_nats_kv_, hidden.  It implements the
- * run store's operations (runtime/durable/backend.h, the only part of
+ * run store's operations (runtime/durable/storage.h, the only part of
  * runtime/durable it sees); zgrt_main (main.c) opens it and gives it to
  * the durable run.
  *
@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 
-#include "durable/backend.h"
+#include "durable/storage.h"
 #include "transport.h"
 
 /* The bucket of --journal nats (--journal nats:BUCKET names another). */

@@ -1,4 +1,4 @@
-/* kv.c — the run store's operations (durable/backend.h) over a JetStream
+/* kv.c — the run store's operations (durable/storage.h) over a JetStream
  * key-value bucket: --journal nats (journal.h has the keys).
  *
  * Every value is written with a revision check: the run's record is

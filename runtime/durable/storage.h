@@ -1,4 +1,4 @@
-/* backend.h — where a durable run keeps its run record and journals
+/* storage.h — where a durable run keeps its run record and journals
  * (runtime/durable/): the operations of the run store as a table, so
  * that another library can keep them elsewhere.  Prefix zrd_, hidden.
  * The SQLite run store (store.c) is the default; runtime/nats/kv.c keeps
@@ -12,8 +12,8 @@
  * the caller's.  The operations are called from the run's threads and
  * from the journal's commit thread: a backend locks what it shares.
  */
-#ifndef ZGRT_DURABLE_BACKEND_H
-#define ZGRT_DURABLE_BACKEND_H
+#ifndef ZGRT_DURABLE_STORAGE_H
+#define ZGRT_DURABLE_STORAGE_H
 
 #include <stddef.h>
 #include <stdint.h>
