@@ -10,6 +10,7 @@
  * (--exit-when-waiting), 4 the run store cannot be used. */
 #define _GNU_SOURCE
 #include "runs.h"
+#include "kvstore.h"
 #include "launch.h"
 #include "store.h"
 #include "usage.h"
@@ -28,9 +29,9 @@
 #include <unistd.h>
 
 static const char usage_runs[] =
-    "usage: zgc runs list [--json] [--store STORE]\n"
-    "       zgc runs show RUN [--json] [--store STORE]\n"
-    "       zgc runs cancel RUN [--store STORE]\n"
+    "usage: zgc runs list [--json] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
+    "       zgc runs show RUN [--json] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
+    "       zgc runs cancel RUN [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "       zgc runs gc [--failed] [--store STORE]\n"
     "       zgc runs resume RUN [--exit-when-waiting] [--store STORE]\n"
     "\n"
@@ -48,6 +49,10 @@ static const char usage_runs[] =
     "\n"
     "  --json               the output as JSON\n"
     "  --store STORE        the run store\n"
+    "  --nats URL           list, show, cancel: the runs journaled in a key-value\n"
+    "                       bucket (--journal nats) of the NATS server at URL\n"
+    "  --journal nats:BUCKET  that bucket (default ZGC_JOURNAL)\n"
+    "  --nats-creds FILE    NATS: user credentials (JWT and NKey seed)\n"
     "  --failed             gc: remove failed runs too\n"
     "  --exit-when-waiting  resume: stop (exit 3) when only humans can go on\n"
     "  -h, --help           show this help\n"
@@ -99,6 +104,7 @@ static int usage_error(const char *usage, const char *fmt, const char *arg)
 /* The options every command here takes; the others are positional. */
 typedef struct Args {
     const char *store;
+    const char *nats, *bucket, *creds; /* --nats URL, --journal nats[:BUCKET], --nats-creds */
     bool json, all, failed, exit_when_waiting;
     const char *pos[4];
     int npos;
@@ -119,6 +125,25 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->store = argv[i];
         } else if (!strncmp(s, "--store=", 8)) {
             a->store = s + 8;
+        } else if ((!strcmp(s, "--nats") || !strcmp(s, "--nats-creds") ||
+                    !strcmp(s, "--journal")) &&
+                   strchr(flags, 'n')) {
+            if (++i >= argc) return usage_error(usage, "%s needs a value", s);
+            const char *v = argv[i];
+            if (!strcmp(s, "--nats")) {
+                a->nats = v;
+            } else if (!strcmp(s, "--nats-creds")) {
+                a->creds = v;
+            } else if (!strcmp(v, "nats")) {
+                a->bucket = ZK_BUCKET;
+            } else if (!strncmp(v, "nats:", 5) && v[5]) {
+                a->bucket = v + 5;
+            } else {
+                return usage_error(usage,
+                                   "--journal takes nats or nats:BUCKET here (the run store is "
+                                   "--store), got `%s`",
+                                   v);
+            }
         } else if (!strcmp(s, "--json") && strchr(flags, 'j')) {
             a->json = true;
         } else if (!strcmp(s, "--all") && strchr(flags, 'a')) {
@@ -138,7 +163,68 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->pos[a->npos++] = s;
         }
     }
+    if ((a->bucket || a->creds) && !a->nats)
+        return usage_error(usage, "%s needs --nats URL", a->bucket ? "--journal" : "--nats-creds");
+    if (a->nats && a->store)
+        return usage_error(usage, "%s", "--store and --nats name two different places");
+    if (a->nats && !a->bucket) a->bucket = ZK_BUCKET;
     return -1;
+}
+
+/* Where the runs are: a run store, or a key-value bucket (--nats). */
+typedef struct Src {
+    ZsStore *s;
+    ZkStore *k;
+} Src;
+
+/* 0 with src, else the exit status after printing why. */
+static int src_open(const Args *a, Src *src)
+{
+    char err[ZS_ERRLEN];
+    memset(src, 0, sizeof *src);
+    if (a->nats) {
+        src->k = zk_open(a->nats, a->creds, a->bucket, err);
+    } else {
+        char *path = zs_path(a->store);
+        src->s = zs_open(path, err);
+        free(path);
+    }
+    if (src->s || src->k) return 0;
+    fprintf(stderr, "zgc: error: %s\n", err);
+    return ZS_EXIT_STORE;
+}
+
+static void src_close(Src *src)
+{
+    if (src->s) zs_close(src->s);
+    if (src->k) zk_close(src->k);
+}
+
+static const char *src_where(const Src *src)
+{
+    if (src->k) return zk_where(src->k);
+    return zs_file(src->s);
+}
+
+static int src_runs(Src *src, ZsRun **out, int *n, char *err)
+{
+    return src->k ? zk_runs(src->k, out, n, err) : zs_runs(src->s, out, n, err);
+}
+
+static int src_run(Src *src, const char *id, ZsRun *out, char *err)
+{
+    return src->k ? zk_run(src->k, id, out, err) : zs_run(src->s, id, out, err);
+}
+
+/* Its lifelines and tasks (a bucket keeps no tasks: none). */
+static int src_details(Src *src, const ZsRun *r, ZsLife **lives, int *nl, ZsTask **tasks, int *nt,
+                       char *err)
+{
+    *tasks = NULL;
+    *nt = 0;
+    if (src->k) return zk_lifelines(src->k, r, lives, nl, err);
+    if (zs_lifelines(src->s, r, lives, nl, err) < 0) return -1;
+    return zs_tasks(src->s, r->id, true, tasks, nt, err);
 }
 
 /* Opens the store of a; NULL after printing why (exit ZS_EXIT_STORE). */
@@ -204,13 +290,14 @@ static json_t *run_json(const ZsRun *r)
 
 static int runs_list(const Args *a)
 {
-    ZsStore *s = open_store(a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    int rc = src_open(a, &s);
+    if (rc) return rc;
     char err[ZS_ERRLEN];
     ZsRun *runs;
     int n;
-    if (zs_runs(s, &runs, &n, err) < 0) {
-        zs_close(s);
+    if (src_runs(&s, &runs, &n, err) < 0) {
+        src_close(&s);
         return store_error(err);
     }
     if (a->json) {
@@ -218,7 +305,7 @@ static int runs_list(const Args *a)
         for (int i = 0; i < n; i++) json_array_append_new(arr, run_json(&runs[i]));
         print_json(arr);
     } else if (n == 0) {
-        printf("no runs in %s\n", zs_file(s));
+        printf("no runs in %s\n", src_where(&s));
     } else {
         printf("%-28s %-20s %-12s %8s %6s  %s\n", "RUN", "WORKFLOW", "STATUS", "ATTEMPTS", "TASKS",
                "UPDATED");
@@ -231,7 +318,7 @@ static int runs_list(const Args *a)
     }
     for (int i = 0; i < n; i++) zs_run_free(&runs[i]);
     free(runs);
-    zs_close(s);
+    src_close(&s);
     return 0;
 }
 
@@ -276,23 +363,24 @@ static void print_tasks_table(const ZsTask *t, int n, bool with_run)
 static int runs_show(const Args *a)
 {
     if (a->npos != 1) return usage_error(usage_runs, "%s", "runs show needs a RUN");
-    ZsStore *s = open_store(a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    int rc = src_open(a, &s);
+    if (rc) return rc;
     char err[ZS_ERRLEN];
     ZsRun r;
-    int found = zs_run(s, a->pos[0], &r, err);
+    int found = src_run(&s, a->pos[0], &r, err);
     if (found <= 0) {
-        int rc = found < 0 ? store_error(err) : 1;
+        rc = found < 0 ? store_error(err) : 1;
         if (!found)
-            fprintf(stderr, "zgc: error: no run %s in the run store %s\n", a->pos[0], zs_file(s));
-        zs_close(s);
+            fprintf(stderr, "zgc: error: no run %s in the %s%s\n", a->pos[0],
+                    s.k ? "" : "run store ", src_where(&s));
+        src_close(&s);
         return rc;
     }
     ZsLife *lives = NULL;
     ZsTask *tasks = NULL;
-    int nl = 0, nt = 0, rc = 0;
-    if (zs_lifelines(s, &r, &lives, &nl, err) < 0 || zs_tasks(s, r.id, true, &tasks, &nt, err) < 0)
-        rc = store_error(err);
+    int nl = 0, nt = 0;
+    if (src_details(&s, &r, &lives, &nl, &tasks, &nt, err) < 0) rc = store_error(err);
     if (rc == 0 && a->json) {
         json_t *o = run_json(&r);
         json_object_set_new(o, "fingerprint", jstr(r.fingerprint));
@@ -372,18 +460,19 @@ static int runs_show(const Args *a)
     free(lives);
     free(tasks);
     zs_run_free(&r);
-    zs_close(s);
+    src_close(&s);
     return rc;
 }
 
 static int runs_cancel(const Args *a)
 {
     if (a->npos != 1) return usage_error(usage_runs, "%s", "runs cancel needs a RUN");
-    ZsStore *s = open_store(a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    int rc = src_open(a, &s);
+    if (rc) return rc;
     char err[ZS_ERRLEN];
-    int rc = zs_cancel(s, a->pos[0], err);
-    zs_close(s);
+    rc = s.k ? zk_cancel(s.k, a->pos[0], err) : zs_cancel(s.s, a->pos[0], err);
+    src_close(&s);
     if (rc < 0) return store_error(err);
     if (rc == 0) {
         fprintf(stderr, "zgc: error: %s\n", err);
@@ -675,13 +764,13 @@ int zo_runs_main(int argc, char **argv)
     Args a;
     int rc;
     if (!strcmp(sub, "list")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "j", 0, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "jn", 0, &a)) >= 0) return rc;
         return runs_list(&a);
     } else if (!strcmp(sub, "show")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "j", 1, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "jn", 1, &a)) >= 0) return rc;
         return runs_show(&a);
     } else if (!strcmp(sub, "cancel")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "", 1, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "n", 1, &a)) >= 0) return rc;
         return runs_cancel(&a);
     } else if (!strcmp(sub, "gc")) {
         if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "f", 0, &a)) >= 0) return rc;

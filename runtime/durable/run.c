@@ -187,6 +187,19 @@ static int parse_stored(zrd_run *D, const char *json)
     return 0;
 }
 
+int zrd_store_has(const zri_options *o, const char *id, char **file, char *err, size_t errlen)
+{
+    *file = zrd_store_path(o->store);
+    if (access(*file, F_OK) != 0) return 0;
+    zrd_store *st = zrd_store_open(*file, err, errlen);
+    if (!st) return -1;
+    zrd_runrow row;
+    int found = zrd_store_find(st, id, &row, err, errlen);
+    if (found > 0) zrd_runrow_free(&row);
+    zrd_store_close(st);
+    return found;
+}
+
 int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self, const zrd_backend *be,
              zrd_run **out)
 {

@@ -7,8 +7,10 @@
  * is created under a key no other attempt uses.  The record of this
  * process's lifeline is kept in memory (rec) and written whole.
  *
- * Human tasks and cancellation need the SQLite run store (`zgc answer`,
- * `zgc runs cancel` work on it): task refuses with a message.
+ * `zgc runs cancel --nats` marks the run's record "cancelled": the
+ * lifelines find it in the status (compose) and at a commit (at most
+ * once a second).  Human tasks need the SQLite run store (`zgc answer`
+ * works on it): task refuses with a message.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -44,6 +46,7 @@ typedef struct kvj {
     json_t *rec;  /* this lifeline's record, as last written */
     uint64_t rev; /* its revision (0: not read yet) */
     int attempt;
+    double cancel_checked; /* when the run's record was read last (cancelled_now) */
     /* the server's last asynchronous error (a permissions violation
      * comes so: the request itself only times out), under elock */
     pthread_mutex_t elock;
@@ -165,6 +168,13 @@ static int put_rec(kvj *k, char *err, size_t errlen)
 static int compose(kvj *k, char **status, char **result, int *attempts, char *err, size_t errlen)
 {
     int nl = k->p->nlifelines, ndone = 0, failed = 0, waiting = 0, cancelled = 0;
+    /* `zgc runs cancel --nats` marks the run's record */
+    char rkey[256];
+    snprintf(rkey, sizeof rkey, "%s.run", k->run);
+    json_t *run = NULL;
+    if (get_json(k, rkey, &run, NULL, err, errlen) < 0) return -1;
+    cancelled = json_is_true(json_object_get(run, "cancelled"));
+    json_decref(run);
     int nres = -1, tuple = 0, maxatt = 0;
     json_t *res = json_object();
     if (!res) zri_oom();
@@ -191,8 +201,8 @@ static int compose(kvj *k, char **status, char **result, int *attempts, char *er
         json_object_update(res, json_object_get(r, "results"));
         json_decref(r);
     }
-    *status = dupz(failed        ? "failed"
-                   : cancelled   ? "cancelled"
+    *status = dupz(cancelled     ? "cancelled"
+                   : failed      ? "failed"
                    : waiting     ? "waiting"
                    : ndone == nl ? "done"
                                  : "running");
@@ -317,6 +327,9 @@ static int kv_begin(void *u, zrd_runrow *r, int nlives, const zrd_liferow *lives
         set_str(j, "executable", r->executable);
         set_str(j, "options", r->options);
         set_int(j, "nlifelines", r->nlifelines);
+        char journal[160];
+        snprintf(journal, sizeof journal, "nats:%s", k->bucket);
+        set_str(j, "journal", journal);
         char *text = json_dumps(j, JSON_COMPACT);
         if (!text) zri_oom();
         natsStatus s = kvStore_Create(NULL, k->kv, key, text, (int)strlen(text));
@@ -473,6 +486,24 @@ static void merge_taken(json_t *arr, const zrd_taken *t)
     if (!n || json_array_append_new(arr, n) != 0) zri_oom();
 }
 
+/* Whether the run's record says it was cancelled (zgc runs cancel
+ * --nats), read at most once a second (under k->mu). */
+static int cancelled_now(kvj *k)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    if (now - k->cancel_checked < 1.0) return 0;
+    k->cancel_checked = now;
+    char key[256], err[256];
+    snprintf(key, sizeof key, "%s.run", k->run);
+    json_t *j = NULL;
+    int cancelled = get_json(k, key, &j, NULL, err, sizeof err) > 0 &&
+                    json_is_true(json_object_get(j, "cancelled"));
+    json_decref(j);
+    return cancelled;
+}
+
 static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char **status, char *err,
                      size_t errlen)
 {
@@ -514,7 +545,7 @@ static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char 
             merge_taken(json_object_get(k->rec, "taken"), &c->taken[t]);
         rc = put_rec(k, err, errlen);
     }
-    if (rc == 0) *status = dupz("running");
+    if (rc == 0) *status = dupz(cancelled_now(k) ? "cancelled" : "running");
     pthread_mutex_unlock(&k->mu);
     return rc;
 }
@@ -633,24 +664,30 @@ static void kv_close(void *u)
 
 /* ---- open ----------------------------------------------------------------------- */
 
-int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
-                     int create, zrd_backend *be, char *err, size_t errlen)
+/* Connects and opens the bucket (see zri_nats_kv_open).  0 with *out, or
+ * -1 with a message; *missing is set when the bucket does not exist and
+ * `create` is off. */
+static int kvj_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
+                    int create, int *missing, kvj **out, char *err, size_t errlen)
 {
+    *missing = 0;
+    *out = NULL;
     if (!zri_nats_run_ok(c->run)) {
         zri_err(err, errlen, "bad run id '%s' (1 to %d letters, digits, '_' or '-')", c->run,
                 ZRI_NATS_RUN_MAX);
         return -1;
     }
-    for (const char *b = bucket; *b; b++)
+    const char *bn = bucket ? bucket : "-"; /* (NULL: no bucket to open) */
+    for (const char *b = bn; *b; b++)
         if (!((*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
               *b == '_' || *b == '-') ||
-            b - bucket > 64) {
+            b - bn > 64) {
             zri_err(err, errlen,
                     "--journal nats:%s: a bucket name is 1 to 64 letters, digits, '_' or '-'",
                     bucket);
             return -1;
         }
-    if (!*bucket) {
+    if (bucket && !*bucket) {
         zri_err(err, errlen, "--journal nats: expects a bucket name after the colon");
         return -1;
     }
@@ -659,9 +696,9 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
     pthread_mutex_init(&k->mu, NULL);
     pthread_mutex_init(&k->elock, NULL);
     snprintf(k->run, sizeof k->run, "%s", c->run);
-    snprintf(k->bucket, sizeof k->bucket, "%s", bucket);
+    snprintf(k->bucket, sizeof k->bucket, "%s", bucket ? bucket : "-");
     snprintf(k->url, sizeof k->url, "%s", c->servers);
-    snprintf(k->where, sizeof k->where, "key-value bucket %s on %s", bucket, c->servers);
+    snprintf(k->where, sizeof k->where, "key-value bucket %s on %s", k->bucket, c->servers);
     if (gethostname(k->host, sizeof k->host - 1) != 0) snprintf(k->host, sizeof k->host, "?");
 
     natsOptions *o = NULL;
@@ -703,10 +740,11 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         deadline = (double)ts.tv_sec + ts.tv_nsec / 1e9 + KV_SETUP_S;
     }
-    while (s == NATS_OK) {
+    while (s == NATS_OK && bucket) {
         s = js_KeyValue(&k->kv, k->js, bucket);
         if (s != NATS_NOT_FOUND) break;
         if (!create) {
+            *missing = 1;
             zri_err(err, errlen,
                     "--journal nats: the key-value bucket %s does not exist on the NATS server %s "
                     "(a resumed run's journals are there: the same server and bucket as the run "
@@ -754,6 +792,16 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
         kv_close(k);
         return -1;
     }
+    *out = k;
+    return 0;
+}
+
+int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
+                     int create, zrd_backend *be, char *err, size_t errlen)
+{
+    kvj *k = NULL;
+    int missing = 0;
+    if (kvj_open(p, self, c, bucket, create, &missing, &k, err, errlen) < 0) return -1;
     *be = (zrd_backend){.u = k,
                         .where = kv_where,
                         .find = kv_find,
@@ -769,4 +817,59 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
                         .task_poll = kv_task_poll,
                         .close = kv_close};
     return 0;
+}
+
+int zri_nats_kv_find_run(const zgrt_program *p, int self, const zri_nats_config *c, char *bucket,
+                         size_t bucketlen, char *err, size_t errlen)
+{
+    kvj *k = NULL;
+    int missing = 0;
+    if (kvj_open(p, self, c, NULL, 0, &missing, &k, err, errlen) < 0) return -1;
+    /* every key-value bucket is a stream KV_<bucket> of subjects
+     * $KV.<bucket>.> */
+    char filter[160];
+    snprintf(filter, sizeof filter, "$KV.*.%s.run", k->run);
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Stream.Info.SubjectsFilter = filter;
+    jsStreamNamesList *names = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_StreamNames(&names, k->js, &jo, &jerr);
+    int found = 0;
+    if (s == NATS_NOT_FOUND) s = NATS_OK; /* no stream at all */
+    if (s != NATS_OK) kv_error(k, s, "listing the buckets for run", k->run, err, errlen);
+    for (int i = 0; s == NATS_OK && names && i < names->Count && !found; i++) {
+        const char *name = names->List[i];
+        if (strncmp(name, "KV_", 3) != 0) continue;
+        kvStore *kv = NULL;
+        if (js_KeyValue(&kv, k->js, name + 3) != NATS_OK) continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s.run", k->run);
+        kvEntry *e = NULL;
+        natsStatus g = kvStore_Get(&e, kv, key);
+        if (g == NATS_OK) {
+            snprintf(bucket, bucketlen, "%s", name + 3);
+            found = 1;
+        }
+        kvEntry_Destroy(e);
+        kvStore_Destroy(kv);
+    }
+    jsStreamNamesList_Destroy(names);
+    kv_close(k);
+    return s == NATS_OK ? found : -1;
+}
+
+int zri_nats_kv_has_run(const zgrt_program *p, int self, const zri_nats_config *c,
+                        const char *bucket, char *err, size_t errlen)
+{
+    kvj *k = NULL;
+    int missing = 0;
+    if (kvj_open(p, self, c, bucket, 0, &missing, &k, err, errlen) < 0) return missing ? 0 : -1;
+    char key[256];
+    snprintf(key, sizeof key, "%s.run", k->run);
+    json_t *j = NULL;
+    int got = get_json(k, key, &j, NULL, err, errlen);
+    json_decref(j);
+    kv_close(k);
+    return got;
 }

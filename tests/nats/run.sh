@@ -44,7 +44,10 @@
 #           journal (another host name: unshare --uts): the first one's
 #           next write is refused and it fails saying so; the errors of a
 #           server that is down, a bucket that is missing on a resume, and
-#           --journal nats without --nats
+#           --journal nats without --nats; the journal stored with the run
+#           (a resume without --journal finds the run's bucket or run
+#           store; another --journal is refused); zgc runs list, show and
+#           cancel --nats on a bucket's runs
 # cluster   a three-server JetStream cluster on loopback, a durable run
 #           with --nats-replicas 3, one server killed with SIGKILL mid-run:
 #           the run completes with its result, no completed effect repeated
@@ -703,39 +706,179 @@ journal() {
     echo "nats: journal: unshare --uts is not permitted here; the second-process case is skipped"
   fi
   durable_permissions
+  journal_stored "$url"
+  runs_nats "$url"
   # errors: exit status and message
-  local out st
-  out=$("$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t \
-    --durable --journal nats 2>&1 < /dev/null)
+  expect_exit "--journal nats, server down" 4 "journal nats: cannot connect to the NATS server" \
+    "$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t --durable \
+    --journal nats
+  expect_exit "--journal nats, bucket missing" 4 "bucket NOSUCH does not exist" \
+    "$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:NOSUCH --resume kv3
+  expect_exit "--journal nats, no such run" '!0' "no run nosuch in the run store key-value bucket KVT" \
+    "$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:KVT --resume nosuch
+  expect_exit "--journal nats without --nats" 2 "applies to per-lifeline executables with --nats" \
+    "$exe" --arg topic=t --durable --journal nats
+}
+
+# expect_exit WHAT STATUS TEXT COMMAND…: COMMAND exits with STATUS ('!0':
+# any but 0) and says TEXT.
+expect_exit() {
+  local what=$1 want=$2 text=$3 out st
+  shift 3
+  out=$("$@" 2>&1 < /dev/null)
   st=$?
-  if [ "$st" = 4 ] && echo "$out" | grep -q "journal nats: cannot connect to the NATS server"; then
+  if { [ "$want" = '!0' ] && [ "$st" != 0 ]; } || [ "$st" = "$want" ]; then
+    if echo "$out" | grep -qF -- "$text"; then
+      ok
+      return 0
+    fi
+  fi
+  failed "$what: exit $st, expected $want and '$text': $out"
+  return 1
+}
+
+# The journal is stored with the run: lifeline A of a run journaled in
+# bucket KVR (then of one in a run store) killed with SIGKILL at its gate
+# and resumed from an empty directory without --journal: the resume finds
+# the run's journals and the run completes with its result, no completed
+# effect repeated; a --journal naming another place is refused first.
+journal_stored() { # URL
+  local url=$1 k=$tmp/run.key d=$tmp/kvs kind run pa pb
+  for kind in bucket store; do
+    rm -rf "$d" && mkdir -p "$d/a" "$d/b" "$d/c"
+    export ZGC_TEST_EFFECT_LOG=$d/effect.log
+    : > "$d/effect.log"
+    local jo=(--durable --journal nats:KVR) jr=(--journal nats:KVR) run=kvs1
+    if [ "$kind" = store ]; then
+      jo=(--durable="$d/runs.db" --run-id kvs2) jr=(--durable="$d/runs.db") run=kvs2
+    fi
+    (cd "$d/a" && ZGC_TEST_GATE=$d/gate exec "$exe.A" --nats "$url" --run "$run" \
+      --secret-file "$k" --arg topic=t "${jo[@]}" > "$d/out.A" 2> "$d/err.A" < /dev/null) &
+    pa=$!
+    (cd "$d/b" && exec "$exe.B" --nats "$url" --run "$run" --secret-file "$k" --arg topic=t \
+      "${jo[@]}" > "$d/out.B" 2> "$d/err.B" < /dev/null) &
+    pb=$!
+    # A's first effect is in its journal: A waits at its gate
+    local where=(--nats "$url" --journal nats:KVR)
+    [ "$kind" = store ] && where=(--store "$d/runs.db")
+    wait_events "$run" A "${where[@]}" || failed "the journal stored with the run ($kind): A journaled nothing"
+    kill -9 $pa
+    wait $pa 2> /dev/null
+    echo open > "$d/gate"
+    cd "$d/c" || return
+    if [ "$kind" = bucket ]; then
+      expect_exit "resume in another bucket" 1 \
+        "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the key-value bucket OTHER" \
+        "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal nats:OTHER
+      expect_exit "resume in the run store" 1 \
+        "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the run store" \
+        "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal sqlite
+      jr=()
+    else
+      expect_exit "resume in a bucket" 1 \
+        "run kvs2 keeps its journals in the run store $d/runs.db (--journal sqlite), not in the key-value bucket ZGC_JOURNAL" \
+        "$exe.A" --nats "$url" --run kvs2 --secret-file "$k" --resume kvs2 "${jr[@]}" \
+        --journal nats
+    fi
+    "$exe.A" --nats "$url" --run "$run" --secret-file "$k" --resume "$run" "${jr[@]}" \
+      > "$d/out.A" 2> "$d/err.A" < /dev/null
+    STA=$?
+    cd "$root" || return
+    wait $pb
+    STB=$?
+    pair_ok "the journal stored with the run ($kind), resumed without --journal" "$d"
+    if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
+      ok
+    else
+      failed "the journal stored with the run ($kind): effect calls: $(tr '\n' ' ' < "$d/effect.log")"
+    fi
+    unset ZGC_TEST_EFFECT_LOG
+  done
+  if "$zgc" runs show kvs1 --nats "$url" --journal nats:KVR > "$d/show" 2>&1 &&
+    grep -q '^status: done, attempt 2' "$d/show" && grep -q '^result: "t/open!"' "$d/show"; then
     ok
   else
-    failed "--journal nats, server down: exit $st: $out"
+    failed "zgc runs show --nats of a run that is done: $(cat "$d/show")"
   fi
-  out=$("$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:NOSUCH --resume kv3 \
-    2>&1 < /dev/null)
-  st=$?
-  if [ "$st" = 4 ] && echo "$out" | grep -q "bucket NOSUCH does not exist"; then
+}
+
+# wait_events RUN LIFELINE WHERE…: until `zgc runs show RUN --json WHERE…`
+# says LIFELINE journaled an event (at most 30 s); 1 if it never did.
+wait_events() {
+  local run=$1 l=$2
+  shift 2
+  for _ in $(seq 600); do
+    "$zgc" runs show "$run" --json "$@" 2> /dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if any(x["lifeline"] == sys.argv[1] and x["events"] > 0 for x in d["lifelines"]) else 1)
+' "$l" 2> /dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# zgc runs list/show/cancel --nats on a run journaled in bucket KVC: A
+# waits at its gate; list and show print the run and its lifelines as
+# for a run store; cancel marks the run, both processes stop saying so, a
+# resume and a second cancel are refused; the usage errors.
+runs_nats() { # URL
+  local url=$1 k=$tmp/run.key d=$tmp/kvc pa pb sta stb
+  local kvc=(--nats "$url" --journal nats:KVC)
+  rm -rf "$d" && mkdir -p "$d"
+  export ZGC_TEST_EFFECT_LOG=$d/effect.log
+  ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run kvc1 --secret-file "$k" --arg topic=t \
+    --durable --journal nats:KVC > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  pa=$!
+  "$exe.B" --nats "$url" --run kvc1 --secret-file "$k" --arg topic=t --durable \
+    --journal nats:KVC > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  pb=$!
+  unset ZGC_TEST_EFFECT_LOG
+  wait_events kvc1 A "${kvc[@]}" || failed "runs --nats: A journaled nothing"
+  "$zgc" runs list "${kvc[@]}" > "$d/list" 2>&1
+  if grep -Eq '^kvc1 +relay +running +1 +0 ' "$d/list"; then ok; else failed "runs list --nats: $(cat "$d/list")"; fi
+  "$zgc" runs show kvc1 "${kvc[@]}" > "$d/show" 2>&1
+  if grep -q '^run kvc1: workflow relay (.*wait.zg), one process per lifeline' "$d/show" &&
+    grep -q '^status: running, attempt 1' "$d/show" && grep -Eq '^  A +running +1 events' "$d/show" &&
+    grep -q '      note -> \[' "$d/show"; then
     ok
   else
-    failed "--journal nats, bucket missing: exit $st: $out"
+    failed "runs show --nats: $(cat "$d/show")"
   fi
-  out=$("$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:KVT --resume nosuch \
-    2>&1 < /dev/null)
-  st=$?
-  if [ "$st" != 0 ] && echo "$out" | grep -q "no run nosuch in the run store key-value bucket KVT"; then
+  expect_exit "runs cancel --nats" 0 "cancelled run kvc1" "$zgc" runs cancel kvc1 "${kvc[@]}"
+  # both processes stop (within their once-a-second look at the run)
+  for _ in $(seq 400); do
+    kill -0 $pa 2> /dev/null || kill -0 $pb 2> /dev/null || break
+    sleep 0.05
+  done
+  kill -9 $pa $pb 2> /dev/null
+  wait $pa
+  sta=$?
+  wait $pb
+  stb=$?
+  if [ "$sta" != 0 ] && [ "$stb" != 0 ] && [ "$sta" != 137 ] && [ "$stb" != 137 ] &&
+    grep -q "run kvc1 was cancelled (zgc runs cancel)" "$d/err.A" &&
+    grep -q "run kvc1 was cancelled (zgc runs cancel)" "$d/err.B"; then
     ok
   else
-    failed "--journal nats, no such run: exit $st: $out"
+    failed "runs cancel --nats: A exited $sta ($(cat "$d/err.A")), B $stb ($(cat "$d/err.B"))"
   fi
-  out=$("$exe" --arg topic=t --durable --journal nats 2>&1 < /dev/null)
-  st=$?
-  if [ "$st" = 2 ] && echo "$out" | grep -q "applies to per-lifeline executables with --nats"; then
-    ok
-  else
-    failed "--journal nats without --nats: exit $st: $out"
-  fi
+  "$zgc" runs show kvc1 "${kvc[@]}" > "$d/show" 2>&1
+  if grep -q '^status: cancelled' "$d/show"; then ok; else failed "runs show --nats after cancel: $(cat "$d/show")"; fi
+  expect_exit "a cancelled run resumed" 1 "run kvc1 was cancelled; it cannot be resumed" \
+    "$exe.A" --nats "$url" --run kvc1 --secret-file "$k" --resume kvc1
+  expect_exit "runs cancel --nats, twice" 1 "run kvc1 has ended (cancelled)" \
+    "$zgc" runs cancel kvc1 "${kvc[@]}"
+  expect_exit "runs show --nats, no such run" 1 "no run nosuch in the key-value bucket KVC on $url" \
+    "$zgc" runs show nosuch "${kvc[@]}"
+  expect_exit "runs list --nats, no such bucket" 4 "the key-value bucket NOPE does not exist" \
+    "$zgc" runs list --nats "$url" --journal nats:NOPE
+  expect_exit "runs show --nats, server down" 4 "cannot connect to the NATS server nats://127.0.0.1:1" \
+    "$zgc" runs show kvc1 --nats nats://127.0.0.1:1
+  expect_exit "runs --journal without --nats" 2 "--journal needs --nats URL" \
+    "$zgc" runs show kvc1 --journal nats
+  expect_exit "runs --store and --nats" 2 "--store and --nats name two different places" \
+    "$zgc" runs list --store "$d/x.db" --nats "$url"
 }
 
 for s in $sections; do
