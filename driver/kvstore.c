@@ -271,10 +271,10 @@ static int fill_run(ZkStore *k, json_t *j, double created, ZsRun *r, char *err)
         json_object_update(res, json_object_get(l, "results"));
     }
     const char *status = json_is_true(json_object_get(j, "cancelled")) || cancelled ? "cancelled"
-                         : failed                                                  ? "failed"
-                         : waiting                                                 ? "waiting"
-                         : r->nlifelines > 0 && ndone == r->nlifelines             ? "done"
-                                                                                   : "running";
+                         : failed                                                   ? "failed"
+                         : waiting                                                  ? "waiting"
+                         : r->nlifelines > 0 && ndone == r->nlifelines              ? "done"
+                                                                                    : "running";
     r->status = dupz(status);
     r->error = dupz(error);
     if (!strcmp(status, "done") && nres >= 0) {
@@ -294,7 +294,8 @@ static int fill_run(ZkStore *k, json_t *j, double created, ZsRun *r, char *err)
         }
         if (f && tuple) fputc(']', f);
         if (f) fclose(f);
-        if (complete && text) r->result = text;
+        if (complete && text)
+            r->result = text;
         else
             free(text);
     }

@@ -110,6 +110,16 @@ typedef struct Args {
     int npos;
 } Args;
 
+/* Whether s is --nats, --nats-creds or --journal (or OPT=VALUE). */
+static bool nats_option(const char *s)
+{
+    static const char *const names[] = {"--nats", "--nats-creds", "--journal"};
+    size_t n = strcspn(s, "=");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && !strncmp(s, names[i], n)) return true;
+    return false;
+}
+
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, const char *usage, const char *flags, int maxpos,
                       Args *a)
@@ -125,14 +135,15 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->store = argv[i];
         } else if (!strncmp(s, "--store=", 8)) {
             a->store = s + 8;
-        } else if ((!strcmp(s, "--nats") || !strcmp(s, "--nats-creds") ||
-                    !strcmp(s, "--journal")) &&
-                   strchr(flags, 'n')) {
-            if (++i >= argc) return usage_error(usage, "%s needs a value", s);
-            const char *v = argv[i];
-            if (!strcmp(s, "--nats")) {
+        } else if (nats_option(s) && strchr(flags, 'n')) {
+            /* --nats URL, --nats-creds FILE, --journal nats[:BUCKET]; or OPT=VALUE */
+            const char *eq = strchr(s, '=');
+            size_t n = eq ? (size_t)(eq - s) : strlen(s);
+            if (!eq && ++i >= argc) return usage_error(usage, "%s needs a value", s);
+            const char *v = eq ? eq + 1 : argv[i];
+            if (n == 6 && !strncmp(s, "--nats", n)) {
                 a->nats = v;
-            } else if (!strcmp(s, "--nats-creds")) {
+            } else if (n == 12 && !strncmp(s, "--nats-creds", n)) {
                 a->creds = v;
             } else if (!strcmp(v, "nats")) {
                 a->bucket = ZK_BUCKET;
