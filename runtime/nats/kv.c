@@ -81,6 +81,13 @@ static void kv_error(kvj *k, natsStatus s, const char *what, const char *key, ch
         txt && *txt ? txt : "", *async ? " (the server reported: " : "", async, *async ? ")" : "");
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static char *dupz(const char *s) { return s ? zri_xstrndup(s, strlen(s)) : NULL; }
 
 static const char *jstr(json_t *o, const char *key)
@@ -490,9 +497,7 @@ static void merge_taken(json_t *arr, const zrd_taken *t)
  * --nats), read at most once a second (under k->mu). */
 static int cancelled_now(kvj *k)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    double now = now_s();
     if (now - k->cancel_checked < 1.0) return 0;
     k->cancel_checked = now;
     char key[256], err[256];
@@ -734,12 +739,7 @@ static int kvj_open(const zgrt_program *p, int self, const zri_nats_config *c, c
         return -1;
     }
     s = natsConnection_JetStream(&k->js, k->nc, NULL);
-    double deadline = 0;
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        deadline = (double)ts.tv_sec + ts.tv_nsec / 1e9 + KV_SETUP_S;
-    }
+    double deadline = now_s() + KV_SETUP_S;
     while (s == NATS_OK && bucket) {
         s = js_KeyValue(&k->kv, k->js, bucket);
         if (s != NATS_NOT_FOUND) break;
@@ -762,12 +762,10 @@ static int kvj_open(const zgrt_program *p, int self, const zri_nats_config *c, c
         kc.Replicas = c->replicas > 0 ? c->replicas : 1;
         s = js_CreateKeyValue(&k->kv, k->js, &kc);
         if (s == NATS_OK) break;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
         const char *txt = NULL;
         natsConnection_GetLastError(k->nc, &txt);
         int permission = txt && strstr(txt, "ermission");
-        if (permission || (double)ts.tv_sec + ts.tv_nsec / 1e9 > deadline) {
+        if (permission || now_s() > deadline) {
             zri_err(err, errlen,
                     "--journal nats: the key-value bucket %s does not exist on the NATS server "
                     "%s and cannot be created (%s%s%s): create it (nats kv add %s --history 1) "
