@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WAIT_MS 5000
@@ -277,6 +278,17 @@ static int fill_run(ZkStore *k, json_t *j, double created, ZsRun *r, char *err)
                                                                                     : "running";
     r->status = dupz(status);
     r->error = dupz(error);
+    ZsTask *t = NULL;
+    int nt = 0;
+    if (zk_tasks(k, r->id ? r->id : "", false, &t, &nt, err) < 0) {
+        json_decref(res);
+        lives_free(&L);
+        zs_run_free(r);
+        return -1;
+    }
+    r->pending = nt;
+    for (int i = 0; i < nt; i++) zs_task_free(&t[i]);
+    free(t);
     if (!strcmp(status, "done") && nres >= 0) {
         /* the result, composed from the lifelines' components */
         bool complete = true;
@@ -386,6 +398,130 @@ int zk_lifelines(ZkStore *k, const ZsRun *r, ZsLife **out, int *n, char *err)
     return 0;
 }
 
+static int numeric_suffix(const char *key, long long *n)
+{
+    const char *dot = strrchr(key, '.');
+    char *end = NULL;
+    if (!dot || !dot[1]) return 0;
+    *n = strtoll(dot + 1, &end, 10);
+    return !*end;
+}
+
+/* Task record j (key RUN.T.<N>) as a ZsTask. */
+static void fill_task(json_t *j, const char *run, long long num, ZsTask *t)
+{
+    memset(t, 0, sizeof *t);
+    t->task = num;
+    t->run = dupz(run);
+    t->lifeline = dupz(jstr(j, "lifeline"));
+    t->action = dupz(jstr(j, "action"));
+    t->kind = dupz(jstr(j, "kind"));
+    t->prompt = dupz(jstr(j, "prompt"));
+    t->type = dupz(jstr(j, "type"));
+    t->members = dupz(jstr(j, "members"));
+    t->current = dupz(jstr(j, "current"));
+    t->status = dupz(jstr(j, "status") ? jstr(j, "status") : "?");
+    t->answer = dupz(jstr(j, "answer"));
+    t->created = json_number_value(json_object_get(j, "created"));
+    t->answered = json_number_value(json_object_get(j, "answered"));
+}
+
+int zk_tasks(ZkStore *k, const char *id, bool all, ZsTask **out, int *n, char *err)
+{
+    *out = NULL;
+    *n = 0;
+    char pattern[256], **names = NULL;
+    int nk = 0;
+    snprintf(pattern, sizeof pattern, "%s.T.*", id ? id : "*");
+    if (keys(k, pattern, &names, &nk, err) < 0) return -1;
+    ZsTask *v = calloc((size_t)nk + 1, sizeof *v);
+    int rc = v ? 0 : -1, m = 0;
+    if (rc) snprintf(err, ZS_ERRLEN, "out of memory");
+    for (int i = 0; i < nk && rc == 0; i++) {
+        long long num = 0;
+        if (!numeric_suffix(names[i], &num)) continue;
+        json_t *j = NULL;
+        int got = get_json(k, names[i], &j, NULL, NULL, err);
+        if (got < 0) rc = -1;
+        if (got > 0 && (all || (jstr(j, "status") && !strcmp(jstr(j, "status"), "pending")))) {
+            char run[256];
+            snprintf(run, sizeof run, "%.*s", (int)(strstr(names[i], ".T.") - names[i]), names[i]);
+            fill_task(j, run, num, &v[m++]);
+        }
+        json_decref(j);
+    }
+    free_keys(names, nk);
+    if (rc < 0) {
+        for (int i = 0; i < m; i++) zs_task_free(&v[i]);
+        free(v);
+        return -1;
+    }
+    /* by run, then number (the keys came sorted as text) */
+    for (int i = 1; i < m; i++)
+        for (int j = i; j > 0; j--) {
+            int c = strcmp(v[j - 1].run, v[j].run);
+            if (c < 0 || (c == 0 && v[j - 1].task <= v[j].task)) break;
+            ZsTask t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    *out = v;
+    *n = m;
+    return 0;
+}
+
+/* Sets task `task` of run id from pending to status (with answer): 1, 0
+ * with a message (not pending, none), -1. */
+static int close_task(ZkStore *k, const char *id, long long task, const char *status,
+                      const char *answer, char *err)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%s.T.%lld", id, task);
+    for (int tries = 0; tries < 10; tries++) {
+        json_t *j = NULL;
+        uint64_t rev = 0;
+        int got = get_json(k, key, &j, &rev, NULL, err);
+        if (got < 0) return -1;
+        if (got == 0) {
+            snprintf(err, ZS_ERRLEN, "run %s has no task %lld", id, task);
+            return 0;
+        }
+        const char *st = jstr(j, "status");
+        if (!st || strcmp(st, "pending") != 0) {
+            snprintf(err, ZS_ERRLEN, "task %lld of run %s is %s, not pending", task, id,
+                     st ? st : "?");
+            json_decref(j);
+            return 0;
+        }
+        json_object_set_new(j, "status", json_string(status));
+        if (answer) json_object_set_new(j, "answer", json_string(answer));
+        json_object_set_new(j, "answered", json_real((double)time(NULL)));
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        if (!text) {
+            snprintf(err, ZS_ERRLEN, "out of memory");
+            return -1;
+        }
+        natsStatus s = kvStore_Update(NULL, k->kv, key, text, (int)strlen(text), rev);
+        free(text);
+        if (s == NATS_OK) return 1;
+        const char *txt = nats_GetLastError(NULL);
+        if (!(txt && strstr(txt, "wrong last sequence"))) {
+            char what[1200];
+            snprintf(what, sizeof what, "writing %s in the %s", key, k->where);
+            nats_error(err, what, s);
+            return -1;
+        }
+    }
+    snprintf(err, ZS_ERRLEN, "task %lld of run %s keeps changing; try again", task, id);
+    return -1;
+}
+
+int zk_answer(ZkStore *k, const char *id, long long task, const char *answer, char *err)
+{
+    return close_task(k, id, task, "answered", answer, err);
+}
+
 int zk_cancel(ZkStore *k, const char *id, char *err)
 {
     char key[256];
@@ -423,7 +559,17 @@ int zk_cancel(ZkStore *k, const char *id, char *err)
         }
         natsStatus s = kvStore_Update(NULL, k->kv, key, text, (int)strlen(text), rev);
         free(text);
-        if (s == NATS_OK) return 1;
+        if (s == NATS_OK) {
+            /* and its pending tasks */
+            ZsTask *t = NULL;
+            int nt = 0, rc = 1;
+            if (zk_tasks(k, id, false, &t, &nt, err) < 0) rc = -1;
+            for (int i = 0; i < nt && rc > 0; i++)
+                if (close_task(k, id, t[i].task, "cancelled", NULL, err) < 0) rc = -1;
+            for (int i = 0; i < nt; i++) zs_task_free(&t[i]);
+            free(t);
+            return rc;
+        }
         const char *txt = nats_GetLastError(NULL);
         if (!(txt && strstr(txt, "wrong last sequence"))) {
             char what[1200];

@@ -3,7 +3,8 @@
  * them (prefix zk_).  The driver reads the bucket with the NATS C client
  * and never links the runtime: the keys are those docs/runtime.md
  * ("Journals in a key-value bucket") describes and runtime/nats/kv.c
- * writes — RUN.run (the run), RUN.L.<L> (lifeline L).  The runs and
+ * writes — RUN.run (the run), RUN.L.<L> (lifeline L), RUN.T.<N> (human
+ * task N).  The runs and
  * lifelines come back in store.h's structures, so that the commands print
  * them as they print a run store's.
  *
@@ -33,10 +34,18 @@ int zk_run(ZkStore *k, const char *id, ZsRun *out, char *err);
 /* The records of the lifelines that have started, in the order of their
  * names. */
 int zk_lifelines(ZkStore *k, const ZsRun *r, ZsLife **out, int *n, char *err);
+/* The tasks of run id (every run's: NULL), pending ones only unless all,
+ * by run and number. */
+int zk_tasks(ZkStore *k, const char *id, bool all, ZsTask **out, int *n, char *err);
+/* Answers pending task `task` of run id with answer (JSON text): its record
+ * becomes answered (a revision check: an answer given meanwhile is not
+ * overwritten).  1 done, 0 with a message when it is not pending (or does
+ * not exist). */
+int zk_answer(ZkStore *k, const char *id, long long task, const char *answer, char *err);
 /* Cancels a run that has not ended: its record gets "cancelled" (written
  * with the revision it was read at, so that it replaces nothing it did
- * not see); its lifelines' processes find it at their next commit or
- * within a second and stop.  1 done, 0 with a message when the run had
+ * not see), and its pending tasks too; its lifelines' processes find it
+ * at their next commit or within a second and stop.  1 done, 0 with a message when the run had
  * ended (or does not exist). */
 int zk_cancel(ZkStore *k, const char *id, char *err);
 #endif

@@ -64,7 +64,8 @@ static const char usage_runs[] =
     "humans, 4 the run store cannot be used.\n";
 
 static const char usage_tasks[] =
-    "usage: zgc tasks [RUN] [--all] [--json] [--store STORE]\n"
+    "usage: zgc tasks [RUN] [--all] [--json] [--store STORE | --nats URL [--journal "
+    "nats[:BUCKET]]]\n"
     "\n"
     "Lists the pending human tasks of durable runs (of RUN only, when given):\n"
     "a human action that no terminal, pipe or --answers file answered waits\n"
@@ -74,12 +75,15 @@ static const char usage_tasks[] =
     "  --all          every task, answered and cancelled ones too\n"
     "  --json         the output as JSON\n"
     "  --store STORE  the run store (default: $ZGC_STORE, else .zgc/runs.db)\n"
+    "  --nats URL     the runs journaled in a key-value bucket (--journal nats) of\n"
+    "                 the NATS server at URL; --journal nats:BUCKET names the\n"
+    "                 bucket (default ZGC_JOURNAL), --nats-creds FILE credentials\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: 0 success, 1 error, 2 bad usage, 4 the run store cannot be used.\n";
 
 static const char usage_answer[] =
-    "usage: zgc answer RUN TASK VALUE [--store STORE]\n"
+    "usage: zgc answer RUN TASK VALUE [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "\n"
     "Answers human task TASK of durable run RUN; the waiting lifeline goes on\n"
     "(or takes the answer when the run is resumed).  VALUE is read as on a\n"
@@ -91,6 +95,9 @@ static const char usage_answer[] =
     "  ack      anything\n"
     "\n"
     "  --store STORE  the run store (default: $ZGC_STORE, else .zgc/runs.db)\n"
+    "  --nats URL     a run journaled in a key-value bucket (--journal nats) of the\n"
+    "                 NATS server at URL; --journal nats:BUCKET names the bucket\n"
+    "                 (default ZGC_JOURNAL), --nats-creds FILE credentials\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: 0 answered, 1 no such pending task or a VALUE that does not\n"
@@ -227,13 +234,21 @@ static int src_run(Src *src, const char *id, ZsRun *out, char *err)
     return src->k ? zk_run(src->k, id, out, err) : zs_run(src->s, id, out, err);
 }
 
-/* Its lifelines and tasks (a bucket keeps no tasks: none). */
+static int src_tasks(Src *src, const char *id, bool all, ZsTask **out, int *n, char *err)
+{
+    return src->k ? zk_tasks(src->k, id, all, out, n, err) : zs_tasks(src->s, id, all, out, n, err);
+}
+
+/* Its lifelines and tasks. */
 static int src_details(Src *src, const ZsRun *r, ZsLife **lives, int *nl, ZsTask **tasks, int *nt,
                        char *err)
 {
     *tasks = NULL;
     *nt = 0;
-    if (src->k) return zk_lifelines(src->k, r, lives, nl, err);
+    if (src->k)
+        return zk_lifelines(src->k, r, lives, nl, err) < 0
+                   ? -1
+                   : zk_tasks(src->k, r->id, true, tasks, nt, err);
     if (zs_lifelines(src->s, r, lives, nl, err) < 0) return -1;
     return zs_tasks(src->s, r->id, true, tasks, nt, err);
 }
@@ -797,26 +812,26 @@ int zo_tasks_main(int argc, char **argv)
 {
     Args a;
     int rc;
-    if ((rc = parse_args(argc, argv, usage_tasks, "ja", 1, &a)) >= 0) return rc;
-    ZsStore *s = open_store(&a);
-    if (!s) return ZS_EXIT_STORE;
+    if ((rc = parse_args(argc, argv, usage_tasks, "jan", 1, &a)) >= 0) return rc;
+    Src s;
+    if ((rc = src_open(&a, &s)) != 0) return rc;
     char err[ZS_ERRLEN];
     ZsTask *t;
     int n;
     if (a.npos) {
         ZsRun r;
-        int found = zs_run(s, a.pos[0], &r, err);
+        int found = src_run(&s, a.pos[0], &r, err);
         if (found <= 0) {
             if (!found)
-                fprintf(stderr, "zgc: error: no run %s in the run store %s\n", a.pos[0],
-                        zs_file(s));
-            zs_close(s);
+                fprintf(stderr, "zgc: error: no run %s in the %s%s\n", a.pos[0],
+                        s.k ? "" : "run store ", src_where(&s));
+            src_close(&s);
             return found < 0 ? store_error(err) : 1;
         }
         zs_run_free(&r);
     }
-    if (zs_tasks(s, a.npos ? a.pos[0] : NULL, a.all, &t, &n, err) < 0) {
-        zs_close(s);
+    if (src_tasks(&s, a.npos ? a.pos[0] : NULL, a.all, &t, &n, err) < 0) {
+        src_close(&s);
         return store_error(err);
     }
     if (a.json) {
@@ -830,7 +845,7 @@ int zo_tasks_main(int argc, char **argv)
     }
     for (int i = 0; i < n; i++) zs_task_free(&t[i]);
     free(t);
-    zs_close(s);
+    src_close(&s);
     return 0;
 }
 
@@ -898,19 +913,19 @@ int zo_answer_main(int argc, char **argv)
 {
     Args a;
     int rc;
-    if ((rc = parse_args(argc, argv, usage_answer, "", 3, &a)) >= 0) return rc;
+    if ((rc = parse_args(argc, argv, usage_answer, "n", 3, &a)) >= 0) return rc;
     if (a.npos != 3) return usage_error(usage_answer, "%s", "answer needs RUN TASK VALUE");
     char *end;
     long long task = strtoll(a.pos[1], &end, 10);
     if (!*a.pos[1] || *end || task < 1)
         return usage_error(usage_answer, "TASK is a task's number, not `%s`", a.pos[1]);
-    ZsStore *s = open_store(&a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    if ((rc = src_open(&a, &s)) != 0) return rc;
     char err[ZS_ERRLEN];
     ZsTask *t;
     int n;
-    if (zs_tasks(s, a.pos[0], true, &t, &n, err) < 0) {
-        zs_close(s);
+    if (src_tasks(&s, a.pos[0], true, &t, &n, err) < 0) {
+        src_close(&s);
         return store_error(err);
     }
     const ZsTask *it = NULL;
@@ -919,15 +934,19 @@ int zo_answer_main(int argc, char **argv)
     char *answer = NULL;
     if (!it) {
         ZsRun r;
-        int found = zs_run(s, a.pos[0], &r, err);
+        int found = src_run(&s, a.pos[0], &r, err);
         if (found > 0) zs_run_free(&r);
         if (found < 0)
             rc = store_error(err);
         else {
             fprintf(stderr,
                     found ? "zgc: error: run %s has no task %s\n"
-                          : "zgc: error: no run %s in the run store (task %s)\n",
-                    a.pos[0], a.pos[1]);
+                          : "zgc: error: no run %s in the %s (task %s)\n",
+                    a.pos[0],
+                    found ? a.pos[1]
+                    : s.k ? src_where(&s)
+                          : "run store",
+                    a.pos[1]);
             rc = 1;
         }
     } else if (strcmp(it->status, "pending") != 0) {
@@ -938,7 +957,8 @@ int zo_answer_main(int argc, char **argv)
         fprintf(stderr, "zgc: error: %s\n", err);
         rc = 1;
     } else {
-        int r = zs_answer(s, a.pos[0], task, answer, err);
+        int r = s.k ? zk_answer(s.k, a.pos[0], task, answer, err)
+                    : zs_answer(s.s, a.pos[0], task, answer, err);
         if (r < 0)
             rc = store_error(err);
         else if (r == 0) {
@@ -952,6 +972,6 @@ int zo_answer_main(int argc, char **argv)
     free(answer);
     for (int i = 0; i < n; i++) zs_task_free(&t[i]);
     free(t);
-    zs_close(s);
+    src_close(&s);
     return rc;
 }

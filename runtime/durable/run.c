@@ -493,10 +493,13 @@ int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn w
     char state[256];
     snprintf(state, sizeof state, "waits for human task %" PRId64 " (%s)", task, t->action);
     if (l >= 0 && zrd_store_state(D->st, D->row.rid, l, state, err, errlen) < 0) return -1;
+    int file = zrd_store_is_file(D->st);
     zri_say("note",
             "run %s: lifeline %s waits for human task %" PRId64
-            " (%s); answer with: zgc answer %s %" PRId64 " VALUE\n",
-            D->id, t->lifeline, task, t->action, D->id, task);
+            " (%s); answer with: zgc answer %s %" PRId64 " VALUE%s%s%s\n",
+            D->id, t->lifeline, task, t->action, D->id, task,
+            file ? "" : " --nats URL --journal nats:BUCKET (the run is in the ",
+            file ? "" : zrd_store_file(D->st), file ? "" : ")");
     waits(waits_u, 1);
     int rc;
     for (;;) {

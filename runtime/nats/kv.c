@@ -9,8 +9,8 @@
  *
  * `zgc runs cancel --nats` marks the run's record "cancelled": the
  * lifelines find it in the status (compose) and at a commit (at most
- * once a second).  Human tasks need the SQLite run store (`zgc answer`
- * works on it): task refuses with a message.
+ * once a second).  Human tasks are records RUN.T.<N> of the bucket,
+ * answered by `zgc answer --nats` (kv_task).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -632,23 +632,172 @@ static int kv_state(void *u, int64_t rid, int32_t l, const char *state, char *er
     return rc;
 }
 
+/* Human tasks: RUN.T.<N>, task N of the run (JSON: its lifeline, action,
+ * idempotency key, kind, prompt, answer type, members, current text,
+ * status pending, answered or cancelled, the answer, times), created
+ * here and answered by `zgc answer --nats` with a revision check. */
+
+/* The numbers of the run's tasks (the keys RUN.T.*): 0 with *out, or -1. */
+static int task_numbers(kvj *k, int64_t **out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    char pattern[256];
+    snprintf(pattern, sizeof pattern, "%s.T.*", k->run);
+    kvWatchOptions wo;
+    kvWatchOptions_Init(&wo);
+    wo.IgnoreDeletes = true;
+    wo.MetaOnly = true;
+    kvWatcher *w = NULL;
+    natsStatus s = kvStore_Watch(&w, k->kv, pattern, &wo);
+    while (s == NATS_OK) {
+        kvEntry *e = NULL;
+        s = kvWatcher_Next(&e, w, 5000);
+        if (s != NATS_OK || !e) break; /* NULL: every key came */
+        const char *dot = strrchr(kvEntry_Key(e), '.');
+        *out = zri_xrealloc(*out, (size_t)(*n + 1) * sizeof **out);
+        (*out)[(*n)++] = dot ? strtoll(dot + 1, NULL, 10) : 0;
+        kvEntry_Destroy(e);
+    }
+    kvWatcher_Destroy(w);
+    if (s != NATS_OK) {
+        kv_error(k, s, "listing the tasks", pattern, err, errlen);
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static void key_task(const kvj *k, int64_t task, char *out, size_t n)
+{
+    snprintf(out, n, "%s.T.%" PRId64, k->run, task);
+}
+
 static int kv_task(void *u, int64_t rid, const zri_task *t, int64_t *task, char **answer,
                    int *created, char *err, size_t errlen)
 {
-    (void)u, (void)rid, (void)task, (void)answer, (void)created;
-    zri_err(err, errlen,
-            "lifeline %s needs a human task (%s): human tasks are answered in the SQLite run store "
-            "(zgc answer), not with --journal nats; run with --journal sqlite",
-            t->lifeline, t->action);
-    return -1;
+    (void)rid;
+    kvj *k = u;
+    *answer = NULL;
+    *created = 0;
+    pthread_mutex_lock(&k->mu);
+    int rc = -1;
+    for (int tries = 0; tries < 20; tries++) {
+        int64_t *nums = NULL, next = 1;
+        int n = 0;
+        if (task_numbers(k, &nums, &n, err, errlen) < 0) break;
+        int found = 0;
+        for (int i = 0; i < n && !found && rc != 0; i++) {
+            char key[256];
+            key_task(k, nums[i], key, sizeof key);
+            json_t *j = NULL;
+            int got = get_json(k, key, &j, NULL, err, errlen);
+            if (got < 0) {
+                free(nums);
+                json_decref(j);
+                goto out;
+            }
+            if (nums[i] >= next) next = nums[i] + 1;
+            if (got && jstr(j, "key") && t->key && strcmp(jstr(j, "key"), t->key) == 0) {
+                /* the same call's task (a resume): its answer, if any */
+                *task = nums[i];
+                if (jstr(j, "status") && strcmp(jstr(j, "status"), "answered") == 0)
+                    *answer = dupz(jstr(j, "answer"));
+                found = 1;
+            }
+            json_decref(j);
+        }
+        free(nums);
+        if (found) {
+            rc = 0;
+            break;
+        }
+        json_t *j = json_object();
+        if (!j) zri_oom();
+        set_int(j, "task", next);
+        set_str(j, "lifeline", t->lifeline);
+        set_str(j, "action", t->action);
+        set_str(j, "key", t->key);
+        set_str(j, "kind", t->kind);
+        set_str(j, "prompt", t->prompt);
+        set_str(j, "type", t->type);
+        if (t->nmembers > 0) {
+            zri_buf members = {0};
+            zri_buf_puts(&members, "[");
+            for (int i = 0; i < t->nmembers; i++) {
+                if (i) zri_buf_puts(&members, ",");
+                zri_buf_json_string(&members, t->members[i], strlen(t->members[i]));
+            }
+            zri_buf_puts(&members, "]");
+            set_str(j, "members", members.data);
+            zri_buf_free(&members);
+        }
+        set_str(j, "current", t->current);
+        set_str(j, "status", "pending");
+        if (json_object_set_new(j, "created", json_real((double)time(NULL))) != 0) zri_oom();
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        if (!text) zri_oom();
+        char key[256];
+        key_task(k, next, key, sizeof key);
+        natsStatus s = kvStore_Create(NULL, k->kv, key, text, (int)strlen(text));
+        free(text);
+        if (s == NATS_OK) {
+            *task = next;
+            *created = 1;
+            rc = 0;
+            break;
+        }
+        natsStatus ls;
+        const char *txt = nats_GetLastError(&ls);
+        if (!(txt && (strstr(txt, "wrong last sequence") || strstr(txt, "key exists")))) {
+            kv_error(k, s, "creating", key, err, errlen);
+            break;
+        }
+        /* another lifeline took the number meanwhile: count again */
+    }
+    if (rc != 0 && !*err)
+        zri_err(err, errlen, "cannot number a task of run %s in the key-value bucket %s", k->run,
+                k->bucket);
+out:
+    pthread_mutex_unlock(&k->mu);
+    return rc;
 }
 
 static int kv_task_poll(void *u, int64_t rid, int64_t task, char **answer, char **run_status,
                         char *err, size_t errlen)
 {
-    (void)u, (void)rid, (void)task, (void)answer, (void)run_status;
-    zri_err(err, errlen, "human tasks are not kept with --journal nats");
-    return -1;
+    (void)rid;
+    kvj *k = u;
+    *answer = NULL;
+    *run_status = NULL;
+    pthread_mutex_lock(&k->mu);
+    char key[256];
+    key_task(k, task, key, sizeof key);
+    json_t *j = NULL;
+    int got = get_json(k, key, &j, NULL, err, errlen);
+    int rc = got < 0 ? -1 : 0;
+    if (got == 0) {
+        zri_err(err, errlen, "the key-value bucket %s is damaged: task %s is missing", k->bucket,
+                key);
+        rc = -1;
+    }
+    if (got > 0 && jstr(j, "status") && strcmp(jstr(j, "status"), "answered") == 0)
+        *answer = dupz(jstr(j, "answer"));
+    json_decref(j);
+    if (rc == 0) {
+        /* the run's status: cancelled, or still going */
+        char rkey[256];
+        snprintf(rkey, sizeof rkey, "%s.run", k->run);
+        json_t *r = NULL;
+        if (get_json(k, rkey, &r, NULL, err, errlen) < 0) rc = -1;
+        *run_status = dupz(json_is_true(json_object_get(r, "cancelled")) ? "cancelled" : "waiting");
+        json_decref(r);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return rc;
 }
 
 static void kv_close(void *u)

@@ -47,7 +47,8 @@
 #           --journal nats without --nats; the journal stored with the run
 #           (a resume without --journal finds the run's bucket or run
 #           store; another --journal is refused); zgc runs list, show and
-#           cancel --nats on a bucket's runs
+#           cancel --nats on a bucket's runs; human tasks of a bucket's run
+#           (zgc tasks and zgc answer --nats)
 # cluster   a three-server JetStream cluster on loopback, a durable run
 #           with --nats-replicas 3, one server killed with SIGKILL mid-run:
 #           the run completes with its result, no completed effect repeated
@@ -708,6 +709,7 @@ journal() {
   durable_permissions
   journal_stored "$url"
   runs_nats "$url"
+  tasks_nats "$url"
   # errors: exit status and message
   expect_exit "--journal nats, server down" 4 "journal nats: cannot connect to the NATS server" \
     "$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t --durable \
@@ -800,6 +802,54 @@ journal_stored() { # URL
   else
     failed "zgc runs show --nats of a run that is done: $(cat "$d/show")"
   fi
+}
+
+# Human tasks of a run journaled in bucket KVH (handoff.zg: the Editor
+# asks a human while the Writer waits): zgc tasks, runs show and runs list
+# --nats show the pending task, an answer that does not fit is refused,
+# zgc answer --nats answers it, the run completes with the answer, a
+# second answer is refused.
+tasks_nats() { # URL
+  local url=$1 k=$tmp/run.key d=$tmp/kvh pw pe stw ste
+  local kvh=(--nats "$url" --journal nats:KVH)
+  rm -rf "$d" && mkdir -p "$d"
+  "$zgc" build "$root/tests/durable/handoff.zg" -o "$d/ho" > /dev/null || { failed "tasks --nats: build"; return; }
+  "$d/ho/review.Writer" --nats "$url" --run kvh1 --secret-file "$k" --arg topic=tea --llm mock \
+    --durable --journal nats:KVH > "$d/out.W" 2> "$d/err.W" < /dev/null &
+  pw=$!
+  "$d/ho/review.Editor" --nats "$url" --run kvh1 --secret-file "$k" --arg topic=tea --llm mock \
+    --durable --journal nats:KVH > "$d/out.E" 2> "$d/err.E" < /dev/null &
+  pe=$!
+  for _ in $(seq 600); do
+    "$zgc" tasks kvh1 "${kvh[@]}" 2> /dev/null | grep -q approve && break
+    sleep 0.05
+  done
+  "$zgc" tasks "${kvh[@]}" > "$d/tasks" 2>&1
+  if grep -Eq '^kvh1 +1 Editor +approve +confirm +bool +pending +Publish' "$d/tasks"; then ok; else failed "tasks --nats: $(cat "$d/tasks")"; fi
+  "$zgc" runs show kvh1 "${kvh[@]}" > "$d/show" 2>&1
+  if grep -Eq '^  Editor +running +[0-9]+ events +waits for human task 1 \(approve\)' "$d/show" &&
+    grep -q '^tasks (1 pending):' "$d/show"; then
+    ok
+  else
+    failed "runs show --nats with a task: $(cat "$d/show")"
+  fi
+  "$zgc" runs list "${kvh[@]}" > "$d/list" 2>&1
+  if grep -Eq '^kvh1 +review +running +1 +1 ' "$d/list"; then ok; else failed "runs list --nats with a task: $(cat "$d/list")"; fi
+  expect_exit "answer --nats that does not fit" 1 "task 1 (confirm) takes y, yes, true or n, no, false, not 'maybe'" \
+    "$zgc" answer kvh1 1 maybe "${kvh[@]}"
+  expect_exit "answer --nats" 0 'answered task 1 of run kvh1: {"value":true}' \
+    "$zgc" answer kvh1 1 yes "${kvh[@]}"
+  wait $pw
+  stw=$?
+  wait $pe
+  ste=$?
+  if [ "$stw" = 0 ] && [ "$ste" = 0 ] && [ "$(cat "$d/out.W")" = '{"0": true}' ]; then
+    ok
+  else
+    failed "a task answered with --nats: exit $stw/$ste, result $(cat "$d/out.W"): $(cat "$d/err.W" "$d/err.E")"
+  fi
+  expect_exit "answer --nats, twice" 1 "task 1 of run kvh1 is answered, not pending" \
+    "$zgc" answer kvh1 1 no "${kvh[@]}"
 }
 
 # wait_events RUN LIFELINE WHERE…: until `zgc runs show RUN --json WHERE…`
