@@ -19,6 +19,7 @@
  *                      the messages its journal holds per channel (JSON)
  *   RUN.C.<L>.<A>.<N>  chunk N of L's journal, written in attempt A (the
  *                      codec's bytes)
+ *   RUN.T.<N>          human task N (JSON), answered by `zgc answer --nats`
  * Only lifeline L's process writes RUN.L.<L>, each time with the revision
  * it read or wrote last (a KV update with an expected revision): a second
  * process writing the same lifeline's journal is refused, and the first
