@@ -740,68 +740,65 @@ expect_exit() {
 }
 
 # The journal is stored with the run: lifeline A of a run journaled in
-# bucket KVR (then of one in a run store) killed with SIGKILL at its gate
-# and resumed from an empty directory without --journal: the resume finds
-# the run's journals and the run completes with its result, no completed
-# effect repeated; a --journal naming another place is refused first.
+# bucket KVR killed with SIGKILL at its gate and resumed from an empty
+# directory without --journal: the resume finds the run's bucket and the
+# run completes with its result, no completed effect repeated; a
+# --journal naming another bucket or the run store is refused first.  A
+# finished run journaled in a run store: a resume with --journal nats is
+# refused, one without prints its result.
 journal_stored() { # URL
-  local url=$1 k=$tmp/run.key d=$tmp/kvs kind run pa pb
-  for kind in bucket store; do
-    rm -rf "$d" && mkdir -p "$d/a" "$d/b" "$d/c"
-    export ZGC_TEST_EFFECT_LOG=$d/effect.log
-    : > "$d/effect.log"
-    local jo=(--durable --journal nats:KVR) jr=(--journal nats:KVR) run=kvs1
-    if [ "$kind" = store ]; then
-      jo=(--durable="$d/runs.db" --run-id kvs2) jr=(--durable="$d/runs.db") run=kvs2
-    fi
-    (cd "$d/a" && ZGC_TEST_GATE=$d/gate exec "$exe.A" --nats "$url" --run "$run" \
-      --secret-file "$k" --arg topic=t "${jo[@]}" > "$d/out.A" 2> "$d/err.A" < /dev/null) &
-    pa=$!
-    (cd "$d/b" && exec "$exe.B" --nats "$url" --run "$run" --secret-file "$k" --arg topic=t \
-      "${jo[@]}" > "$d/out.B" 2> "$d/err.B" < /dev/null) &
-    pb=$!
-    # A's first effect is in its journal: A waits at its gate
-    local where=(--nats "$url" --journal nats:KVR)
-    [ "$kind" = store ] && where=(--store "$d/runs.db")
-    wait_events "$run" A "${where[@]}" || failed "the journal stored with the run ($kind): A journaled nothing"
-    kill -9 $pa
-    wait $pa 2> /dev/null
-    echo open > "$d/gate"
-    cd "$d/c" || return
-    if [ "$kind" = bucket ]; then
-      expect_exit "resume in another bucket" 1 \
-        "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the key-value bucket OTHER" \
-        "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal nats:OTHER
-      expect_exit "resume in the run store" 1 \
-        "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the run store" \
-        "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal sqlite
-      jr=()
-    else
-      expect_exit "resume in a bucket" 1 \
-        "run kvs2 keeps its journals in the run store $d/runs.db (--journal sqlite), not in the key-value bucket ZGC_JOURNAL" \
-        "$exe.A" --nats "$url" --run kvs2 --secret-file "$k" --resume kvs2 "${jr[@]}" \
-        --journal nats
-    fi
-    "$exe.A" --nats "$url" --run "$run" --secret-file "$k" --resume "$run" "${jr[@]}" \
-      > "$d/out.A" 2> "$d/err.A" < /dev/null
-    STA=$?
-    cd "$root" || return
-    wait $pb
-    STB=$?
-    pair_ok "the journal stored with the run ($kind), resumed without --journal" "$d"
-    if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
-      ok
-    else
-      failed "the journal stored with the run ($kind): effect calls: $(tr '\n' ' ' < "$d/effect.log")"
-    fi
-    unset ZGC_TEST_EFFECT_LOG
-  done
+  local url=$1 k=$tmp/run.key d=$tmp/kvs pa pb
+  rm -rf "$d" && mkdir -p "$d/a" "$d/b" "$d/c"
+  export ZGC_TEST_EFFECT_LOG=$d/effect.log
+  : > "$d/effect.log"
+  (cd "$d/a" && ZGC_TEST_GATE=$d/gate exec "$exe.A" --nats "$url" --run kvs1 \
+    --secret-file "$k" --arg topic=t --durable --journal nats:KVR > "$d/out.A" 2> "$d/err.A" \
+    < /dev/null) &
+  pa=$!
+  (cd "$d/b" && exec "$exe.B" --nats "$url" --run kvs1 --secret-file "$k" --arg topic=t \
+    --durable --journal nats:KVR > "$d/out.B" 2> "$d/err.B" < /dev/null) &
+  pb=$!
+  # A's first effect is in its journal: A waits at its gate
+  wait_events kvs1 A --nats "$url" --journal nats:KVR ||
+    failed "the journal stored with the run: A journaled nothing"
+  kill -9 $pa
+  wait $pa 2> /dev/null
+  echo open > "$d/gate"
+  cd "$d/c" || return
+  expect_exit "resume in another bucket" 1 \
+    "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the key-value bucket OTHER" \
+    "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal nats:OTHER
+  expect_exit "resume in the run store" 1 \
+    "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the run store" \
+    "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal sqlite
+  "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 > "$d/out.A" 2> "$d/err.A" \
+    < /dev/null
+  STA=$?
+  cd "$root" || return
+  wait $pb
+  STB=$?
+  pair_ok "the journal stored with the run, resumed without --journal" "$d"
+  if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
+    ok
+  else
+    failed "the journal stored with the run: effect calls: $(tr '\n' ' ' < "$d/effect.log")"
+  fi
+  unset ZGC_TEST_EFFECT_LOG
   if "$zgc" runs show kvs1 --nats "$url" --journal nats:KVR > "$d/show" 2>&1 &&
     grep -q '^status: done, attempt 2' "$d/show" && grep -q '^result: "t/open!"' "$d/show"; then
     ok
   else
     failed "zgc runs show --nats of a run that is done: $(cat "$d/show")"
   fi
+  # a run in a run store
+  run_pair "$d/s" "$url" kvs2 "$k" "$k" --durable="$d/runs.db" --run-id kvs2
+  pair_ok "a run in a run store over NATS" "$d/s"
+  expect_exit "resume in a bucket" 1 \
+    "run kvs2 keeps its journals in the run store $d/runs.db (--journal sqlite), not in the key-value bucket ZGC_JOURNAL" \
+    "$exe.A" --nats "$url" --run kvs2 --secret-file "$k" --resume kvs2 --durable="$d/runs.db" \
+    --journal nats
+  expect_exit "resume in the run store" 0 '"t/open!"' \
+    "$exe.A" --nats "$url" --run kvs2 --secret-file "$k" --resume kvs2 --durable="$d/runs.db"
 }
 
 # Human tasks of a run journaled in bucket KVH (handoff.zg: the Editor
