@@ -792,8 +792,14 @@ static int kv_task_poll(void *u, int64_t rid, int64_t task, char **answer, char 
         char rkey[256];
         snprintf(rkey, sizeof rkey, "%s.run", k->run);
         json_t *r = NULL;
-        if (get_json(k, rkey, &r, NULL, err, errlen) < 0) rc = -1;
-        *run_status = dupz(json_is_true(json_object_get(r, "cancelled")) ? "cancelled" : "waiting");
+        if (get_json(k, rkey, &r, NULL, err, errlen) < 0) {
+            free(*answer);
+            *answer = NULL;
+            rc = -1;
+        } else {
+            *run_status =
+                dupz(json_is_true(json_object_get(r, "cancelled")) ? "cancelled" : "waiting");
+        }
         json_decref(r);
     }
     pthread_mutex_unlock(&k->mu);
