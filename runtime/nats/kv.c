@@ -824,6 +824,17 @@ static void kv_close(void *u)
 
 /* ---- open ----------------------------------------------------------------------- */
 
+/* The text of a failed call on k's connection, "STATUS: the client's last
+ * error"; 1 when the server refused it for permissions. */
+static int conn_error(kvj *k, natsStatus s, char *out, size_t n)
+{
+    const char *txt = NULL;
+    natsConnection_GetLastError(k->nc, &txt);
+    snprintf(out, n, "%s%s%s", natsStatus_GetText(s), txt && *txt ? ": " : "",
+             txt && *txt ? txt : "");
+    return txt && strstr(txt, "ermission") != NULL;
+}
+
 /* Connects and opens the bucket (see zri_nats_kv_open).  0 with *out, or
  * -1 with a message; *missing is set when the bucket does not exist and
  * `create` is off. */
@@ -917,16 +928,14 @@ static int kvj_open(const zgrt_program *p, int self, const zri_nats_config *c, c
         kc.Replicas = c->replicas > 0 ? c->replicas : 1;
         s = js_CreateKeyValue(&k->kv, k->js, &kc);
         if (s == NATS_OK) break;
-        const char *txt = NULL;
-        natsConnection_GetLastError(k->nc, &txt);
-        int permission = txt && strstr(txt, "ermission");
+        char why[600];
+        int permission = conn_error(k, s, why, sizeof why);
         if (permission || now_s() > deadline) {
             zri_err(err, errlen,
                     "--journal nats: the key-value bucket %s does not exist on the NATS server "
-                    "%s and cannot be created (%s%s%s): create it (nats kv add %s --history 1) "
+                    "%s and cannot be created (%s): create it (nats kv add %s --history 1) "
                     "or give this user the permission",
-                    bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
-                    txt && *txt ? txt : "", bucket);
+                    bucket, k->url, why, bucket);
             kv_close(k);
             return -1;
         }
@@ -935,13 +944,12 @@ static int kvj_open(const zgrt_program *p, int self, const zri_nats_config *c, c
         s = NATS_OK;
     }
     if (s != NATS_OK) {
-        const char *txt = NULL;
-        natsConnection_GetLastError(k->nc, &txt);
+        char why[600];
+        conn_error(k, s, why, sizeof why);
         zri_err(err, errlen,
-                "--journal nats: cannot open the key-value bucket %s on the NATS server %s (is "
-                "JetStream enabled: nats-server -js? may this user use it?): %s%s%s",
-                bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
-                txt && *txt ? txt : "");
+                "--journal nats: cannot open %s%s on the NATS server %s (is JetStream enabled: "
+                "nats-server -js? may this user use it?): %s",
+                bucket ? "the key-value bucket " : "JetStream", bucket ? bucket : "", k->url, why);
         kv_close(k);
         return -1;
     }
