@@ -20,8 +20,8 @@
 # run (counted and listed with the reason, -v) when it is a template
 # rather than a command: a placeholder (FILE.zg, RUN, R, …, `[…]`), a file
 # the document shows but the repository does not have (a bare name such
-# as w.zg), a model server, a person at a terminal, or a server that runs
-# until stopped (--view, lsp).
+# as w.zg), a model server, a NATS server, a person at a terminal, or a
+# server that runs until stopped (--view, lsp).
 #   usage: tests/docs/run.sh ZGC [-v]
 set -u
 zgc=$(realpath "${1:?usage: tests/docs/run.sh ZGC [-v]}")
@@ -50,6 +50,7 @@ template() {
   fi
   if grep -qE -- '--llm[= ]*(openai|ollama)|OPENAI_|OLLAMA_' <<< "$cmd"; then echo "a model server"; return; fi
   if grep -qE -- '--view|zgc lsp' <<< "$cmd"; then echo "serves until stopped"; return; fi
+  if grep -qE -- '--nats|nats://' <<< "$cmd"; then echo "a NATS server"; return; fi
   if grep -qiE 'terminal' <<< "$comment"; then echo "a person at a terminal"; return; fi
   if grep -qE '[0-9]{8}-[0-9]{6}' <<< "$cmd"; then echo "a run id of the reader's"; return; fi
   local out=0
