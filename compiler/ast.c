@@ -161,6 +161,17 @@ const char *za_span_text(ZArena *a, const ZVec *files, ZSpan s)
     return zu_strndup(a, src->text + from, (size_t)(to - from));
 }
 
+/* The action named n among p's declarations (resolve.c's tables are not
+ * needed for so few). */
+static const ZDecl *action_named(const ZProgram *p, const char *n)
+{
+    for (int i = 0; i < p->decls.len; i++) {
+        const ZDecl *d = p->decls.items[i];
+        if (d->kind == D_ACTION && d->name && strcmp(d->name, n) == 0) return d;
+    }
+    return NULL;
+}
+
 static void context_add(ZArena *a, const ZProgram *p, const ZDecl *d, const ZDecl **seen,
                         int *nseen, int cap)
 {
@@ -179,8 +190,8 @@ static void context_add(ZArena *a, const ZProgram *p, const ZDecl *d, const ZDec
     }
     for (int i = 0; i < names->len; i++) {
         const ZExpr *e = names->items[i];
-        const ZDecl *x = e->kind == E_NAME && e->name ? zr_lookup(p, e->name) : NULL;
-        if (x && x->kind == D_ACTION) context_add(a, p, x, seen, nseen, cap);
+        const ZDecl *x = e->kind == E_NAME && e->name ? action_named(p, e->name) : NULL;
+        if (x) context_add(a, p, x, seen, nseen, cap);
     }
 }
 
