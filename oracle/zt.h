@@ -108,6 +108,7 @@ typedef struct Ev {
     json_t *prompt;   /* act: {"system": …, "user": …}, or NULL */
     json_t *question; /* act: a human action's question (a string), or NULL */
     int has_answer;   /* act: an "answer" */
+    json_t *subrun;   /* act of a planner: its nested run, or NULL */
     json_t *writes;   /* object */
     json_t *vc;       /* object */
     int match;        /* the matched event (send <-> recv), or -1 */

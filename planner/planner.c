@@ -273,7 +273,7 @@ static int jit_load(Jit *j, LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef m, ch
 /* Compiles the answer; 0 with the program loaded into j, 1 with the
  * diagnostics for the model in *diags (malloc'd), -1 with err. */
 static int compile(const ZplSpec *s, const char *answer, const char *prefix, Jit *j, char **diags,
-                   char *err, size_t errlen)
+                   char **source, char *err, size_t errlen)
 {
     ZBuf src = {0};
     zu_buf_puts(&src, answer);
@@ -293,7 +293,7 @@ static int compile(const ZplSpec *s, const char *answer, const char *prefix, Jit
     }
     ZCompilation c;
     zc_init(&c, zp_parse, "plan.zg", src.data, src.len, dout);
-    zu_buf_free(&src);
+    *source = src.data; /* the caller's */
     int rc = 0;
     if (!zc_run(&c, ZC_PLAN) || zpl_validate(&c, s, count_lines(answer)) > 0) {
         rc = 1;
@@ -371,20 +371,24 @@ int zpl_act(zgrt_call *call)
         char *answer = unfence(raw);
         free(raw);
         Jit j = {0};
-        char *diags = NULL;
+        char *diags = NULL, *source = NULL;
         pthread_mutex_lock(&compile_mu);
-        int c = compile(&s, answer, prefix, &j, &diags, err, sizeof err);
+        int c = compile(&s, answer, prefix, &j, &diags, &source, err, sizeof err);
         pthread_mutex_unlock(&compile_mu);
         if (c < 0) {
             zgrt_fail(call, "planner `%s`: %s", name, err);
             free(answer);
             free(diags);
+            free(source);
             if (j.jit) LLVMOrcDisposeLLJIT(j.jit);
             break;
         }
         if (c == 0) {
-            zgrt_subrun o = {nargs, (const char *const *)argv_names,
-                             (const char *const *)argv_values, (double)s.timeout,
+            zgrt_subrun o = {nargs,
+                             (const char *const *)argv_names,
+                             (const char *const *)argv_values,
+                             source,
+                             (double)s.timeout,
                              s.max_iterations};
             if (zgrt_call_subrun(call, j.prog, &o, err, sizeof err) == 0)
                 rc = 0;
@@ -393,8 +397,10 @@ int zpl_act(zgrt_call *call)
             LLVMOrcDisposeLLJIT(j.jit);
             free(answer);
             free(diags);
+            free(source);
             break;
         }
+        free(source);
         free(last);
         last = diags;
         if (s.retries >= 0 && attempt > s.retries) {

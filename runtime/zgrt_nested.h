@@ -39,13 +39,16 @@ typedef struct zgrt_subrun {
     int nargs;
     const char *const *arg_names; /* the sub-program's inputs, as --arg text */
     const char *const *arg_values;
+    const char *source;     /* its source text, recorded with the nested run */
     double timeout;         /* seconds of wall time (0: none) */
     int64_t max_iterations; /* loop iterations of all its lifelines (0: none) */
 } zgrt_subrun;
 
 /* Runs `sub` (every lifeline in this process, with the calling run's
  * model routing, seed and scheduler) and sets the call's results to its
- * results, in order.  0, or -1 with the reason in err: the run's error,
+ * results, in order.  When the calling run is observed (a trace, a live
+ * view), the call's act event records the nested run: {"source":
+ * o->source, "trace": [its trace lines as objects]}.  0, or -1 with the reason in err: the run's error,
  * a limit it hit, or results that do not fit the call's. */
 int zgrt_call_subrun(zgrt_call *call, const zgrt_program *sub, const zgrt_subrun *o, char *err,
                      size_t errlen);

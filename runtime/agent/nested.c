@@ -67,11 +67,29 @@ typedef struct limits {
     int64_t max;
     int64_t count;
     pthread_mutex_t mu;
+    zri_buf *lines; /* the nested trace ("," between lines), or NULL */
 } limits;
 
-static void count_event(void *user, const zri_event *e)
+static void add_line(limits *l, zri_buf *line)
+{
+    /* one object per line: without its newline */
+    while (line->len > 0 && line->data[line->len - 1] == '\n') line->len--;
+    pthread_mutex_lock(&l->mu);
+    if (l->lines->len > 1) zri_buf_add(l->lines, ",", 1);
+    zri_buf_add(l->lines, line->data, line->len);
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void observe_event(void *user, const zri_event *e)
 {
     limits *l = user;
+    if (l->lines) {
+        zri_buf b = {0};
+        zri_trace_line_event(&b, l->p, e);
+        add_line(l, &b);
+        zri_buf_free(&b);
+    }
+    if (l->max <= 0) return;
     if (e->kind != ZRI_EV_CHOICE || !e->value || e->construct < 0 ||
         e->construct >= l->p->ntags || strncmp(l->p->tags[e->construct], "while", 5) != 0)
         return;
@@ -146,20 +164,50 @@ ZRI_PUBLIC int zgrt_call_subrun(zgrt_call *call, const zgrt_program *sub, const 
     opts.stored = NULL;
 
     zri_run *R = zri_run_new(sub, &opts, -1);
-    limits lim = {R, sub, o->max_iterations, 0, PTHREAD_MUTEX_INITIALIZER};
+    zri_buf lines = {0};
+    limits lim = {R, sub, o->max_iterations, 0, PTHREAD_MUTEX_INITIALIZER, NULL};
     int rc = 0;
     if (zri_run_setup(R) != 0) {
         snprintf(err, errlen, "the generated workflow's inputs were refused (see above)");
         rc = -1;
         goto out;
     }
-    if (o->max_iterations > 0) {
-        zri_observer obs = {count_event, NULL, &lim, NULL};
+    if (env->detail) {
+        /* the calling run is observed: its trace gets the nested one */
+        lim.lines = &lines;
+        zri_buf_puts(&lines, "[");
+        for (int32_t l = 0; l < sub->nlifelines; l++) {
+            zri_buf b = {0};
+            zri_trace_line_start(&b, sub, l, zri_run_store(R, l));
+            add_line(&lim, &b);
+            zri_buf_free(&b);
+        }
+    }
+    if (o->max_iterations > 0 || lim.lines) {
+        zri_observer obs = {observe_event, NULL, &lim, NULL};
         zri_run_observe(R, &obs);
     }
     zri_run_set_actions(R, zri_run_action);
     zri_run_exec(R);
     const char *error = zri_run_error(R);
+    if (lim.lines) {
+        char *json = error ? NULL : zri_run_result_json(R);
+        zri_buf b = {0};
+        zri_trace_line_end(&b, json, error);
+        add_line(&lim, &b);
+        zri_buf_free(&b);
+        free(json);
+        zri_buf_puts(&lines, "]");
+        zri_buf rec = {0};
+        zri_buf_puts(&rec, "{\"source\":");
+        const char *src = o->source ? o->source : "";
+        zri_buf_json_string(&rec, src, strlen(src));
+        zri_buf_puts(&rec, ",\"trace\":");
+        zri_buf_add(&rec, lines.data, lines.len);
+        zri_buf_puts(&rec, "}");
+        env->detail(env->note_user, "subrun", rec.data);
+        zri_buf_free(&rec);
+    }
     if (error) {
         snprintf(err, errlen, "the generated workflow failed: %s", error);
         rc = -1;
@@ -170,6 +218,7 @@ ZRI_PUBLIC int zgrt_call_subrun(zgrt_call *call, const zgrt_program *sub, const 
         rc = set_result(call, k, sub, &store[sub->results[k].var], err, errlen);
     }
 out:
+    zri_buf_free(&lines);
     zri_run_free(R);
     pthread_mutex_destroy(&lim.mu);
     return rc;

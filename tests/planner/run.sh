@@ -94,6 +94,20 @@ fails timeout timeout.zg loop.json n=1 'the generated workflow failed: timeout a
 # nested planners
 good nested nested.zg nested.json task=hi '"deep"'
 good nested_processes nested.zg nested.json task=hi '"deep"' --processes
+# the nested runs are in the trace, checked against the programs they
+# recorded: a value changed two planners deep is found
+sed 's/"msg":"Solver>Lead@main#1","writes":{"answer":"deep"}/"msg":"Solver>Lead@main#1","writes":{"answer":"shallow"}/' \
+  "$tmp/nested.trace" >"$tmp/tampered.trace"
+if cmp -s "$tmp/nested.trace" "$tmp/tampered.trace"; then
+  bad "tampered: the nested trace does not have the receive to change"
+elif "$zgc" trace check "$here/nested.zg" "$tmp/tampered.trace" >"$tmp/tampered.out" 2>&1; then
+  bad "tampered: a changed nested value passes the trace check"
+elif ! grep -qF 'the nested run of planner `outer`: subrun:5: lifeline Lead event 2: the nested run of planner `inner`' "$tmp/tampered.out"; then
+  bad "tampered: $(cat "$tmp/tampered.out")"
+else
+  ok
+fi
+if grep -qF '"subrun":{"source":"var answer: str;' "$tmp/first_try.trace"; then ok; else bad "first_try: no nested run in the trace"; fi
 
 echo "planner: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
