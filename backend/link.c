@@ -593,8 +593,8 @@ static void link_job(Build *b, Job *j, const char *path, const char *exe, const 
         const char *slash = strrchr(pl, '/');
         argv_push(&cmd, zu_fmt(b->a, "-Wl,-rpath,%s",
                                slash ? zu_strndup(b->a, pl, (size_t)(slash - pl)) : "."));
-        static const char *const need[] = {"zgrt_abi_symbols", "zgrt_call_plan",
-                                           "zgrt_call_model", "zgrt_call_subrun"};
+        static const char *const need[] = {"zgrt_abi_symbols", "zgrt_call_plan", "zgrt_call_model",
+                                           "zgrt_call_subrun"};
         for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
             argv_push(&cmd, zu_fmt(b->a, "-Wl,--undefined=%s", need[k]));
     }

@@ -115,7 +115,7 @@ const char *za_prop_name(ZPropKey k)
 {
 #define NAME(k, s) s,
     static const char *const names[] = {ZV_LLM_PROPS(NAME) ZV_HUMAN_PROPS(NAME)
-                                             ZV_PLANNER_PROPS(NAME)};
+                                            ZV_PLANNER_PROPS(NAME)};
 #undef NAME
     return k >= 0 && k < PROP__COUNT ? names[k] : "?";
 }

@@ -593,8 +593,10 @@ static void check_planner(Ck *c, ZDecl *act)
         zd_error(c->d, act->name_span, "%s action `%s` needs `%s = \"...\"`", kind, act->name,
                  za_prop_name(PROP_DESCRIPTION));
     if (!has_prop(act, PROP_WORKERS))
-        zd_error(c->d, act->name_span, "%s action `%s` needs `%s = (...)`: the lifelines of the "
-                 "workflows it makes", kind, act->name, za_prop_name(PROP_WORKERS));
+        zd_error(c->d, act->name_span,
+                 "%s action `%s` needs `%s = (...)`: the lifelines of the "
+                 "workflows it makes",
+                 kind, act->name, za_prop_name(PROP_WORKERS));
 }
 
 /* ---- declarations ------------------------------------------------------- */

@@ -645,14 +645,14 @@ static void check_subrun(Check *c, const Ev *e, const ZDecl *act)
     }
     char *msg = NULL;
     ZtStats st = {0};
-    int bad = zt_check(m, "subrun", t.data ? t.data : "", t.len, &msg, &st);
+    int bad = c->nested(m, "subrun", t.data ? t.data : "", t.len, &msg, &st);
     zu_buf_free(&t);
     zt_model_free(m);
     if (bad) {
         const char *why = zu_fmt(c->a, "%s", msg ? msg : "");
         free(msg);
-        zt_fail(c, e->line, "%s: the nested run of planner `%s`: %s", zt_ev_where(c, e),
-                act->name, why);
+        zt_fail(c, e->line, "%s: the nested run of planner `%s`: %s", zt_ev_where(c, e), act->name,
+                why);
     }
     free(msg);
     c->st.events += st.events;

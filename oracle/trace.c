@@ -205,8 +205,9 @@ static void read_optional(Check *c, json_t *o, Ev *e, int line)
     if (v && (!json_is_object(v) || json_object_size(v) != 2 ||
               !json_is_string(json_object_get(v, "source")) ||
               !json_is_array(json_object_get(v, "trace"))))
-        zt_fail(c, line, "\"subrun\" must be an object of \"source\" (a string) and \"trace\" "
-                         "(an array)");
+        zt_fail(c, line,
+                "\"subrun\" must be an object of \"source\" (a string) and \"trace\" "
+                "(an array)");
     e->subrun = v;
 }
 

@@ -157,6 +157,9 @@ typedef struct GuardMemo {
 
 typedef struct Check {
     const ZtModel *m;
+    /* checks a nested run's trace (oracle.h: zt_check), for replay.c */
+    int (*nested)(const ZtModel *m, const char *trace_name, const char *text, size_t len,
+                  char **msg, ZtStats *st);
     ZArena *a;
     const char *name;
     jmp_buf fail_jb;

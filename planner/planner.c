@@ -54,8 +54,7 @@ static const char *str_prop(const ZDecl *d, ZPropKey k)
     return pr && pr->value->kind == E_STR ? pr->value->lit.s : NULL;
 }
 
-static int read_spec(ZArena *a, const ZProgram *p, const char *name, const char *owner,
-                     ZplSpec *s)
+static int read_spec(ZArena *a, const ZProgram *p, const char *name, const char *owner, ZplSpec *s)
 {
     memset(s, 0, sizeof *s);
     for (int i = 0; i < p->decls.len && !s->decl; i++) {
@@ -129,11 +128,12 @@ static char *arg_text(zgrt_call *call, int i, const ZParam *p, const ZProgram *p
 static void prompt_system(ZBuf *b, const ZplSpec *s, const char *decls, ZArena *a)
 {
     const ZDecl *d = s->decl;
-    zu_buf_printf(b, "You write workflows in the .zg language, for the planner `%s`.\n\n",
-                  d->name);
-    zu_buf_printf(b, "Task: %s\n\n", str_prop(d, PROP_DESCRIPTION) ? str_prop(d, PROP_DESCRIPTION) : "");
-    zu_buf_printf(b, "Lifelines (already declared, declare none): %s, the owner, who has the "
-                     "inputs and must get the result; and the workers",
+    zu_buf_printf(b, "You write workflows in the .zg language, for the planner `%s`.\n\n", d->name);
+    zu_buf_printf(b, "Task: %s\n\n",
+                  str_prop(d, PROP_DESCRIPTION) ? str_prop(d, PROP_DESCRIPTION) : "");
+    zu_buf_printf(b,
+                  "Lifelines (already declared, declare none): %s, the owner, who has the "
+                  "inputs and must get the result; and the workers",
                   s->owner);
     for (int i = 0; i < s->workers.len; i++)
         zu_buf_printf(b, "%s %s", i ? "," : "", (const char *)s->workers.items[i]);
@@ -151,15 +151,17 @@ static void prompt_system(ZBuf *b, const ZplSpec *s, const char *decls, ZArena *
         zu_buf_printf(b, "%s%s", i ? ", " : "", za_type_name(a, p->type));
     }
     if (d->results.len > 1) zu_buf_puts(b, ")");
-    zu_buf_printf(b, " { … }`, with a `var NAME: TYPE;` declaration for every other variable. "
-                     "It must end with a worker sending the result to %s, then `return` of it "
-                     "at %s, as in:\n    W(r) -> %s(r);\n    return r @ %s;\n\n",
+    zu_buf_printf(b,
+                  " { … }`, with a `var NAME: TYPE;` declaration for every other variable. "
+                  "It must end with a worker sending the result to %s, then `return` of it "
+                  "at %s, as in:\n    W(r) -> %s(r);\n    return r @ %s;\n\n",
                   s->owner, s->owner, s->owner, s->owner);
     zu_buf_puts(b, "Actions you may call (already declared, do not declare them again):\n");
     zu_buf_puts(b, s->actions.len ? decls : "(none)\n");
-    zu_buf_printf(b, "\nYou may%s define llm actions, may%s define pure actions, may%s use `if`, "
-                     "may%s use `while`; `parallel`, fragments, imports and other action kinds "
-                     "are not allowed. At most %ld statements.\n",
+    zu_buf_printf(b,
+                  "\nYou may%s define llm actions, may%s define pure actions, may%s use `if`, "
+                  "may%s use `while`; `parallel`, fragments, imports and other action kinds "
+                  "are not allowed. At most %ld statements.\n",
                   s->allow_llm ? "" : " not", s->allow_pure ? "" : " not",
                   s->allow_if ? "" : " not", s->allow_while ? "" : " not", s->max_statements);
     const char *ins = str_prop(d, PROP_INSTRUCTIONS);
@@ -208,7 +210,6 @@ static void jit_error(LLVMErrorRef e, char *err, size_t errlen, const char *what
     snprintf(err, errlen, "%s: %s", what, m);
     LLVMDisposeErrorMessage(m);
 }
-
 
 static int jit_load(Jit *j, LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef m, char *err,
                     size_t errlen)
@@ -404,7 +405,8 @@ int zpl_act(zgrt_call *call)
         free(last);
         last = diags;
         if (s.retries >= 0 && attempt > s.retries) {
-            zgrt_fail(call, "planner `%s`: no valid workflow in %d attempt%s; the last one's "
+            zgrt_fail(call,
+                      "planner `%s`: no valid workflow in %d attempt%s; the last one's "
                       "errors:\n%s",
                       name, attempt, attempt == 1 ? "" : "s", last ? last : "");
             free(answer);
@@ -412,7 +414,8 @@ int zpl_act(zgrt_call *call)
         }
         zu_buf_free(&ask);
         ask = (ZBuf){0};
-        zu_buf_printf(&ask, "%s\n\nYour previous answer was:\n%s\n\nIt was rejected:\n%s\n"
+        zu_buf_printf(&ask,
+                      "%s\n\nYour previous answer was:\n%s\n\nIt was rejected:\n%s\n"
                       "Write the corrected workflow.",
                       user.data, answer, last ? last : "");
         free(answer);

@@ -41,8 +41,8 @@
 typedef struct ZplSpec {
     const ZDecl *decl;
     const char *owner;
-    ZVec workers;      /* const char* */
-    ZVec actions;      /* const char*: the vocabulary */
+    ZVec workers; /* const char* */
+    ZVec actions; /* const char*: the vocabulary */
     bool allow_llm, allow_pure, allow_if, allow_while;
     long max_statements, max_iterations, timeout;
     int retries; /* -1: forever */

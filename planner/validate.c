@@ -63,7 +63,9 @@ static void check_stmt(V *v, const ZStmt *st)
     case S_COREGION:
     case S_USE:
         zd_error(d, st->span, "`%s` is not allowed in a planner's workflows",
-                 st->kind == S_PAR ? "parallel" : st->kind == S_COREGION ? "coregion" : "fragment");
+                 st->kind == S_PAR        ? "parallel"
+                 : st->kind == S_COREGION ? "coregion"
+                                          : "fragment");
         break;
     default: break;
     }
@@ -133,13 +135,14 @@ static void check_inputs(V *v, const ZDecl *wf)
             const ZParam *p = pl->results.items[i];
             zu_buf_printf(&b, "%s%s", i ? ", " : "", za_type_name(v->c->arena, p->type));
         }
-        zd_error(d, wf->name_span, "the workflow must return %s%s%s", pl->results.len > 1 ? "(" : "",
-                 b.data ? b.data : "nothing", pl->results.len > 1 ? ")" : "");
+        zd_error(d, wf->name_span, "the workflow must return %s%s%s",
+                 pl->results.len > 1 ? "(" : "", b.data ? b.data : "nothing",
+                 pl->results.len > 1 ? ")" : "");
         zu_buf_free(&b);
     }
     if (wf->params.len != pl->params.len) {
-        zd_error(d, wf->name_span, "the workflow must take the planner's %d input%s", pl->params.len,
-                 pl->params.len == 1 ? "" : "s");
+        zd_error(d, wf->name_span, "the workflow must take the planner's %d input%s",
+                 pl->params.len, pl->params.len == 1 ? "" : "s");
         return;
     }
     for (int i = 0; i < wf->params.len; i++) {
@@ -147,8 +150,7 @@ static void check_inputs(V *v, const ZDecl *wf)
         const char *wt = za_type_name(v->c->arena, w->type);
         const char *pt = za_type_name(v->c->arena, p->type);
         if (strcmp(w->name, p->name) != 0 || strcmp(wt, pt) != 0)
-            zd_error(d, w->span, "input %d must be `%s: %s @ %s`", i + 1, p->name, pt,
-                     v->s->owner);
+            zd_error(d, w->span, "input %d must be `%s: %s @ %s`", i + 1, p->name, pt, v->s->owner);
         else if (!w->owner || strcmp(w->owner, v->s->owner) != 0)
             zd_error(d, w->span, "input `%s` must be at %s, the planner's owner", w->name,
                      v->s->owner);

@@ -31,8 +31,8 @@ const char *zgrt_call_plan(const zgrt_call *call);
 /* One text request to the model the run routes the call's action to
  * (--llm, --llm-for L.action), with the prompts as given.  0 with the
  * answer (free it), or -1 with the reason in err. */
-int zgrt_call_model(zgrt_call *call, const char *system, const char *user, char **answer,
-                    char *err, size_t errlen);
+int zgrt_call_model(zgrt_call *call, const char *system, const char *user, char **answer, char *err,
+                    size_t errlen);
 
 /* The limits of a nested run. */
 typedef struct zgrt_subrun {

@@ -942,8 +942,8 @@ ZRI_PUBLIC int zgrt_fail(zgrt_call *call, const char *fmt, ...)
 zri_action_env *zri_call_env(zgrt_call *call) { return call->env; }
 const zgrt_action *zri_call_desc(const zgrt_call *call) { return call->a; }
 
-int zri_call_text(zgrt_call *call, const char *system, const char *user, char **answer,
-                  char *err, size_t errlen)
+int zri_call_text(zgrt_call *call, const char *system, const char *user, char **answer, char *err,
+                  size_t errlen)
 {
     const zgrt_action *a = call->a;
     static const char *const names[] = {"plan"};
@@ -975,7 +975,7 @@ int zri_call_text(zgrt_call *call, const char *system, const char *user, char **
 static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_value *args,
                       zgrt_value *outs, char *err, size_t errlen)
 {
-    const char *what = a->kind == ZGRT_ACT_EFFECT      ? "effect"
+    const char *what = a->kind == ZGRT_ACT_EFFECT    ? "effect"
                        : a->kind == ZGRT_ACT_PLANNER ? "planner"
                                                      : "extern action";
     if (a->kind == ZGRT_ACT_PLANNER && !a->fn) {
@@ -1026,6 +1026,14 @@ static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_valu
     for (int k = 0; k < c.ntexts; k++) free(c.texts[k]);
     free(c.texts);
     free(c.set);
+    if (rc != 0 && a->kind == ZGRT_ACT_PLANNER && a->has_fallback && a->fallback) {
+        if (env->note)
+            env->note(env->note_user, "planner %s: using the fallback: %s", a->name, err);
+        char why[64];
+        if (use_fallback(env, a, outs, why, sizeof why) < 0) return -1;
+        if (errlen) err[0] = 0;
+        return 0;
+    }
     return rc;
 }
 

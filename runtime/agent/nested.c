@@ -50,8 +50,8 @@ ZRI_PUBLIC const char *zgrt_call_plan(const zgrt_call *call)
     return a && a->kind == ZGRT_ACT_PLANNER ? a->plan : NULL;
 }
 
-ZRI_PUBLIC int zgrt_call_model(zgrt_call *call, const char *system, const char *user,
-                               char **answer, char *err, size_t errlen)
+ZRI_PUBLIC int zgrt_call_model(zgrt_call *call, const char *system, const char *user, char **answer,
+                               char *err, size_t errlen)
 {
     *answer = NULL;
     if (!call) {
@@ -90,8 +90,8 @@ static void observe_event(void *user, const zri_event *e)
         zri_buf_free(&b);
     }
     if (l->max <= 0) return;
-    if (e->kind != ZRI_EV_CHOICE || !e->value || e->construct < 0 ||
-        e->construct >= l->p->ntags || strncmp(l->p->tags[e->construct], "while", 5) != 0)
+    if (e->kind != ZRI_EV_CHOICE || !e->value || e->construct < 0 || e->construct >= l->p->ntags ||
+        strncmp(l->p->tags[e->construct], "while", 5) != 0)
         return;
     pthread_mutex_lock(&l->mu);
     int64_t n = ++l->count;
@@ -126,7 +126,9 @@ static int set_result(zgrt_call *call, int i, const zgrt_program *sub, const zgr
         free(text);
         break;
     }
-    default: snprintf(err, errlen, "the generated workflow's result %d has no value", i + 1); return -1;
+    default:
+        snprintf(err, errlen, "the generated workflow's result %d has no value", i + 1);
+        return -1;
     }
     return 0;
 }

@@ -91,6 +91,8 @@ fails too_big delegate.zg too_big.json task=hi 'more than 5 statements'
 # limits of the run: iterations, wall time
 fails loop loop.zg loop.json n=1 'more than 50 loop iterations'
 fails timeout timeout.zg loop.json n=1 'the generated workflow failed: timeout after 1 s'
+# a limit hit, the fallback taken (the nested run's error in the trace)
+good fallback fallback.zg loop.json n=1 '-1'
 # nested planners
 good nested nested.zg nested.json task=hi '"deep"'
 good nested_processes nested.zg nested.json task=hi '"deep"' --processes
