@@ -110,6 +110,14 @@ else
   ok
 fi
 if grep -qF '"subrun":{"source":"var answer: str;' "$tmp/first_try.trace"; then ok; else bad "first_try: no nested run in the trace"; fi
+# the prompt: the signature asked for, the vocabulary as declared, the
+# instructions, the input values and the grammar summary (from parser.y)
+act=$(grep '"action":"delegate"' "$tmp/first_try.trace")
+for p in 'workflow plan(task: str @ Boss) -> str' 'llm solve(task: str) -> (answer: str) {' \
+  'the workers Solver, Checker' 'Instructions: Let Solver solve it.' 'task: str = hi' \
+  "'planner' identifier '(' params ')' opt_results '{' props '}'"; do
+  if printf '%s' "$act" | grep -qF -- "$p"; then ok; else bad "first_try: the prompt does not say: $p"; fi
+done
 
 echo "planner: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
