@@ -93,6 +93,10 @@ fails loop loop.zg loop.json n=1 'more than 50 loop iterations'
 fails timeout timeout.zg loop.json n=1 'the generated workflow failed: timeout after 1 s'
 # a limit hit, the fallback taken (the nested run's error in the trace)
 good fallback fallback.zg loop.json n=1 '-1'
+# the example: a parallel arithmetic evaluator
+good example ../../examples/arithmetic.zg ../../examples/arithmetic.json 'expression=(3 + 4) * (10 - 2)' 56
+good example_processes ../../examples/arithmetic.zg ../../examples/arithmetic.json \
+  'expression=(3 + 4) * (10 - 2)' 56 --processes
 # nested planners
 good nested nested.zg nested.json task=hi '"deep"'
 good nested_processes nested.zg nested.json task=hi '"deep"' --processes
