@@ -271,6 +271,17 @@ static int jit_load(Jit *j, LLVMOrcThreadSafeContextRef tsc, LLVMModuleRef m, ch
 
 /* ---- one attempt ------------------------------------------------------ */
 
+/* A generated workflow reads no file: its imports are refused before
+ * anything is read (validate.c says why in its own words too). */
+static char *no_import(void *user, const char *path, size_t *len, char **key, const char **err,
+                       bool *missing)
+{
+    (void)user, (void)path, (void)len, (void)key;
+    *missing = false;
+    *err = "a planner's workflow may not import files";
+    return NULL;
+}
+
 /* Compiles the answer; 0 with the program loaded into j, 1 with the
  * diagnostics for the model in *diags (malloc'd), -1 with err. */
 static int compile(const ZplSpec *s, const char *answer, const char *prefix, Jit *j, char **diags,
@@ -294,6 +305,7 @@ static int compile(const ZplSpec *s, const char *answer, const char *prefix, Jit
     }
     ZCompilation c;
     zc_init(&c, zp_parse, "plan.zg", src.data, src.len, dout);
+    c.load = no_import;
     *source = src.data; /* the caller's */
     int rc = 0;
     if (!zc_run(&c, ZC_PLAN) || zpl_validate(&c, s, count_lines(answer)) > 0) {

@@ -86,6 +86,8 @@ fails undeclared_worker delegate.zg undeclared_worker.json task=hi 'unknown life
 fails end_invariant delegate.zg end_invariant.json task=hi \
   'the workflow must end with a worker sending the result to Boss'
 fails too_big delegate.zg too_big.json task=hi 'more than 5 statements'
+# imports are refused before any file is read (/dev/zero would not end)
+fails import delegate.zg import.json task=hi 'cannot read `../../stdlib/llm.zg`: a planner'"'"'s workflow may not import files'
 
 
 # limits of the run: iterations, wall time
