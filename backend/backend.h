@@ -35,6 +35,10 @@
 
 #include "zgc.h"
 
+/* The function a planner action's descriptor names (zgrt_action.fn): the
+ * planner library's entry (planner/planner.h: zpl_act). */
+#define ZB_PLANNER_ENTRY "zpl_act"
+
 /* Which executables zb_build links (bits; 0 means both). */
 enum { ZB_LINK_WHOLE = 1, ZB_LINK_LIFELINES = 2 };
 
@@ -77,6 +81,13 @@ int zb_build(ZCompilation *c, const ZBuildOptions *o);
 
 /* Prints the LLVM IR of the all-in-one executable (one module). */
 int zb_emit_llvm(FILE *out, ZCompilation *c);
+
+/* The program as one module in context lc (every lifeline and the
+ * descriptor `zg.program`, no `main`), verified: what the planner library
+ * runs in this process (planner/); NULL after a diagnostic. */
+typedef struct LLVMOpaqueContext *LLVMContextRef; /* llvm-c/Types.h */
+typedef struct LLVMOpaqueModule *LLVMModuleRef;
+LLVMModuleRef zb_gen_whole(LLVMContextRef lc, ZCompilation *c);
 
 /* The path of the runtime library executables are linked with. */
 const char *zb_runtime_lib(void);

@@ -143,6 +143,19 @@ static LLVMValueRef action_desc(ZbMod *md, const ZDecl *act)
         }
         fnp = as_ptr(md, ext);
     }
+    LLVMValueRef plan = cnull(g);
+    if (act->action == ACT_PLANNER) {
+        /* the planner library's entry (planner/planner.h), linked into
+         * the executables of programs that declare a planner */
+        LLVMValueRef ext = LLVMGetNamedFunction(md->m, ZB_PLANNER_ENTRY);
+        if (!ext) {
+            LLVMTypeRef pt = g->t_ptr;
+            ext = LLVMAddFunction(md->m, ZB_PLANNER_ENTRY, LLVMFunctionType(g->t_i32, &pt, 1, 0));
+        }
+        fnp = as_ptr(md, ext);
+        const char *ctx = za_planner_context(g->a, g->p, g->d->files, act);
+        plan = zb_cstr(md, ctx ? ctx : "");
+    }
     const ZProp *parse = za_prop(act, PROP_PARSE);
     const ZProp *hk = za_prop(act, PROP_KIND);
     LLVMValueRef f[] = {
@@ -166,6 +179,7 @@ static LLVMValueRef action_desc(ZbMod *md, const ZDecl *act)
         ci32(g, name_code(hk ? hk->value : NULL, human_codes, ZGRT_HUMAN_CONFIRM)),
         prop_str(md, act, PROP_PROMPT),
         fnp,
+        plan,
     };
     return cstruct(g, ZB_TY_ACTION, f, sizeof f / sizeof f[0]);
 }

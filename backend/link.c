@@ -63,6 +63,9 @@
 #include "gen.h"
 #include "zgc_build_id.h"
 
+#ifndef ZGC_PLANNER_LIB
+#define ZGC_PLANNER_LIB "libzgplanner.so"
+#endif
 #ifndef ZGC_RUNTIME_LIB
 #define ZGC_RUNTIME_LIB "libzgrt.a"
 #endif
@@ -560,6 +563,16 @@ static void compile_job(Build *b, Job *j, const char *src, const char *obj)
     j->what = src;
 }
 
+/* Whether p declares a planner: its executables link the planner library. */
+static bool has_planner(const ZProgram *p)
+{
+    for (int i = 0; i < p->decls.len; i++) {
+        const ZDecl *d = p->decls.items[i];
+        if (d->kind == D_ACTION && d->action == ACT_PLANNER) return true;
+    }
+    return false;
+}
+
 /* Links objs into `path`, the temporary name of the executable `exe` (the
  * name messages use). */
 static void link_job(Build *b, Job *j, const char *path, const char *exe, const char *const *objs,
@@ -572,6 +585,19 @@ static void link_job(Build *b, Job *j, const char *path, const char *exe, const 
     argv_push(&cmd, "-o");
     argv_push(&cmd, path);
     for (int i = 0; i < nobjs; i++) argv_push(&cmd, objs[i]);
+    if (has_planner(b->gen->p)) {
+        /* the planner library (planner/), found where it is at run time
+         * too; it reaches the runtime through the functions named here */
+        const char *pl = env_or("ZGC_PLANNER_LIB", ZGC_PLANNER_LIB);
+        argv_push(&cmd, pl);
+        const char *slash = strrchr(pl, '/');
+        argv_push(&cmd, zu_fmt(b->a, "-Wl,-rpath,%s",
+                               slash ? zu_strndup(b->a, pl, (size_t)(slash - pl)) : "."));
+        static const char *const need[] = {"zgrt_abi_symbols", "zgrt_call_plan", "zgrt_call_model",
+                                           "zgrt_call_subrun"};
+        for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
+            argv_push(&cmd, zu_fmt(b->a, "-Wl,--undefined=%s", need[k]));
+    }
     argv_push(&cmd, zb_runtime_lib());
     const char *jl = ZGC_JANSSON_LIBS;
     if (!*jl) jl = "-ljansson";
@@ -814,6 +840,26 @@ int zb_build(ZCompilation *c, const ZBuildOptions *o)
 }
 
 const char *zb_runtime_lib(void) { return env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_LIB); }
+
+LLVMModuleRef zb_gen_whole(LLVMContextRef lc, ZCompilation *c)
+{
+    zb_install_diagnostics(lc);
+    ZbGen *gen = zb_gen_new(lc, c);
+    LLVMModuleRef m = zb_gen_module(gen, c->wf->name);
+    for (int L = 0; L < c->prog->lifelines.len; L++)
+        if (!zb_gen_lifeline(gen, m, L)) {
+            LLVMDisposeModule(m);
+            return NULL;
+        }
+    zb_gen_descriptor(gen, m, -1);
+    /* no `main`: the descriptor is what the caller runs, by its name */
+    LLVMValueRef mainf = LLVMGetNamedFunction(m, "main");
+    if (mainf) LLVMDeleteFunction(mainf);
+    LLVMValueRef prog = LLVMGetNamedGlobal(m, "zg.program");
+    if (prog) LLVMSetLinkage(prog, LLVMExternalLinkage);
+    zb_verify(m);
+    return m;
+}
 
 int zb_emit_llvm(FILE *out, ZCompilation *c)
 {

@@ -65,6 +65,7 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
             i32, /* human_kind */
             p,   /* prompt */
             p,   /* fn */
+            p,   /* plan */
         };
         return named_struct(lc, "zgrt_action", f, sizeof f / sizeof f[0]);
     }

@@ -114,7 +114,8 @@ const char *za_lifeline_name(const ZProgram *p, int i)
 const char *za_prop_name(ZPropKey k)
 {
 #define NAME(k, s) s,
-    static const char *const names[] = {ZV_LLM_PROPS(NAME) ZV_HUMAN_PROPS(NAME)};
+    static const char *const names[] = {ZV_LLM_PROPS(NAME) ZV_HUMAN_PROPS(NAME)
+                                            ZV_PLANNER_PROPS(NAME)};
 #undef NAME
     return k >= 0 && k < PROP__COUNT ? names[k] : "?";
 }
@@ -127,6 +128,100 @@ const ZProp *za_prop(const ZDecl *act, ZPropKey k)
         if (pr->key && pr->value && strcmp(pr->key, key) == 0) return pr;
     }
     return NULL;
+}
+
+/* The byte offset of (line, col) in text (columns count code points), or
+ * -1. */
+static long text_offset(const char *text, size_t len, int line, int col)
+{
+    size_t i = 0;
+    int l = 1, c = 1;
+    while (i < len && (l < line || (l == line && c < col))) {
+        unsigned char ch = (unsigned char)text[i++];
+        if ((ch & 0xC0) == 0x80) continue;
+        if (ch == '\n')
+            l++, c = 1;
+        else
+            c++;
+    }
+    while (i < len && ((unsigned char)text[i] & 0xC0) == 0x80) i++;
+    return l == line && c == col ? (long)i : -1;
+}
+
+const char *za_span_text(ZArena *a, const ZVec *files, ZSpan s)
+{
+    if (!files || s.file < 0 || s.file >= files->len || s.exp) return NULL;
+    const ZSource *src = ZU_VEC_AT(*files, s.file);
+    long from = text_offset(src->text, src->len, s.first_line, s.first_column);
+    long to = text_offset(src->text, src->len, s.last_line, s.last_column);
+    if (from < 0 || to < from) return NULL;
+    /* the last character, whole */
+    to++;
+    while ((size_t)to < src->len && ((unsigned char)src->text[to] & 0xC0) == 0x80) to++;
+    return zu_strndup(a, src->text + from, (size_t)(to - from));
+}
+
+/* The action named n among p's declarations (resolve.c's tables are not
+ * needed for so few). */
+static const ZDecl *action_named(const ZProgram *p, const char *n)
+{
+    for (int i = 0; i < p->decls.len; i++) {
+        const ZDecl *d = p->decls.items[i];
+        if (d->kind == D_ACTION && d->name && strcmp(d->name, n) == 0) return d;
+    }
+    return NULL;
+}
+
+static void context_add(ZArena *a, const ZProgram *p, const ZDecl *d, const ZDecl **seen,
+                        int *nseen, int cap)
+{
+    for (int i = 0; i < *nseen; i++)
+        if (seen[i] == d) return;
+    if (*nseen >= cap) return;
+    seen[(*nseen)++] = d;
+    if (d->kind != D_ACTION || d->action != ACT_PLANNER) return;
+    const ZProp *pr = za_prop(d, PROP_ACTIONS);
+    if (!pr) return;
+    ZVec one = {0};
+    const ZVec *names = &pr->value->args;
+    if (pr->value->kind == E_NAME) {
+        zu_vec_push(a, &one, pr->value);
+        names = &one;
+    }
+    for (int i = 0; i < names->len; i++) {
+        const ZExpr *e = names->items[i];
+        const ZDecl *x = e->kind == E_NAME && e->name ? action_named(p, e->name) : NULL;
+        if (x) context_add(a, p, x, seen, nseen, cap);
+    }
+}
+
+const char *za_planner_context(ZArena *a, const ZProgram *p, const ZVec *files,
+                               const ZDecl *planner)
+{
+    int cap = p->decls.len + 1, n = 0;
+    const ZDecl **seen = zu_alloc(a, sizeof *seen * (size_t)cap);
+    for (int i = 0; i < p->decls.len; i++) {
+        const ZDecl *d = p->decls.items[i];
+        if (d->kind == D_ENUM || d->kind == D_CONST ||
+            (d->kind == D_ACTION && d->action == ACT_PURE))
+            seen[n++] = d;
+    }
+    context_add(a, p, planner, seen, &n, cap);
+    ZBuf b = {0};
+    for (int i = 0; i < n; i++) {
+        if (seen[i] == planner) continue;
+        const char *t = za_span_text(a, files, seen[i]->span);
+        if (!t) continue;
+        zu_buf_puts(&b, t);
+        zu_buf_puts(&b, "\n");
+    }
+    const char *t = za_span_text(a, files, planner->span);
+    zu_buf_puts(&b, ZA_PLANNER_MARK);
+    zu_buf_puts(&b, t ? t : "");
+    zu_buf_puts(&b, "\n");
+    const char *s = zu_strdup(a, b.data ? b.data : "");
+    zu_buf_free(&b);
+    return s;
 }
 
 const char *za_construct_tag(ZArena *a, const ZStmt *s)

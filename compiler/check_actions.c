@@ -50,32 +50,41 @@ static const char *word_list(Ck *c, const char *const *words, int n, const char 
     return s;
 }
 
-/* The properties of llm (or else human) actions: [*from, *to). */
-static void prop_range(bool llm, int *from, int *to)
+/* The own properties of llm, human or planner actions: [*from, *to). */
+static void prop_range(ZActionKind k, int *from, int *to)
 {
-    *from = llm ? 0 : PROP__NLLM;
-    *to = llm ? PROP__NLLM : PROP__COUNT;
+    *from = k == ACT_LLM ? 0 : k == ACT_HUMAN ? PROP__NLLM : PROP__NHUMAN;
+    *to = k == ACT_LLM ? PROP__NLLM : k == ACT_HUMAN ? PROP__NHUMAN : PROP__COUNT;
 }
 
-/* The property `key` of an llm (or else human) action, or -1. */
-static int prop_of(const char *key, bool llm)
+#define ZK_SHARED(id) PROP_##id,
+static const ZPropKey planner_shared[] = {ZV_PLANNER_SHARED(ZK_SHARED)};
+#undef ZK_SHARED
+enum { N_PLANNER_SHARED = sizeof planner_shared / sizeof planner_shared[0] };
+
+/* The property `key` of an action of kind k, or -1. */
+static int prop_of(const char *key, ZActionKind k)
 {
     int from, to;
-    prop_range(llm, &from, &to);
+    prop_range(k, &from, &to);
     for (int i = from; i < to; i++)
         if (strcmp(key, za_prop_name(i)) == 0) return i;
+    for (int i = 0; k == ACT_PLANNER && i < N_PLANNER_SHARED; i++)
+        if (strcmp(key, za_prop_name(planner_shared[i])) == 0) return planner_shared[i];
     return -1;
 }
 
-/* "system, user, ... and fallback": the properties of llm (or else human)
- * actions; `tick` puts each in backquotes. */
-static const char *prop_list(Ck *c, bool llm, bool tick)
+/* "system, user, ... and fallback": the properties of actions of kind k;
+ * `tick` puts each in backquotes. */
+static const char *prop_list(Ck *c, ZActionKind k, bool tick)
 {
     const char *words[PROP__COUNT];
-    int from, to;
-    prop_range(llm, &from, &to);
-    for (int i = from; i < to; i++) words[i - from] = za_prop_name(i);
-    return word_list(c, words, to - from, " and ", tick);
+    int from, to, n = 0;
+    prop_range(k, &from, &to);
+    for (int i = from; i < to; i++) words[n++] = za_prop_name(i);
+    for (int i = 0; k == ACT_PLANNER && i < N_PLANNER_SHARED; i++)
+        words[n++] = za_prop_name(planner_shared[i]);
+    return word_list(c, words, n, " and ", tick);
 }
 
 /* The index of the word that names `e` among `words`, or -1. */
@@ -365,9 +374,10 @@ static void check_prompt_prop(Ck *c, const ZDecl *act, ZProp *pr)
     check_placeholders(c, v, act);
 }
 
+static void check_planner_prop(Ck *c, const ZDecl *act, ZProp *pr, int k);
+
 static void check_props(Ck *c, const ZDecl *act)
 {
-    bool llm = act->action == ACT_LLM;
     for (int i = 0; i < act->props.len; i++) {
         ZProp *pr = act->props.items[i];
         if (!pr->key || !pr->value) continue;
@@ -384,12 +394,12 @@ static void check_props(Ck *c, const ZDecl *act)
             ck_type(c, pr->value, X_CONST);
             continue;
         }
-        int k = prop_of(pr->key, llm);
+        int k = prop_of(pr->key, act->action);
         if (k < 0) {
             zd_error(c->d, pr->span, "unknown property `%s` in %s action `%s`", pr->key,
                      za_action_kind_name(act->action), act->name);
             zd_note(c->d, act->name_span, "the properties of %s actions are %s",
-                    za_action_kind_name(act->action), prop_list(c, llm, false));
+                    za_action_kind_name(act->action), prop_list(c, act->action, false));
             pr->value->type = c->t_void;
             continue;
         }
@@ -412,7 +422,10 @@ static void check_props(Ck *c, const ZDecl *act)
         case PROP_TEMPERATURE:
         case PROP_RETRIES: check_number_prop(c, pr, k == PROP_TEMPERATURE); break;
         case PROP_FALLBACK: check_fallback(c, act, pr); break;
-        default: ZU_UNREACHABLE();
+        default:
+            if (k < PROP__NHUMAN) ZU_UNREACHABLE();
+            check_planner_prop(c, act, pr, k);
+            break;
         }
     }
 }
@@ -462,6 +475,130 @@ static void check_pure_body(Ck *c, ZDecl *act)
                  za_type_name(c->a, t), act->name, za_type_name(c->a, r->type));
 }
 
+/* ---- planners ----------------------------------------------------------- */
+
+/* The names of a list property: one name, or a tuple of names. */
+static bool name_list(Ck *c, ZProp *pr, ZVec *out)
+{
+    ZExpr *v = pr->value;
+    *out = (ZVec){0};
+    if (v->kind == E_NAME && v->name) {
+        zu_vec_push(c->a, out, v);
+    } else if (v->kind == E_TUPLE) {
+        for (int i = 0; i < v->args.len; i++) {
+            ZExpr *e = v->args.items[i];
+            if (e->kind != E_NAME || !e->name) {
+                zd_error(c->d, e->span, "`%s` must list names, as in `%s = (A, B)`", pr->key,
+                         pr->key);
+                return false;
+            }
+            zu_vec_push(c->a, out, e);
+        }
+    } else {
+        zd_error(c->d, v->span, "`%s` must be a name or a list of names, as in `%s = (A, B)`",
+                 pr->key, pr->key);
+        return false;
+    }
+    for (int i = 0; i < out->len; i++)
+        for (int j = 0; j < i; j++) {
+            const ZExpr *a = out->items[i], *b = out->items[j];
+            if (strcmp(a->name, b->name) == 0) {
+                zd_error(c->d, a->span, "`%s` names `%s` twice", pr->key, a->name);
+                return false;
+            }
+        }
+    return true;
+}
+
+#define ZK_ALLOW(id, word) word,
+static const char *const allow_words[] = {ZV_PLANNER_ALLOW(ZK_ALLOW)};
+#undef ZK_ALLOW
+enum { N_ALLOW = sizeof allow_words / sizeof allow_words[0] };
+
+static void check_planner_prop(Ck *c, const ZDecl *act, ZProp *pr, int k)
+{
+    ZExpr *v = pr->value;
+    v->type = c->t_void;
+    ZVec names;
+    switch ((ZPropKey)k) {
+    case PROP_DESCRIPTION:
+    case PROP_INSTRUCTIONS:
+        if (v->kind != E_STR) zd_error(c->d, v->span, "`%s` must be a string literal", pr->key);
+        break;
+    case PROP_WORKERS:
+        if (!name_list(c, pr, &names)) break;
+        for (int i = 0; i < names.len; i++) {
+            const ZExpr *e = names.items[i];
+            const ZDecl *d = zr_lookup(c->p, e->name);
+            if (d && d->kind == D_LIFELINE)
+                zd_error(c->d, e->span,
+                         "worker `%s` of planner `%s` is a lifeline of this program: workers "
+                         "live only in the generated workflow",
+                         e->name, act->name);
+        }
+        break;
+    case PROP_ACTIONS:
+        if (!name_list(c, pr, &names)) break;
+        for (int i = 0; i < names.len; i++) {
+            const ZExpr *e = names.items[i];
+            const ZDecl *d = zr_lookup(c->p, e->name);
+            if (!d || d->kind != D_ACTION)
+                zd_error(c->d, e->span, "`%s` of planner `%s` is not an action", e->name,
+                         act->name);
+            else if (d->action == ACT_EFFECT || d->action == ACT_EXTERN_PURE)
+                zd_error(c->d, e->span,
+                         "planner `%s` cannot offer %s action `%s`: generated workflows run no "
+                         "C code",
+                         act->name, za_action_kind_name(d->action), e->name);
+            else if (d->action == ACT_HUMAN)
+                zd_error(c->d, e->span, "planner `%s` cannot offer human action `%s`", act->name,
+                         e->name);
+        }
+        break;
+    case PROP_ALLOW: {
+        ZVec items = {0};
+        if (v->kind == E_TUPLE)
+            items = v->args;
+        else
+            zu_vec_push(c->a, &items, v);
+        for (int i = 0; i < items.len; i++) {
+            const ZExpr *e = items.items[i];
+            int w = -1;
+            for (int j = 0; e->kind == E_STR && j < N_ALLOW && w < 0; j++)
+                if (strcmp(e->lit.s, allow_words[j]) == 0) w = j;
+            if (w < 0)
+                zd_error(c->d, e->span, "`%s` takes strings among %s", pr->key,
+                         word_list(c, allow_words, N_ALLOW, " and ", true));
+        }
+        break;
+    }
+    case PROP_MAX_STATEMENTS:
+    case PROP_MAX_ITERATIONS:
+    case PROP_TIMEOUT:
+        /* read from the source text at run time: a literal */
+        if (v->kind != E_INT || v->lit.i <= 0)
+            zd_error(c->d, v->span, "`%s` must be a positive integer literal", pr->key);
+        break;
+    default: ZU_UNREACHABLE();
+    }
+}
+
+static void check_planner(Ck *c, ZDecl *act)
+{
+    const char *kind = za_action_kind_name(act->action);
+    if (act->results.len == 0)
+        zd_error(c->d, act->name_span, "%s action `%s` must declare its outputs", kind, act->name);
+    check_props(c, act);
+    if (!has_prop(act, PROP_DESCRIPTION))
+        zd_error(c->d, act->name_span, "%s action `%s` needs `%s = \"...\"`", kind, act->name,
+                 za_prop_name(PROP_DESCRIPTION));
+    if (!has_prop(act, PROP_WORKERS))
+        zd_error(c->d, act->name_span,
+                 "%s action `%s` needs `%s = (...)`: the lifelines of the "
+                 "workflows it makes",
+                 kind, act->name, za_prop_name(PROP_WORKERS));
+}
+
 /* ---- declarations ------------------------------------------------------- */
 
 void ck_action_decl(Ck *c, ZDecl *act)
@@ -494,7 +631,7 @@ void ck_action_decl(Ck *c, ZDecl *act)
     case ACT_HUMAN:
         if (!act->has_body) {
             zd_error(c->d, act->name_span, "%s action `%s` needs a body with %s", kind, act->name,
-                     prop_list(c, false, true));
+                     prop_list(c, ACT_HUMAN, true));
             break;
         }
         check_props(c, act);
@@ -517,6 +654,7 @@ void ck_action_decl(Ck *c, ZDecl *act)
         }
         break;
     case ACT_EFFECT: break;
+    case ACT_PLANNER: check_planner(c, act); break;
     case ACT__COUNT: ZU_UNREACHABLE();
     }
 }

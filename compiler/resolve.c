@@ -533,6 +533,18 @@ static void resolve_props(R *r, ZDecl *d)
         /* keyword-valued properties and prompts (string literals) are read
          * by the checker */
         if (key_is(pr, PROP_PARSE) || key_is(pr, PROP_KIND)) continue;
+        /* a planner's vocabulary: its actions, by name (the checker says
+         * what is not one); its workers are no lifelines of this program */
+        if (key_is(pr, PROP_ACTIONS)) {
+            ZExpr *v = pr->value;
+            int n = v->kind == E_TUPLE ? v->args.len : 1;
+            for (int k = 0; k < n; k++) {
+                ZExpr *e = v->kind == E_TUPLE ? v->args.items[k] : v;
+                ZDecl *x = e->kind == E_NAME && e->name ? zr_lookup(r->p, e->name) : NULL;
+                if (x && x->kind == D_ACTION) e->decl = x;
+            }
+            continue;
+        }
         if (key_is(pr, PROP_RETRIES) && pr->value->kind == E_NAME && pr->value->name &&
             strcmp(pr->value->name, ZV_RETRIES_FOREVER) == 0)
             continue;

@@ -479,12 +479,18 @@ typedef struct ZProp {
     ZExpr *value; /* literal, name, or tuple */
 } ZProp;
 
-/* The properties of llm and human action bodies (vocab/vocab.h): the llm
- * ones first (PROP__NLLM of them), then the human ones. */
+/* The properties of llm, human and planner action bodies (vocab/vocab.h):
+ * the llm ones first (PROP__NLLM of them), then the human ones (up to
+ * PROP__NHUMAN), then the planner's own (a planner also takes the llm
+ * ones of ZV_PLANNER_SHARED). */
 #define ZA_PROP_ENUM(k, s) PROP_##k,
 #define ZA_PROP_ONE(k, s) +1
-typedef enum { ZV_LLM_PROPS(ZA_PROP_ENUM) ZV_HUMAN_PROPS(ZA_PROP_ENUM) PROP__COUNT } ZPropKey;
+typedef enum {
+    ZV_LLM_PROPS(ZA_PROP_ENUM) ZV_HUMAN_PROPS(ZA_PROP_ENUM) ZV_PLANNER_PROPS(ZA_PROP_ENUM)
+        PROP__COUNT
+} ZPropKey;
 enum { PROP__NLLM = 0 ZV_LLM_PROPS(ZA_PROP_ONE) };
+enum { PROP__NHUMAN = PROP__NLLM ZV_HUMAN_PROPS(ZA_PROP_ONE) };
 #undef ZA_PROP_ENUM
 #undef ZA_PROP_ONE
 
@@ -552,6 +558,17 @@ const char *za_action_kind_name(ZActionKind k);
  * body (the first, with a value), or NULL. */
 const char *za_prop_name(ZPropKey k);
 const ZProp *za_prop(const ZDecl *act, ZPropKey k);
+/* The source text a span covers (files: ZSource* by ZSpan.file), or NULL
+ * when the span is not in them. */
+const char *za_span_text(ZArena *a, const ZVec *files, ZSpan s);
+/* A planner's context, the source text a generated workflow is compiled
+ * with (docs/runtime.md, "Planners"): the program's enums, constants and
+ * pure actions, the actions of the planner's `actions` (and, for a
+ * planner among them, its own, recursively), then ZA_PLANNER_MARK and the
+ * planner itself. */
+#define ZA_PLANNER_MARK "// planner\n"
+const char *za_planner_context(ZArena *a, const ZProgram *p, const ZVec *files,
+                               const ZDecl *planner);
 /* "variable", "constant", "enum member", "guard", "parameter". */
 const char *za_name_kind_name(ZNameKind k);
 /* The name of lifeline i (declaration order), "?" when out of range. */

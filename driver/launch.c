@@ -184,8 +184,15 @@ static int copy_trace_lines(FILE *out, const char *path, bool starts)
     ssize_t n;
     errno = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
-        bool is_start = strstr(line, "\"kind\":\"start\"") || strstr(line, "\"kind\": \"start\"");
-        bool is_end = strstr(line, "\"kind\":\"end\"") || strstr(line, "\"kind\": \"end\"");
+        /* the line's own kind, its first key (runtime/trace.c), not one
+         * of a planner's nested run inside it */
+        static const char *const st[] = {"{\"kind\":\"start\"", "{\"kind\": \"start\""};
+        static const char *const en[] = {"{\"kind\":\"end\"", "{\"kind\": \"end\""};
+        bool is_start = false, is_end = false;
+        for (int k = 0; k < 2; k++) {
+            is_start |= !strncmp(line, st[k], strlen(st[k]));
+            is_end |= !strncmp(line, en[k], strlen(en[k]));
+        }
         if (is_end) continue;
         if (is_start == starts) fwrite(line, 1, (size_t)n, out);
     }

@@ -195,6 +195,7 @@ static ZTokVal type_kw_name(ZParser *ps, const char *kw)
 %token <tok> KW_LIFELINE "'lifeline'" KW_CONST "'const'" KW_ENUM "'enum'" KW_VAR "'var'"
 %token <tok> KW_GUARD "'guard'" KW_LLM "'llm'" KW_PURE "'pure'" KW_EXTERN "'extern'"
 %token <tok> KW_EFFECT "'effect'" KW_HUMAN "'human'" KW_WORKFLOW "'workflow'"
+%token <tok> KW_PLANNER "'planner'"
 %token <tok> KW_IMPORT "'import'" KW_FRAGMENT "'fragment'"
 %token <tok> KW_RETURN "'return'" KW_IF "'if'" KW_ELSE "'else'" KW_WHILE "'while'"
 %token <tok> KW_SKIP "'skip'" KW_PARALLEL "'parallel'" KW_BRANCH "'branch'"
@@ -365,6 +366,10 @@ action_decl
       }
     | KW_HUMAN IDENT '(' params ')' opt_results ';' {
           $$ = action(ps, @$, ACT_HUMAN, $2, @2, $4, $6);
+      }
+    | KW_PLANNER IDENT '(' params ')' opt_results '{' props '}' {
+          $$ = action(ps, @$, ACT_PLANNER, $2, @2, $4, $6);
+          $$->has_body = true; $$->props = $8;
       }
     | KW_PURE IDENT '(' params ')' opt_results '=' expr ';' {
           $$ = action(ps, @$, ACT_PURE, $2, @2, $4, $6);

@@ -126,6 +126,7 @@ static int check_here(const ZtModel *m, const char *trace_name, const char *text
     c->m = m;
     c->a = zu_arena_new();
     c->name = trace_name;
+    c->nested = zt_check; /* replay.c: a planner's nested run */
     int nl = m->nl;
     c->byl = zu_xcalloc((size_t)nl, sizeof *c->byl);
     c->nbyl = zu_xcalloc((size_t)nl, sizeof(int));

@@ -609,6 +609,71 @@ static const char *prop_text(Env *env, const ZDecl *act, ZPropKey k, size_t *n)
     return v.s;
 }
 
+/* A planner's nested run: its trace checked, by this checker, against
+ * the program it recorded (the program the planner compiled), and its
+ * result equal to what the act wrote (one result; several are not
+ * compared, and counted unverified). */
+static void check_subrun(Check *c, const Ev *e, const ZDecl *act)
+{
+    const char *src = json_string_value(json_object_get(e->subrun, "source"));
+    json_t *lines = json_object_get(e->subrun, "trace");
+    char *dtext = NULL;
+    size_t dlen = 0;
+    FILE *diag = open_memstream(&dtext, &dlen);
+    if (!diag) zt_fail(c, e->line, "out of memory");
+    ZtModel *m = zt_model_new("plan.zg", src, strlen(src), NULL, diag);
+    fclose(diag);
+    if (!m) {
+        const char *why = zu_fmt(c->a, "%s", dtext ? dtext : "");
+        free(dtext);
+        zt_fail(c, e->line, "%s: the program of planner `%s`'s nested run does not compile: %s",
+                zt_ev_where(c, e), act->name, why);
+    }
+    free(dtext);
+    ZBuf t = {0};
+    json_t *end = NULL;
+    for (size_t i = 0; i < json_array_size(lines); i++) {
+        json_t *l = json_array_get(lines, i);
+        char *s = json_dumps(l, JSON_COMPACT);
+        if (!s) continue;
+        zu_buf_puts(&t, s);
+        zu_buf_putc(&t, '\n');
+        free(s);
+        if (json_is_object(l) && json_is_string(json_object_get(l, "kind")) &&
+            !strcmp(json_string_value(json_object_get(l, "kind")), "end"))
+            end = l;
+    }
+    char *msg = NULL;
+    ZtStats st = {0};
+    int bad = c->nested(m, "subrun", t.data ? t.data : "", t.len, &msg, &st);
+    zu_buf_free(&t);
+    zt_model_free(m);
+    if (bad) {
+        const char *why = zu_fmt(c->a, "%s", msg ? msg : "");
+        free(msg);
+        zt_fail(c, e->line, "%s: the nested run of planner `%s`: %s", zt_ev_where(c, e), act->name,
+                why);
+    }
+    free(msg);
+    c->st.events += st.events;
+    c->st.messages += st.messages;
+    c->st.values += st.values;
+    c->st.unverified += st.unverified;
+    json_t *res = end ? json_object_get(end, "result") : NULL;
+    if (act->results.len == 1 && res && json_object_size(e->writes) == 1) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(e->writes, k, v)
+        {
+            if (!json_equal(v, res))
+                zt_fail(c, e->line, "%s: planner `%s` wrote %s, but its nested run returned %s",
+                        zt_ev_where(c, e), act->name, zt_jtext(c, v), zt_jtext(c, res));
+        }
+    } else if (res) {
+        c->st.unverified++;
+    }
+}
+
 /* What an act records beside its writes (trace.c, the optional fields):
  * an llm action its filled prompts, a human action its filled question,
  * each equal to the template filled with the call's arguments when it is
@@ -620,10 +685,19 @@ static void check_recorded(Check *c, Env *env, const Ev *e, const ZDecl *act, co
 {
     bool llm = act && act->kind == D_ACTION && act->action == ACT_LLM;
     bool human = act && act->kind == D_ACTION && act->action == ACT_HUMAN;
-    if (e->has_answer && !llm && !human)
-        zt_fail(c, e->line, "%s: an answer recorded on an act that is not an llm or human action",
+    /* a planner records its last request and answer (the workflow it
+     * ran), made from the program's text at run time: not recomputed */
+    bool planner = act && act->kind == D_ACTION && act->action == ACT_PLANNER;
+    if (e->has_answer && !llm && !human && !planner)
+        zt_fail(c, e->line,
+                "%s: an answer recorded on an act that is not an llm, human or planner action",
                 zt_ev_where(c, e));
-    if (!llm && e->prompt)
+    if (planner && e->prompt) c->st.unverified++;
+    if (e->subrun && !planner)
+        zt_fail(c, e->line, "%s: a nested run recorded on an act that is not a planner",
+                zt_ev_where(c, e));
+    if (e->subrun) check_subrun(c, e, act);
+    if (!llm && !planner && e->prompt)
         zt_fail(c, e->line, "%s: a prompt recorded on an act that is not an llm action",
                 zt_ev_where(c, e));
     if (!human && e->question)

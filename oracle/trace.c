@@ -163,13 +163,13 @@ static const int event_nkeys[K__COUNT] = {5, 5, 2, 2};
  * a coregion's receive and an llm or human action record
  * (runtime/trace.c); replay.c checks where the latter stand and what they
  * say. */
-static const char *const event_opt_keys[K__COUNT][4] = {
+static const char *const event_opt_keys[K__COUNT][5] = {
     {"run_attempt"},
     {"run_attempt", "coregion"},
-    {"run_attempt", "prompt", "question", "answer"},
+    {"run_attempt", "prompt", "question", "answer", "subrun"},
     {"run_attempt"},
 };
-static const int event_nopt_keys[K__COUNT] = {1, 2, 4, 1};
+static const int event_nopt_keys[K__COUNT] = {1, 2, 5, 1};
 
 /* The optional fields' form: "coregion" is true; "prompt" an object of
  * the strings "system" and "user", one of them at least; "question" and
@@ -200,6 +200,15 @@ static void read_optional(Check *c, json_t *o, Ev *e, int line)
     v = json_object_get(o, "answer");
     if (v && !json_is_string(v)) zt_fail(c, line, "\"answer\" must be a string");
     e->has_answer = v != NULL;
+    /* a planner's nested run: {"source": "…", "trace": [objects]} */
+    v = json_object_get(o, "subrun");
+    if (v && (!json_is_object(v) || json_object_size(v) != 2 ||
+              !json_is_string(json_object_get(v, "source")) ||
+              !json_is_array(json_object_get(v, "trace"))))
+        zt_fail(c, line,
+                "\"subrun\" must be an object of \"source\" (a string) and \"trace\" "
+                "(an array)");
+    e->subrun = v;
 }
 
 static void read_event(Check *c, json_t *o, int k, int line)

@@ -108,6 +108,7 @@ typedef struct Ev {
     json_t *prompt;   /* act: {"system": …, "user": …}, or NULL */
     json_t *question; /* act: a human action's question (a string), or NULL */
     int has_answer;   /* act: an "answer" */
+    json_t *subrun;   /* act of a planner: its nested run, or NULL */
     json_t *writes;   /* object */
     json_t *vc;       /* object */
     int match;        /* the matched event (send <-> recv), or -1 */
@@ -156,6 +157,9 @@ typedef struct GuardMemo {
 
 typedef struct Check {
     const ZtModel *m;
+    /* checks a nested run's trace (oracle.h: zt_check), for replay.c */
+    int (*nested)(const ZtModel *m, const char *trace_name, const char *text, size_t len,
+                  char **msg, ZtStats *st);
     ZArena *a;
     const char *name;
     jmp_buf fail_jb;

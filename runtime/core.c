@@ -1443,11 +1443,11 @@ void zgrt_assign(zgrt_ctx *ctx, const char *action, int32_t n, const int32_t *va
 typedef struct note_user {
     zgrt_ctx *ctx;
     const char *action;
-    const char *detail[4]; /* system, user, question, answer (action_detail) */
+    const char *detail[5]; /* system, user, question, answer, subrun (action_detail) */
     int visible;           /* the action did something outside the run sees */
 } note_user;
 
-static const char *const detail_keys[4] = {"system", "user", "question", "answer"};
+static const char *const detail_keys[5] = {"system", "user", "question", "answer", "subrun"};
 
 /* What the action records for its event (only with an observer), kept in
  * the lifeline's heap like the run's values: nothing to free, even when
@@ -1455,7 +1455,7 @@ static const char *const detail_keys[4] = {"system", "user", "question", "answer
 static void action_detail(void *user, const char *key, const char *text)
 {
     note_user *u = user;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (!strcmp(key, detail_keys[k]))
             u->detail[k] = text ? zri_str(u->ctx->life->heap, text, strlen(text))->data : NULL;
 }
@@ -1539,7 +1539,7 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     if (A->kind != ZGRT_ACT_LLM)
         zri_buf_printf(&key, "%s/%s/%s%" PRId64, R->run_id, lname(R, L->index), ctx->path,
                        ctx->tpos + 1);
-    note_user nu = {ctx, A->name, {NULL, NULL, NULL, NULL}, 0};
+    note_user nu = {ctx, A->name, {NULL, NULL, NULL, NULL, NULL}, 0};
     zri_action_env env = {.prog = p,
                           .opts = R->opts,
                           .lifeline = L->index,
@@ -1641,6 +1641,7 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
                    .user = nu.detail[1],
                    .question = nu.detail[2],
                    .answer = nu.detail[3],
+                   .subrun = nu.detail[4],
                    .nwrites = nouts,
                    .write_vars = outs,
                    .write_vals = res};

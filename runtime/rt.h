@@ -369,6 +369,9 @@ typedef struct zri_event {
      * last reply text, the scripted or --answers entry as JSON, the line
      * typed at the terminal) */
     const char *system, *user, *question, *answer;
+    /* act of a planner: its nested run, a JSON object (agent/nested.c),
+     * or NULL */
+    const char *subrun;
     /* recv: taken by a coregion's receive-any (in arrival order) */
     int32_t coregion;
     /* choice */

@@ -24,7 +24,9 @@
  *       (an llm action's filled prompts, each key only when the action
  *       has that prompt), "question" (a human action's filled prompt),
  *       "answer" (the raw answer: the model's last reply text, the
- *       scripted or --answers entry as JSON, the line typed);
+ *       scripted or --answers entry as JSON, the line typed), and for
+ *       a planner "subrun": {"source": the program it ran, "trace":
+ *       [the lines of its nested run, each an object as here]};
  *   {"lifeline":"User","index":3,"kind":"choice","construct":"if#1",
  *    "value":true,"writes":{},"vc":{…}}
  *       a decision of an if/while owner and the guard's value;
@@ -342,6 +344,8 @@ void zri_trace_line_event_attempt(zri_buf *bp, const zgrt_program *p, const zri_
         }
         if (e->question) zri_buf_puts(&b, ",\"question\":"), put_name(&b, e->question);
         if (e->answer) zri_buf_puts(&b, ",\"answer\":"), put_name(&b, e->answer);
+        /* a JSON object made by agent/nested.c */
+        if (e->subrun) zri_buf_puts(&b, ",\"subrun\":"), zri_buf_puts(&b, e->subrun);
         break;
     case ZRI_EV_CHOICE:
         zri_buf_puts(&b, ",\"construct\":");

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 5
+#define ZGRT_ABI_VERSION 6
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
@@ -103,8 +103,12 @@ typedef struct zgrt_action {
     /* human */
     int32_t human_kind; /* zgrt_human_kind */
     const char *prompt;
-    /* extern pure / effect: zg_<name>, or NULL when not linked in */
+    /* extern pure / effect: zg_<name>, or NULL when not linked in;
+     * planner: zpl_act of the planner library (planner/planner.h) */
     zgrt_action_fn fn;
+    /* planner: its context, the source text its generated workflows are
+     * compiled with (compiler/zgc.h: za_planner_context); else NULL */
+    const char *plan;
 } zgrt_action;
 
 typedef struct zgrt_input {

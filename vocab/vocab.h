@@ -5,9 +5,12 @@
  * compiler, the backend and the runtime can all include it without
  * depending on one another.
  *
- *   ZV_ACTION_KINDS   llm, pure, extern pure, effect, human
+ *   ZV_ACTION_KINDS   llm, pure, extern pure, effect, human, planner
  *   ZV_LLM_PROPS      the properties of an llm action's body
  *   ZV_HUMAN_PROPS    the properties of a human action's body
+ *   ZV_PLANNER_PROPS  the properties of a planner action's body (besides
+ *                     the llm ones it shares: model, retries, fallback)
+ *   ZV_PLANNER_ALLOW  what `allow = …` of a planner may name
  *   ZV_PARSE_MODES    `parse = …` of llm actions, with the output type each
  *                     needs
  *   ZV_HUMAN_KINDS    `kind = …` of human actions
@@ -36,7 +39,8 @@
     X(PURE, "pure")               \
     X(EXTERN_PURE, "extern pure") \
     X(EFFECT, "effect")           \
-    X(HUMAN, "human")
+    X(HUMAN, "human")             \
+    X(PLANNER, "planner")
 
 /* X(ID, "key"), in the order messages list them */
 #define ZV_LLM_PROPS(X)           \
@@ -50,6 +54,32 @@
 #define ZV_HUMAN_PROPS(X) \
     X(KIND, "kind")       \
     X(PROMPT, "prompt")
+#define ZV_PLANNER_PROPS(X)             \
+    X(DESCRIPTION, "description")       \
+    X(WORKERS, "workers")               \
+    X(ACTIONS, "actions")               \
+    X(ALLOW, "allow")                   \
+    X(INSTRUCTIONS, "instructions")     \
+    X(MAX_STATEMENTS, "max_statements") \
+    X(MAX_ITERATIONS, "max_iterations") \
+    X(TIMEOUT, "timeout")
+/* the llm properties a planner also takes */
+#define ZV_PLANNER_SHARED(X) \
+    X(MODEL)                 \
+    X(RETRIES)               \
+    X(FALLBACK)
+/* X(ID, "word"): what a generated sub-workflow may use besides the
+ * planner's vocabulary (default: nothing but a straight-line workflow) */
+#define ZV_PLANNER_ALLOW(X) \
+    X(LLM, "llm")           \
+    X(PURE, "pure")         \
+    X(IF, "if")             \
+    X(WHILE, "while")
+/* The limits of a planner when it gives none: statements of the
+ * generated workflow, iterations of all its loops, seconds of its run. */
+#define ZV_PLANNER_MAX_STATEMENTS 200
+#define ZV_PLANNER_MAX_ITERATIONS 10000
+#define ZV_PLANNER_TIMEOUT 60
 /* `retries = forever`: retry an llm action without a limit */
 #define ZV_RETRIES_FOREVER "forever"
 

@@ -67,7 +67,7 @@ module.exports = grammar({
     guard_declaration: $ => seq('guard', field('name', $.identifier), '=', field('formula', $._expression), ';'),
 
     action_declaration: $ => choice(
-      seq(field('kind', choice('llm', 'human')), $._signature, choice(field('body', $.action_body), ';')),
+      seq(field('kind', choice('llm', 'human', 'planner')), $._signature, choice(field('body', $.action_body), ';')),
       seq(field('kind', 'pure'), $._signature, '=', field('value', $._expression), ';'),
       seq(field('kind', seq('extern', 'pure')), $._signature, ';'),
       seq(field('kind', 'effect'), $._signature, ';'),

@@ -939,10 +939,49 @@ ZRI_PUBLIC int zgrt_fail(zgrt_call *call, const char *fmt, ...)
     return -1;
 }
 
+zri_action_env *zri_call_env(zgrt_call *call) { return call->env; }
+const zgrt_action *zri_call_desc(const zgrt_call *call) { return call->a; }
+
+int zri_call_text(zgrt_call *call, const char *system, const char *user, char **answer, char *err,
+                  size_t errlen)
+{
+    const zgrt_action *a = call->a;
+    static const char *const names[] = {"plan"};
+    static const zgrt_type types[] = {{ZGRT_STR, -1}};
+    zgrt_action q = {.name = a->name,
+                     .kind = ZGRT_ACT_LLM,
+                     .nresults = 1,
+                     .result_names = names,
+                     .result_types = types,
+                     .system = system,
+                     .user = user,
+                     .parse = ZGRT_PARSE_TEXT,
+                     .retries = 3,
+                     .model = a->model,
+                     .temperature = a->temperature,
+                     .has_temperature = a->has_temperature};
+    zgrt_value out;
+    memset(&out, 0, sizeof out);
+    int attempts = 0;
+    if (run_llm(call->env, &q, NULL, &out, &attempts, err, errlen) != 0) return -1;
+    if (out.tag != ZGRT_STR || !out.u.s) {
+        snprintf(err, errlen, "the model gave no text");
+        return -1;
+    }
+    *answer = zri_xstrndup(out.u.s->data, (size_t)out.u.s->len);
+    return 0;
+}
+
 static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_value *args,
                       zgrt_value *outs, char *err, size_t errlen)
 {
-    const char *what = a->kind == ZGRT_ACT_EFFECT ? "effect" : "extern action";
+    const char *what = a->kind == ZGRT_ACT_EFFECT    ? "effect"
+                       : a->kind == ZGRT_ACT_PLANNER ? "planner"
+                                                     : "extern action";
+    if (a->kind == ZGRT_ACT_PLANNER && !a->fn) {
+        snprintf(err, errlen, "planner `%s`: the planner library is not linked in", a->name);
+        return -1;
+    }
     if (!a->fn) {
         snprintf(err, errlen, "%s `%s` is not linked: give zgc build a C file that defines zg_%s",
                  what, a->name, a->name);
@@ -987,6 +1026,14 @@ static int run_extern(zri_action_env *env, const zgrt_action *a, const zgrt_valu
     for (int k = 0; k < c.ntexts; k++) free(c.texts[k]);
     free(c.texts);
     free(c.set);
+    if (rc != 0 && a->kind == ZGRT_ACT_PLANNER && a->has_fallback && a->fallback) {
+        if (env->note)
+            env->note(env->note_user, "planner %s: using the fallback: %s", a->name, err);
+        char why[64];
+        if (use_fallback(env, a, outs, why, sizeof why) < 0) return -1;
+        if (errlen) err[0] = 0;
+        return 0;
+    }
     return rc;
 }
 
@@ -1044,7 +1091,8 @@ int zri_run_action(zri_action_env *env, int32_t action, const zgrt_value *args, 
     case ZGRT_ACT_LLM: return run_llm(env, a, args, outs, attempts, err, errlen);
     case ZGRT_ACT_HUMAN: return run_human(env, a, args, outs, err, errlen);
     case ZGRT_ACT_EXTERN_PURE:
-    case ZGRT_ACT_EFFECT: return run_extern(env, a, args, outs, err, errlen);
+    case ZGRT_ACT_EFFECT:
+    case ZGRT_ACT_PLANNER: return run_extern(env, a, args, outs, err, errlen);
     case ZGRT_ACT_PURE:
         snprintf(err, errlen, "pure action `%s` is compiled inline and cannot be run here",
                  a->name);

@@ -11,6 +11,8 @@
  *              answer parsing); answer scripts
  *   http.c     HTTP POST of a JSON body over libcurl (loaded at run time),
  *              cancellable
+ *   nested.c   what the planner library asks of a run (zgrt_nested.h): a
+ *              planner's model request and its generated workflow's run
  *
  * Errors follow rt.h: 0 or -1 with a message in err, and the finer codes
  * ZRI_MODEL_* (a model call) and ZRI_HTTP_* (an HTTP request) below.
@@ -37,6 +39,15 @@ ZRI_HIDDEN void zri_actions_shutdown(void);
  * and --llm-for (models.c: zri_model_check) and the --answers file.  0,
  * or -1 with the reason in err (a usage error: exit status 2). */
 ZRI_HIDDEN int zri_actions_check(const zri_options *o, char *err, size_t errlen);
+
+/* For nested.c: the environment and descriptor of a call of a user C
+ * function or planner, and one text request to the call's model (the
+ * action's routing, retries and progress notes; the prompts as given,
+ * without placeholders): 0 with the answer (malloc'd), or -1 with err. */
+ZRI_HIDDEN zri_action_env *zri_call_env(zgrt_call *call);
+ZRI_HIDDEN const zgrt_action *zri_call_desc(const zgrt_call *call);
+ZRI_HIDDEN int zri_call_text(zgrt_call *call, const char *system, const char *user, char **answer,
+                             char *err, size_t errlen);
 
 /* ===================================================================== */
 /* models.c, used by actions.c                                            */

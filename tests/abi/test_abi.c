@@ -70,7 +70,7 @@ Test(abi, value_layout)
  * the LLVM layout against these offsets). */
 Test(abi, monitor_plan_layout)
 {
-    cr_expect_eq(ZGRT_ABI_VERSION, 5);
+    cr_expect_eq(ZGRT_ABI_VERSION, 6);
     cr_expect_eq(sizeof(zgrt_slot), 8);
     cr_expect_eq(offsetof(zgrt_slot, lifeline), 0);
     cr_expect_eq(offsetof(zgrt_slot, index), 4);

@@ -21,7 +21,7 @@
 (lifeline_type) @type.builtin
 
 [
-  "llm" "pure" "extern" "effect" "human"
+  "llm" "pure" "extern" "effect" "human" "planner"
 ] @keyword.function
 
 [

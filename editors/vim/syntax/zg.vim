@@ -6,7 +6,7 @@ if exists('b:current_syntax')
   finish
 endif
 
-syn keyword zgDeclaration lifeline const enum var guard llm pure effect human workflow fragment
+syn keyword zgDeclaration lifeline const enum var guard llm pure effect human planner workflow fragment
 syn keyword zgInclude     import
 syn keyword zgModifier    extern
 syn keyword zgControl     if else while return skip parallel branch coregion
@@ -20,7 +20,7 @@ syn match   zgOperator    '->\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>!?=@]'
 syn match   zgLifeline    '@\s*\zs\h\w*'
 syn match   zgLifeline    '^\s*\zs\h\w*\ze\s*\%(:\|{\)'
 syn match   zgLifeline    '->\s*\zs\u\w*\ze\s*('
-syn match   zgFunction    '\%(\<\%(llm\|pure\|effect\|human\|workflow\|fragment\)\s\+\)\@<=\h\w*'
+syn match   zgFunction    '\%(\<\%(llm\|pure\|effect\|human\|planner\|workflow\|fragment\)\s\+\)\@<=\h\w*'
 
 syn match   zgEscape      contained '\\\%([nrt"\\]\|u{\x\{1,6}}\)'
 syn match   zgPlaceholder contained '{\h\w*}'

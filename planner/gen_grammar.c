@@ -1,0 +1,186 @@
+/* gen_grammar.c — at build time: the grammar summary of planner prompts
+ * (planner.h: zpl_grammar), from grammar/parser.y itself.
+ *
+ *   gen_grammar parser.y out.c
+ *
+ * Keeps the rules between the two `%%` lines without their actions
+ * (balanced braces, outside quotes), comments, %prec and %empty markers,
+ * writes each token name as its alias (`KW_LLM` as 'llm', from the
+ * %token lines) and drops blank lines.  Exit status 1 with the reason on
+ * a read or write failure or a file without rules. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char name[64];
+    char alias[64];
+} Tok;
+
+static Tok toks[256];
+static int ntoks;
+
+/* `%token <tok> NAME "alias" NAME "alias"` */
+static void read_tokens(const char *line)
+{
+    const char *p = line + strlen("%token");
+    while (*p) {
+        while (*p && (isspace((unsigned char)*p))) p++;
+        if (*p == '<') {
+            while (*p && *p != '>') p++;
+            if (*p) p++;
+            continue;
+        }
+        if (!(isalpha((unsigned char)*p) || *p == '_')) break;
+        const char *n = p;
+        while (isalnum((unsigned char)*p) || *p == '_') p++;
+        size_t nl = (size_t)(p - n);
+        while (*p == ' ') p++;
+        if (*p != '"') continue;
+        const char *a = ++p;
+        while (*p && *p != '"') p++;
+        size_t al = (size_t)(p - a);
+        if (*p) p++;
+        if (ntoks < 256 && nl < 64 && al < 64) {
+            memcpy(toks[ntoks].name, n, nl);
+            memcpy(toks[ntoks].alias, a, al);
+            ntoks++;
+        }
+    }
+}
+
+static const char *alias_of(const char *w, size_t n)
+{
+    for (int i = 0; i < ntoks; i++)
+        if (strlen(toks[i].name) == n && memcmp(toks[i].name, w, n) == 0) return toks[i].alias;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: gen_grammar parser.y out.c\n");
+        return 1;
+    }
+    FILE *in = fopen(argv[1], "r");
+    if (!in) {
+        perror(argv[1]);
+        return 1;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (int ch; (ch = fgetc(in)) != EOF;) {
+        if (len + 2 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            text = realloc(text, cap);
+            if (!text) return 1;
+        }
+        text[len++] = (char)ch;
+    }
+    fclose(in);
+    if (!text) return 1;
+    text[len] = 0;
+    /* tokens */
+    for (char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        if (strncmp(l, "%token", 6) == 0) {
+            char *e = strchr(l, '\n');
+            if (e) *e = 0;
+            read_tokens(l);
+            if (e) *e = '\n';
+        }
+    char *start = strstr(text, "\n%%\n");
+    char *end = start ? strstr(start + 4, "\n%%") : NULL;
+    if (!start || !end) {
+        fprintf(stderr, "%s: no rules between %%%% lines\n", argv[1]);
+        return 1;
+    }
+    start += 4;
+    /* the rules without actions, comments and markers */
+    char *out = malloc((size_t)(end - start) * 4 + 1);
+    size_t o = 0;
+    for (char *p = start; p < end;) {
+        if (p[0] == '/' && p[1] == '*') {
+            char *e = strstr(p + 2, "*/");
+            p = e ? e + 2 : end;
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (p < end && *p != '\n') p++;
+        } else if (*p == '{') {
+            int depth = 0;
+            for (; p < end; p++) {
+                if (*p == '"' || *p == '\'') {
+                    char q = *p++;
+                    while (p < end && *p != q) p += *p == '\\' ? 2 : 1;
+                } else if (*p == '{') {
+                    depth++;
+                } else if (*p == '}' && --depth == 0) {
+                    p++;
+                    break;
+                }
+            }
+        } else if (*p == '\'') {
+            /* a character token: kept with its quotes */
+            char *s = p++;
+            while (p < end && *p != '\'') p += *p == '\\' ? 2 : 1;
+            p++;
+            memcpy(out + o, s, (size_t)(p - s));
+            o += (size_t)(p - s);
+        } else if (strncmp(p, "%empty", 6) == 0) {
+            memcpy(out + o, "(empty)", 7);
+            o += 7;
+            p += 6;
+        } else if (strncmp(p, "%prec", 5) == 0) {
+            p += 5;
+            while (p < end && isspace((unsigned char)*p)) p++;
+            while (p < end && !isspace((unsigned char)*p)) p++;
+        } else if (isalpha((unsigned char)*p) || *p == '_') {
+            char *w = p;
+            while (p < end && (isalnum((unsigned char)*p) || *p == '_')) p++;
+            const char *a = alias_of(w, (size_t)(p - w));
+            if (a) {
+                memcpy(out + o, a, strlen(a));
+                o += strlen(a);
+            } else {
+                memcpy(out + o, w, (size_t)(p - w));
+                o += (size_t)(p - w);
+            }
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = 0;
+    FILE *f = fopen(argv[2], "w");
+    if (!f) {
+        perror(argv[2]);
+        return 1;
+    }
+    fputs("/* generated by planner/gen_grammar.c from grammar/parser.y */\n", f);
+    fputs("#include \"planner.h\"\nconst char zpl_grammar[] =\n", f);
+    /* one line of C per non-blank line, trailing blanks dropped */
+    for (char *l = out; *l;) {
+        char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        while (n > 0 && isspace((unsigned char)l[n - 1])) n--;
+        size_t lead = 0;
+        while (lead < n && isspace((unsigned char)l[lead])) lead++;
+        if (lead < n) {
+            fputs("    \"", f);
+            if (lead) fputs("    ", f);
+            for (size_t k = lead; k < n; k++) {
+                if (l[k] == '"' || l[k] == '\\') fputc('\\', f);
+                fputc(l[k], f);
+            }
+            fputs("\\n\"\n", f);
+        }
+        if (!e) break;
+        l = e + 1;
+    }
+    fputs("    \"\";\n", f);
+    if (fclose(f) != 0) {
+        perror(argv[2]);
+        return 1;
+    }
+    free(out);
+    free(text);
+    return 0;
+}
