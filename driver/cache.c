@@ -27,6 +27,9 @@
 #ifndef ZGC_RUNTIME_LIB
 #define ZGC_RUNTIME_LIB "libzgrt.a"
 #endif
+#ifndef ZGC_PLANNER_LIB
+#define ZGC_PLANNER_LIB "libzgplanner.so"
+#endif
 
 static bool notes(void)
 {
@@ -129,7 +132,7 @@ typedef struct Lookup {
     ZCompilation *c;
     const ZcaRequest *r;
     const char *cache;
-    const char *id; /* -O<level>-RUNTIME-BUILD */
+    const char *id; /* -O<level>-RUNTIME-PLANNER-BUILD */
     char *entry;    /* the entry's path, once known */
 } Lookup;
 
@@ -334,8 +337,16 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
         return 1;
     }
     rt[16] = 0;
-    char id[128];
-    snprintf(id, sizeof id, "-O%d-%s-%s", r->opt_level, rt, ZGC_BUILD_ID);
+    /* where the planner library is: executables of programs with a planner
+     * load it from there (their rpath), so a build made for another place
+     * must not be reused */
+    const char *pl = getenv("ZGC_PLANNER_LIB");
+    if (!pl || !*pl) pl = ZGC_PLANNER_LIB;
+    uint64_t plh = 1469598103934665603ull; /* FNV-1a */
+    for (const char *q = pl; *q; q++) plh = (plh ^ (unsigned char)*q) * 1099511628211ull;
+    char id[160];
+    snprintf(id, sizeof id, "-O%d-%s-%08x-%s", r->opt_level, rt, (unsigned)(plh >> 32),
+             ZGC_BUILD_ID);
 
     /* the source key: the text of the program, its imports and its C files */
     EVP_MD_CTX *x = EVP_MD_CTX_new();

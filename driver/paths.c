@@ -57,6 +57,8 @@ void zpa_init(void)
     set_default("ZGC_BACKEND", module);
     snprintf(path, sizeof path, "%s/%s/libzgrt.a", prefix, ZGC_INSTALL_LIBDIR);
     set_default("ZGC_RUNTIME_LIB", path);
+    snprintf(path, sizeof path, "%s/%s/zgc/libzgplanner.so", prefix, ZGC_INSTALL_LIBDIR);
+    set_default("ZGC_PLANNER_LIB", path);
     snprintf(path, sizeof path, "%s/%s/zgrt", prefix, ZGC_INSTALL_INCLUDEDIR);
     set_default("ZGC_RUNTIME_INCLUDE", path);
     const char *std = getenv("ZGC_STDLIB");

@@ -5,7 +5,7 @@
 #      (an empty tmpfs over each, so nothing of them can be reached), the
 #      installed zgc says where it is, checks, builds and runs examples
 #      (one process and per lifeline; a C file of actions; an import of the
-#      standard library), `pkg-config` gives a C program the runtime's
+#      standard library; a planner, through the installed planner library), `pkg-config` gives a C program the runtime's
 #      header and library, every manual page passes `man --warnings`, and
 #      the bash completion completes commands and options;
 #   2. `cpack -G DEB`, then `dpkg -i` of the package into an overlay of the
@@ -36,7 +36,8 @@ fi
 
 # the files the checks use, outside both trees
 mkdir -p "$tmp/work"
-cp "$root/examples/hello.zg" "$root/examples/triage.zg" "$tmp/work/"
+cp "$root/examples/hello.zg" "$root/examples/triage.zg" "$root/examples/arithmetic.zg" \
+  "$root/examples/arithmetic.json" "$tmp/work/"
 cp -r "$root/examples/extern" "$tmp/work/extern"
 cat > "$tmp/work/uses_header.c" << 'C'
 #include <stdio.h>
@@ -56,7 +57,7 @@ set -euo pipefail
 zgc=$1 prefix=$2 work=$3
 fail() { echo "install: $*" >&2; exit 1; }
 export ZGC_CACHE=$work/cache HOME=$work
-unset ZGC_BACKEND ZGC_RUNTIME_LIB ZGC_RUNTIME_INCLUDE ZGC_STDLIB
+unset ZGC_BACKEND ZGC_RUNTIME_LIB ZGC_RUNTIME_INCLUDE ZGC_STDLIB ZGC_PLANNER_LIB
 cd "$work"
 "$zgc" --version | grep -qx "from the installation in $prefix" ||
     fail "zgc --version: $("$zgc" --version)"
@@ -68,6 +69,10 @@ cd "$work"
 "$zgc" check triage.zg || fail "zgc check triage.zg (an import of the standard library)"
 "$zgc" build triage.zg -o out-triage > /dev/null || fail "zgc build triage.zg"
 out=$(out-triage/triage --arg ticket="The printer is on fire" 2>&1) || fail "triage: $out"
+# a planner: its executables link the installed planner library
+out=$("$zgc" run arithmetic.zg --arg 'expression=(3 + 4) * (10 - 2)' \
+  --llm scripted:arithmetic.json 2>&1) || fail "zgc run arithmetic.zg (a planner): $out"
+[ "$out" = 56 ] || fail "zgc run arithmetic.zg printed $out, not 56"
 # a C file of actions (includes zgrt.h from the installation)
 "$zgc" build extern/score.zg extern/actions.c -o out-score > /dev/null || fail "zgc build score"
 out=$(out-score/score --arg draft="Short words help." 2>&1) || fail "score: $out"
