@@ -1451,6 +1451,6 @@ static int t_flush(void *impl, char *err, size_t errlen)
 
 zri_transport zri_nats_transport(zri_nats *n)
 {
-    zri_transport t = {t_send, t_flush, n};
+    zri_transport t = {.send = t_send, .flush = t_flush, .impl = n};
     return t;
 }
