@@ -2214,6 +2214,12 @@ static void net_poll(void *user, int wake_fd)
     R->net.wait(R->net.impl, wake_fd, -1);
 }
 
+static void net_poke(void *user)
+{
+    run *R = user;
+    R->net.wake(R->net.impl);
+}
+
 static void timespec_add(struct timespec *t, double s)
 {
     double whole = (double)(time_t)s;
@@ -2502,7 +2508,8 @@ void zri_run_exec(zri_run *R)
         R->fibers = zfb_sched_new(workers, R->opts->schedule, err, sizeof err);
         if (!R->fibers) run_error(R, -1, -1, "cannot start the run's workers: %s", err);
         /* without an eventfd the transport's thread goes on reading alone */
-        if (R->fibers && R->net.wait) zfb_set_poll(R->fibers, net_poll, R, err, sizeof err);
+        if (R->fibers && R->net.wait)
+            zfb_set_poll(R->fibers, net_poll, R->net.wake ? net_poke : NULL, R, err, sizeof err);
     }
     if (!cancelled(R)) {
         R->active = nthreads;

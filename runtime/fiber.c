@@ -312,6 +312,7 @@ struct zfb_sched {
      * time, `poller`, under mu); wake_fd (an eventfd) ends its poll,
      * `poked` says it was written since the poll began */
     void (*poll_fn)(void *user, int wake_fd);
+    void (*poke_fn)(void *user);
     void *poll_user;
     int wake_fd;
     worker *poller;
@@ -341,6 +342,7 @@ static void poke_poller(zfb_sched *s)
     uint64_t one = 1;
     /* a full counter (never: it is drained after each poll) still wakes */
     while (write(s->wake_fd, &one, sizeof one) < 0 && errno == EINTR) {}
+    if (s->poke_fn) s->poke_fn(s->poll_user);
 }
 
 int zfb_default_workers(void)
@@ -951,8 +953,8 @@ void zfb_sched_stats(zfb_sched *s, zfb_stats *out)
     pthread_mutex_unlock(&s->mu);
 }
 
-int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void *user, char *err,
-                 size_t errlen)
+int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void (*poke)(void *user),
+                 void *user, char *err, size_t errlen)
 {
     int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0) {
@@ -963,6 +965,7 @@ int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void *user, 
     if (s->wake_fd >= 0) close(s->wake_fd);
     s->wake_fd = fd;
     s->poll_user = user;
+    s->poke_fn = poke;
     __atomic_store_n(&s->poll_fn, fn, __ATOMIC_RELEASE);
     /* the sleeping workers look again: one of them polls */
     pthread_cond_broadcast(&s->cv);

@@ -108,10 +108,12 @@ void zfb_block_end(int token);
  * has something (it makes fibers runnable with zfb_wake on the calling
  * thread: the worker runs them when fn returns) or wake_fd (an eventfd
  * the scheduler writes when a fiber becomes runnable elsewhere or the
- * scheduler stops) is readable; it must not read wake_fd.  Call it before
- * the first fiber waits.  0, or -1 with a message in err. */
-int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void *user, char *err,
-                 size_t errlen);
+ * scheduler stops) is readable; it must not read wake_fd.  poke (may be
+ * NULL) is called with wake_fd's writes, under the scheduler's lock, for
+ * an fn that cannot watch wake_fd: it must make fn return soon.  Call it
+ * before the first fiber waits.  0, or -1 with a message in err. */
+int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void (*poke)(void *user),
+                 void *user, char *err, size_t errlen);
 
 /* Counters of a scheduler (for tests and benchmarks). */
 typedef struct zfb_stats {

@@ -419,11 +419,14 @@ typedef struct zri_observer {
  * thread before it returns.  So a message's receiver runs on the thread
  * that read it, without a hand-off between threads.  The transport's own
  * thread still reads while nobody waits this way (the lifeline runs a long
- * action), so that heartbeats and failures are seen in time. */
+ * action), so that heartbeats and failures are seen in time.
+ *   wake (may be NULL): for a wait that cannot watch wake_fd; makes a wait
+ * in progress return soon (any thread; cheap, never blocks long). */
 typedef struct zri_transport {
     int (*send)(void *impl, const zri_msg *m, char *err, size_t errlen);
     int (*flush)(void *impl, char *err, size_t errlen);
     void (*wait)(void *impl, int wake_fd, int timeout_ms);
+    void (*wake)(void *impl);
     void *impl;
 } zri_transport;
 
