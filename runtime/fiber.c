@@ -22,6 +22,14 @@
  * worker spins.  With a seed (--schedule) the slot is not used and the
  * queue is taken in a seeded random order among its first entries.
  *
+ * Polling (zfb_set_poll): a worker that would sleep calls poll_fn
+ * instead when no other worker polls (`poller`, under mu); whoever makes
+ * a fiber runnable, starts one or stops the scheduler while nobody sleeps
+ * or spins writes wake_fd (once per poll: `poked`) and calls poke_fn,
+ * unless it is the poller itself (the fibers its poll_fn wakes are
+ * queued, and it runs them when poll_fn returns).  Its spin before
+ * polling is ZFB_POLL_SPIN_NS.
+ *
  * Blocking hand-off: zfb_block_begin takes the worker out of the pool
  * (`free_workers`) and lets a spare thread in, or starts a new one (up to
  * MAX_THREADS; past it the fiber keeps its worker while it blocks);

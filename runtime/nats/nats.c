@@ -59,10 +59,19 @@
  * connection for good (the client's reconnection gave up) fails the run;
  * while it reconnects, heartbeats decide.
  *
- * Threads.  The client's delivery thread runs on_msg (the only user of
- * the heap and of the receiving tags); one thread of this module sends
- * HELLOs and BEATs and checks silence; senders take the peer's lock
- * (counter, tag and publish stay in one order).  Once close or abort
+ * Threads.  A durable run's subscriptions are asynchronous: the
+ * client's delivery threads run on_msg and on_js_msg.  A core NATS run's
+ * subscription is synchronous: an idle worker of the run takes its
+ * messages (t_wait: natsSubscription_NextMsg) and runs on_msg on its own
+ * thread, so the receive that waited runs next on that thread without a
+ * hand-off; local work ends that wait through t_wake (an empty message to
+ * the lifeline's own subject, zg.RUN.SELF.SELF); while no worker has
+ * waited for HANDBACK_S (a long action, before the run) this module's
+ * thread takes them instead.  rd_mu makes one taker at a time, and
+ * cb_lock one on_msg (the only users of the heap and of the receiving
+ * tags).  One thread of this module sends HELLOs and BEATs and checks
+ * silence; senders take the peer's lock (counter, tag and publish stay
+ * in one order).  Once close or abort
  * begins, `closing` (under cb_lock, which on_msg holds while it works)
  * stops every callback.
  */
@@ -836,10 +845,11 @@ out:
  * subscription, waiting up to timeout_ms for the first, and handles
  * them as on_msg (on this thread).  An empty message on the wake
  * subject only ends the wait. */
-static void pump(zri_nats *n, int64_t timeout_ms)
+static natsStatus pump(zri_nats *n, int64_t timeout_ms)
 {
     natsMsg *m = NULL;
-    if (natsSubscription_NextMsg(&m, n->sub, timeout_ms) != NATS_OK) return;
+    natsStatus st = natsSubscription_NextMsg(&m, n->sub, timeout_ms);
+    if (st != NATS_OK) return st;
     for (;;) {
         const char *subj = natsMsg_GetSubject(m);
         if (natsMsg_GetDataLength(m) == 0 && subj && strcmp(subj, n->wake_subject) == 0)
@@ -847,9 +857,10 @@ static void pump(zri_nats *n, int64_t timeout_ms)
         else
             on_msg(n->nc, n->sub, m, n);
         int msgs = 0, bytes = 0;
-        if (natsSubscription_GetPending(n->sub, &msgs, &bytes) != NATS_OK || msgs <= 0) return;
+        if (natsSubscription_GetPending(n->sub, &msgs, &bytes) != NATS_OK || msgs <= 0)
+            return NATS_OK;
         m = NULL;
-        if (natsSubscription_NextMsg(&m, n->sub, 1) != NATS_OK) return;
+        if (natsSubscription_NextMsg(&m, n->sub, 1) != NATS_OK) return NATS_OK;
     }
 }
 
@@ -862,9 +873,10 @@ static int pump_idle(zri_nats *n, int ms)
         return 0;
     int64_t until = now_ns() + (int64_t)ms * 1000000;
     while (now_ns() < until && !__atomic_load_n(&n->want, __ATOMIC_ACQUIRE)) {
-        if (pthread_mutex_trylock(&n->rd_mu) != 0) return 1;
-        pump(n, PUMP_SLICE_MS);
+        if (pthread_mutex_trylock(&n->rd_mu) != 0) return 0;
+        natsStatus st = pump(n, PUMP_SLICE_MS);
         pthread_mutex_unlock(&n->rd_mu);
+        if (st != NATS_OK && st != NATS_TIMEOUT) return 0; /* closed: sleep instead */
     }
     return 1;
 }
@@ -1538,7 +1550,12 @@ static void t_wait(void *impl, int wake_fd, int timeout_ms)
     pthread_mutex_lock(&n->lock);
     int stop = n->stop;
     pthread_mutex_unlock(&n->lock);
-    if (!stop && poll(&pf, 1, 0) == 0) pump(n, ms > 0 ? ms : 1);
+    natsStatus st = NATS_TIMEOUT;
+    if (!stop && poll(&pf, 1, 0) == 0) st = pump(n, ms > 0 ? ms : 1);
+    /* a closed connection or subscription answers at once: wait for
+     * local work instead of turning round (the run fails through
+     * on_closed, or ends) */
+    if (st != NATS_OK && st != NATS_TIMEOUT) poll(&pf, 1, ms);
     __atomic_store_n(&n->poll_end, now_ns(), __ATOMIC_RELEASE);
     __atomic_store_n(&n->polling, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&n->rd_mu);

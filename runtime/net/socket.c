@@ -62,13 +62,23 @@
  * connections and runs their handshakes; from a peer's adoption on (a
  * peer may be running while this lifeline still waits for another) it
  * reads frames from its incoming connection (non-blocking, partial reads
- * buffered), checks their tags, decodes them (it is the only thread of
- * this module using the heap) and calls cb->deliver; a malformed, forged
- * or unexpected frame, a connection that ends without BYE or a silent
- * peer calls cb->fail once for that peer, and that peer is not read any
- * more.  It also sends the heartbeats (taking a peer's send lock only
- * when it is free: a sender holding it keeps the connection busy
- * anyway).  No callback runs after zri_net_close starts.
+ * buffered), checks their tags, decodes them and calls cb->deliver; a
+ * malformed, forged or unexpected frame, a connection that ends without
+ * BYE or a silent peer calls cb->fail once for that peer, and that peer
+ * is not read any more.  It also sends the heartbeats (taking a peer's
+ * send lock only when it is free: a sender holding it keeps the
+ * connection busy anyway).  No callback runs after zri_net_close starts.
+ *   Direct reads.  Once the run has begun (and outside keep mode) an idle
+ * worker of the run reads the peers itself (transport_wait, the
+ * transport's `wait`): it polls their connections and the scheduler's
+ * wake_fd, and the messages it reads are delivered on its thread, whose
+ * next fiber is the receive that waited for them: no hand-off from this
+ * module's thread.  rd_mu makes one reader at a time (the incoming side
+ * of the peers, the read buffer, the heap); the module's thread leaves
+ * the connections to the workers while one polls or did within
+ * HANDBACK_S, and reads them again after that (a lifeline inside a long
+ * action with its only worker), so heartbeats are heard and silence is
+ * found either way (the worker's poll ends at the next silence limit).
  *
  * Sending.  zri_net_send encodes and tags the frame on the caller's thread
  * into the peer's output buffer (one lock per peer); zri_net_flush writes
