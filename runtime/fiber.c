@@ -28,7 +28,7 @@
  * or spins writes wake_fd (once per poll: `poked`) and calls poke_fn,
  * unless it is the poller itself (the fibers its poll_fn wakes are
  * queued, and it runs them when poll_fn returns).  Its spin before
- * polling is ZFB_POLL_SPIN_NS.
+ * polling is ZFB_POLL_SPIN_NS (none: one look).
  *
  * Blocking hand-off: zfb_block_begin takes the worker out of the pool
  * (`free_workers`) and lets a spare thread in, or starts a new one (up to
@@ -694,8 +694,9 @@ static void run_fiber(worker *w, zfb_fiber *f)
 static zfb_fiber *spin_for_work(worker *w)
 {
     zfb_sched *s = w->s;
-    /* with a poll function the idle time goes to polling: a spin would
-     * take the processor from the peer process that is to answer */
+    /* with a poll function the idle time goes to polling (one look, no
+     * spin): a spin would take the processor from the peer process that
+     * is to answer, and the poll wakes on local work too */
     int64_t limit = __atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE) ? ZFB_POLL_SPIN_NS : ZFB_SPIN_NS;
     __atomic_add_fetch(&s->nspin, 1, __ATOMIC_SEQ_CST);
     int64_t t0 = now_ns();
@@ -708,7 +709,7 @@ static zfb_fiber *spin_for_work(worker *w)
             pthread_mutex_unlock(&s->mu);
             if (f) break;
         }
-        if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) break;
+        if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED) || limit == 0) break;
         cpu_pause();
         if (i % 32) continue;
         int64_t t = now_ns();

@@ -38,7 +38,7 @@
 
 #define ZFB_STACK_SIZE ((size_t)512 * 1024)
 #define ZFB_SPIN_NS 20000L
-#define ZFB_POLL_SPIN_NS 2000L /* with a poll function (zfb_set_poll) */
+#define ZFB_POLL_SPIN_NS 0L /* with a poll function (zfb_set_poll): one look */
 #define ZFB_STEAL_NS 3000L
 
 /* ---- the low-level switch (also used by tests and benchmarks) ---------- */
