@@ -10,6 +10,7 @@
  * (--exit-when-waiting), 4 the run store cannot be used. */
 #define _GNU_SOURCE
 #include "runs.h"
+#include "kvstore.h"
 #include "launch.h"
 #include "store.h"
 #include "usage.h"
@@ -28,9 +29,9 @@
 #include <unistd.h>
 
 static const char usage_runs[] =
-    "usage: zgc runs list [--json] [--store STORE]\n"
-    "       zgc runs show RUN [--json] [--store STORE]\n"
-    "       zgc runs cancel RUN [--store STORE]\n"
+    "usage: zgc runs list [--json] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
+    "       zgc runs show RUN [--json] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
+    "       zgc runs cancel RUN [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "       zgc runs gc [--failed] [--store STORE]\n"
     "       zgc runs resume RUN [--exit-when-waiting] [--store STORE]\n"
     "\n"
@@ -48,6 +49,10 @@ static const char usage_runs[] =
     "\n"
     "  --json               the output as JSON\n"
     "  --store STORE        the run store\n"
+    "  --nats URL           list, show, cancel: the runs journaled in a key-value\n"
+    "                       bucket (--journal nats) of the NATS server at URL\n"
+    "  --journal nats:BUCKET  that bucket (default ZGC_JOURNAL)\n"
+    "  --nats-creds FILE    NATS: user credentials (JWT and NKey seed)\n"
     "  --failed             gc: remove failed runs too\n"
     "  --exit-when-waiting  resume: stop (exit 3) when only humans can go on\n"
     "  -h, --help           show this help\n"
@@ -59,7 +64,8 @@ static const char usage_runs[] =
     "humans, 4 the run store cannot be used.\n";
 
 static const char usage_tasks[] =
-    "usage: zgc tasks [RUN] [--all] [--json] [--store STORE]\n"
+    "usage: zgc tasks [RUN] [--all] [--json] [--store STORE | --nats URL [--journal "
+    "nats[:BUCKET]]]\n"
     "\n"
     "Lists the pending human tasks of durable runs (of RUN only, when given):\n"
     "a human action that no terminal, pipe or --answers file answered waits\n"
@@ -69,12 +75,15 @@ static const char usage_tasks[] =
     "  --all          every task, answered and cancelled ones too\n"
     "  --json         the output as JSON\n"
     "  --store STORE  the run store (default: $ZGC_STORE, else .zgc/runs.db)\n"
+    "  --nats URL     the runs journaled in a key-value bucket (--journal nats) of\n"
+    "                 the NATS server at URL; --journal nats:BUCKET names the\n"
+    "                 bucket (default ZGC_JOURNAL), --nats-creds FILE credentials\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: 0 success, 1 error, 2 bad usage, 4 the run store cannot be used.\n";
 
 static const char usage_answer[] =
-    "usage: zgc answer RUN TASK VALUE [--store STORE]\n"
+    "usage: zgc answer RUN TASK VALUE [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "\n"
     "Answers human task TASK of durable run RUN; the waiting lifeline goes on\n"
     "(or takes the answer when the run is resumed).  VALUE is read as on a\n"
@@ -86,6 +95,9 @@ static const char usage_answer[] =
     "  ack      anything\n"
     "\n"
     "  --store STORE  the run store (default: $ZGC_STORE, else .zgc/runs.db)\n"
+    "  --nats URL     a run journaled in a key-value bucket (--journal nats) of the\n"
+    "                 NATS server at URL; --journal nats:BUCKET names the bucket\n"
+    "                 (default ZGC_JOURNAL), --nats-creds FILE credentials\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: 0 answered, 1 no such pending task or a VALUE that does not\n"
@@ -99,10 +111,21 @@ static int usage_error(const char *usage, const char *fmt, const char *arg)
 /* The options every command here takes; the others are positional. */
 typedef struct Args {
     const char *store;
+    const char *nats, *bucket, *creds; /* --nats URL, --journal nats[:BUCKET], --nats-creds */
     bool json, all, failed, exit_when_waiting;
     const char *pos[4];
     int npos;
 } Args;
+
+/* Whether s is --nats, --nats-creds or --journal (or OPT=VALUE). */
+static bool nats_option(const char *s)
+{
+    static const char *const names[] = {"--nats", "--nats-creds", "--journal"};
+    size_t n = strcspn(s, "=");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && !strncmp(s, names[i], n)) return true;
+    return false;
+}
 
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, const char *usage, const char *flags, int maxpos,
@@ -119,6 +142,26 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->store = argv[i];
         } else if (!strncmp(s, "--store=", 8)) {
             a->store = s + 8;
+        } else if (nats_option(s) && strchr(flags, 'n')) {
+            /* --nats URL, --nats-creds FILE, --journal nats[:BUCKET]; or OPT=VALUE */
+            const char *eq = strchr(s, '=');
+            size_t n = eq ? (size_t)(eq - s) : strlen(s);
+            if (!eq && ++i >= argc) return usage_error(usage, "%s needs a value", s);
+            const char *v = eq ? eq + 1 : argv[i];
+            if (n == 6 && !strncmp(s, "--nats", n)) {
+                a->nats = v;
+            } else if (n == 12 && !strncmp(s, "--nats-creds", n)) {
+                a->creds = v;
+            } else if (!strcmp(v, "nats")) {
+                a->bucket = ZK_BUCKET;
+            } else if (!strncmp(v, "nats:", 5) && v[5]) {
+                a->bucket = v + 5;
+            } else {
+                return usage_error(usage,
+                                   "--journal takes nats or nats:BUCKET here (the run store is "
+                                   "--store), got `%s`",
+                                   v);
+            }
         } else if (!strcmp(s, "--json") && strchr(flags, 'j')) {
             a->json = true;
         } else if (!strcmp(s, "--all") && strchr(flags, 'a')) {
@@ -138,7 +181,76 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->pos[a->npos++] = s;
         }
     }
+    if ((a->bucket || a->creds) && !a->nats)
+        return usage_error(usage, "%s needs --nats URL", a->bucket ? "--journal" : "--nats-creds");
+    if (a->nats && a->store)
+        return usage_error(usage, "%s", "--store and --nats name two different places");
+    if (a->nats && !a->bucket) a->bucket = ZK_BUCKET;
     return -1;
+}
+
+/* Where the runs are: a run store, or a key-value bucket (--nats). */
+typedef struct Src {
+    ZsStore *s;
+    ZkStore *k;
+} Src;
+
+/* 0 with src, else the exit status after printing why. */
+static int src_open(const Args *a, Src *src)
+{
+    char err[ZS_ERRLEN];
+    memset(src, 0, sizeof *src);
+    if (a->nats) {
+        src->k = zk_open(a->nats, a->creds, a->bucket, err);
+    } else {
+        char *path = zs_path(a->store);
+        src->s = zs_open(path, err);
+        free(path);
+    }
+    if (src->s || src->k) return 0;
+    fprintf(stderr, "zgc: error: %s\n", err);
+    return ZS_EXIT_STORE;
+}
+
+static void src_close(Src *src)
+{
+    if (src->s) zs_close(src->s);
+    if (src->k) zk_close(src->k);
+}
+
+static const char *src_where(const Src *src)
+{
+    if (src->k) return zk_where(src->k);
+    return zs_file(src->s);
+}
+
+static int src_runs(Src *src, ZsRun **out, int *n, char *err)
+{
+    return src->k ? zk_runs(src->k, out, n, err) : zs_runs(src->s, out, n, err);
+}
+
+static int src_run(Src *src, const char *id, ZsRun *out, char *err)
+{
+    return src->k ? zk_run(src->k, id, out, err) : zs_run(src->s, id, out, err);
+}
+
+static int src_tasks(Src *src, const char *id, bool all, ZsTask **out, int *n, char *err)
+{
+    return src->k ? zk_tasks(src->k, id, all, out, n, err) : zs_tasks(src->s, id, all, out, n, err);
+}
+
+/* Its lifelines and tasks. */
+static int src_details(Src *src, const ZsRun *r, ZsLife **lives, int *nl, ZsTask **tasks, int *nt,
+                       char *err)
+{
+    *tasks = NULL;
+    *nt = 0;
+    if (src->k)
+        return zk_lifelines(src->k, r, lives, nl, err) < 0
+                   ? -1
+                   : zk_tasks(src->k, r->id, true, tasks, nt, err);
+    if (zs_lifelines(src->s, r, lives, nl, err) < 0) return -1;
+    return zs_tasks(src->s, r->id, true, tasks, nt, err);
 }
 
 /* Opens the store of a; NULL after printing why (exit ZS_EXIT_STORE). */
@@ -204,13 +316,14 @@ static json_t *run_json(const ZsRun *r)
 
 static int runs_list(const Args *a)
 {
-    ZsStore *s = open_store(a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    int rc = src_open(a, &s);
+    if (rc) return rc;
     char err[ZS_ERRLEN];
     ZsRun *runs;
     int n;
-    if (zs_runs(s, &runs, &n, err) < 0) {
-        zs_close(s);
+    if (src_runs(&s, &runs, &n, err) < 0) {
+        src_close(&s);
         return store_error(err);
     }
     if (a->json) {
@@ -218,7 +331,7 @@ static int runs_list(const Args *a)
         for (int i = 0; i < n; i++) json_array_append_new(arr, run_json(&runs[i]));
         print_json(arr);
     } else if (n == 0) {
-        printf("no runs in %s\n", zs_file(s));
+        printf("no runs in %s\n", src_where(&s));
     } else {
         printf("%-28s %-20s %-12s %8s %6s  %s\n", "RUN", "WORKFLOW", "STATUS", "ATTEMPTS", "TASKS",
                "UPDATED");
@@ -231,7 +344,7 @@ static int runs_list(const Args *a)
     }
     for (int i = 0; i < n; i++) zs_run_free(&runs[i]);
     free(runs);
-    zs_close(s);
+    src_close(&s);
     return 0;
 }
 
@@ -276,23 +389,24 @@ static void print_tasks_table(const ZsTask *t, int n, bool with_run)
 static int runs_show(const Args *a)
 {
     if (a->npos != 1) return usage_error(usage_runs, "%s", "runs show needs a RUN");
-    ZsStore *s = open_store(a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    int rc = src_open(a, &s);
+    if (rc) return rc;
     char err[ZS_ERRLEN];
     ZsRun r;
-    int found = zs_run(s, a->pos[0], &r, err);
+    int found = src_run(&s, a->pos[0], &r, err);
     if (found <= 0) {
-        int rc = found < 0 ? store_error(err) : 1;
+        rc = found < 0 ? store_error(err) : 1;
         if (!found)
-            fprintf(stderr, "zgc: error: no run %s in the run store %s\n", a->pos[0], zs_file(s));
-        zs_close(s);
+            fprintf(stderr, "zgc: error: no run %s in the %s%s\n", a->pos[0],
+                    s.k ? "" : "run store ", src_where(&s));
+        src_close(&s);
         return rc;
     }
     ZsLife *lives = NULL;
     ZsTask *tasks = NULL;
-    int nl = 0, nt = 0, rc = 0;
-    if (zs_lifelines(s, &r, &lives, &nl, err) < 0 || zs_tasks(s, r.id, true, &tasks, &nt, err) < 0)
-        rc = store_error(err);
+    int nl = 0, nt = 0;
+    if (src_details(&s, &r, &lives, &nl, &tasks, &nt, err) < 0) rc = store_error(err);
     if (rc == 0 && a->json) {
         json_t *o = run_json(&r);
         json_object_set_new(o, "fingerprint", jstr(r.fingerprint));
@@ -372,18 +486,19 @@ static int runs_show(const Args *a)
     free(lives);
     free(tasks);
     zs_run_free(&r);
-    zs_close(s);
+    src_close(&s);
     return rc;
 }
 
 static int runs_cancel(const Args *a)
 {
     if (a->npos != 1) return usage_error(usage_runs, "%s", "runs cancel needs a RUN");
-    ZsStore *s = open_store(a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    int rc = src_open(a, &s);
+    if (rc) return rc;
     char err[ZS_ERRLEN];
-    int rc = zs_cancel(s, a->pos[0], err);
-    zs_close(s);
+    rc = s.k ? zk_cancel(s.k, a->pos[0], err) : zs_cancel(s.s, a->pos[0], err);
+    src_close(&s);
     if (rc < 0) return store_error(err);
     if (rc == 0) {
         fprintf(stderr, "zgc: error: %s\n", err);
@@ -675,13 +790,13 @@ int zo_runs_main(int argc, char **argv)
     Args a;
     int rc;
     if (!strcmp(sub, "list")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "j", 0, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "jn", 0, &a)) >= 0) return rc;
         return runs_list(&a);
     } else if (!strcmp(sub, "show")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "j", 1, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "jn", 1, &a)) >= 0) return rc;
         return runs_show(&a);
     } else if (!strcmp(sub, "cancel")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "", 1, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "n", 1, &a)) >= 0) return rc;
         return runs_cancel(&a);
     } else if (!strcmp(sub, "gc")) {
         if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "f", 0, &a)) >= 0) return rc;
@@ -697,26 +812,26 @@ int zo_tasks_main(int argc, char **argv)
 {
     Args a;
     int rc;
-    if ((rc = parse_args(argc, argv, usage_tasks, "ja", 1, &a)) >= 0) return rc;
-    ZsStore *s = open_store(&a);
-    if (!s) return ZS_EXIT_STORE;
+    if ((rc = parse_args(argc, argv, usage_tasks, "jan", 1, &a)) >= 0) return rc;
+    Src s;
+    if ((rc = src_open(&a, &s)) != 0) return rc;
     char err[ZS_ERRLEN];
     ZsTask *t;
     int n;
     if (a.npos) {
         ZsRun r;
-        int found = zs_run(s, a.pos[0], &r, err);
+        int found = src_run(&s, a.pos[0], &r, err);
         if (found <= 0) {
             if (!found)
-                fprintf(stderr, "zgc: error: no run %s in the run store %s\n", a.pos[0],
-                        zs_file(s));
-            zs_close(s);
+                fprintf(stderr, "zgc: error: no run %s in the %s%s\n", a.pos[0],
+                        s.k ? "" : "run store ", src_where(&s));
+            src_close(&s);
             return found < 0 ? store_error(err) : 1;
         }
         zs_run_free(&r);
     }
-    if (zs_tasks(s, a.npos ? a.pos[0] : NULL, a.all, &t, &n, err) < 0) {
-        zs_close(s);
+    if (src_tasks(&s, a.npos ? a.pos[0] : NULL, a.all, &t, &n, err) < 0) {
+        src_close(&s);
         return store_error(err);
     }
     if (a.json) {
@@ -730,7 +845,7 @@ int zo_tasks_main(int argc, char **argv)
     }
     for (int i = 0; i < n; i++) zs_task_free(&t[i]);
     free(t);
-    zs_close(s);
+    src_close(&s);
     return 0;
 }
 
@@ -798,19 +913,19 @@ int zo_answer_main(int argc, char **argv)
 {
     Args a;
     int rc;
-    if ((rc = parse_args(argc, argv, usage_answer, "", 3, &a)) >= 0) return rc;
+    if ((rc = parse_args(argc, argv, usage_answer, "n", 3, &a)) >= 0) return rc;
     if (a.npos != 3) return usage_error(usage_answer, "%s", "answer needs RUN TASK VALUE");
     char *end;
     long long task = strtoll(a.pos[1], &end, 10);
     if (!*a.pos[1] || *end || task < 1)
         return usage_error(usage_answer, "TASK is a task's number, not `%s`", a.pos[1]);
-    ZsStore *s = open_store(&a);
-    if (!s) return ZS_EXIT_STORE;
+    Src s;
+    if ((rc = src_open(&a, &s)) != 0) return rc;
     char err[ZS_ERRLEN];
     ZsTask *t;
     int n;
-    if (zs_tasks(s, a.pos[0], true, &t, &n, err) < 0) {
-        zs_close(s);
+    if (src_tasks(&s, a.pos[0], true, &t, &n, err) < 0) {
+        src_close(&s);
         return store_error(err);
     }
     const ZsTask *it = NULL;
@@ -819,15 +934,19 @@ int zo_answer_main(int argc, char **argv)
     char *answer = NULL;
     if (!it) {
         ZsRun r;
-        int found = zs_run(s, a.pos[0], &r, err);
+        int found = src_run(&s, a.pos[0], &r, err);
         if (found > 0) zs_run_free(&r);
         if (found < 0)
             rc = store_error(err);
         else {
             fprintf(stderr,
                     found ? "zgc: error: run %s has no task %s\n"
-                          : "zgc: error: no run %s in the run store (task %s)\n",
-                    a.pos[0], a.pos[1]);
+                          : "zgc: error: no run %s in the %s (task %s)\n",
+                    a.pos[0],
+                    found ? a.pos[1]
+                    : s.k ? src_where(&s)
+                          : "run store",
+                    a.pos[1]);
             rc = 1;
         }
     } else if (strcmp(it->status, "pending") != 0) {
@@ -838,7 +957,8 @@ int zo_answer_main(int argc, char **argv)
         fprintf(stderr, "zgc: error: %s\n", err);
         rc = 1;
     } else {
-        int r = zs_answer(s, a.pos[0], task, answer, err);
+        int r = s.k ? zk_answer(s.k, a.pos[0], task, answer, err)
+                    : zs_answer(s.s, a.pos[0], task, answer, err);
         if (r < 0)
             rc = store_error(err);
         else if (r == 0) {
@@ -852,6 +972,6 @@ int zo_answer_main(int argc, char **argv)
     free(answer);
     for (int i = 0; i < n; i++) zs_task_free(&t[i]);
     free(t);
-    zs_close(s);
+    src_close(&s);
     return rc;
 }

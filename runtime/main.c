@@ -398,6 +398,67 @@ static int open_kv_journal(const zgrt_program *prog, const zri_options *o, int32
     return 0;
 }
 
+/* The key-value bucket that holds run o->resume, among those the NATS
+ * server lets this user see (zri_nats_kv_find_run): 1 with its name, 0,
+ * or -1 after printing why. */
+static int kv_find_run(const zgrt_program *prog, const zri_options *o, int32_t self, char *bucket,
+                       size_t len)
+{
+    char err[1024] = "";
+    zri_nats_config c;
+    char *token, pub[57];
+    int rc = nats_config(o, NULL, NULL, &c, &token, pub, err, sizeof err);
+    if (rc == 0) rc = zri_nats_kv_find_run(prog, self, &c, bucket, len, err, sizeof err);
+    wipe(token);
+    if (rc < 0) zri_say("error", "lifeline %s: %s\n", lname(prog, self), err);
+    return rc;
+}
+
+/* A resume of a per-lifeline run over NATS: its journals are where the run
+ * started them, in the SQLite run store or in a key-value bucket (whose
+ * run record names it: RUN.run).  Without --journal the resume looks in
+ * the run store, then in the server's buckets; a --journal naming another
+ * place than the run's is an error.  Sets *journal (NULL: the run store);
+ * 0, or the exit status after printing why. */
+static int resume_journal(const zgrt_program *prog, const zri_options *o, int32_t self,
+                          const char **journal)
+{
+    static char found[160];
+    const char *given = o->journal;
+    int in_kv = given && strncmp(given, "nats", 4) == 0;
+    const char *bucket = in_kv && given[4] == ':' ? given + 5 : ZRI_NATS_KV_BUCKET;
+    *journal = in_kv ? given : NULL;
+    if (self < 0 || !o->nats || !o->resume) return 0;
+    char err[1024] = "", *file = NULL, where[128] = "";
+    int has = zrd_store_has(o, o->resume, &file, err, sizeof err);
+    if (has < 0 && in_kv) has = 0; /* (a store that cannot be read is not the run's) */
+    if (has < 0) {
+        zri_say("error", "%s\n", err);
+        free(file);
+        return ZRD_EXIT_STORE;
+    }
+    if (has > 0 && in_kv)
+        zri_say("error",
+                "run %s keeps its journals in the run store %s (--journal sqlite), not in the "
+                "key-value bucket %s: resume it without --journal\n",
+                o->resume, file, bucket);
+    free(file);
+    if (has > 0) return in_kv ? 1 : 0;
+    if ((has = kv_find_run(prog, o, self, where, sizeof where)) < 0) return ZRD_EXIT_STORE;
+    if (has == 0) return 0; /* opening the run store or bucket says what is missing */
+    if (given && (!in_kv || strcmp(where, bucket) != 0)) {
+        zri_say("error",
+                "run %s keeps its journals in the key-value bucket %s (--journal nats:%s), not "
+                "in %s%s: resume it without --journal\n",
+                o->resume, where, where, in_kv ? "the key-value bucket " : "the run store",
+                in_kv ? bucket : "");
+        return 1;
+    }
+    snprintf(found, sizeof found, "nats:%s", where);
+    *journal = found;
+    return 0;
+}
+
 static size_t trace_mark(void *u) { return zri_trace_mark(u); }
 static int trace_release(void *u, size_t mark) { return zri_trace_release(u, mark); }
 
@@ -405,7 +466,7 @@ static int trace_release(void *u, size_t mark) { return zri_trace_release(u, mar
  * store, --exit-when-waiting, and what a launcher gives per process),
  * parsed again into o; and the run's directory.  0, or the exit status. */
 static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char **argv,
-                          zri_options *o, char ***merged)
+                          const char *journal, zri_options *o, char ***merged)
 {
     if (o->nstored) {
         zri_say("error",
@@ -427,8 +488,9 @@ static int resume_options(const zgrt_program *prog, zrd_run *D, int argc, char *
         zri_say("error", "the stored options of run %s are not this program's\n", zrd_id(D));
         return 1;
     }
+    o->journal = journal; /* where the resume found the run's journals */
     const char *cwd = zrd_cwd(D);
-    if (cwd && chdir(cwd) != 0 && o->journal && strncmp(o->journal, "nats", 4) == 0) {
+    if (cwd && chdir(cwd) != 0 && journal) {
         /* a journal in a bucket: the run may go on on another host */
         zri_say("note",
                 "the directory %s of run %s is not here; relative paths of its "
@@ -491,7 +553,10 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     }
     if (opts.durable) {
         zrd_backend kv, *be = NULL;
-        if (opts.journal && strncmp(opts.journal, "nats", 4) == 0) {
+        const char *journal = NULL;
+        if ((status = resume_journal(prog, &opts, self, &journal)) != 0) goto done;
+        opts.journal = journal;
+        if (journal) {
             if ((status = open_kv_journal(prog, &opts, self, &kv)) != 0) goto done;
             be = &kv;
         }
@@ -502,7 +567,8 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
             status = write_result(&opts, done_result);
             goto done;
         }
-        if (opts.resume && (status = resume_options(prog, D, argc, argv, &opts, &merged)) != 0)
+        if (opts.resume &&
+            (status = resume_options(prog, D, argc, argv, journal, &opts, &merged)) != 0)
             goto done;
         if (opts.resume && (status = check_actions(prog, &opts)) != 0) goto done;
     }

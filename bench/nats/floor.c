@@ -1,18 +1,64 @@
-/* floor.c — the floor of the NATS ping-pong (bench/nats/run): the same
- * hand-off as one iteration of pingpong.zg over NATS, written directly
- * with the NATS C client and nothing else — two processes, a request
- * carrying the counter and a reply carrying it incremented (core NATS
- * request/reply through the server).
- * usage: floor URL ROUNDS    prints nanoseconds per iteration */
+/* floor.c — the floors of the NATS benchmark (bench/nats/run): the same
+ * hand-offs as the workflows, written directly with the NATS C client and
+ * nothing else, one process per party (forked).
+ *
+ *   floor [--js] [--workers N] URL ROUNDS     prints nanoseconds per round
+ *
+ * Without --workers: ping-pong, two processes, a request carrying the
+ * counter and a reply carrying it incremented.  Core NATS: request/reply
+ * through the server (natsConnection_Request).
+ *
+ * --workers N: fan-out, a coordinator and N worker processes; each round
+ * the coordinator sends the round's number to every worker, then takes the
+ * N replies (number + 1) in arrival order and adds them up.
+ *
+ * --js: every message goes through a JetStream stream with the settings
+ * of a durable zgc run: file storage, a de-duplication window, each
+ * message published under a Nats-Msg-Id and waiting for the stream's
+ * acknowledgement, each receiver a durable push consumer of its own
+ * subject with explicit acknowledgement, acknowledged ("+ACK") once the
+ * message is taken, before the reply goes out.  Ping-pong under --js is the
+ * fan-out with one worker.  The stream is deleted at the end.
+ *
+ * Every run checks its result and exits 1 when it is wrong. */
 #include <nats/nats.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#define WAIT_MS 10000
+#define MAX_WORKERS 64
+
+static char prefix[64]; /* floor.PID: every subject of this run */
+static char stream[64]; /* FLOOR_PID */
+
+static void die(const char *what, natsStatus s)
+{
+    const char *txt = nats_GetLastError(NULL);
+    fprintf(stderr, "floor: %s: %s%s%s\n", what, natsStatus_GetText(s), txt && *txt ? ": " : "",
+            txt && *txt ? txt : "");
+    exit(1);
+}
+
+static natsConnection *connect_to(const char *url)
+{
+    natsOptions *o = NULL;
+    natsConnection *nc = NULL;
+    natsStatus s = natsOptions_Create(&o);
+    if (s == NATS_OK) s = natsOptions_SetURL(o, url);
+    if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
+    if (s == NATS_OK) s = natsConnection_Connect(&nc, o);
+    if (s != NATS_OK) die("cannot connect", s);
+    natsOptions_Destroy(o);
+    return nc;
+}
+
+/* ---- core ping-pong: request/reply ---- */
 
 static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
@@ -24,34 +70,221 @@ static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     natsMsg_Destroy(msg);
 }
 
-static natsConnection *connect_to(const char *url)
+/* ---- the parts of the fan-out (core or JetStream) ---- */
+
+typedef struct party {
+    natsConnection *nc;
+    jsCtx *js;             /* --js only */
+    natsSubscription *sub; /* this party's subject (core) or deliver subject (--js) */
+    uint64_t sent;         /* for the Nats-Msg-Id */
+    const char *name;      /* c, w1, w2, ... */
+} party;
+
+static void subject_of(char *out, size_t len, const char *name)
 {
-    natsOptions *o = NULL;
-    natsConnection *nc = NULL;
-    if (natsOptions_Create(&o) != NATS_OK || natsOptions_SetURL(o, url) != NATS_OK ||
-        natsOptions_SetSendAsap(o, true) != NATS_OK || natsConnection_Connect(&nc, o) != NATS_OK) {
-        fprintf(stderr, "floor: cannot connect to %s\n", url);
-        exit(1);
-    }
-    natsOptions_Destroy(o);
-    return nc;
+    snprintf(out, len, "%s.%s", prefix, name);
 }
 
-int main(int argc, char **argv)
+static void make_stream(jsCtx *js)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: floor URL ROUNDS\n");
-        return 2;
+    char subjects[80];
+    snprintf(subjects, sizeof subjects, "%s.*", prefix);
+    const char *subj[1] = {subjects};
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = stream;
+    sc.Subjects = subj;
+    sc.SubjectsLen = 1;
+    sc.Storage = js_FileStorage;
+    sc.Duplicates = 600LL * 1000000000LL;
+    sc.Replicas = 1;
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_AddStream(&si, js, &sc, NULL, &jerr);
+    jsStreamInfo_Destroy(si);
+    if (s != NATS_OK && jerr != JSStreamNameExistErr) die("cannot create the stream", s);
+}
+
+static party open_party(const char *url, const char *name, int use_js)
+{
+    party p = {.nc = connect_to(url), .name = name};
+    char subject[96];
+    subject_of(subject, sizeof subject, name);
+    natsStatus s = NATS_OK;
+    if (!use_js) {
+        s = natsConnection_SubscribeSync(&p.sub, p.nc, subject);
+    } else {
+        s = natsConnection_JetStream(&p.js, p.nc, NULL);
+        if (s != NATS_OK) die("no JetStream context", s);
+        make_stream(p.js);
+        natsInbox *inbox = NULL;
+        if ((s = natsInbox_Create(&inbox)) != NATS_OK) die("no inbox", s);
+        s = natsConnection_SubscribeSync(&p.sub, p.nc, inbox);
+        jsConsumerConfig cc;
+        jsConsumerConfig_Init(&cc);
+        cc.Durable = name;
+        cc.FilterSubject = subject;
+        cc.DeliverSubject = inbox;
+        cc.AckPolicy = js_AckExplicit;
+        cc.AckWait = 2LL * 1000000000LL;
+        cc.MaxAckPending = -1;
+        cc.DeliverPolicy = js_DeliverAll;
+        jsConsumerInfo *ci = NULL;
+        jsErrCode jerr = 0;
+        if (s == NATS_OK) s = js_AddConsumer(&ci, p.js, stream, &cc, NULL, &jerr);
+        jsConsumerInfo_Destroy(ci);
+        natsInbox_Destroy(inbox);
     }
-    const char *url = argv[1];
-    int64_t rounds = atoll(argv[2]);
-    char subject[64];
-    snprintf(subject, sizeof subject, "floor.%d", (int)getpid());
+    if (s == NATS_OK) s = natsConnection_Flush(p.nc);
+    if (s != NATS_OK) die("cannot subscribe", s);
+    return p;
+}
+
+/* Sends n to party `to`: a plain publish with the reply subject unused
+ * (core), or a stored message waiting for the stream's acknowledgement. */
+static void send_to(party *p, const char *to, int64_t n)
+{
+    char subject[96];
+    subject_of(subject, sizeof subject, to);
+    natsStatus s;
+    if (!p->js) {
+        s = natsConnection_Publish(p->nc, subject, &n, sizeof n);
+    } else {
+        natsMsg *m = NULL;
+        char id[96];
+        snprintf(id, sizeof id, "%s.%s.%llu", p->name, to, (unsigned long long)++p->sent);
+        s = natsMsg_Create(&m, subject, NULL, (const char *)&n, sizeof n);
+        if (s == NATS_OK) s = natsMsgHeader_Set(m, "Nats-Msg-Id", id);
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = 2000;
+        jsPubAck *pa = NULL;
+        jsErrCode jerr = 0;
+        if (s == NATS_OK) s = js_PublishMsg(&pa, p->js, m, &po, &jerr);
+        jsPubAck_Destroy(pa);
+        natsMsg_Destroy(m);
+    }
+    if (s != NATS_OK) die("cannot send", s);
+}
+
+/* Takes the next message (acknowledged under --js), returns its number. */
+static int64_t take(party *p)
+{
+    natsMsg *m = NULL;
+    natsStatus s = natsSubscription_NextMsg(&m, p->sub, WAIT_MS);
+    if (s != NATS_OK) die("no message", s);
+    int64_t n = 0;
+    if (natsMsg_GetDataLength(m) != sizeof n) {
+        fprintf(stderr, "floor: a message of %d bytes\n", natsMsg_GetDataLength(m));
+        exit(1);
+    }
+    memcpy(&n, natsMsg_GetData(m), sizeof n);
+    const char *reply = natsMsg_GetReply(m);
+    if (p->js && reply && (s = natsConnection_PublishString(p->nc, reply, "+ACK")) != NATS_OK)
+        die("cannot acknowledge", s);
+    natsMsg_Destroy(m);
+    return n;
+}
+
+static void worker(const char *url, const char *name, int use_js, int ready_fd)
+{
+    party p = open_party(url, name, use_js);
+    if (write(ready_fd, "r", 1) != 1) _exit(1);
+    close(ready_fd);
+    for (;;) {
+        int64_t n = take(&p);
+        if (n < 0) break; /* the coordinator's end */
+        send_to(&p, "c", n + 1);
+    }
+    natsConnection_Destroy(p.nc);
+    _exit(0);
+}
+
+static pid_t spawn_worker(const char *url, const char *name, int use_js)
+{
     int ready[2];
-    if (pipe(ready) != 0) return 1;
+    if (pipe(ready) != 0) {
+        perror("floor: pipe");
+        exit(1);
+    }
     pid_t pid = fork();
+    if (pid < 0) {
+        perror("floor: fork");
+        exit(1);
+    }
     if (pid == 0) {
-        /* B: replies until its parent says stop (stdin closed: pipe) */
+        close(ready[0]);
+        worker(url, name, use_js, ready[1]);
+    }
+    close(ready[1]);
+    char c;
+    if (read(ready[0], &c, 1) != 1) {
+        fprintf(stderr, "floor: worker %s did not start\n", name);
+        exit(1);
+    }
+    close(ready[0]);
+    return pid;
+}
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e9 + (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+static double fanout(const char *url, int64_t rounds, int workers, int use_js)
+{
+    static char names[MAX_WORKERS][8];
+    pid_t pids[MAX_WORKERS];
+    for (int k = 0; k < workers; k++) {
+        snprintf(names[k], sizeof names[k], "w%d", k + 1);
+        pids[k] = spawn_worker(url, names[k], use_js);
+    }
+    party c = open_party(url, "c", use_js);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t acc = 0;
+    for (int64_t i = 0; i < rounds; i++) {
+        for (int k = 0; k < workers; k++) send_to(&c, names[k], i);
+        for (int k = 0; k < workers; k++) acc += take(&c);
+    }
+    double ns = since(&t0);
+    for (int k = 0; k < workers; k++) send_to(&c, names[k], -1);
+    for (int k = 0; k < workers; k++) {
+        int st = 0;
+        if (waitpid(pids[k], &st, 0) != pids[k] || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "floor: worker %s failed\n", names[k]);
+            exit(1);
+        }
+    }
+    if (c.js) {
+        jsErrCode jerr = 0;
+        natsStatus s = js_DeleteStream(c.js, stream, NULL, &jerr);
+        if (s != NATS_OK) die("cannot delete the stream", s);
+        jsCtx_Destroy(c.js);
+    }
+    natsSubscription_Destroy(c.sub);
+    natsConnection_Destroy(c.nc);
+    int64_t want = (int64_t)workers * rounds * (rounds + 1) / 2;
+    if (acc != want) {
+        fprintf(stderr, "floor: the replies add up to %lld, expected %lld\n", (long long)acc,
+                (long long)want);
+        exit(1);
+    }
+    return ns;
+}
+
+static double pingpong_core(const char *url, int64_t rounds)
+{
+    char subject[80];
+    subject_of(subject, sizeof subject, "b");
+    int ready[2];
+    if (pipe(ready) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        /* B: replies until its parent stops it */
         close(ready[0]);
         natsConnection *nc = connect_to(url);
         natsSubscription *sub = NULL;
@@ -67,30 +300,71 @@ int main(int argc, char **argv)
     char c;
     if (read(ready[0], &c, 1) != 1) {
         fprintf(stderr, "floor: the responder did not start\n");
-        return 1;
+        exit(1);
     }
     natsConnection *nc = connect_to(url);
-    struct timespec t0, t1;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int64_t n = 0;
     for (int64_t i = 0; i < rounds; i++) {
         natsMsg *reply = NULL;
-        if (natsConnection_Request(&reply, nc, subject, &n, sizeof n, 5000) != NATS_OK) {
-            fprintf(stderr, "floor: request %lld failed\n", (long long)i);
-            return 1;
-        }
+        natsStatus s = natsConnection_Request(&reply, nc, subject, &n, sizeof n, WAIT_MS);
+        if (s != NATS_OK) die("request failed", s);
         memcpy(&n, natsMsg_GetData(reply), sizeof n);
         natsMsg_Destroy(reply);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ns = since(&t0);
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
+    natsConnection_Destroy(nc);
     if (n != rounds) {
         fprintf(stderr, "floor: counted %lld, expected %lld\n", (long long)n, (long long)rounds);
+        exit(1);
+    }
+    return ns;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: floor [--js] [--workers N] URL ROUNDS\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    int use_js = 0, workers = 0, a = 1;
+    for (; a < argc && argv[a][0] == '-'; a++) {
+        if (strcmp(argv[a], "--js") == 0) {
+            use_js = 1;
+        } else if (strcmp(argv[a], "--workers") == 0 && a + 1 < argc) {
+            char *end = NULL;
+            long w = strtol(argv[++a], &end, 10);
+            if (*end || w < 1 || w > MAX_WORKERS) {
+                fprintf(stderr, "floor: --workers takes 1..%d\n", MAX_WORKERS);
+                return 2;
+            }
+            workers = (int)w;
+        } else {
+            return usage();
+        }
+    }
+    if (argc - a != 2) return usage();
+    const char *url = argv[a];
+    char *end = NULL;
+    long long rounds = strtoll(argv[a + 1], &end, 10);
+    if (*end || rounds < 1) {
+        fprintf(stderr, "floor: ROUNDS must be a positive number\n");
+        return 2;
+    }
+    snprintf(prefix, sizeof prefix, "floor.%d", (int)getpid());
+    snprintf(stream, sizeof stream, "FLOOR_%d", (int)getpid());
+    double ns = workers == 0 && !use_js ? pingpong_core(url, rounds)
+                                        : fanout(url, rounds, workers ? workers : 1, use_js);
+    if (ns < 0) {
+        perror("floor");
         return 1;
     }
-    double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-    printf("%.1f\n", rounds > 0 ? ns / (double)rounds : 0.0);
-    natsConnection_Destroy(nc);
+    printf("%.1f\n", ns / (double)rounds);
+    nats_Close();
     return 0;
 }

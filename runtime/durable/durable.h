@@ -206,6 +206,12 @@ ZRI_HIDDEN void zrd_journal_free(zrd_journal *J);
 
 typedef struct zrd_run zrd_run;
 
+/* Whether the SQLite run store of o (--durable=STORE, $ZGC_STORE, else
+ * .zgc/runs.db) holds run id, without making the store when it does not
+ * exist: 1 with its file in *file (malloc'd), 0, or -1 with a message. */
+ZRI_HIDDEN int zrd_store_has(const zri_options *o, const char *id, char **file, char *err,
+                             size_t errlen);
+
 /* Opens the store of a durable run (o->durable).  With o->resume, reads
  * the run and checks it: it exists, was not cancelled, has no process
  * running it, was started by this program (the fingerprint; a mismatch

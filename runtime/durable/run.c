@@ -187,6 +187,19 @@ static int parse_stored(zrd_run *D, const char *json)
     return 0;
 }
 
+int zrd_store_has(const zri_options *o, const char *id, char **file, char *err, size_t errlen)
+{
+    *file = zrd_store_path(o->store);
+    if (access(*file, F_OK) != 0) return 0;
+    zrd_store *st = zrd_store_open(*file, err, errlen);
+    if (!st) return -1;
+    zrd_runrow row;
+    int found = zrd_store_find(st, id, &row, err, errlen);
+    if (found > 0) zrd_runrow_free(&row);
+    zrd_store_close(st);
+    return found;
+}
+
 int zrd_open(const zgrt_program *p, const zri_options *o, int32_t self, const zrd_backend *be,
              zrd_run **out)
 {
@@ -480,10 +493,13 @@ int zrd_task(void *user, const zri_task *t, volatile int *cancel, zri_waits_fn w
     char state[256];
     snprintf(state, sizeof state, "waits for human task %" PRId64 " (%s)", task, t->action);
     if (l >= 0 && zrd_store_state(D->st, D->row.rid, l, state, err, errlen) < 0) return -1;
+    int file = zrd_store_is_file(D->st);
     zri_say("note",
             "run %s: lifeline %s waits for human task %" PRId64
-            " (%s); answer with: zgc answer %s %" PRId64 " VALUE\n",
-            D->id, t->lifeline, task, t->action, D->id, task);
+            " (%s); answer with: zgc answer %s %" PRId64 " VALUE%s%s%s\n",
+            D->id, t->lifeline, task, t->action, D->id, task,
+            file ? "" : " --nats URL --journal nats:BUCKET (the run is in the ",
+            file ? "" : zrd_store_file(D->st), file ? "" : ")");
     waits(waits_u, 1);
     int rc;
     for (;;) {

@@ -7,8 +7,10 @@
  * is created under a key no other attempt uses.  The record of this
  * process's lifeline is kept in memory (rec) and written whole.
  *
- * Human tasks and cancellation need the SQLite run store (`zgc answer`,
- * `zgc runs cancel` work on it): task refuses with a message.
+ * `zgc runs cancel --nats` marks the run's record "cancelled": the
+ * lifelines find it in the status (compose) and at a commit (at most
+ * once a second).  Human tasks are records RUN.T.<N> of the bucket,
+ * answered by `zgc answer --nats` (kv_task).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -44,6 +46,7 @@ typedef struct kvj {
     json_t *rec;  /* this lifeline's record, as last written */
     uint64_t rev; /* its revision (0: not read yet) */
     int attempt;
+    double cancel_checked; /* when the run's record was read last (cancelled_now) */
     /* the server's last asynchronous error (a permissions violation
      * comes so: the request itself only times out), under elock */
     pthread_mutex_t elock;
@@ -76,6 +79,13 @@ static void kv_error(kvj *k, natsStatus s, const char *what, const char *key, ch
         err, errlen, "%s %s in the key-value bucket %s on the NATS server %s failed: %s%s%s%s%s%s",
         what, key, k->bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
         txt && *txt ? txt : "", *async ? " (the server reported: " : "", async, *async ? ")" : "");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static char *dupz(const char *s) { return s ? zri_xstrndup(s, strlen(s)) : NULL; }
@@ -165,6 +175,13 @@ static int put_rec(kvj *k, char *err, size_t errlen)
 static int compose(kvj *k, char **status, char **result, int *attempts, char *err, size_t errlen)
 {
     int nl = k->p->nlifelines, ndone = 0, failed = 0, waiting = 0, cancelled = 0;
+    /* `zgc runs cancel --nats` marks the run's record */
+    char rkey[256];
+    snprintf(rkey, sizeof rkey, "%s.run", k->run);
+    json_t *run = NULL;
+    if (get_json(k, rkey, &run, NULL, err, errlen) < 0) return -1;
+    cancelled = json_is_true(json_object_get(run, "cancelled"));
+    json_decref(run);
     int nres = -1, tuple = 0, maxatt = 0;
     json_t *res = json_object();
     if (!res) zri_oom();
@@ -191,8 +208,8 @@ static int compose(kvj *k, char **status, char **result, int *attempts, char *er
         json_object_update(res, json_object_get(r, "results"));
         json_decref(r);
     }
-    *status = dupz(failed        ? "failed"
-                   : cancelled   ? "cancelled"
+    *status = dupz(cancelled     ? "cancelled"
+                   : failed      ? "failed"
                    : waiting     ? "waiting"
                    : ndone == nl ? "done"
                                  : "running");
@@ -317,6 +334,9 @@ static int kv_begin(void *u, zrd_runrow *r, int nlives, const zrd_liferow *lives
         set_str(j, "executable", r->executable);
         set_str(j, "options", r->options);
         set_int(j, "nlifelines", r->nlifelines);
+        char journal[160];
+        snprintf(journal, sizeof journal, "nats:%s", k->bucket);
+        set_str(j, "journal", journal);
         char *text = json_dumps(j, JSON_COMPACT);
         if (!text) zri_oom();
         natsStatus s = kvStore_Create(NULL, k->kv, key, text, (int)strlen(text));
@@ -473,6 +493,22 @@ static void merge_taken(json_t *arr, const zrd_taken *t)
     if (!n || json_array_append_new(arr, n) != 0) zri_oom();
 }
 
+/* Whether the run's record says it was cancelled (zgc runs cancel
+ * --nats), read at most once a second (under k->mu). */
+static int cancelled_now(kvj *k)
+{
+    double now = now_s();
+    if (now - k->cancel_checked < 1.0) return 0;
+    k->cancel_checked = now;
+    char key[256], err[256];
+    snprintf(key, sizeof key, "%s.run", k->run);
+    json_t *j = NULL;
+    int cancelled = get_json(k, key, &j, NULL, err, sizeof err) > 0 &&
+                    json_is_true(json_object_get(j, "cancelled"));
+    json_decref(j);
+    return cancelled;
+}
+
 static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char **status, char *err,
                      size_t errlen)
 {
@@ -514,7 +550,7 @@ static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char 
             merge_taken(json_object_get(k->rec, "taken"), &c->taken[t]);
         rc = put_rec(k, err, errlen);
     }
-    if (rc == 0) *status = dupz("running");
+    if (rc == 0) *status = dupz(cancelled_now(k) ? "cancelled" : "running");
     pthread_mutex_unlock(&k->mu);
     return rc;
 }
@@ -596,23 +632,178 @@ static int kv_state(void *u, int64_t rid, int32_t l, const char *state, char *er
     return rc;
 }
 
+/* Human tasks: RUN.T.<N>, task N of the run (JSON: its lifeline, action,
+ * idempotency key, kind, prompt, answer type, members, current text,
+ * status pending, answered or cancelled, the answer, times), created
+ * here and answered by `zgc answer --nats` with a revision check. */
+
+/* The numbers of the run's tasks (the keys RUN.T.*): 0 with *out, or -1. */
+static int task_numbers(kvj *k, int64_t **out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    char pattern[256];
+    snprintf(pattern, sizeof pattern, "%s.T.*", k->run);
+    kvWatchOptions wo;
+    kvWatchOptions_Init(&wo);
+    wo.IgnoreDeletes = true;
+    wo.MetaOnly = true;
+    kvWatcher *w = NULL;
+    natsStatus s = kvStore_Watch(&w, k->kv, pattern, &wo);
+    while (s == NATS_OK) {
+        kvEntry *e = NULL;
+        s = kvWatcher_Next(&e, w, 5000);
+        if (s != NATS_OK || !e) break; /* NULL: every key came */
+        const char *dot = strrchr(kvEntry_Key(e), '.');
+        *out = zri_xrealloc(*out, (size_t)(*n + 1) * sizeof **out);
+        (*out)[(*n)++] = dot ? strtoll(dot + 1, NULL, 10) : 0;
+        kvEntry_Destroy(e);
+    }
+    kvWatcher_Destroy(w);
+    if (s != NATS_OK) {
+        kv_error(k, s, "listing the tasks", pattern, err, errlen);
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static void key_task(const kvj *k, int64_t task, char *out, size_t n)
+{
+    snprintf(out, n, "%s.T.%" PRId64, k->run, task);
+}
+
 static int kv_task(void *u, int64_t rid, const zri_task *t, int64_t *task, char **answer,
                    int *created, char *err, size_t errlen)
 {
-    (void)u, (void)rid, (void)task, (void)answer, (void)created;
-    zri_err(err, errlen,
-            "lifeline %s needs a human task (%s): human tasks are answered in the SQLite run store "
-            "(zgc answer), not with --journal nats; run with --journal sqlite",
-            t->lifeline, t->action);
-    return -1;
+    (void)rid;
+    kvj *k = u;
+    *answer = NULL;
+    *created = 0;
+    pthread_mutex_lock(&k->mu);
+    int rc = -1;
+    for (int tries = 0; tries < 20; tries++) {
+        int64_t *nums = NULL, next = 1;
+        int n = 0;
+        if (task_numbers(k, &nums, &n, err, errlen) < 0) break;
+        int found = 0;
+        for (int i = 0; i < n && !found && rc != 0; i++) {
+            char key[256];
+            key_task(k, nums[i], key, sizeof key);
+            json_t *j = NULL;
+            int got = get_json(k, key, &j, NULL, err, errlen);
+            if (got < 0) {
+                free(nums);
+                json_decref(j);
+                goto out;
+            }
+            if (nums[i] >= next) next = nums[i] + 1;
+            if (got && jstr(j, "key") && t->key && strcmp(jstr(j, "key"), t->key) == 0) {
+                /* the same call's task (a resume): its answer, if any */
+                *task = nums[i];
+                if (jstr(j, "status") && strcmp(jstr(j, "status"), "answered") == 0)
+                    *answer = dupz(jstr(j, "answer"));
+                found = 1;
+            }
+            json_decref(j);
+        }
+        free(nums);
+        if (found) {
+            rc = 0;
+            break;
+        }
+        json_t *j = json_object();
+        if (!j) zri_oom();
+        set_int(j, "task", next);
+        set_str(j, "lifeline", t->lifeline);
+        set_str(j, "action", t->action);
+        set_str(j, "key", t->key);
+        set_str(j, "kind", t->kind);
+        set_str(j, "prompt", t->prompt);
+        set_str(j, "type", t->type);
+        if (t->nmembers > 0) {
+            zri_buf members = {0};
+            zri_buf_puts(&members, "[");
+            for (int i = 0; i < t->nmembers; i++) {
+                if (i) zri_buf_puts(&members, ",");
+                zri_buf_json_string(&members, t->members[i], strlen(t->members[i]));
+            }
+            zri_buf_puts(&members, "]");
+            set_str(j, "members", members.data);
+            zri_buf_free(&members);
+        }
+        set_str(j, "current", t->current);
+        set_str(j, "status", "pending");
+        if (json_object_set_new(j, "created", json_real((double)time(NULL))) != 0) zri_oom();
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        if (!text) zri_oom();
+        char key[256];
+        key_task(k, next, key, sizeof key);
+        natsStatus s = kvStore_Create(NULL, k->kv, key, text, (int)strlen(text));
+        free(text);
+        if (s == NATS_OK) {
+            *task = next;
+            *created = 1;
+            rc = 0;
+            break;
+        }
+        natsStatus ls;
+        const char *txt = nats_GetLastError(&ls);
+        if (!(txt && (strstr(txt, "wrong last sequence") || strstr(txt, "key exists")))) {
+            kv_error(k, s, "creating", key, err, errlen);
+            break;
+        }
+        /* another lifeline took the number meanwhile: count again */
+    }
+    if (rc != 0 && !*err)
+        zri_err(err, errlen, "cannot number a task of run %s in the key-value bucket %s", k->run,
+                k->bucket);
+out:
+    pthread_mutex_unlock(&k->mu);
+    return rc;
 }
 
 static int kv_task_poll(void *u, int64_t rid, int64_t task, char **answer, char **run_status,
                         char *err, size_t errlen)
 {
-    (void)u, (void)rid, (void)task, (void)answer, (void)run_status;
-    zri_err(err, errlen, "human tasks are not kept with --journal nats");
-    return -1;
+    (void)rid;
+    kvj *k = u;
+    *answer = NULL;
+    *run_status = NULL;
+    pthread_mutex_lock(&k->mu);
+    char key[256];
+    key_task(k, task, key, sizeof key);
+    json_t *j = NULL;
+    int got = get_json(k, key, &j, NULL, err, errlen);
+    int rc = got < 0 ? -1 : 0;
+    if (got == 0) {
+        zri_err(err, errlen, "the key-value bucket %s is damaged: task %s is missing", k->bucket,
+                key);
+        rc = -1;
+    }
+    if (got > 0 && jstr(j, "status") && strcmp(jstr(j, "status"), "answered") == 0)
+        *answer = dupz(jstr(j, "answer"));
+    json_decref(j);
+    if (rc == 0) {
+        /* the run's status: cancelled, or still going */
+        char rkey[256];
+        snprintf(rkey, sizeof rkey, "%s.run", k->run);
+        json_t *r = NULL;
+        if (get_json(k, rkey, &r, NULL, err, errlen) < 0) {
+            free(*answer);
+            *answer = NULL;
+            rc = -1;
+        } else {
+            *run_status =
+                dupz(json_is_true(json_object_get(r, "cancelled")) ? "cancelled" : "waiting");
+        }
+        json_decref(r);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return rc;
 }
 
 static void kv_close(void *u)
@@ -633,24 +824,41 @@ static void kv_close(void *u)
 
 /* ---- open ----------------------------------------------------------------------- */
 
-int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
-                     int create, zrd_backend *be, char *err, size_t errlen)
+/* The text of a failed call on k's connection, "STATUS: the client's last
+ * error"; 1 when the server refused it for permissions. */
+static int conn_error(kvj *k, natsStatus s, char *out, size_t n)
 {
+    const char *txt = NULL;
+    natsConnection_GetLastError(k->nc, &txt);
+    snprintf(out, n, "%s%s%s", natsStatus_GetText(s), txt && *txt ? ": " : "",
+             txt && *txt ? txt : "");
+    return txt && strstr(txt, "ermission") != NULL;
+}
+
+/* Connects and opens the bucket (see zri_nats_kv_open).  0 with *out, or
+ * -1 with a message; *missing is set when the bucket does not exist and
+ * `create` is off. */
+static int kvj_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
+                    int create, int *missing, kvj **out, char *err, size_t errlen)
+{
+    *missing = 0;
+    *out = NULL;
     if (!zri_nats_run_ok(c->run)) {
         zri_err(err, errlen, "bad run id '%s' (1 to %d letters, digits, '_' or '-')", c->run,
                 ZRI_NATS_RUN_MAX);
         return -1;
     }
-    for (const char *b = bucket; *b; b++)
+    const char *bn = bucket ? bucket : "-"; /* (NULL: no bucket to open) */
+    for (const char *b = bn; *b; b++)
         if (!((*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
               *b == '_' || *b == '-') ||
-            b - bucket > 64) {
+            b - bn > 64) {
             zri_err(err, errlen,
                     "--journal nats:%s: a bucket name is 1 to 64 letters, digits, '_' or '-'",
                     bucket);
             return -1;
         }
-    if (!*bucket) {
+    if (bucket && !*bucket) {
         zri_err(err, errlen, "--journal nats: expects a bucket name after the colon");
         return -1;
     }
@@ -659,9 +867,9 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
     pthread_mutex_init(&k->mu, NULL);
     pthread_mutex_init(&k->elock, NULL);
     snprintf(k->run, sizeof k->run, "%s", c->run);
-    snprintf(k->bucket, sizeof k->bucket, "%s", bucket);
+    snprintf(k->bucket, sizeof k->bucket, "%s", bucket ? bucket : "-");
     snprintf(k->url, sizeof k->url, "%s", c->servers);
-    snprintf(k->where, sizeof k->where, "key-value bucket %s on %s", bucket, c->servers);
+    snprintf(k->where, sizeof k->where, "key-value bucket %s on %s", k->bucket, c->servers);
     if (gethostname(k->host, sizeof k->host - 1) != 0) snprintf(k->host, sizeof k->host, "?");
 
     natsOptions *o = NULL;
@@ -697,16 +905,12 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
         return -1;
     }
     s = natsConnection_JetStream(&k->js, k->nc, NULL);
-    double deadline = 0;
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        deadline = (double)ts.tv_sec + ts.tv_nsec / 1e9 + KV_SETUP_S;
-    }
-    while (s == NATS_OK) {
+    double deadline = now_s() + KV_SETUP_S;
+    while (s == NATS_OK && bucket) {
         s = js_KeyValue(&k->kv, k->js, bucket);
         if (s != NATS_NOT_FOUND) break;
         if (!create) {
+            *missing = 1;
             zri_err(err, errlen,
                     "--journal nats: the key-value bucket %s does not exist on the NATS server %s "
                     "(a resumed run's journals are there: the same server and bucket as the run "
@@ -724,18 +928,14 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
         kc.Replicas = c->replicas > 0 ? c->replicas : 1;
         s = js_CreateKeyValue(&k->kv, k->js, &kc);
         if (s == NATS_OK) break;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        const char *txt = NULL;
-        natsConnection_GetLastError(k->nc, &txt);
-        int permission = txt && strstr(txt, "ermission");
-        if (permission || (double)ts.tv_sec + ts.tv_nsec / 1e9 > deadline) {
+        char why[600];
+        int permission = conn_error(k, s, why, sizeof why);
+        if (permission || now_s() > deadline) {
             zri_err(err, errlen,
                     "--journal nats: the key-value bucket %s does not exist on the NATS server "
-                    "%s and cannot be created (%s%s%s): create it (nats kv add %s --history 1) "
+                    "%s and cannot be created (%s): create it (nats kv add %s --history 1) "
                     "or give this user the permission",
-                    bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
-                    txt && *txt ? txt : "", bucket);
+                    bucket, k->url, why, bucket);
             kv_close(k);
             return -1;
         }
@@ -744,16 +944,25 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
         s = NATS_OK;
     }
     if (s != NATS_OK) {
-        const char *txt = NULL;
-        natsConnection_GetLastError(k->nc, &txt);
+        char why[600];
+        conn_error(k, s, why, sizeof why);
         zri_err(err, errlen,
-                "--journal nats: cannot open the key-value bucket %s on the NATS server %s (is "
-                "JetStream enabled: nats-server -js? may this user use it?): %s%s%s",
-                bucket, k->url, natsStatus_GetText(s), txt && *txt ? ": " : "",
-                txt && *txt ? txt : "");
+                "--journal nats: cannot open %s%s on the NATS server %s (is JetStream enabled: "
+                "nats-server -js? may this user use it?): %s",
+                bucket ? "the key-value bucket " : "JetStream", bucket ? bucket : "", k->url, why);
         kv_close(k);
         return -1;
     }
+    *out = k;
+    return 0;
+}
+
+int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, const char *bucket,
+                     int create, zrd_backend *be, char *err, size_t errlen)
+{
+    kvj *k = NULL;
+    int missing = 0;
+    if (kvj_open(p, self, c, bucket, create, &missing, &k, err, errlen) < 0) return -1;
     *be = (zrd_backend){.u = k,
                         .where = kv_where,
                         .find = kv_find,
@@ -769,4 +978,59 @@ int zri_nats_kv_open(const zgrt_program *p, int self, const zri_nats_config *c, 
                         .task_poll = kv_task_poll,
                         .close = kv_close};
     return 0;
+}
+
+int zri_nats_kv_find_run(const zgrt_program *p, int self, const zri_nats_config *c, char *bucket,
+                         size_t bucketlen, char *err, size_t errlen)
+{
+    kvj *k = NULL;
+    int missing = 0;
+    if (kvj_open(p, self, c, NULL, 0, &missing, &k, err, errlen) < 0) return -1;
+    /* every key-value bucket is a stream KV_<bucket> of subjects
+     * $KV.<bucket>.> */
+    char filter[160];
+    snprintf(filter, sizeof filter, "$KV.*.%s.run", k->run);
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Stream.Info.SubjectsFilter = filter;
+    jsStreamNamesList *names = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_StreamNames(&names, k->js, &jo, &jerr);
+    int found = 0;
+    if (s == NATS_NOT_FOUND) s = NATS_OK; /* no stream at all */
+    if (s != NATS_OK) kv_error(k, s, "listing the buckets for run", k->run, err, errlen);
+    for (int i = 0; s == NATS_OK && names && i < names->Count && !found; i++) {
+        const char *name = names->List[i];
+        if (strncmp(name, "KV_", 3) != 0) continue;
+        kvStore *kv = NULL;
+        if (js_KeyValue(&kv, k->js, name + 3) != NATS_OK) continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s.run", k->run);
+        kvEntry *e = NULL;
+        natsStatus g = kvStore_Get(&e, kv, key);
+        if (g == NATS_OK) {
+            snprintf(bucket, bucketlen, "%s", name + 3);
+            found = 1;
+        }
+        kvEntry_Destroy(e);
+        kvStore_Destroy(kv);
+    }
+    jsStreamNamesList_Destroy(names);
+    kv_close(k);
+    return s == NATS_OK ? found : -1;
+}
+
+int zri_nats_kv_has_run(const zgrt_program *p, int self, const zri_nats_config *c,
+                        const char *bucket, char *err, size_t errlen)
+{
+    kvj *k = NULL;
+    int missing = 0;
+    if (kvj_open(p, self, c, bucket, 0, &missing, &k, err, errlen) < 0) return missing ? 0 : -1;
+    char key[256];
+    snprintf(key, sizeof key, "%s.run", k->run);
+    json_t *j = NULL;
+    int got = get_json(k, key, &j, NULL, err, errlen);
+    json_decref(j);
+    kv_close(k);
+    return got;
 }

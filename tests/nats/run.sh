@@ -44,7 +44,11 @@
 #           journal (another host name: unshare --uts): the first one's
 #           next write is refused and it fails saying so; the errors of a
 #           server that is down, a bucket that is missing on a resume, and
-#           --journal nats without --nats
+#           --journal nats without --nats; the journal stored with the run
+#           (a resume without --journal finds the run's bucket or run
+#           store; another --journal is refused); zgc runs list, show and
+#           cancel --nats on a bucket's runs; human tasks of a bucket's run
+#           (zgc tasks and zgc answer --nats)
 # cluster   a three-server JetStream cluster on loopback, a durable run
 #           with --nats-replicas 3, one server killed with SIGKILL mid-run:
 #           the run completes with its result, no completed effect repeated
@@ -703,39 +707,234 @@ journal() {
     echo "nats: journal: unshare --uts is not permitted here; the second-process case is skipped"
   fi
   durable_permissions
+  journal_stored "$url"
+  runs_nats "$url"
+  tasks_nats "$url"
   # errors: exit status and message
-  local out st
-  out=$("$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t \
-    --durable --journal nats 2>&1 < /dev/null)
+  expect_exit "--journal nats, server down" 4 "journal nats: cannot connect to the NATS server" \
+    "$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t --durable \
+    --journal nats
+  expect_exit "--journal nats, bucket missing" 4 "bucket NOSUCH does not exist" \
+    "$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:NOSUCH --resume kv3
+  expect_exit "--journal nats, no such run" '!0' "no run nosuch in the run store key-value bucket KVT" \
+    "$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:KVT --resume nosuch
+  expect_exit "--journal nats without --nats" 2 "applies to per-lifeline executables with --nats" \
+    "$exe" --arg topic=t --durable --journal nats
+}
+
+# expect_exit WHAT STATUS TEXT COMMAND…: COMMAND exits with STATUS ('!0':
+# any but 0) and says TEXT.
+expect_exit() {
+  local what=$1 want=$2 text=$3 out st
+  shift 3
+  out=$("$@" 2>&1 < /dev/null)
   st=$?
-  if [ "$st" = 4 ] && echo "$out" | grep -q "journal nats: cannot connect to the NATS server"; then
+  if { [ "$want" = '!0' ] && [ "$st" != 0 ]; } || [ "$st" = "$want" ]; then
+    if echo "$out" | grep -qF -- "$text"; then
+      ok
+      return 0
+    fi
+  fi
+  failed "$what: exit $st, expected $want and '$text': $out"
+  return 1
+}
+
+# The journal is stored with the run: lifeline A of a run journaled in
+# bucket KVR killed with SIGKILL at its gate and resumed from an empty
+# directory without --journal: the resume finds the run's bucket and the
+# run completes with its result, no completed effect repeated; a
+# --journal naming another bucket or the run store is refused first.  A
+# finished run journaled in a run store: a resume with --journal nats is
+# refused, one without prints its result.
+journal_stored() { # URL
+  local url=$1 k=$tmp/run.key d=$tmp/kvs pa pb
+  rm -rf "$d" && mkdir -p "$d/a" "$d/b" "$d/c"
+  export ZGC_TEST_EFFECT_LOG=$d/effect.log
+  : > "$d/effect.log"
+  (cd "$d/a" && ZGC_TEST_GATE=$d/gate exec "$exe.A" --nats "$url" --run kvs1 \
+    --secret-file "$k" --arg topic=t --durable --journal nats:KVR > "$d/out.A" 2> "$d/err.A" \
+    < /dev/null) &
+  pa=$!
+  (cd "$d/b" && exec "$exe.B" --nats "$url" --run kvs1 --secret-file "$k" --arg topic=t \
+    --durable --journal nats:KVR > "$d/out.B" 2> "$d/err.B" < /dev/null) &
+  pb=$!
+  # A's first effect is in its journal: A waits at its gate
+  wait_events kvs1 A --nats "$url" --journal nats:KVR ||
+    failed "the journal stored with the run: A journaled nothing"
+  kill -9 $pa
+  wait $pa 2> /dev/null
+  echo open > "$d/gate"
+  cd "$d/c" || return
+  expect_exit "resume in another bucket" 1 \
+    "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the key-value bucket OTHER" \
+    "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal nats:OTHER
+  expect_exit "resume in the run store" 1 \
+    "run kvs1 keeps its journals in the key-value bucket KVR (--journal nats:KVR), not in the run store" \
+    "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 --journal sqlite
+  "$exe.A" --nats "$url" --run kvs1 --secret-file "$k" --resume kvs1 > "$d/out.A" 2> "$d/err.A" \
+    < /dev/null
+  STA=$?
+  cd "$root" || return
+  wait $pb
+  STB=$?
+  pair_ok "the journal stored with the run, resumed without --journal" "$d"
+  if [ "$(sort "$d/effect.log" | uniq -d)" = "" ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
     ok
   else
-    failed "--journal nats, server down: exit $st: $out"
+    failed "the journal stored with the run: effect calls: $(tr '\n' ' ' < "$d/effect.log")"
   fi
-  out=$("$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:NOSUCH --resume kv3 \
-    2>&1 < /dev/null)
-  st=$?
-  if [ "$st" = 4 ] && echo "$out" | grep -q "bucket NOSUCH does not exist"; then
+  unset ZGC_TEST_EFFECT_LOG
+  if "$zgc" runs show kvs1 --nats "$url" --journal nats:KVR > "$d/show" 2>&1 &&
+    grep -q '^status: done, attempt 2' "$d/show" && grep -q '^result: "t/open!"' "$d/show"; then
     ok
   else
-    failed "--journal nats, bucket missing: exit $st: $out"
+    failed "zgc runs show --nats of a run that is done: $(cat "$d/show")"
   fi
-  out=$("$exe.A" --nats "$url" --run kv3 --secret-file "$k" --journal nats:KVT --resume nosuch \
-    2>&1 < /dev/null)
-  st=$?
-  if [ "$st" != 0 ] && echo "$out" | grep -q "no run nosuch in the run store key-value bucket KVT"; then
+  # a run in a run store
+  run_pair "$d/s" "$url" kvs2 "$k" "$k" --durable="$d/runs.db" --run-id kvs2
+  pair_ok "a run in a run store over NATS" "$d/s"
+  expect_exit "resume in a bucket" 1 \
+    "run kvs2 keeps its journals in the run store $d/runs.db (--journal sqlite), not in the key-value bucket ZGC_JOURNAL" \
+    "$exe.A" --nats "$url" --run kvs2 --secret-file "$k" --resume kvs2 --durable="$d/runs.db" \
+    --journal nats
+  expect_exit "resume in the run store" 0 '"t/open!"' \
+    "$exe.A" --nats "$url" --run kvs2 --secret-file "$k" --resume kvs2 --durable="$d/runs.db"
+}
+
+# Human tasks of a run journaled in bucket KVH (handoff.zg: the Editor
+# asks a human while the Writer waits): zgc tasks, runs show and runs list
+# --nats show the pending task, an answer that does not fit is refused,
+# zgc answer --nats answers it, the run completes with the answer, a
+# second answer is refused.
+tasks_nats() { # URL
+  local url=$1 k=$tmp/run.key d=$tmp/kvh pw pe stw ste
+  local kvh=(--nats "$url" --journal nats:KVH)
+  rm -rf "$d" && mkdir -p "$d"
+  "$zgc" build "$root/tests/durable/handoff.zg" -o "$d/ho" > /dev/null || { failed "tasks --nats: build"; return; }
+  "$d/ho/review.Writer" --nats "$url" --run kvh1 --secret-file "$k" --arg topic=tea --llm mock \
+    --durable --journal nats:KVH > "$d/out.W" 2> "$d/err.W" < /dev/null &
+  pw=$!
+  "$d/ho/review.Editor" --nats "$url" --run kvh1 --secret-file "$k" --arg topic=tea --llm mock \
+    --durable --journal nats:KVH > "$d/out.E" 2> "$d/err.E" < /dev/null &
+  pe=$!
+  for _ in $(seq 600); do
+    "$zgc" tasks kvh1 "${kvh[@]}" 2> /dev/null | grep -q approve && break
+    sleep 0.05
+  done
+  "$zgc" tasks "${kvh[@]}" > "$d/tasks" 2>&1
+  if grep -Eq '^kvh1 +1 Editor +approve +confirm +bool +pending +Publish' "$d/tasks"; then ok; else failed "tasks --nats: $(cat "$d/tasks")"; fi
+  "$zgc" runs show kvh1 "${kvh[@]}" > "$d/show" 2>&1
+  if grep -Eq '^  Editor +running +[0-9]+ events +waits for human task 1 \(approve\)' "$d/show" &&
+    grep -q '^tasks (1 pending):' "$d/show"; then
     ok
   else
-    failed "--journal nats, no such run: exit $st: $out"
+    failed "runs show --nats with a task: $(cat "$d/show")"
   fi
-  out=$("$exe" --arg topic=t --durable --journal nats 2>&1 < /dev/null)
-  st=$?
-  if [ "$st" = 2 ] && echo "$out" | grep -q "applies to per-lifeline executables with --nats"; then
+  "$zgc" runs list "${kvh[@]}" > "$d/list" 2>&1
+  if grep -Eq '^kvh1 +review +running +1 +1 ' "$d/list"; then ok; else failed "runs list --nats with a task: $(cat "$d/list")"; fi
+  expect_exit "answer --nats that does not fit" 1 "task 1 (confirm) takes y, yes, true or n, no, false, not 'maybe'" \
+    "$zgc" answer kvh1 1 maybe "${kvh[@]}"
+  expect_exit "answer --nats" 0 'answered task 1 of run kvh1: {"value":true}' \
+    "$zgc" answer kvh1 1 yes "${kvh[@]}"
+  wait $pw
+  stw=$?
+  wait $pe
+  ste=$?
+  if [ "$stw" = 0 ] && [ "$ste" = 0 ] && [ "$(cat "$d/out.W")" = '{"0": true}' ]; then
     ok
   else
-    failed "--journal nats without --nats: exit $st: $out"
+    failed "a task answered with --nats: exit $stw/$ste, result $(cat "$d/out.W"): $(cat "$d/err.W" "$d/err.E")"
   fi
+  expect_exit "answer --nats, twice" 1 "task 1 of run kvh1 is answered, not pending" \
+    "$zgc" answer kvh1 1 no "${kvh[@]}"
+}
+
+# wait_events RUN LIFELINE WHERE…: until `zgc runs show RUN --json WHERE…`
+# says LIFELINE journaled an event (at most 30 s); 1 if it never did.
+wait_events() {
+  local run=$1 l=$2
+  shift 2
+  for _ in $(seq 600); do
+    "$zgc" runs show "$run" --json "$@" 2> /dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if any(x["lifeline"] == sys.argv[1] and x["events"] > 0 for x in d["lifelines"]) else 1)
+' "$l" 2> /dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# zgc runs list/show/cancel --nats on a run journaled in bucket KVC: A
+# waits at its gate; list and show print the run and its lifelines as
+# for a run store; cancel marks the run, both processes stop (one saying
+# the run was cancelled, the other that or that its peer stopped), a
+# resume and a second cancel are refused; the usage errors.
+runs_nats() { # URL
+  local url=$1 k=$tmp/run.key d=$tmp/kvc pa pb sta stb
+  local kvc=(--nats "$url" --journal nats:KVC)
+  rm -rf "$d" && mkdir -p "$d"
+  export ZGC_TEST_EFFECT_LOG=$d/effect.log
+  ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run kvc1 --secret-file "$k" --arg topic=t \
+    --durable --journal nats:KVC > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  pa=$!
+  "$exe.B" --nats "$url" --run kvc1 --secret-file "$k" --arg topic=t --durable \
+    --journal nats:KVC > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  pb=$!
+  unset ZGC_TEST_EFFECT_LOG
+  wait_events kvc1 A "${kvc[@]}" || failed "runs --nats: A journaled nothing"
+  "$zgc" runs list "${kvc[@]}" > "$d/list" 2>&1
+  if grep -Eq '^kvc1 +relay +running +1 +0 ' "$d/list"; then ok; else failed "runs list --nats: $(cat "$d/list")"; fi
+  "$zgc" runs show kvc1 "${kvc[@]}" > "$d/show" 2>&1
+  if grep -q '^run kvc1: workflow relay (.*wait.zg), one process per lifeline' "$d/show" &&
+    grep -q '^status: running, attempt 1' "$d/show" && grep -Eq '^  A +running +1 events' "$d/show" &&
+    grep -q '      note -> \[' "$d/show"; then
+    ok
+  else
+    failed "runs show --nats: $(cat "$d/show")"
+  fi
+  expect_exit "runs cancel --nats" 0 "cancelled run kvc1" "$zgc" runs cancel kvc1 "${kvc[@]}"
+  # both processes stop (within their once-a-second look at the run)
+  for _ in $(seq 400); do
+    kill -0 $pa 2> /dev/null || kill -0 $pb 2> /dev/null || break
+    sleep 0.05
+  done
+  kill -9 $pa $pb 2> /dev/null
+  wait $pa
+  sta=$?
+  wait $pb
+  stb=$?
+  # (the first to see it stops; the other sees that or its peer's stop)
+  local said=0 f
+  for f in "$d/err.A" "$d/err.B"; do
+    if grep -q "run kvc1 was cancelled (zgc runs cancel)" "$f"; then
+      said=$((said + 1))
+    elif ! grep -q "stopped: its run failed" "$f"; then
+      said=-9
+    fi
+  done
+  if [ "$sta" != 0 ] && [ "$stb" != 0 ] && [ "$sta" != 137 ] && [ "$stb" != 137 ] &&
+    [ "$said" -ge 1 ]; then
+    ok
+  else
+    failed "runs cancel --nats: A exited $sta ($(cat "$d/err.A")), B $stb ($(cat "$d/err.B"))"
+  fi
+  "$zgc" runs show kvc1 "${kvc[@]}" > "$d/show" 2>&1
+  if grep -q '^status: cancelled' "$d/show"; then ok; else failed "runs show --nats after cancel: $(cat "$d/show")"; fi
+  expect_exit "a cancelled run resumed" 1 "run kvc1 was cancelled; it cannot be resumed" \
+    "$exe.A" --nats "$url" --run kvc1 --secret-file "$k" --resume kvc1
+  expect_exit "runs cancel --nats, twice" 1 "run kvc1 has ended (cancelled)" \
+    "$zgc" runs cancel kvc1 "${kvc[@]}"
+  expect_exit "runs show --nats, no such run" 1 "no run nosuch in the key-value bucket KVC on $url" \
+    "$zgc" runs show nosuch "${kvc[@]}"
+  expect_exit "runs list --nats, no such bucket" 4 "the key-value bucket NOPE does not exist" \
+    "$zgc" runs list --nats "$url" --journal nats:NOPE
+  expect_exit "runs show --nats, server down" 4 "cannot connect to the NATS server nats://127.0.0.1:1" \
+    "$zgc" runs show kvc1 --nats nats://127.0.0.1:1
+  expect_exit "runs --journal without --nats" 2 "--journal needs --nats URL" \
+    "$zgc" runs show kvc1 --journal nats
+  expect_exit "runs --store and --nats" 2 "--store and --nats name two different places" \
+    "$zgc" runs list --store "$d/x.db" --nats "$url"
 }
 
 for s in $sections; do

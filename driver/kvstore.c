@@ -1,0 +1,585 @@
+/* kvstore.c — runs journaled in a JetStream key-value bucket, for `zgc
+ * runs` (kvstore.h).  Reads RUN.run and RUN.L.<L> as runtime/nats/kv.c
+ * writes them; a cancel adds "cancelled" to RUN.run with a revision
+ * check.  The run's status is composed as the lifelines' processes
+ * compose it: cancelled (the record says so), else one lifeline failed:
+ * failed; one cancelled: cancelled; one waiting: waiting; all done: done;
+ * else running. */
+#define _GNU_SOURCE
+#include "kvstore.h"
+
+#include <jansson.h>
+#include <nats/nats.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAIT_MS 5000
+
+struct ZkStore {
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *kv;
+    char bucket[128];
+    char where[768];
+    char host[256];
+};
+
+static void nats_error(char *err, const char *what, natsStatus s)
+{
+    const char *txt = nats_GetLastError(NULL);
+    snprintf(err, ZS_ERRLEN, "%s: %s%s%s", what, natsStatus_GetText(s), txt && *txt ? ": " : "",
+             txt && *txt ? txt : "");
+}
+
+static char *dupz(const char *s) { return s ? strdup(s) : NULL; }
+
+static const char *jstr(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+ZkStore *zk_open(const char *url, const char *creds, const char *bucket, char *err)
+{
+    ZkStore *k = calloc(1, sizeof *k);
+    if (!k) {
+        snprintf(err, ZS_ERRLEN, "out of memory");
+        return NULL;
+    }
+    snprintf(k->bucket, sizeof k->bucket, "%s", bucket);
+    snprintf(k->where, sizeof k->where, "key-value bucket %s on %s", bucket, url);
+    if (gethostname(k->host, sizeof k->host - 1) != 0) snprintf(k->host, sizeof k->host, "?");
+    natsOptions *o = NULL;
+    natsStatus s = natsOptions_Create(&o);
+    char *copy = strdup(url);
+    const char *urls[64];
+    int nurls = 0;
+    for (char *save = NULL, *t = copy ? strtok_r(copy, ",", &save) : NULL; t && nurls < 64;
+         t = strtok_r(NULL, ",", &save))
+        if (*t) urls[nurls++] = t;
+    if (s == NATS_OK && nurls == 0) s = NATS_INVALID_ARG;
+    if (s == NATS_OK) s = natsOptions_SetServers(o, urls, nurls);
+    free(copy);
+    if (s == NATS_OK) s = natsOptions_SetName(o, "zgc runs");
+    if (s == NATS_OK) s = natsOptions_SetTimeout(o, WAIT_MS);
+    if (s == NATS_OK && creds) s = natsOptions_SetUserCredentialsFromFiles(o, creds, NULL);
+    if (s == NATS_OK) s = natsConnection_Connect(&k->nc, o);
+    natsOptions_Destroy(o);
+    char what[700];
+    if (s != NATS_OK) {
+        snprintf(what, sizeof what, "cannot connect to the NATS server %s", url);
+        nats_error(err, what, s);
+        zk_close(k);
+        return NULL;
+    }
+    s = natsConnection_JetStream(&k->js, k->nc, NULL);
+    if (s == NATS_OK) s = js_KeyValue(&k->kv, k->js, bucket);
+    if (s != NATS_OK) {
+        if (s == NATS_NOT_FOUND) {
+            snprintf(err, ZS_ERRLEN,
+                     "the key-value bucket %s does not exist on the NATS server %s (no run has "
+                     "journaled there: --journal nats:BUCKET names another)",
+                     bucket, url);
+        } else {
+            snprintf(what, sizeof what,
+                     "cannot open the key-value bucket %s on the NATS server %s (JetStream "
+                     "enabled? may this user use it?)",
+                     bucket, url);
+            nats_error(err, what, s);
+        }
+        zk_close(k);
+        return NULL;
+    }
+    return k;
+}
+
+void zk_close(ZkStore *k)
+{
+    if (!k) return;
+    kvStore_Destroy(k->kv);
+    jsCtx_Destroy(k->js);
+    natsConnection_Destroy(k->nc);
+    free(k);
+}
+
+const char *zk_where(const ZkStore *k) { return k->where; }
+
+/* The JSON object of key: 1 (with its revision and time), 0 (none), -1. */
+static int get_json(ZkStore *k, const char *key, json_t **out, uint64_t *rev, double *created,
+                    char *err)
+{
+    kvEntry *e = NULL;
+    *out = NULL;
+    natsStatus s = kvStore_Get(&e, k->kv, key);
+    if (s == NATS_NOT_FOUND) return 0;
+    if (s != NATS_OK) {
+        char what[1200];
+        snprintf(what, sizeof what, "reading %s in the %s", key, k->where);
+        nats_error(err, what, s);
+        return -1;
+    }
+    json_t *j = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);
+    if (rev) *rev = kvEntry_Revision(e);
+    if (created) *created = (double)kvEntry_Created(e) / 1e9;
+    kvEntry_Destroy(e);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        snprintf(err, ZS_ERRLEN, "the %s is damaged: %s is not a JSON object", k->where, key);
+        return -1;
+    }
+    *out = j;
+    return 1;
+}
+
+/* The keys matching pattern (a wildcard), sorted: a watcher's initial
+ * values, metadata only. */
+static int keys(ZkStore *k, const char *pattern, char ***out, int *n, char *err)
+{
+    *out = NULL;
+    *n = 0;
+    kvWatchOptions wo;
+    kvWatchOptions_Init(&wo);
+    wo.IgnoreDeletes = true;
+    wo.MetaOnly = true;
+    kvWatcher *w = NULL;
+    natsStatus s = kvStore_Watch(&w, k->kv, pattern, &wo);
+    while (s == NATS_OK) {
+        kvEntry *e = NULL;
+        s = kvWatcher_Next(&e, w, WAIT_MS);
+        if (s != NATS_OK || !e) break; /* NULL: every initial value came */
+        char **grown = realloc(*out, (size_t)(*n + 1) * sizeof **out);
+        if (!grown) {
+            kvEntry_Destroy(e);
+            s = NATS_NO_MEMORY;
+            break;
+        }
+        *out = grown;
+        (*out)[(*n)++] = strdup(kvEntry_Key(e));
+        kvEntry_Destroy(e);
+    }
+    kvWatcher_Destroy(w);
+    if (s != NATS_OK) {
+        char what[1200];
+        snprintf(what, sizeof what, "listing the keys %s of the %s", pattern, k->where);
+        nats_error(err, what, s);
+        for (int i = 0; i < *n; i++) free((*out)[i]);
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    for (int i = 1; i < *n; i++) /* (few keys: insertion sort) */
+        for (int j = i; j > 0 && strcmp((*out)[j - 1], (*out)[j]) > 0; j--) {
+            char *t = (*out)[j];
+            (*out)[j] = (*out)[j - 1];
+            (*out)[j - 1] = t;
+        }
+    return 0;
+}
+
+static void free_keys(char **v, int n)
+{
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* The lifelines' records of run id, with their times. */
+typedef struct lives {
+    json_t **rec;
+    double *updated;
+    int n;
+} lives;
+
+static void lives_free(lives *L)
+{
+    for (int i = 0; i < L->n; i++) json_decref(L->rec[i]);
+    free(L->rec);
+    free(L->updated);
+    memset(L, 0, sizeof *L);
+}
+
+static int read_lives(ZkStore *k, const char *id, lives *L, char *err)
+{
+    memset(L, 0, sizeof *L);
+    char pattern[256], **names = NULL;
+    int n = 0;
+    snprintf(pattern, sizeof pattern, "%s.L.*", id);
+    if (keys(k, pattern, &names, &n, err) < 0) return -1;
+    L->rec = calloc((size_t)n + 1, sizeof *L->rec);
+    L->updated = calloc((size_t)n + 1, sizeof *L->updated);
+    int rc = L->rec && L->updated ? 0 : -1;
+    if (rc) snprintf(err, ZS_ERRLEN, "out of memory");
+    for (int i = 0; i < n && rc == 0; i++) {
+        int got = get_json(k, names[i], &L->rec[L->n], NULL, &L->updated[L->n], err);
+        if (got < 0) rc = -1;
+        if (got > 0) L->n++;
+    }
+    free_keys(names, n);
+    if (rc) lives_free(L);
+    return rc;
+}
+
+/* Whether lifeline record l's process runs: on this host /proc says; on
+ * another one it is taken as running (it cannot be looked at). */
+static bool life_live(ZkStore *k, json_t *l)
+{
+    const char *host = jstr(l, "host");
+    if (host && strcmp(host, k->host) != 0) return true;
+    return zs_alive((long long)json_integer_value(json_object_get(l, "pid")),
+                    (long long)json_integer_value(json_object_get(l, "pid_start")));
+}
+
+/* The run of record j (key id.run) and its lifelines' records. */
+static int fill_run(ZkStore *k, json_t *j, double created, ZsRun *r, char *err)
+{
+    memset(r, 0, sizeof *r);
+    lives L;
+    if (read_lives(k, jstr(j, "id") ? jstr(j, "id") : "", &L, err) < 0) return -1;
+    r->id = dupz(jstr(j, "id"));
+    r->workflow = dupz(jstr(j, "workflow") ? jstr(j, "workflow") : "?");
+    r->source = dupz(jstr(j, "source") ? jstr(j, "source") : "");
+    r->mode = dupz(jstr(j, "mode") ? jstr(j, "mode") : "processes");
+    r->cwd = dupz(jstr(j, "cwd"));
+    r->executable = dupz(jstr(j, "executable"));
+    r->options = dupz(jstr(j, "options"));
+    r->fingerprint = dupz(jstr(j, "fingerprint"));
+    r->nlifelines = (int)json_integer_value(json_object_get(j, "nlifelines"));
+    /* (a cancelled run's record was written again: its first time kept) */
+    if (json_is_number(json_object_get(j, "created")))
+        created = json_number_value(json_object_get(j, "created"));
+    r->created = r->updated = created;
+    int ndone = 0, failed = 0, cancelled = 0, waiting = 0, nres = -1, tuple = 0;
+    json_t *res = json_object();
+    const char *error = NULL;
+    for (int i = 0; i < L.n; i++) {
+        json_t *l = L.rec[i];
+        const char *st = jstr(l, "status");
+        ndone += st && !strcmp(st, "done");
+        failed |= st && !strcmp(st, "failed");
+        cancelled |= st && !strcmp(st, "cancelled");
+        waiting |= st && !strcmp(st, "waiting");
+        if (st && !strcmp(st, "running") && life_live(k, l)) r->live = true;
+        int att = (int)json_integer_value(json_object_get(l, "attempts"));
+        if (att > r->attempts) r->attempts = att;
+        if (L.updated[i] > r->updated) r->updated = L.updated[i];
+        if (!error && jstr(l, "error")) error = jstr(l, "error");
+        if (json_object_get(l, "nresults")) {
+            nres = (int)json_integer_value(json_object_get(l, "nresults"));
+            tuple = json_is_true(json_object_get(l, "tuple"));
+        }
+        json_object_update(res, json_object_get(l, "results"));
+    }
+    const char *status = json_is_true(json_object_get(j, "cancelled")) || cancelled ? "cancelled"
+                         : failed                                                   ? "failed"
+                         : waiting                                                  ? "waiting"
+                         : r->nlifelines > 0 && ndone == r->nlifelines              ? "done"
+                                                                                    : "running";
+    r->status = dupz(status);
+    r->error = dupz(error);
+    ZsTask *t = NULL;
+    int nt = 0;
+    if (zk_tasks(k, r->id ? r->id : "", false, &t, &nt, err) < 0) {
+        json_decref(res);
+        lives_free(&L);
+        zs_run_free(r);
+        return -1;
+    }
+    r->pending = nt;
+    for (int i = 0; i < nt; i++) zs_task_free(&t[i]);
+    free(t);
+    if (!strcmp(status, "done") && nres >= 0) {
+        /* the result, composed from the lifelines' components */
+        bool complete = true;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (f && nres == 0) fputs("null", f);
+        if (f && tuple) fputc('[', f);
+        for (int i = 0; f && i < nres; i++) {
+            char idx[16];
+            snprintf(idx, sizeof idx, "%d", i);
+            const char *v = jstr(res, idx);
+            if (!v) complete = false;
+            fprintf(f, "%s%s", i ? ", " : "", v ? v : "null");
+        }
+        if (f && tuple) fputc(']', f);
+        if (f) fclose(f);
+        if (complete && text)
+            r->result = text;
+        else
+            free(text);
+    }
+    json_decref(res);
+    lives_free(&L);
+    return 0;
+}
+
+int zk_run(ZkStore *k, const char *id, ZsRun *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    char key[256];
+    snprintf(key, sizeof key, "%s.run", id);
+    json_t *j = NULL;
+    double created = 0;
+    int got = get_json(k, key, &j, NULL, &created, err);
+    if (got <= 0) return got;
+    int rc = fill_run(k, j, created, out, err);
+    json_decref(j);
+    return rc < 0 ? -1 : 1;
+}
+
+int zk_runs(ZkStore *k, ZsRun **out, int *n, char *err)
+{
+    *out = NULL;
+    *n = 0;
+    char **names = NULL;
+    int nk = 0;
+    if (keys(k, "*.run", &names, &nk, err) < 0) return -1;
+    ZsRun *runs = calloc((size_t)nk + 1, sizeof *runs);
+    int rc = runs ? 0 : -1;
+    if (rc) snprintf(err, ZS_ERRLEN, "out of memory");
+    int m = 0;
+    for (int i = 0; i < nk && rc == 0; i++) {
+        char id[256];
+        snprintf(id, sizeof id, "%.*s", (int)(strlen(names[i]) - 4), names[i]);
+        int got = zk_run(k, id, &runs[m], err);
+        if (got < 0) rc = -1;
+        if (got > 0) m++;
+    }
+    free_keys(names, nk);
+    if (rc < 0) {
+        for (int i = 0; i < m; i++) zs_run_free(&runs[i]);
+        free(runs);
+        return -1;
+    }
+    *out = runs;
+    *n = m;
+    return 0;
+}
+
+int zk_lifelines(ZkStore *k, const ZsRun *r, ZsLife **out, int *n, char *err)
+{
+    *out = NULL;
+    *n = 0;
+    lives L;
+    if (read_lives(k, r->id, &L, err) < 0) return -1;
+    ZsLife *v = calloc((size_t)L.n + 1, sizeof *v);
+    if (!v) {
+        lives_free(&L);
+        snprintf(err, ZS_ERRLEN, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < L.n; i++) {
+        json_t *l = L.rec[i];
+        v[i].lifeline = i;
+        v[i].name = dupz(jstr(l, "name"));
+        v[i].executable = dupz(jstr(l, "executable"));
+        v[i].options = dupz(jstr(l, "options"));
+        v[i].status = dupz(jstr(l, "status"));
+        v[i].state = dupz(jstr(l, "state"));
+        v[i].recent = dupz(jstr(l, "recent"));
+        v[i].error = dupz(jstr(l, "error"));
+        v[i].attempt = (int)json_integer_value(json_object_get(l, "attempts"));
+        v[i].events = (long long)json_integer_value(json_object_get(l, "events"));
+        v[i].live = v[i].status && !strcmp(v[i].status, "running") && life_live(k, l);
+        if (!v[i].live && v[i].status && !strcmp(v[i].status, "running") && r->status &&
+            !strcmp(r->status, "cancelled")) {
+            /* its process stopped on the cancellation before writing it */
+            free(v[i].status);
+            v[i].status = dupz("cancelled");
+        }
+        v[i].pid = v[i].live ? (long long)json_integer_value(json_object_get(l, "pid")) : 0;
+    }
+    *out = v;
+    *n = L.n;
+    lives_free(&L);
+    return 0;
+}
+
+static int numeric_suffix(const char *key, long long *n)
+{
+    const char *dot = strrchr(key, '.');
+    char *end = NULL;
+    if (!dot || !dot[1]) return 0;
+    *n = strtoll(dot + 1, &end, 10);
+    return !*end;
+}
+
+/* Task record j (key RUN.T.<N>) as a ZsTask. */
+static void fill_task(json_t *j, const char *run, long long num, ZsTask *t)
+{
+    memset(t, 0, sizeof *t);
+    t->task = num;
+    t->run = dupz(run);
+    t->lifeline = dupz(jstr(j, "lifeline"));
+    t->action = dupz(jstr(j, "action"));
+    t->kind = dupz(jstr(j, "kind"));
+    t->prompt = dupz(jstr(j, "prompt"));
+    t->type = dupz(jstr(j, "type"));
+    t->members = dupz(jstr(j, "members"));
+    t->current = dupz(jstr(j, "current"));
+    t->status = dupz(jstr(j, "status") ? jstr(j, "status") : "?");
+    t->answer = dupz(jstr(j, "answer"));
+    t->created = json_number_value(json_object_get(j, "created"));
+    t->answered = json_number_value(json_object_get(j, "answered"));
+}
+
+int zk_tasks(ZkStore *k, const char *id, bool all, ZsTask **out, int *n, char *err)
+{
+    *out = NULL;
+    *n = 0;
+    char pattern[256], **names = NULL;
+    int nk = 0;
+    snprintf(pattern, sizeof pattern, "%s.T.*", id ? id : "*");
+    if (keys(k, pattern, &names, &nk, err) < 0) return -1;
+    ZsTask *v = calloc((size_t)nk + 1, sizeof *v);
+    int rc = v ? 0 : -1, m = 0;
+    if (rc) snprintf(err, ZS_ERRLEN, "out of memory");
+    for (int i = 0; i < nk && rc == 0; i++) {
+        long long num = 0;
+        if (!numeric_suffix(names[i], &num)) continue;
+        json_t *j = NULL;
+        int got = get_json(k, names[i], &j, NULL, NULL, err);
+        if (got < 0) rc = -1;
+        if (got > 0 && (all || (jstr(j, "status") && !strcmp(jstr(j, "status"), "pending")))) {
+            char run[256];
+            snprintf(run, sizeof run, "%.*s", (int)(strstr(names[i], ".T.") - names[i]), names[i]);
+            fill_task(j, run, num, &v[m++]);
+        }
+        json_decref(j);
+    }
+    free_keys(names, nk);
+    if (rc < 0) {
+        for (int i = 0; i < m; i++) zs_task_free(&v[i]);
+        free(v);
+        return -1;
+    }
+    /* by run, then number (the keys came sorted as text) */
+    for (int i = 1; i < m; i++)
+        for (int j = i; j > 0; j--) {
+            int c = strcmp(v[j - 1].run, v[j].run);
+            if (c < 0 || (c == 0 && v[j - 1].task <= v[j].task)) break;
+            ZsTask t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    *out = v;
+    *n = m;
+    return 0;
+}
+
+/* Sets task `task` of run id from pending to status (with answer): 1, 0
+ * with a message (not pending, none), -1. */
+static int close_task(ZkStore *k, const char *id, long long task, const char *status,
+                      const char *answer, char *err)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%s.T.%lld", id, task);
+    for (int tries = 0; tries < 10; tries++) {
+        json_t *j = NULL;
+        uint64_t rev = 0;
+        int got = get_json(k, key, &j, &rev, NULL, err);
+        if (got < 0) return -1;
+        if (got == 0) {
+            snprintf(err, ZS_ERRLEN, "run %s has no task %lld", id, task);
+            return 0;
+        }
+        const char *st = jstr(j, "status");
+        if (!st || strcmp(st, "pending") != 0) {
+            snprintf(err, ZS_ERRLEN, "task %lld of run %s is %s, not pending", task, id,
+                     st ? st : "?");
+            json_decref(j);
+            return 0;
+        }
+        json_object_set_new(j, "status", json_string(status));
+        if (answer) json_object_set_new(j, "answer", json_string(answer));
+        json_object_set_new(j, "answered", json_real((double)time(NULL)));
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        if (!text) {
+            snprintf(err, ZS_ERRLEN, "out of memory");
+            return -1;
+        }
+        natsStatus s = kvStore_Update(NULL, k->kv, key, text, (int)strlen(text), rev);
+        free(text);
+        if (s == NATS_OK) return 1;
+        const char *txt = nats_GetLastError(NULL);
+        if (!(txt && strstr(txt, "wrong last sequence"))) {
+            char what[1200];
+            snprintf(what, sizeof what, "writing %s in the %s", key, k->where);
+            nats_error(err, what, s);
+            return -1;
+        }
+    }
+    snprintf(err, ZS_ERRLEN, "task %lld of run %s keeps changing; try again", task, id);
+    return -1;
+}
+
+int zk_answer(ZkStore *k, const char *id, long long task, const char *answer, char *err)
+{
+    return close_task(k, id, task, "answered", answer, err);
+}
+
+int zk_cancel(ZkStore *k, const char *id, char *err)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%s.run", id);
+    for (int tries = 0; tries < 10; tries++) {
+        json_t *j = NULL;
+        uint64_t rev = 0;
+        double created = 0;
+        int got = get_json(k, key, &j, &rev, &created, err);
+        if (got < 0) return -1;
+        if (got == 0) {
+            snprintf(err, ZS_ERRLEN, "no run %s in the %s", id, k->where);
+            return 0;
+        }
+        ZsRun r;
+        if (fill_run(k, j, 0, &r, err) < 0) {
+            json_decref(j);
+            return -1;
+        }
+        bool ended = !strcmp(r.status, "done") || !strcmp(r.status, "failed") ||
+                     !strcmp(r.status, "cancelled");
+        if (ended) snprintf(err, ZS_ERRLEN, "run %s has ended (%s)", id, r.status);
+        zs_run_free(&r);
+        if (ended) {
+            json_decref(j);
+            return 0;
+        }
+        json_object_set_new(j, "cancelled", json_true());
+        if (!json_object_get(j, "created")) json_object_set_new(j, "created", json_real(created));
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        if (!text) {
+            snprintf(err, ZS_ERRLEN, "out of memory");
+            return -1;
+        }
+        natsStatus s = kvStore_Update(NULL, k->kv, key, text, (int)strlen(text), rev);
+        free(text);
+        if (s == NATS_OK) {
+            /* and its pending tasks */
+            ZsTask *t = NULL;
+            int nt = 0, rc = 1;
+            if (zk_tasks(k, id, false, &t, &nt, err) < 0) rc = -1;
+            for (int i = 0; i < nt && rc > 0; i++)
+                if (close_task(k, id, t[i].task, "cancelled", NULL, err) < 0) rc = -1;
+            for (int i = 0; i < nt; i++) zs_task_free(&t[i]);
+            free(t);
+            return rc;
+        }
+        const char *txt = nats_GetLastError(NULL);
+        if (!(txt && strstr(txt, "wrong last sequence"))) {
+            char what[1200];
+            snprintf(what, sizeof what, "writing %s in the %s", key, k->where);
+            nats_error(err, what, s);
+            return -1;
+        }
+        /* written meanwhile: read again */
+    }
+    snprintf(err, ZS_ERRLEN, "the record of run %s in the %s keeps changing; try again", id,
+             k->where);
+    return -1;
+}

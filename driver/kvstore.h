@@ -1,0 +1,51 @@
+/* kvstore.h — durable runs whose journals live in a JetStream key-value
+ * bucket (--journal nats), as `zgc runs list|show|cancel --nats URL` see
+ * them (prefix zk_).  The driver reads the bucket with the NATS C client
+ * and never links the runtime: the keys are those docs/runtime.md
+ * ("Journals in a key-value bucket") describes and runtime/nats/kv.c
+ * writes — RUN.run (the run), RUN.L.<L> (lifeline L), RUN.T.<N> (human
+ * task N).  The runs and
+ * lifelines come back in store.h's structures, so that the commands print
+ * them as they print a run store's.
+ *
+ * Errors: as store.h: 0 (or 1 for "found") on success, -1 with a message
+ * in err (ZS_ERRLEN bytes); the commands exit with status 4 then. */
+#ifndef ZGC_KVSTORE_H
+#define ZGC_KVSTORE_H
+#include "store.h"
+
+#define ZK_BUCKET "ZGC_JOURNAL" /* the bucket of --journal nats */
+
+typedef struct ZkStore ZkStore;
+
+/* Connects to the NATS server(s) at url (nats://HOST:PORT, several
+ * separated by commas; user and password or a token may be in the URL),
+ * with the credentials file creds (NULL: none), and opens bucket (which
+ * must exist). */
+ZkStore *zk_open(const char *url, const char *creds, const char *bucket, char *err);
+void zk_close(ZkStore *k);
+/* "key-value bucket B on URL" */
+const char *zk_where(const ZkStore *k);
+
+/* Every run of the bucket, by id. */
+int zk_runs(ZkStore *k, ZsRun **out, int *n, char *err);
+/* 1 with the run, 0 when there is none. */
+int zk_run(ZkStore *k, const char *id, ZsRun *out, char *err);
+/* The records of the lifelines that have started, in the order of their
+ * names. */
+int zk_lifelines(ZkStore *k, const ZsRun *r, ZsLife **out, int *n, char *err);
+/* The tasks of run id (every run's: NULL), pending ones only unless all,
+ * by run and number. */
+int zk_tasks(ZkStore *k, const char *id, bool all, ZsTask **out, int *n, char *err);
+/* Answers pending task `task` of run id with answer (JSON text): its record
+ * becomes answered (a revision check: an answer given meanwhile is not
+ * overwritten).  1 done, 0 with a message when it is not pending (or does
+ * not exist). */
+int zk_answer(ZkStore *k, const char *id, long long task, const char *answer, char *err);
+/* Cancels a run that has not ended: its record gets "cancelled" (written
+ * with the revision it was read at, so that it replaces nothing it did
+ * not see), and its pending tasks too; its lifelines' processes find it
+ * at their next commit or within a second and stop.  1 done, 0 with a message when the run had
+ * ended (or does not exist). */
+int zk_cancel(ZkStore *k, const char *id, char *err);
+#endif
