@@ -2140,7 +2140,8 @@ static const char *meta_form_name(int32_t form)
     }
 }
 
-/* The transport's callbacks (per-lifeline mode), on its own thread. */
+/* The transport's callbacks (per-lifeline mode): on its own thread, or
+ * on a worker that polls it (net_poll), one at a time. */
 void zri_run_deliver(void *user, zri_msg *m)
 {
     run *R = user;
@@ -2204,6 +2205,20 @@ void zri_run_ended(void *user, int32_t lifeline)
     __atomic_store_n(&R->ended[lifeline], 1, __ATOMIC_RELEASE);
     /* a receive of this lifeline may be asleep waiting for it */
     inbox_wake(&R->lives[R->self].in);
+}
+
+/* Fibers, per-lifeline mode: an idle worker receives the transport's
+ * messages itself (zfb_set_poll); the fibers they wake run on it next. */
+static void net_poll(void *user, int wake_fd)
+{
+    run *R = user;
+    R->net.wait(R->net.impl, wake_fd, -1);
+}
+
+static void net_poke(void *user)
+{
+    run *R = user;
+    R->net.wake(R->net.impl);
 }
 
 static void timespec_add(struct timespec *t, double s)
@@ -2493,6 +2508,9 @@ void zri_run_exec(zri_run *R)
         int workers = R->opts->workers > 0 ? R->opts->workers : zfb_default_workers();
         R->fibers = zfb_sched_new(workers, R->opts->schedule, err, sizeof err);
         if (!R->fibers) run_error(R, -1, -1, "cannot start the run's workers: %s", err);
+        /* without an eventfd the transport's thread goes on reading alone */
+        if (R->fibers && R->net.wait)
+            zfb_set_poll(R->fibers, net_poll, R->net.wake ? net_poke : NULL, R, err, sizeof err);
     }
     if (!cancelled(R)) {
         R->active = nthreads;

@@ -22,6 +22,14 @@
  * worker spins.  With a seed (--schedule) the slot is not used and the
  * queue is taken in a seeded random order among its first entries.
  *
+ * Polling (zfb_set_poll): a worker that would sleep calls poll_fn
+ * instead when no other worker polls (`poller`, under mu); whoever makes
+ * a fiber runnable, starts one or stops the scheduler while nobody sleeps
+ * or spins writes wake_fd (once per poll: `poked`) and calls poke_fn,
+ * unless it is the poller itself (the fibers its poll_fn wakes are
+ * queued, and it runs them when poll_fn returns).  Its spin before
+ * polling is ZFB_POLL_SPIN_NS (none: one look).
+ *
  * Blocking hand-off: zfb_block_begin takes the worker out of the pool
  * (`free_workers`) and lets a spare thread in, or starts a new one (up to
  * MAX_THREADS; past it the fiber keeps its worker while it blocks);
@@ -37,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -307,6 +316,15 @@ struct zfb_sched {
     int npool;
     int nstacks;
     zfb_stats st;
+    /* zfb_set_poll: an idle worker polls instead of sleeping (one at a
+     * time, `poller`, under mu); wake_fd (an eventfd) ends its poll,
+     * `poked` says it was written since the poll began */
+    void (*poll_fn)(void *user, int wake_fd);
+    void (*poke_fn)(void *user);
+    void *poll_user;
+    int wake_fd;
+    worker *poller;
+    int poked;
 };
 
 static __thread worker *tls_worker;
@@ -320,6 +338,19 @@ __attribute__((noinline)) static worker *cur_worker(void)
 {
     __asm__ __volatile__("" ::: "memory");
     return tls_worker;
+}
+
+/* Under s->mu: a fiber became runnable or the scheduler stops; the
+ * polling worker, if there is one and it is not the caller, returns from
+ * its poll to look. */
+static void poke_poller(zfb_sched *s)
+{
+    if (!s->poller || s->poked || s->poller == cur_worker()) return;
+    s->poked = 1;
+    uint64_t one = 1;
+    /* a full counter (never: it is drained after each poll) still wakes */
+    while (write(s->wake_fd, &one, sizeof one) < 0 && errno == EINTR) {}
+    if (s->poke_fn) s->poke_fn(s->poll_user);
 }
 
 int zfb_default_workers(void)
@@ -386,8 +417,15 @@ static void push_global(zfb_sched *s, zfb_fiber *f)
 {
     pthread_mutex_lock(&s->mu);
     q_push(s, f);
-    if (s->nsleep > 0 && __atomic_load_n(&s->nspin, __ATOMIC_SEQ_CST) == 0)
-        pthread_cond_signal(&s->cv);
+    /* the polling worker woke it (a message it read): it runs it next */
+    if (!s->poller || s->poller != cur_worker()) {
+        if (__atomic_load_n(&s->nspin, __ATOMIC_SEQ_CST) == 0) {
+            if (s->nsleep > 0)
+                pthread_cond_signal(&s->cv);
+            else
+                poke_poller(s);
+        }
+    }
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -538,7 +576,10 @@ int zfb_block_begin(void)
         zfb_fiber *nf = __atomic_exchange_n(&w->next, NULL, __ATOMIC_ACQ_REL);
         if (nf) {
             q_push(s, nf);
-            if (s->nsleep > 0) pthread_cond_signal(&s->cv);
+            if (s->nsleep > 0)
+                pthread_cond_signal(&s->cv);
+            else
+                poke_poller(s);
         }
     }
     pthread_mutex_unlock(&s->mu);
@@ -638,7 +679,10 @@ static void run_fiber(worker *w, zfb_fiber *f)
         w->held = 0;
         s->free_workers++;
         q_push(s, f);
-        if (s->nsleep > 0) pthread_cond_signal(&s->cv);
+        if (s->nsleep > 0)
+            pthread_cond_signal(&s->cv);
+        else
+            poke_poller(s);
         pthread_mutex_unlock(&s->mu);
         break;
     case A_EXIT: fiber_free(s, f); break;
@@ -650,6 +694,10 @@ static void run_fiber(worker *w, zfb_fiber *f)
 static zfb_fiber *spin_for_work(worker *w)
 {
     zfb_sched *s = w->s;
+    /* with a poll function the idle time goes to polling (one look, no
+     * spin): a spin would take the processor from the peer process that
+     * is to answer, and the poll wakes on local work too */
+    int64_t limit = __atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE) ? ZFB_POLL_SPIN_NS : ZFB_SPIN_NS;
     __atomic_add_fetch(&s->nspin, 1, __ATOMIC_SEQ_CST);
     int64_t t0 = now_ns();
     zfb_fiber *f = NULL;
@@ -661,7 +709,7 @@ static zfb_fiber *spin_for_work(worker *w)
             pthread_mutex_unlock(&s->mu);
             if (f) break;
         }
-        if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) break;
+        if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED) || limit == 0) break;
         cpu_pause();
         if (i % 32) continue;
         int64_t t = now_ns();
@@ -677,7 +725,7 @@ static zfb_fiber *spin_for_work(worker *w)
                 __atomic_add_fetch(&s->st.steals, 1, __ATOMIC_RELAXED);
             }
         }
-        if (f || t - t0 > ZFB_SPIN_NS) break;
+        if (f || t - t0 > limit) break;
     }
     __atomic_sub_fetch(&s->nspin, 1, __ATOMIC_SEQ_CST);
     return f;
@@ -708,7 +756,12 @@ static zfb_fiber *find_work(worker *w)
             s->nspare++;
             /* what is queued goes to a sleeping worker (a waker that saw
              * this one spinning signalled nobody) */
-            if (s->qhead && s->nsleep > 0) pthread_cond_signal(&s->cv);
+            if (s->qhead) {
+                if (s->nsleep > 0)
+                    pthread_cond_signal(&s->cv);
+                else
+                    poke_poller(s);
+            }
             while (!s->want_spare && !s->stop) pthread_cond_wait(&s->spare_cv, &s->mu);
             s->nspare--;
             if (s->stop) {
@@ -725,6 +778,30 @@ static zfb_fiber *find_work(worker *w)
         if (stop) return NULL;
         if ((f = spin_for_work(w))) return f;
         pthread_mutex_lock(&s->mu);
+        if (s->poll_fn && !s->poller && !s->qhead && !s->stop &&
+            !__atomic_load_n(&w->next, __ATOMIC_ACQUIRE) && !slot_waiting(s)) {
+            /* nothing to run: this worker receives the transport's
+             * messages itself (their fibers are queued as it reads) */
+            s->poller = w;
+            s->poked = 0;
+            s->st.polls++;
+            pthread_mutex_unlock(&s->mu);
+            s->poll_fn(s->poll_user, s->wake_fd);
+            pthread_mutex_lock(&s->mu);
+            s->poller = NULL;
+            if (s->poked) {
+                uint64_t v;
+                while (read(s->wake_fd, &v, sizeof v) < 0 && errno == EINTR) {}
+                s->poked = 0;
+            }
+            /* more than this worker takes next, or other fibers that may
+             * wait for messages while it runs: a sleeping one helps (and
+             * polls in its turn) */
+            if (s->nsleep > 0 && s->qhead && (s->qhead->qnext || s->live > 1))
+                pthread_cond_signal(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+            continue;
+        }
         __atomic_add_fetch(&s->nsleep, 1, __ATOMIC_SEQ_CST);
         while (!s->qhead && !s->stop && !__atomic_load_n(&w->next, __ATOMIC_ACQUIRE)) {
             s->st.sleeps++;
@@ -737,6 +814,7 @@ static zfb_fiber *find_work(worker *w)
                 pthread_cond_timedwait(&s->cv, &s->mu, &t);
                 break;
             }
+            if (s->poll_fn && !s->poller) break; /* nobody polls: this one does */
             pthread_cond_wait(&s->cv, &s->mu);
         }
         __atomic_sub_fetch(&s->nsleep, 1, __ATOMIC_SEQ_CST);
@@ -783,6 +861,7 @@ zfb_sched *zfb_sched_new(int workers, uint64_t seed, char *err, size_t errlen)
     pthread_cond_init(&s->spare_cv, NULL);
     pthread_cond_init(&s->done_cv, NULL);
     s->target = workers;
+    s->wake_fd = -1;
     s->seed = seed;
     s->rng = seed ? mix(seed) : 0;
     pthread_mutex_lock(&s->mu);
@@ -836,8 +915,12 @@ int zfb_spawn(zfb_sched *s, zfb_fn fn, zfb_fn fail, void *arg)
     if (++s->live > s->st.max_live) s->st.max_live = s->live;
     /* new fibers queue up behind the runnable ones */
     q_push(s, f);
-    if (s->nsleep > 0 && __atomic_load_n(&s->nspin, __ATOMIC_SEQ_CST) == 0)
-        pthread_cond_signal(&s->cv);
+    if (__atomic_load_n(&s->nspin, __ATOMIC_SEQ_CST) == 0) {
+        if (s->nsleep > 0)
+            pthread_cond_signal(&s->cv);
+        else
+            poke_poller(s);
+    }
     pthread_mutex_unlock(&s->mu);
     return 0;
 }
@@ -850,12 +933,14 @@ void zfb_sched_free(zfb_sched *s)
     __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&s->cv);
     pthread_cond_broadcast(&s->spare_cv);
+    poke_poller(s);
     pthread_mutex_unlock(&s->mu);
     int n = __atomic_load_n(&s->nws, __ATOMIC_ACQUIRE);
     /* all joined before any is freed: a spinning worker reads the others' slots */
     for (int k = 0; k < n; k++) pthread_join(s->ws[k]->th, NULL);
     for (int k = 0; k < n; k++) free(s->ws[k]);
     for (int k = 0; k < s->npool; k++) zfb_stack_free(&s->pool[k]);
+    if (s->wake_fd >= 0) close(s->wake_fd);
     pthread_cond_destroy(&s->done_cv);
     pthread_cond_destroy(&s->spare_cv);
     pthread_cond_destroy(&s->cv);
@@ -868,10 +953,31 @@ void zfb_sched_stats(zfb_sched *s, zfb_stats *out)
     pthread_mutex_lock(&s->mu);
     out->sleeps = s->st.sleeps;
     out->handoffs = s->st.handoffs;
+    out->polls = s->st.polls;
     out->threads = s->st.threads;
     out->max_live = s->st.max_live;
     out->max_stacks = s->st.max_stacks;
     out->switches = __atomic_load_n(&s->st.switches, __ATOMIC_RELAXED);
     out->steals = __atomic_load_n(&s->st.steals, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->mu);
+}
+
+int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void (*poke)(void *user),
+                 void *user, char *err, size_t errlen)
+{
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot make an eventfd: %s", strerror(errno));
+        return -1;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->wake_fd >= 0) close(s->wake_fd);
+    s->wake_fd = fd;
+    s->poll_user = user;
+    s->poke_fn = poke;
+    __atomic_store_n(&s->poll_fn, fn, __ATOMIC_RELEASE);
+    /* the sleeping workers look again: one of them polls */
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
 }

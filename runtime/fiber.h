@@ -3,7 +3,8 @@
  * A scheduler (zfb_sched) runs fibers on N worker threads.  A fiber runs
  * until it parks (zfb_park), yields (zfb_yield) or ends; a worker with
  * nothing to run watches the run queue for a short, bounded while
- * (ZFB_SPIN_NS) and then sleeps on a condition variable.  zfb_wake makes
+ * (ZFB_SPIN_NS) and then sleeps on a condition variable, or, with a
+ * poll function (zfb_set_poll), one of the idle workers polls.  zfb_wake makes
  * a parked fiber runnable again; a wake that comes before the park is
  * kept (a permit), so "check a condition, then park" never loses a wake
  * when the waker sets the condition before waking.  A fiber woken by a
@@ -37,6 +38,7 @@
 
 #define ZFB_STACK_SIZE ((size_t)512 * 1024)
 #define ZFB_SPIN_NS 20000L
+#define ZFB_POLL_SPIN_NS 0L /* with a poll function (zfb_set_poll): one look */
 #define ZFB_STEAL_NS 3000L
 
 /* ---- the low-level switch (also used by tests and benchmarks) ---------- */
@@ -100,12 +102,26 @@ void zfb_yield(void);
 int zfb_block_begin(void);
 void zfb_block_end(int token);
 
+/* Polling instead of sleeping (a transport's sockets): from now on, a
+ * worker with nothing to run calls fn(user, wake_fd) instead of sleeping
+ * on its condition variable, one worker at a time.  fn blocks until it
+ * has something (it makes fibers runnable with zfb_wake on the calling
+ * thread: the worker runs them when fn returns) or wake_fd (an eventfd
+ * the scheduler writes when a fiber becomes runnable elsewhere or the
+ * scheduler stops) is readable; it must not read wake_fd.  poke (may be
+ * NULL) is called with wake_fd's writes, under the scheduler's lock, for
+ * an fn that cannot watch wake_fd: it must make fn return soon.  Call it
+ * before the first fiber waits.  0, or -1 with a message in err. */
+int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void (*poke)(void *user),
+                 void *user, char *err, size_t errlen);
+
 /* Counters of a scheduler (for tests and benchmarks). */
 typedef struct zfb_stats {
     uint64_t switches; /* fibers resumed */
     uint64_t steals;   /* fibers taken from another worker's slot */
     uint64_t sleeps;   /* times a worker slept */
     uint64_t handoffs; /* blocking calls that handed a worker off */
+    uint64_t polls;    /* times an idle worker polled (zfb_set_poll) */
     int threads;       /* threads made (workers and spares) */
     int max_live;      /* most fibers alive at once */
     int max_stacks;    /* most stacks mapped at once */

@@ -406,16 +406,30 @@ typedef struct zri_observer {
 } zri_observer;
 
 /* The transport to the lifelines of other processes (per-lifeline mode;
- * net/ implements it).  send buffers a message for another process (the
- * core keeps m); flush writes what is buffered, and the core calls it
- * before a lifeline thread may wait (a receive that finds nothing, an
- * action, a parallel region) and when it ends.  Both return 0, or -1 with
- * a message in err when a connection is broken.  The transport hands the
- * messages it receives to zri_run_deliver and its failures to
- * zri_run_lost. */
+ * net/ and nats/ implement it).  send buffers a message for another
+ * process (the core keeps m); flush writes what is buffered, and the core
+ * calls it before a lifeline thread may wait (a receive that finds
+ * nothing, an action, a parallel region) and when it ends.  Both return
+ * 0, or -1 with a message in err when a connection is broken.  The
+ * transport hands the messages it receives to zri_run_deliver and its
+ * failures to zri_run_lost.
+ *   wait (may be NULL): receive on the calling thread.  With fibers, a
+ * worker that has nothing to run calls it instead of sleeping (one at a
+ * time): it blocks until something arrived, wake_fd is readable (local
+ * work appeared, or the run stops; it does not read wake_fd) or
+ * timeout_ms passed (-1: no limit), and delivers what arrived with
+ * zri_run_deliver (and zri_run_lost, zri_run_ended) on the calling
+ * thread before it returns.  So a message's receiver runs on the thread
+ * that read it, without a hand-off between threads.  The transport's own
+ * thread still reads while nobody waits this way (the lifeline runs a long
+ * action), so that heartbeats and failures are seen in time.
+ *   wake (may be NULL): for a wait that cannot watch wake_fd; makes a wait
+ * in progress return soon (any thread; cheap, never blocks long). */
 typedef struct zri_transport {
     int (*send)(void *impl, const zri_msg *m, char *err, size_t errlen);
     int (*flush)(void *impl, char *err, size_t errlen);
+    void (*wait)(void *impl, int wake_fd, int timeout_ms);
+    void (*wake)(void *impl);
     void *impl;
 } zri_transport;
 
@@ -685,7 +699,8 @@ ZRI_HIDDEN void zri_run_set_tasks(zri_run *R, zri_task_fn task, void *user);
  * messages back into their channels; later copies of them (a resumed
  * sender sends them again) are dropped.  0, or -1 after failing the run. */
 ZRI_HIDDEN int zri_run_restore(zri_run *R);
-/* The transport's callbacks (user: the zri_run).  deliver: a message from
+/* The transport's callbacks (user: the zri_run), from one thread at a
+ * time (its own, or a worker in its wait).  deliver: a message from
  * another process addressed to this lifeline (ownership passes); lost: a
  * peer failed (a malformed or unexpected frame, a lost connection). */
 ZRI_HIDDEN void zri_run_deliver(void *run, zri_msg *m);

@@ -59,10 +59,19 @@
  * connection for good (the client's reconnection gave up) fails the run;
  * while it reconnects, heartbeats decide.
  *
- * Threads.  The client's delivery thread runs on_msg (the only user of
- * the heap and of the receiving tags); one thread of this module sends
- * HELLOs and BEATs and checks silence; senders take the peer's lock
- * (counter, tag and publish stay in one order).  Once close or abort
+ * Threads.  A durable run's subscriptions are asynchronous: the
+ * client's delivery threads run on_msg and on_js_msg.  A core NATS run's
+ * subscription is synchronous: an idle worker of the run takes its
+ * messages (t_wait: natsSubscription_NextMsg) and runs on_msg on its own
+ * thread, so the receive that waited runs next on that thread without a
+ * hand-off; local work ends that wait through t_wake (an empty message to
+ * the lifeline's own subject, zg.RUN.SELF.SELF); while no worker has
+ * waited for HANDBACK_S (a long action, before the run) this module's
+ * thread takes them instead.  rd_mu makes one taker at a time, and
+ * cb_lock one on_msg (the only users of the heap and of the receiving
+ * tags).  One thread of this module sends HELLOs and BEATs and checks
+ * silence; senders take the peer's lock (counter, tag and publish stay
+ * in one order).  Once close or abort
  * begins, `closing` (under cb_lock, which on_msg holds while it works)
  * stops every callback.
  */
@@ -72,6 +81,7 @@
 
 #include <errno.h>
 #include <nats/nats.h>
+#include <poll.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -107,6 +117,13 @@
 #define JS_ACK_WAIT_S 2
 #define JS_DUPLICATES_S 600
 #define JS_SETUP_S 15.0 /* a forming cluster elects its leaders in seconds */
+/* Core NATS runs read their subscription synchronously (see "Threads"):
+ * a worker's wait takes messages for at most WAIT_SLICE_MS before it
+ * looks at its scheduler again; this module's thread reads while no
+ * worker has waited for HANDBACK_S, in slices of PUMP_SLICE_MS. */
+#define WAIT_SLICE_MS 100
+#define HANDBACK_S 0.02
+#define PUMP_SLICE_MS 5
 
 typedef struct peer {
     char subject[256]; /* where this lifeline publishes to it */
@@ -150,6 +167,14 @@ struct zri_nats {
     char why[1024];  /* its message */
     pthread_t thread;
     int thread_on, stop;
+    /* core NATS runs: sub is synchronous; whoever holds rd_mu takes its
+     * messages (a worker in t_wait, or this module's thread while no
+     * worker waits: `polling`, `poll_end` (now_ns) and `want`, atomic) */
+    int sync_sub;
+    pthread_mutex_t rd_mu;
+    int polling, want;
+    int64_t poll_end;
+    char wake_subject[300]; /* an empty message here ends a wait: t_wake */
     /* durable runs (JetStream) */
     int durable;
     double lost_s; /* silence after which a peer is lost (its --peer-wait) */
@@ -178,6 +203,13 @@ static double now_s(void)
 }
 
 static const char *lname(const zri_nats *n, int l) { return n->p->lifelines[l]; }
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* ===================================================================== */
 /* options: run ids, tokens, NKeys                                        */
@@ -809,6 +841,46 @@ out:
     natsMsg_Destroy(msg);
 }
 
+/* Core NATS runs, under rd_mu: takes the messages of the synchronous
+ * subscription, waiting up to timeout_ms for the first, and handles
+ * them as on_msg (on this thread).  An empty message on the wake
+ * subject only ends the wait. */
+static natsStatus pump(zri_nats *n, int64_t timeout_ms)
+{
+    natsMsg *m = NULL;
+    natsStatus st = natsSubscription_NextMsg(&m, n->sub, timeout_ms);
+    if (st != NATS_OK) return st;
+    for (;;) {
+        const char *subj = natsMsg_GetSubject(m);
+        if (natsMsg_GetDataLength(m) == 0 && subj && strcmp(subj, n->wake_subject) == 0)
+            natsMsg_Destroy(m);
+        else
+            on_msg(n->nc, n->sub, m, n);
+        int msgs = 0, bytes = 0;
+        if (natsSubscription_GetPending(n->sub, &msgs, &bytes) != NATS_OK || msgs <= 0)
+            return NATS_OK;
+        m = NULL;
+        if (natsSubscription_NextMsg(&m, n->sub, 1) != NATS_OK) return NATS_OK;
+    }
+}
+
+/* This module's thread: reads the subscription for a slice of `ms`
+ * unless a worker reads it (or did lately); 1 when it did. */
+static int pump_idle(zri_nats *n, int ms)
+{
+    if (!n->sync_sub || __atomic_load_n(&n->polling, __ATOMIC_ACQUIRE) ||
+        now_ns() - __atomic_load_n(&n->poll_end, __ATOMIC_ACQUIRE) < (int64_t)(HANDBACK_S * 1e9))
+        return 0;
+    int64_t until = now_ns() + (int64_t)ms * 1000000;
+    while (now_ns() < until && !__atomic_load_n(&n->want, __ATOMIC_ACQUIRE)) {
+        if (pthread_mutex_trylock(&n->rd_mu) != 0) return 0;
+        natsStatus st = pump(n, PUMP_SLICE_MS);
+        pthread_mutex_unlock(&n->rd_mu);
+        if (st != NATS_OK && st != NATS_TIMEOUT) return 0; /* closed: sleep instead */
+    }
+    return 1;
+}
+
 static void on_sub_complete(void *closure)
 {
     zri_nats *n = closure;
@@ -1040,8 +1112,10 @@ static void *run_thread(void *arg)
                       "lifeline %s (%s) has sent nothing for %g s: its process is stopped, hung "
                       "or cut off from the NATS server",
                       lname(n, lost), n->url, lost_limit);
-        struct timespec ts = {0, (long)(HELLO_EVERY_S * 1e9)};
-        nanosleep(&ts, NULL);
+        if (!pump_idle(n, (int)(HELLO_EVERY_S * 1000))) {
+            struct timespec ts = {0, (long)(HELLO_EVERY_S * 1e9)};
+            nanosleep(&ts, NULL);
+        }
     }
     free(todo);
     return NULL;
@@ -1101,6 +1175,7 @@ static void free_nats(zri_nats *n)
     free(n->peers);
     pthread_mutex_destroy(&n->lock);
     pthread_mutex_destroy(&n->cb_lock);
+    pthread_mutex_destroy(&n->rd_mu);
     pthread_mutex_destroy(&n->ack_lock);
     pthread_cond_destroy(&n->cond);
     free(n);
@@ -1130,7 +1205,7 @@ static void finish(zri_nats *n)
             if (pthread_cond_timedwait(&n->cond, &n->lock, &dl) == ETIMEDOUT) break;
         pthread_mutex_unlock(&n->lock);
     }
-    if (n->sub && natsSubscription_Unsubscribe(n->sub) == NATS_OK) {
+    if (n->sub && natsSubscription_Unsubscribe(n->sub) == NATS_OK && !n->sync_sub) {
         /* the delivery thread lets go of n before it is freed */
         pthread_mutex_lock(&n->lock);
         struct timespec dl;
@@ -1225,6 +1300,7 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     n->hb_ms = (uint32_t)(c->heartbeat_s * 1000.0 + 0.5);
     pthread_mutex_init(&n->lock, NULL);
     pthread_mutex_init(&n->cb_lock, NULL);
+    pthread_mutex_init(&n->rd_mu, NULL);
     pthread_cond_init(&n->cond, NULL);
     n->peers = zri_xcalloc((size_t)n->nl, sizeof *n->peers);
     for (int l = 0; l < n->nl; l++) {
@@ -1275,10 +1351,19 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     }
     char inbox[256];
     snprintf(inbox, sizeof inbox, "zg.%s.%s.*%s", n->run, lname(n, self), n->durable ? ".c" : "");
-    s = natsConnection_Subscribe(&n->sub, n->nc, inbox, on_msg, n);
+    /* core NATS: read by the run's workers (t_wait), without the hand-off
+     * from the client's delivery thread */
+    n->sync_sub = !n->durable;
+    snprintf(n->wake_subject, sizeof n->wake_subject, "zg.%s.%s.%s", n->run, lname(n, self),
+             lname(n, self));
+    if (n->sync_sub)
+        s = natsConnection_SubscribeSync(&n->sub, n->nc, inbox);
+    else
+        s = natsConnection_Subscribe(&n->sub, n->nc, inbox, on_msg, n);
     /* a run's messages are never dropped by the client: no pending limit */
     if (s == NATS_OK) s = natsSubscription_SetPendingLimits(n->sub, -1, -1);
-    if (s == NATS_OK) s = natsSubscription_SetOnCompleteCB(n->sub, on_sub_complete, n);
+    if (s == NATS_OK && !n->sync_sub)
+        s = natsSubscription_SetOnCompleteCB(n->sub, on_sub_complete, n);
     /* the server has the subscription before any HELLO says so */
     if (s == NATS_OK) s = natsConnection_FlushTimeout(n->nc, 10000);
     if (s != NATS_OK) {
@@ -1449,8 +1534,45 @@ static int t_flush(void *impl, char *err, size_t errlen)
     return zri_nats_flush(impl, err, errlen);
 }
 
+/* Core NATS runs: a worker with nothing to run takes the subscription's
+ * messages itself (rt.h: zri_transport.wait); t_wake ends its wait when
+ * local work appears (an empty message to its own subject, which only
+ * this lifeline may publish). */
+static void t_wait(void *impl, int wake_fd, int timeout_ms)
+{
+    zri_nats *n = impl;
+    __atomic_store_n(&n->want, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&n->rd_mu);
+    __atomic_store_n(&n->want, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&n->polling, 1, __ATOMIC_RELEASE);
+    int ms = timeout_ms < 0 || timeout_ms > WAIT_SLICE_MS ? WAIT_SLICE_MS : timeout_ms;
+    struct pollfd pf = {wake_fd, POLLIN, 0};
+    pthread_mutex_lock(&n->lock);
+    int stop = n->stop;
+    pthread_mutex_unlock(&n->lock);
+    natsStatus st = NATS_TIMEOUT;
+    if (!stop && poll(&pf, 1, 0) == 0) st = pump(n, ms > 0 ? ms : 1);
+    /* a closed connection or subscription answers at once: wait for
+     * local work instead of turning round (the run fails through
+     * on_closed, or ends) */
+    if (st != NATS_OK && st != NATS_TIMEOUT) poll(&pf, 1, ms);
+    __atomic_store_n(&n->poll_end, now_ns(), __ATOMIC_RELEASE);
+    __atomic_store_n(&n->polling, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&n->rd_mu);
+}
+
+static void t_wake(void *impl)
+{
+    zri_nats *n = impl;
+    (void)natsConnection_Publish(n->nc, n->wake_subject, NULL, 0);
+}
+
 zri_transport zri_nats_transport(zri_nats *n)
 {
-    zri_transport t = {t_send, t_flush, n};
+    zri_transport t = {.send = t_send,
+                       .flush = t_flush,
+                       .wait = n->sync_sub ? t_wait : NULL,
+                       .wake = n->sync_sub ? t_wake : NULL,
+                       .impl = n};
     return t;
 }

@@ -228,7 +228,9 @@ typedef struct zri_net_config {
 /* Listens on c->listen and connects to every other lifeline (retrying
  * until it answers or timeout_s passes), each connection authenticated
  * both ways.  Returns NULL with a message in err.  The callbacks run on
- * the transport's own thread (the only one that allocates in h), from the
+ * the transport's own thread, or on a worker of the run in the
+ * transport's wait (zri_net_transport), one thread at a time (the one
+ * that allocates in h), from the
  * moment a peer's connection is adopted — possibly before zri_net_open
  * returns (a peer already running sends early; its messages wait in the
  * run's queues) — and never once zri_net_close has begun.  zri_net_close

@@ -62,13 +62,23 @@
  * connections and runs their handshakes; from a peer's adoption on (a
  * peer may be running while this lifeline still waits for another) it
  * reads frames from its incoming connection (non-blocking, partial reads
- * buffered), checks their tags, decodes them (it is the only thread of
- * this module using the heap) and calls cb->deliver; a malformed, forged
- * or unexpected frame, a connection that ends without BYE or a silent
- * peer calls cb->fail once for that peer, and that peer is not read any
- * more.  It also sends the heartbeats (taking a peer's send lock only
- * when it is free: a sender holding it keeps the connection busy
- * anyway).  No callback runs after zri_net_close starts.
+ * buffered), checks their tags, decodes them and calls cb->deliver; a
+ * malformed, forged or unexpected frame, a connection that ends without
+ * BYE or a silent peer calls cb->fail once for that peer, and that peer
+ * is not read any more.  It also sends the heartbeats (taking a peer's
+ * send lock only when it is free: a sender holding it keeps the
+ * connection busy anyway).  No callback runs after zri_net_close starts.
+ *   Direct reads.  Once the run has begun (and outside keep mode) an idle
+ * worker of the run reads the peers itself (transport_wait, the
+ * transport's `wait`): it polls their connections and the scheduler's
+ * wake_fd, and the messages it reads are delivered on its thread, whose
+ * next fiber is the receive that waited for them: no hand-off from this
+ * module's thread.  rd_mu makes one reader at a time (the incoming side
+ * of the peers, the read buffer, the heap); the module's thread leaves
+ * the connections to the workers while one polls or did within
+ * HANDBACK_S, and reads them again after that (a lifeline inside a long
+ * action with its only worker), so heartbeats are heard and silence is
+ * found either way (the worker's poll ends at the next silence limit).
  *
  * Sending.  zri_net_send encodes and tags the frame on the caller's thread
  * into the peer's output buffer (one lock per peer); zri_net_flush writes
@@ -169,6 +179,11 @@
 /* Keep mode: a peer without an outgoing connection is tried again this
  * often (a refused connection costs a system call). */
 #define RETRY_S 0.1
+/* The run's workers read the connections themselves while they wait
+ * (transport_wait); the reader thread takes them back when no worker has
+ * polled for this long (the lifeline is in a long action, say), so that
+ * heartbeats are heard and failures seen.  It looks this often. */
+#define HANDBACK_S 0.02
 
 /* ===================================================================== */
 /* small helpers                                                          */
@@ -179,6 +194,13 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void sleep_s(double s)
@@ -532,7 +554,17 @@ struct zri_net {
     pending *pend[PENDING_MAX];
     int npend;
     int nnotes;
-    uint8_t *chunk;                        /* reader thread's read buffer */
+    uint8_t *chunk; /* read buffer (under rd_mu) */
+    /* Reading the peers' connections: whoever holds rd_mu (the reader
+     * thread, or a worker of the run in zri_net's wait: "direct"), which
+     * guards the peers' incoming state (in_fd, rx, tags, done, last_rx),
+     * the chunk and the heap h.  `polling` (atomic) is set while a worker
+     * polls, `poll_end` (atomic, now_ns) when one last stopped; the reader
+     * thread leaves the connections to the workers until none has polled
+     * for HANDBACK_S. */
+    pthread_mutex_t rd_mu;
+    int polling;
+    int64_t poll_end;
     int dirty;                             /* atomic: some output buffer may hold frames */
     double peer_wait;                      /* keep mode (> 0): how long a lost peer is waited for */
     int (*peer_ended)(void *u, int32_t l); /* zri_net_config's */
@@ -1118,6 +1150,8 @@ static void read_peer(zri_net *n, int l, double now)
         pe->last_rx = now;
         uint32_t badlen = 0;
         int rc = rx_feed(&pe->in, n->chunk, (size_t)k, WIRE_MAX, on_frame, &c, &badlen);
+        /* a short read emptied the socket: no recv to hear EAGAIN */
+        if (rc != -2 && !c.stop && k < READ_CHUNK) return;
         if (rc == -2) {
             rc_bad = 1;
             if (badlen)
@@ -1421,15 +1455,23 @@ static void *reader_main(void *arg)
             unlink_ours(n);
         }
 
+        /* the peers' connections are this thread's to read unless a worker
+         * of the run reads them (transport_wait) or did so lately */
+        int owner = pthread_mutex_trylock(&n->rd_mu) == 0;
+        int direct = __atomic_load_n(&n->polling, __ATOMIC_ACQUIRE) ||
+                     mono_ns() - __atomic_load_n(&n->poll_end, __ATOMIC_ACQUIRE) <
+                         (int64_t)(HANDBACK_S * 1e9);
+        int watch = owner && !direct;
+
         /* what is due: heartbeats, silent peers, expired handshakes, lost
          * peers past their limit, output left over */
         double due = beat_all(n, now);
-        if (running && n->peer_wait > 0) {
+        if (running && n->peer_wait > 0 && owner) {
             double at = keep_links(n, now);
             if (at > 0 && (due == 0 || at < due)) due = at;
             now = now_s();
         }
-        for (int l = 0; l < nl && n->peer_wait > 0; l++) {
+        for (int l = 0; l < nl && n->peer_wait > 0 && owner; l++) {
             peer *pe = &n->peers[l];
             if (pe->away_until && now >= pe->away_until) {
                 char msg[900];
@@ -1452,12 +1494,15 @@ static void *reader_main(void *arg)
                     due = now + PENDING_OUT_POLL;
             }
         }
-        for (int l = 0; l < nl; l++) {
+        for (int l = 0; l < nl && watch; l++) {
             peer *pe = &n->peers[l];
             if (pe->in_fd < 0 || pe->done || pe->in_limit <= 0) continue;
             double at = pe->last_rx + pe->in_limit;
             if (due == 0 || at < due) due = at;
         }
+        /* left to the workers: look again soon, to take them back when
+         * they stop polling */
+        if (!watch && (due == 0 || due > now + HANDBACK_S)) due = now + HANDBACK_S;
         for (int i = n->npend - 1; i >= 0; i--) {
             if (now - n->pend[i]->since > PENDING_TIMEOUT_S) {
                 char why[120];
@@ -1485,11 +1530,12 @@ static void *reader_main(void *arg)
                 who[k++] = -1 - i;
             }
         }
-        for (int l = 0; l < nl; l++) {
+        for (int l = 0; l < nl && watch; l++) {
             if (n->peers[l].in_fd < 0 || n->peers[l].done) continue;
             pf[k] = (struct pollfd){n->peers[l].in_fd, POLLIN, 0};
             who[k++] = l;
         }
+        if (owner) pthread_mutex_unlock(&n->rd_mu);
         int ms = due > 0 ? ms_left(due) : -1;
         if (poll(pf, (nfds_t)k, ms) < 0) {
             if (errno == EINTR) continue;
@@ -1503,6 +1549,11 @@ static void *reader_main(void *arg)
         }
         now = now_s();
         memset(seen, 0, (size_t)nl);
+        /* a worker that began polling meanwhile reads the peers: this
+         * thread leaves them (and their silence) to it.  (Workers poll
+         * only once the run has begun, so no connection is pending then,
+         * but for the one round before this thread sees the phase.) */
+        if (pthread_mutex_trylock(&n->rd_mu) != 0) continue;
         /* from the end: the peers, then the pending connections (so that
          * removals do not shift the ones still to visit), then new ones */
         for (int i = k - 1; i >= 1; i--) {
@@ -1511,15 +1562,16 @@ static void *reader_main(void *arg)
                 accept_all(n, now);
             } else if (who[i] < 0) {
                 read_pending(n, -1 - who[i], now);
-            } else {
+            } else if (watch && n->peers[who[i]].in_fd == pf[i].fd && !n->peers[who[i]].done) {
                 seen[who[i]] = 1;
                 read_peer(n, who[i], now);
             }
         }
         /* silence: only peers with nothing to read in this round (what
          * waited while this thread was busy counts as heard) */
-        for (int l = 0; l < nl; l++)
+        for (int l = 0; l < nl && watch; l++)
             if (!seen[l] && n->peers[l].in_fd >= 0 && !n->peers[l].done) check_silence(n, l, now);
+        pthread_mutex_unlock(&n->rd_mu);
     }
     free(pf);
     free(who);
@@ -1768,6 +1820,7 @@ static void net_free(zri_net *n)
     if (n->wake[0] >= 0) close(n->wake[0]);
     if (n->wake[1] >= 0) close(n->wake[1]);
     pthread_mutex_destroy(&n->mu);
+    pthread_mutex_destroy(&n->rd_mu);
     pthread_cond_destroy(&n->cv);
     free(n->peers);
     free(n->chunk);
@@ -1822,6 +1875,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     n->listen_fd = -1;
     n->wake[0] = n->wake[1] = -1;
     pthread_mutex_init(&n->mu, NULL);
+    pthread_mutex_init(&n->rd_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -2063,9 +2117,66 @@ static int transport_flush(void *n, char *err, size_t errlen)
     return zri_net_flush(n, err, errlen);
 }
 
+/* A worker of the run with nothing to do reads the peers' connections
+ * itself (rt.h: zri_transport.wait): one poll of the connections and
+ * wake_fd, then what arrived is delivered on this thread, and silent
+ * peers are found as the reader thread finds them. */
+static void transport_wait(void *impl, int wake_fd, int timeout_ms)
+{
+    zri_net *n = impl;
+    int nl = n->p->nlifelines;
+    struct pollfd pf[65];
+    int who[65];
+    pthread_mutex_lock(&n->mu);
+    int phase = n->phase;
+    pthread_mutex_unlock(&n->mu);
+    if (phase != PHASE_RUNNING || nl > 64) {
+        /* not (or no longer) running, or more peers than this poll
+         * takes: the reader thread reads; this waits for local work */
+        struct pollfd w = {wake_fd, POLLIN, 0};
+        poll(&w, 1, timeout_ms);
+        return;
+    }
+    pthread_mutex_lock(&n->rd_mu);
+    __atomic_store_n(&n->polling, 1, __ATOMIC_RELEASE);
+    double now = now_s(), due = 0;
+    int k = 0;
+    pf[k] = (struct pollfd){wake_fd, POLLIN, 0};
+    who[k++] = -1;
+    for (int l = 0; l < nl; l++) {
+        peer *pe = &n->peers[l];
+        if (pe->in_fd < 0 || pe->done) continue;
+        pf[k] = (struct pollfd){pe->in_fd, POLLIN, 0};
+        who[k++] = l;
+        if (pe->in_limit > 0 && (due == 0 || pe->last_rx + pe->in_limit < due))
+            due = pe->last_rx + pe->in_limit;
+    }
+    int ms = due > 0 ? ms_left(due) : -1;
+    if (timeout_ms >= 0 && (ms < 0 || timeout_ms < ms)) ms = timeout_ms;
+    int rc = poll(pf, (nfds_t)k, ms);
+    now = now_s();
+    uint8_t seen[64] = {0};
+    for (int i = 1; i < k && rc > 0; i++) {
+        if (!pf[i].revents) continue;
+        seen[who[i]] = 1;
+        read_peer(n, who[i], now);
+    }
+    for (int i = 1; i < k; i++)
+        if (!seen[who[i]] && !n->peers[who[i]].done && n->peers[who[i]].in_fd >= 0)
+            check_silence(n, who[i], now);
+    __atomic_store_n(&n->poll_end, mono_ns(), __ATOMIC_RELEASE);
+    __atomic_store_n(&n->polling, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&n->rd_mu);
+}
+
 zri_transport zri_net_transport(zri_net *n)
 {
-    zri_transport t = {transport_send, transport_flush, n};
+    /* keep mode: lost peers come back through the reader thread, which
+     * alone reads the connections then */
+    zri_transport t = {.send = transport_send,
+                       .flush = transport_flush,
+                       .wait = n->peer_wait > 0 ? NULL : transport_wait,
+                       .impl = n};
     return t;
 }
 

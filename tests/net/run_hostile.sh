@@ -15,7 +15,8 @@
 #              and then silence, a SIGSTOP'd peer, a dropped frame, a
 #              duplicated frame, one flipped bit in a control decision, a
 #              relay that stops passing frames on
-#   busy       an action longer than the limit does not trip it
+#   busy       an action longer than the limit does not trip it (with the
+#              default workers, one worker, and the threads scheduler)
 #   root cause 40 runs of zgc run --processes with programs whose lifeline
 #              B fails at run time while A waits: stderr holds one error,
 #              B's, with its source location
@@ -248,14 +249,21 @@ relayed stalled-relay \
 
 # ---- a long action is no silence ------------------------------------------------------------
 
-reset
-lifeline B "$tmp/slow" $(b_args) --heartbeat 1; pb=$!; pids+=("$pb")
-lifeline A "$tmp/slow" $(a_args) --heartbeat 1; pa=$!; pids+=("$pa")
-wait_for "$pa" 15; sa=$?
-wait_for "$pb" 15; sb=$?
-if [ "$sa" != 0 ] || [ "$sb" != 0 ] || [ "$(cat "$tmp/A.out")" != '{"0": 1}' ]; then
-  fail "busy: a 3 s action with --heartbeat 1 ($sa, $sb):"; cat "$tmp/A.err" "$tmp/B.err"
-else pass; fi
+# (default workers: an idle worker of B reads A's heartbeats; --workers 1:
+# B's only worker is inside the action, and the transport's thread reads
+# them; threads: the transport's thread reads all along)
+for sched in "" "--workers 1" "--scheduler threads"; do
+  reset
+  # shellcheck disable=SC2086 # $sched: zero to two words
+  lifeline B "$tmp/slow" $(b_args) --heartbeat 1 $sched; pb=$!; pids+=("$pb")
+  # shellcheck disable=SC2086
+  lifeline A "$tmp/slow" $(a_args) --heartbeat 1 $sched; pa=$!; pids+=("$pa")
+  wait_for "$pa" 15; sa=$?
+  wait_for "$pb" 15; sb=$?
+  if [ "$sa" != 0 ] || [ "$sb" != 0 ] || [ "$(cat "$tmp/A.out")" != '{"0": 1}' ]; then
+    fail "busy ($sched): a 3 s action with --heartbeat 1 ($sa, $sb):"; cat "$tmp/A.err" "$tmp/B.err"
+  else pass; fi
+done
 
 # ---- the root cause wins ------------------------------------------------------------------
 

@@ -1,9 +1,12 @@
 /* test_fiber.c — fibers (runtime/fiber.c): the context switch alone, the
  * scheduler (park and wake across workers, the blocking hand-off, seeded
- * orders, 20,000 fibers suspended at once), and a run with 20,000
- * parallel branches waiting at once (fibers, the default scheduler). */
+ * orders, 20,000 fibers suspended at once, an idle worker polling
+ * instead of sleeping), and a run with 20,000 parallel branches waiting
+ * at once (fibers, the default scheduler). */
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,3 +351,97 @@ Test(fiber, twenty_thousand_branches_on_two_workers, .timeout = 60)
     cr_assert_str_eq(r.out, "20000\n", "stderr: %s", r.err);
     run_out_free(&r);
 }
+
+/* ---- polling instead of sleeping (zfb_set_poll) ----------------------------- */
+
+/* A stand-in transport: a pipe that a feeder thread writes one byte to per
+ * message; the idle worker's poll reads it and wakes the waiting fiber on
+ * its own thread. */
+#define NPOLL_MSGS 2000
+static struct {
+    int pipe[2];
+    int got, waiting;    /* atomic: messages read; the fiber waits */
+    zfb_fiber *receiver; /* atomic */
+    pthread_t deliverer; /* the thread of the last delivery */
+    int same_thread;     /* wakes that ran the fiber on the delivering thread */
+    int late_ran;        /* atomic */
+} pl;
+
+static void pl_poll(void *user, int wake_fd)
+{
+    (void)user;
+    struct pollfd pf[2] = {{pl.pipe[0], POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    if (poll(pf, 2, -1) <= 0 || !(pf[0].revents & POLLIN)) return;
+    char b;
+    if (read(pl.pipe[0], &b, 1) != 1) return;
+    pl.deliverer = pthread_self();
+    __atomic_add_fetch(&pl.got, 1, __ATOMIC_SEQ_CST);
+    zfb_wake(__atomic_load_n(&pl.receiver, __ATOMIC_ACQUIRE));
+}
+
+static void pl_receiver(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&pl.receiver, zfb_self(), __ATOMIC_RELEASE);
+    for (int k = 1; k <= NPOLL_MSGS; k++) {
+        __atomic_store_n(&pl.waiting, k, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&pl.got, __ATOMIC_SEQ_CST) < k) zfb_park();
+        if (pthread_equal(pl.deliverer, pthread_self())) pl.same_thread++;
+    }
+}
+
+static void *pl_feeder(void *arg)
+{
+    (void)arg;
+    for (int k = 1; k <= NPOLL_MSGS; k++) {
+        while (__atomic_load_n(&pl.waiting, __ATOMIC_SEQ_CST) < k) sched_yield();
+        char b = 1;
+        if (write(pl.pipe[1], &b, 1) != 1) abort();
+    }
+    return NULL;
+}
+
+static void pl_late(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&pl.late_ran, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Every message is read by the idle worker, which runs its receiver next
+ * on the same thread (no hand-off to another thread); a fiber started
+ * from outside while the worker polls runs (the scheduler's wake_fd ends
+ * the poll). */
+static void poll_run(int workers)
+{
+    memset(&pl, 0, sizeof pl);
+    cr_assert_eq(pipe(pl.pipe), 0);
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(workers, 0, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    cr_assert_eq(zfb_set_poll(s, pl_poll, NULL, NULL, err, sizeof err), 0, "%s", err);
+    pthread_t feeder;
+    cr_assert_eq(pthread_create(&feeder, NULL, pl_feeder, NULL), 0);
+    cr_assert_eq(zfb_spawn(s, pl_receiver, NULL, NULL), 0);
+    pthread_join(feeder, NULL);
+    /* the worker now polls a pipe that stays empty */
+    while (__atomic_load_n(&pl.got, __ATOMIC_SEQ_CST) < NPOLL_MSGS) usleep(1000);
+    usleep(50000);
+    cr_assert_eq(zfb_spawn(s, pl_late, NULL, NULL), 0);
+    double t0 = mono();
+    while (!__atomic_load_n(&pl.late_ran, __ATOMIC_SEQ_CST) && mono() - t0 < 10) usleep(1000);
+    cr_assert(pl.late_ran, "a fiber started while the worker polled did not run");
+    zfb_stats st;
+    zfb_sched_stats(s, &st);
+    zfb_sched_free(s);
+    close(pl.pipe[0]);
+    close(pl.pipe[1]);
+    cr_assert_eq(pl.got, NPOLL_MSGS);
+    cr_assert_geq(st.polls, (uint64_t)NPOLL_MSGS);
+    /* (a worker asleep when its poll ended may take one over, rarely) */
+    cr_assert_geq(pl.same_thread, NPOLL_MSGS * 9 / 10, "%d of %d on the delivering thread",
+                  pl.same_thread, NPOLL_MSGS);
+}
+
+/* (one worker: only wake_fd can end its poll for the late fiber) */
+Test(fiber, an_idle_worker_polls_one_worker, .timeout = 60) { poll_run(1); }
+Test(fiber, an_idle_worker_polls_two_workers, .timeout = 60) { poll_run(2); }
