@@ -15,7 +15,7 @@
 # the traced runs give.
 #   run_plan_sizes.sh ZGC ZGGEN [EVERY]
 # EVERY (default 1): check every EVERY-th example, run and golden program
-# (the sanitizer builds take every third); the generated workflows always.
+# (the sanitizer builds take every fifth); the generated workflows always.
 set -u
 zgc=$(realpath "${1:?usage: run_plan_sizes.sh ZGC ZGGEN [EVERY]}")
 zggen=$(realpath "${2:?usage: run_plan_sizes.sh ZGC ZGGEN [EVERY]}")
