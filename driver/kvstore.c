@@ -472,6 +472,27 @@ int zk_tasks(ZkStore *k, const char *id, bool all, ZsTask **out, int *n, char *e
 
 /* Sets task `task` of run id from pending to status (with answer): 1, 0
  * with a message (not pending, none), -1. */
+/* Writes j (taken) at key if the key is still at revision rev: 1 written,
+ * 0 written meanwhile by another process (read again), -1 error in err. */
+static int put_json(ZkStore *k, const char *key, json_t *j, uint64_t rev, char *err)
+{
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!text) {
+        snprintf(err, ZS_ERRLEN, "out of memory");
+        return -1;
+    }
+    natsStatus s = kvStore_Update(NULL, k->kv, key, text, (int)strlen(text), rev);
+    free(text);
+    if (s == NATS_OK) return 1;
+    const char *txt = nats_GetLastError(NULL);
+    if (txt && strstr(txt, "wrong last sequence")) return 0;
+    char what[1200];
+    snprintf(what, sizeof what, "writing %s in the %s", key, k->where);
+    nats_error(err, what, s);
+    return -1;
+}
+
 static int close_task(ZkStore *k, const char *id, long long task, const char *status,
                       const char *answer, char *err)
 {
@@ -496,22 +517,8 @@ static int close_task(ZkStore *k, const char *id, long long task, const char *st
         json_object_set_new(j, "status", json_string(status));
         if (answer) json_object_set_new(j, "answer", json_string(answer));
         json_object_set_new(j, "answered", json_real((double)time(NULL)));
-        char *text = json_dumps(j, JSON_COMPACT);
-        json_decref(j);
-        if (!text) {
-            snprintf(err, ZS_ERRLEN, "out of memory");
-            return -1;
-        }
-        natsStatus s = kvStore_Update(NULL, k->kv, key, text, (int)strlen(text), rev);
-        free(text);
-        if (s == NATS_OK) return 1;
-        const char *txt = nats_GetLastError(NULL);
-        if (!(txt && strstr(txt, "wrong last sequence"))) {
-            char what[1200];
-            snprintf(what, sizeof what, "writing %s in the %s", key, k->where);
-            nats_error(err, what, s);
-            return -1;
-        }
+        int put = put_json(k, key, j, rev, err);
+        if (put != 0) return put;
     }
     snprintf(err, ZS_ERRLEN, "task %lld of run %s keeps changing; try again", task, id);
     return -1;
@@ -551,15 +558,9 @@ int zk_cancel(ZkStore *k, const char *id, char *err)
         }
         json_object_set_new(j, "cancelled", json_true());
         if (!json_object_get(j, "created")) json_object_set_new(j, "created", json_real(created));
-        char *text = json_dumps(j, JSON_COMPACT);
-        json_decref(j);
-        if (!text) {
-            snprintf(err, ZS_ERRLEN, "out of memory");
-            return -1;
-        }
-        natsStatus s = kvStore_Update(NULL, k->kv, key, text, (int)strlen(text), rev);
-        free(text);
-        if (s == NATS_OK) {
+        int put = put_json(k, key, j, rev, err);
+        if (put < 0) return -1;
+        if (put > 0) {
             /* and its pending tasks */
             ZsTask *t = NULL;
             int nt = 0, rc = 1;
@@ -569,13 +570,6 @@ int zk_cancel(ZkStore *k, const char *id, char *err)
             for (int i = 0; i < nt; i++) zs_task_free(&t[i]);
             free(t);
             return rc;
-        }
-        const char *txt = nats_GetLastError(NULL);
-        if (!(txt && strstr(txt, "wrong last sequence"))) {
-            char what[1200];
-            snprintf(what, sizeof what, "writing %s in the %s", key, k->where);
-            nats_error(err, what, s);
-            return -1;
         }
         /* written meanwhile: read again */
     }
