@@ -22,7 +22,8 @@
 #           lifeline (subject permissions); frames of another secret, of
 #           another run and of another lifeline replayed onto a run's
 #           subjects (natsraw.py relays them); a lifeline of another
-#           program
+#           program; zgc runs list, tasks and answer --nats with each
+#           of these credentials (refused, and accepted)
 # faults    a lifeline process killed with SIGKILL mid-run: its peer
 #           reports it within the heartbeat; the server killed and
 #           restarted mid-run: the run ends with its result or with a
@@ -47,8 +48,11 @@
 #           --journal nats without --nats; the journal stored with the run
 #           (a resume without --journal finds the run's bucket or run
 #           store; another --journal is refused); zgc runs list, show and
-#           cancel --nats on a bucket's runs; human tasks of a bucket's run
-#           (zgc tasks and zgc answer --nats)
+#           cancel --nats on a bucket's runs; zgc runs resume --nats (the
+#           run's killed processes started again by zgc, its result from
+#           the bucket, no completed effect repeated; the refusals) and
+#           zgc runs gc --nats; human tasks of a bucket's run (zgc tasks
+#           and zgc answer --nats)
 # cluster   a three-server JetStream cluster on loopback, a durable run
 #           with --nats-replicas 3, one server killed with SIGKILL mid-run:
 #           the run completes with its result, no completed effect repeated
@@ -916,20 +920,20 @@ sys.exit(0 if any(x["lifeline"] == sys.argv[1] and x["events"] > 0 for x in d["l
 # for a run store; cancel marks the run, both processes stop (one saying
 # the run was cancelled, the other that or that its peer stopped), a
 # resume and a second cancel are refused; the usage errors.
-# zgc runs resume and gc --nats on a run journaled in bucket KVR: both
+# zgc runs resume and gc --nats on a run journaled in bucket KVG: both
 # processes killed while A waits at its gate, the run resumed by zgc runs
 # resume --nats (its result from the bucket, no completed effect
 # repeated), then removed by zgc runs gc --nats
 resume_gc_nats() { # URL
   local url=$1 k=$tmp/run.key d=$tmp/kvr pa pb st
-  local kvr=(--nats "$url" --journal nats:KVR)
+  local kvr=(--nats "$url" --journal nats:KVG)
   rm -rf "$d" && mkdir -p "$d"
   export ZGC_TEST_EFFECT_LOG=$d/effect.log
   ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run kvr1 --secret-file "$k" --arg topic=t \
-    --durable --journal nats:KVR > "$d/out.A" 2> "$d/err.A" < /dev/null &
+    --durable --journal nats:KVG > "$d/out.A" 2> "$d/err.A" < /dev/null &
   pa=$!
   "$exe.B" --nats "$url" --run kvr1 --secret-file "$k" --arg topic=t --durable \
-    --journal nats:KVR > "$d/out.B" 2> "$d/err.B" < /dev/null &
+    --journal nats:KVG > "$d/out.B" 2> "$d/err.B" < /dev/null &
   pb=$!
   wait_events kvr1 A "${kvr[@]}" || failed "runs resume --nats: A journaled nothing"
   expect_exit "runs resume --nats, running" 1 "run kvr1 is running" \
@@ -956,16 +960,16 @@ resume_gc_nats() { # URL
     "$zgc" runs resume kvr1 "${kvr[@]}" --secret-file "$k"
   expect_exit "runs gc --nats" 0 "removed 1 run" "$zgc" runs gc "${kvr[@]}"
   "$zgc" runs list "${kvr[@]}" > "$d/list" 2>&1
-  if grep -q "^no runs in key-value bucket KVR" "$d/list"; then ok; else failed "runs list --nats after gc: $(cat "$d/list")"; fi
-  expect_exit "runs resume --nats after gc" 1 "no run kvr1 in the key-value bucket KVR" \
+  if grep -q "^no runs in key-value bucket KVG" "$d/list"; then ok; else failed "runs list --nats after gc: $(cat "$d/list")"; fi
+  expect_exit "runs resume --nats after gc" 1 "no run kvr1 in the key-value bucket KVG" \
     "$zgc" runs resume kvr1 "${kvr[@]}" --secret-file "$k"
   # a lifeline whose executable is not on this host
   ZGC_TEST_GATE=$d/gate2 "$exe.A" --nats "$url" --run kvr2 --secret-file "$k" --arg topic=t \
-    --durable --journal nats:KVR > "$d/out.A" 2> "$d/err.A" < /dev/null &
+    --durable --journal nats:KVG > "$d/out.A" 2> "$d/err.A" < /dev/null &
   pa=$!
   cp "$exe.B" "$d/relay.B"
   "$d/relay.B" --nats "$url" --run kvr2 --secret-file "$k" --arg topic=t --durable \
-    --journal nats:KVR > "$d/out.B" 2> "$d/err.B" < /dev/null &
+    --journal nats:KVG > "$d/out.B" 2> "$d/err.B" < /dev/null &
   pb=$!
   wait_events kvr2 A "${kvr[@]}" || failed "runs resume --nats: A journaled nothing"
   for _ in $(seq 200); do "$zgc" runs show kvr2 "${kvr[@]}" 2>/dev/null | grep -Eq '^  B ' && break; sleep 0.05; done
