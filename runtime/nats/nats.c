@@ -122,6 +122,7 @@
 #define JS_PUBLISH_S 120.0
 #define JS_ACK_WAIT_S 2
 #define JS_DUPLICATES_S 600
+#define JS_MAX_ACK_PENDING (1 << 30)
 #define JS_SETUP_S 15.0 /* a forming cluster elects its leaders in seconds */
 /* Core NATS runs read their subscription synchronously (see "Threads"):
  * a worker's wait takes messages for at most WAIT_SLICE_MS before it
@@ -1110,8 +1111,9 @@ static int js_setup(zri_nats *n, char *err, size_t errlen)
     cc.AckPolicy = js_AckExplicit;
     cc.AckWait = (int64_t)JS_ACK_WAIT_S * 1000000000LL;
     /* a lifeline may hold many messages it has not taken yet: delivery
-     * must never stall on them (a message it needs first may come after) */
-    cc.MaxAckPending = -1;
+     * must never stall on them (a message it needs first may come after).
+     * (-1 is not sent by the client, and the server's default is 1,000.) */
+    cc.MaxAckPending = JS_MAX_ACK_PENDING;
     if (start > 1) {
         cc.DeliverPolicy = js_DeliverByStartSequence;
         cc.OptStartSeq = start;
