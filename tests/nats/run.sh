@@ -52,7 +52,8 @@
 #           run's killed processes started again by zgc, its result from
 #           the bucket, no completed effect repeated; the refusals) and
 #           zgc runs gc --nats; human tasks of a bucket's run (zgc tasks
-#           and zgc answer --nats)
+#           and zgc answer --nats), also by a lifeline with exactly the
+#           documented permissions
 # cluster   a three-server JetStream cluster on loopback, a durable run
 #           with --nats-replicas 3, one server killed with SIGKILL mid-run:
 #           the run completes with its result, no completed effect repeated
@@ -708,6 +709,59 @@ durable_permissions() {
   fi
 }
 
+# A lifeline that asks a human, under the documented durable permissions
+# with --journal nats and the documented additions for tasks (its task's
+# keys, the watcher of the run's task keys): its task is made, answered
+# by zgc answer --nats (an account of its own), and the run completes
+# with no permission violation.
+tasks_permissions() {
+  local k=$tmp/run.key d=$tmp/tperm R=tp1 B=KVTP pw pe stw ste
+  [ -e "$k" ] || secret "$k"
+  rm -rf "$d" && mkdir -p "$d"
+  "$zgc" build "$root/tests/durable/handoff.zg" -o "$d/ho" > /dev/null ||
+    { failed "tasks permissions: build"; return; }
+  {
+    echo "authorization { users = ["
+    durable_user w pw "$R" Writer "$B"
+    durable_user e pe "$R" Editor "$B" |
+      sed "s|\"\\\$KV.$B.$R.C.Editor.>\"|&, \"\\\$KV.$B.$R.T.>\", \"\\\$JS.API.CONSUMER.CREATE.KV_$B\", \"\\\$JS.API.STREAM.NAMES\"|"
+    echo "  { user: admin, password: pad }"
+    echo "] }"
+  } > "$d/perm.conf"
+  grep -q "T\.>" "$d/perm.conf" || { failed "tasks permissions: the configuration: $(cat "$d/perm.conf")"; return; }
+  start_server tperm 0 -c "$d/perm.conf"
+  local url=nats://127.0.0.1:$PORT
+  local adm=(--nats "$url" --journal "nats:$B" --nats-user admin)
+  ZGC_NATS_PASSWORD=pw "$d/ho/review.Writer" --nats "$url" --run "$R" --secret-file "$k" \
+    --nats-user w --arg topic=tea --llm mock --durable --journal "nats:$B" > "$d/out.W" \
+    2> "$d/err.W" < /dev/null &
+  pw=$!
+  ZGC_NATS_PASSWORD=pe "$d/ho/review.Editor" --nats "$url" --run "$R" --secret-file "$k" \
+    --nats-user e --arg topic=tea --llm mock --durable --journal "nats:$B" > "$d/out.E" \
+    2> "$d/err.E" < /dev/null &
+  pe=$!
+  for _ in $(seq 600); do
+    ZGC_NATS_PASSWORD=pad "$zgc" tasks "$R" "${adm[@]}" 2> /dev/null | grep -q approve && break
+    sleep 0.05
+  done
+  ZGC_NATS_PASSWORD=pad expect_exit "tasks permissions: answer" 0 "answered task 1 of run $R" \
+    "$zgc" answer "$R" 1 yes "${adm[@]}"
+  wait $pw
+  stw=$?
+  wait $pe
+  ste=$?
+  if [ "$stw" = 0 ] && [ "$ste" = 0 ] && [ "$(cat "$d/out.W")" = '{"0": true}' ]; then
+    ok
+  else
+    failed "a task under the documented permissions: exit $stw/$ste, result $(cat "$d/out.W"): $(cat "$d/err.W" "$d/err.E" | head -c 800)"
+  fi
+  if grep -q "Permissions Violation" "$tmp/tperm/log"; then
+    failed "the documented task permissions are not enough: $(grep -m3 "Permissions Violation" "$tmp/tperm/log")"
+  else
+    ok
+  fi
+}
+
 journal() {
   start_server kvj 0
   local url=nats://127.0.0.1:$PORT
@@ -760,6 +814,7 @@ journal() {
   runs_nats "$url"
   resume_gc_nats "$url"
   tasks_nats "$url"
+  tasks_permissions
   # errors: exit status and message
   expect_exit "--journal nats, server down" 4 "journal nats: cannot connect to the NATS server" \
     "$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t --durable \
