@@ -73,6 +73,9 @@ ZRI_HIDDEN zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_na
                                    zri_heap *h, const zri_net_callbacks *cb, char *err,
                                    size_t errlen);
 ZRI_HIDDEN int zri_nats_send(zri_nats *n, const zri_msg *m, char *err, size_t errlen);
+/* Durable runs: waits until the stream has acknowledged every message
+ * zri_nats_send published (they are not waited for one by one); -1 with
+ * a message when one could not be stored.  Core NATS: nothing to do. */
 ZRI_HIDDEN int zri_nats_flush(zri_nats *n, char *err, size_t errlen);
 /* Durable runs: this lifeline's journal has committed `committed`
  * messages of the stream from -> self on chan; the stream's messages up
