@@ -495,12 +495,14 @@ static void on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, 
 }
 
 /* Durable runs: waits until every message published to the stream is
- * acknowledged by it (at most timeout_s).  0, or -1 with a message. */
-static int pub_drain(zri_nats *n, double timeout_s, char *err, size_t errlen)
+ * acknowledged by it (at most timeout_s; with `all`, until on_pub_ack has
+ * answered for every one, even after a failure).  0, or -1 with a
+ * message. */
+static int pub_drain(zri_nats *n, double timeout_s, int all, char *err, size_t errlen)
 {
     pthread_mutex_lock(&n->lock);
     double deadline = now_s() + timeout_s;
-    while (n->inflight > 0 && !n->pub_failed && now_s() < deadline) {
+    while (n->inflight > 0 && (all || !n->pub_failed) && now_s() < deadline) {
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
         dl.tv_nsec += 100 * 1000000L;
@@ -1347,7 +1349,7 @@ static void finish(zri_nats *n)
      * published again) come or time out within JS_PUBLISH_WAIT_MS, and
      * on_pub_ack must not outlive n */
     char err[64];
-    (void)pub_drain(n, JS_PUBLISH_WAIT_MS / 1000.0 + 2, err, sizeof err);
+    (void)pub_drain(n, JS_PUBLISH_WAIT_MS / 1000.0 + 2, 1, err, sizeof err);
     /* synchronous: no delivery thread holds n (and shut() stopped this
      * module's thread, the only other reader besides the run's workers,
      * which have ended) */
@@ -1629,7 +1631,7 @@ int zri_nats_flush(zri_nats *n, char *err, size_t errlen)
      * durable run's messages are stored before the lifeline waits (the
      * stream's acknowledgements of all of them, not one after another) */
     if (!n->durable) return 0;
-    return pub_drain(n, JS_PUBLISH_S + JS_PUBLISH_WAIT_MS / 1000.0 + 1, err, errlen);
+    return pub_drain(n, JS_PUBLISH_S + JS_PUBLISH_WAIT_MS / 1000.0 + 1, 0, err, errlen);
 }
 
 static void say_all(zri_nats *n, int bye)
