@@ -724,7 +724,10 @@ static int preds_final(zst_store *s, json_t *od, bool *yes)
     return ZST_OK;
 }
 
-/* Finalises every pending operation whose predecessors are all final. */
+/* Finalises every pending operation whose predecessors are all final.
+ * The live set iterates in commit order (jansson keeps the order of
+ * insertion) and predecessors commit first, so one pass usually settles
+ * a whole chain; passes repeat while one changes something. */
 static int settle(zst_store *s)
 {
     for (bool changed = true; changed;) {
@@ -745,7 +748,7 @@ static int settle(zst_store *s)
                 changed = true;
             }
             json_decref(od);
-            if (rc != ZST_OK || changed) break;
+            if (rc != ZST_OK) break;
         }
         json_decref(live);
         if (rc != ZST_OK) return rc;
