@@ -128,12 +128,18 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_stores: %s needs a value\n", a);
             return 2;
         }
-        if (!strcmp(a, "--level")) level = atoi(v);
-        else if (!strcmp(a, "--sqlite")) sqlite_path = v;
-        else if (!strcmp(a, "--lifelines")) lifelines = atoi(v);
-        else if (!strcmp(a, "--cells")) cells = atoi(v);
-        else if (!strcmp(a, "--seconds")) seconds = atof(v);
-        else if (!strcmp(a, "--records")) records = v;
+        if (!strcmp(a, "--level"))
+            level = atoi(v);
+        else if (!strcmp(a, "--sqlite"))
+            sqlite_path = v;
+        else if (!strcmp(a, "--lifelines"))
+            lifelines = atoi(v);
+        else if (!strcmp(a, "--cells"))
+            cells = atoi(v);
+        else if (!strcmp(a, "--seconds"))
+            seconds = atof(v);
+        else if (!strcmp(a, "--records"))
+            records = v;
         else {
             fprintf(stderr, "bench_stores: unknown option %s\n", a);
             return 2;
@@ -182,10 +188,11 @@ int main(int argc, char **argv)
     long ops = atomic_load(&sh->ops), n = ops < MAX_LAT ? ops : MAX_LAT;
     qsort(sh->lat, (size_t)n, sizeof *sh->lat, cmp);
     printf("{\"backend\":\"%s\",\"level\":%d,\"lifelines\":%d,\"cells\":%d,\"seconds\":%.3f,"
-           "\"ops\":%ld,\"ops_per_s\":%.0f,\"attempts_per_op\":%.3f,\"p50_us\":%.1f,\"p99_us\":%.1f}\n",
+           "\"ops\":%ld,\"ops_per_s\":%.0f,\"attempts_per_op\":%.3f,\"p50_us\":%.1f,\"p99_us\":%."
+           "1f}\n",
            sqlite_path ? "sqlite" : "memory", level, lifelines, cells, elapsed, ops, ops / elapsed,
-           ops ? (double)atomic_load(&sh->attempts) / (double)ops : 0.0,
-           n ? sh->lat[n / 2] : 0.0, n ? sh->lat[(size_t)((double)n * 0.99)] : 0.0);
+           ops ? (double)atomic_load(&sh->attempts) / (double)ops : 0.0, n ? sh->lat[n / 2] : 0.0,
+           n ? sh->lat[(size_t)((double)n * 0.99)] : 0.0);
     if (s) zst_close(s);
     return ops > 0 ? 0 : 1;
 }

@@ -62,14 +62,16 @@ static int mem_put(zst_backend *b, const char *kind, const char *key, json_t *do
             return zst_fail(ZST_ENOMEM, "out of memory");
     }
     json_t *prev = json_object_get(k, key);
-    if (json_array_append_new(m->undo, json_pack("[s,s,O]", kind, key, prev ? prev : json_null())) != 0)
+    if (json_array_append_new(m->undo,
+                              json_pack("[s,s,O]", kind, key, prev ? prev : json_null())) != 0)
         return zst_fail(ZST_ENOMEM, "out of memory");
     if (!doc) {
         json_object_del(k, key);
         return ZST_OK;
     }
     json_t *copy = json_deep_copy(doc);
-    if (!copy || json_object_set_new(k, key, copy) != 0) return zst_fail(ZST_ENOMEM, "out of memory");
+    if (!copy || json_object_set_new(k, key, copy) != 0)
+        return zst_fail(ZST_ENOMEM, "out of memory");
     return ZST_OK;
 }
 

@@ -26,8 +26,8 @@ typedef struct {
 static int sql_fail(zst_sql *q, const char *what)
 {
     int rc = sqlite3_extended_errcode(q->db);
-    int code = (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB ? ZST_ECORRUPT
-                                                                             : ZST_EIO;
+    int code =
+        (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB ? ZST_ECORRUPT : ZST_EIO;
     return zst_fail(code, "store %s: %s: %s", q->path, what, sqlite3_errmsg(q->db));
 }
 
@@ -95,7 +95,8 @@ static int sql_put(zst_backend *b, const char *kind, const char *key, json_t *do
     zst_sql *q = (zst_sql *)b;
     sqlite3_stmt *st = doc ? q->put : q->del;
     char *body = NULL;
-    if (doc && !(body = json_dumps(doc, JSON_COMPACT))) return zst_fail(ZST_ENOMEM, "out of memory");
+    if (doc && !(body = json_dumps(doc, JSON_COMPACT)))
+        return zst_fail(ZST_ENOMEM, "out of memory");
     sqlite3_reset(st);
     sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
@@ -128,8 +129,8 @@ zst_backend *zst_sqlite_open(const char *path, int busy_ms, char *err, size_t er
     snprintf(q->path, sizeof q->path, "%s", path);
     pthread_mutex_init(&q->mu, NULL);
     q->b = (zst_backend){sql_lock, sql_unlock, sql_get, sql_put, sql_close};
-    int rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "store %s: cannot open: %s", path,
                  q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));

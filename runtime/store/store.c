@@ -156,7 +156,8 @@ static json_t *build_record(zst_op *op, bool committed, json_t *write_reg)
     json_object_set_new(r, "co", json_deep_copy(op->co));
     pthread_mutex_unlock(&op->mu);
     json_t *p = json_array();
-    json_object_foreach(op->preds, k, v) json_array_append_new(p, json_integer(strtoll(k, NULL, 10)));
+    json_object_foreach(op->preds, k, v)
+        json_array_append_new(p, json_integer(strtoll(k, NULL, 10)));
     json_object_set_new(r, "preds", p);
     if (committed) {
         json_object_set_new(r, "write_time", json_integer(op->write_time));
@@ -217,8 +218,10 @@ zst_store *zst_open(const zst_config *cfg, char *err, size_t errlen)
     if (rc == 1) rc = s->b->put(s->b, "reg", "tools", json_object());
     json_decref(st);
     json_decref(reg);
-    if (rc == ZST_OK) rc = s->b->unlock(s->b, true);
-    else s->b->unlock(s->b, false);
+    if (rc == ZST_OK)
+        rc = s->b->unlock(s->b, true);
+    else
+        s->b->unlock(s->b, false);
     if (rc != ZST_OK) {
         snprintf(err, errlen, "%s", zst_error());
         zst_close(s);
@@ -261,8 +264,10 @@ int zst_cell(zst_store *s, const char *name, zgrt_tag type, zgrt_value def)
     }
     json_decref(doc);
     json_decref(v);
-    if (rc == ZST_OK) rc = s->b->unlock(s->b, true);
-    else s->b->unlock(s->b, false);
+    if (rc == ZST_OK)
+        rc = s->b->unlock(s->b, true);
+    else
+        s->b->unlock(s->b, false);
     if (rc == ZST_OK) {
         pthread_mutex_lock(&s->mu);
         json_object_set_new(s->types, name, json_integer(type));
@@ -283,8 +288,10 @@ static int tool_change(zst_store *s, const char *tool, bool remove, int64_t *ver
     if (rc == ZST_OK) {
         json_t *cur = json_object_get(reg, tool);
         if (remove) {
-            if (!cur) rc = zst_fail(ZST_EUNKNOWN, "unknown tool '%s'", tool);
-            else json_object_del(reg, tool);
+            if (!cur)
+                rc = zst_fail(ZST_EUNKNOWN, "unknown tool '%s'", tool);
+            else
+                json_object_del(reg, tool);
         } else {
             int64_t ver = cur ? json_integer_value(cur) + 1 : 1;
             json_object_set_new(reg, tool, json_integer(ver));
@@ -397,7 +404,8 @@ static int add_preds(zst_op *op, int64_t by)
         txn_key(pk, sizeof pk, json_integer_value(p));
         if ((rc = get_required(op->s, "op", pk, &pd)) != ZST_OK) break;
         const char *status = json_string_value(json_object_get(pd, "status"));
-        if (!status || strcmp(status, "final") != 0) json_object_set_new(op->preds, pk, json_true());
+        if (!status || strcmp(status, "final") != 0)
+            json_object_set_new(op->preds, pk, json_true());
         json_decref(pd);
     }
     json_decref(od);
@@ -406,7 +414,8 @@ static int add_preds(zst_op *op, int64_t by)
 
 int zst_read(zst_op *op, const char *cell, zgrt_value *out)
 {
-    if (!op || !cell || !out) return zst_fail(ZST_EUSAGE, "zst_read needs an operation, a cell and a place");
+    if (!op || !cell || !out)
+        return zst_fail(ZST_EUSAGE, "zst_read needs an operation, a cell and a place");
     if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "read of '%s' after the commit", cell);
     int tag, rc;
     if ((rc = type_of(op->s, cell, &tag)) != ZST_OK) return rc;
@@ -449,8 +458,10 @@ int zst_plan(zst_op *op, const char *tool)
 
 int zst_issue(zst_op *op, const char *tool, zgrt_value arg, int *ticket)
 {
-    if (!op || !tool || !ticket) return zst_fail(ZST_EUSAGE, "zst_issue needs an operation, a tool and a ticket");
-    if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "effect of '%s' issued after the commit", tool);
+    if (!op || !tool || !ticket)
+        return zst_fail(ZST_EUSAGE, "zst_issue needs an operation, a tool and a ticket");
+    if (op->state != OP_ACTIVE)
+        return zst_fail(ZST_EUSAGE, "effect of '%s' issued after the commit", tool);
     if (op->s->level >= 4 && !json_object_get(op->reg, tool))
         return zst_fail(ZST_EUNKNOWN, "tool '%s' is not in the registry pinned at begin", tool);
     json_t *a = zst_value_to_json(&arg, (int)arg.tag);
@@ -479,9 +490,11 @@ static void externalise(zst_op *op, size_t k)
     if (op->s->on_effect) {
         zgrt_value v;
         json_t *owned = json_array();
-        if (zst_value_from_json(json_array_get(e, 1), (int)json_integer_value(json_array_get(op->argtags, k)),
-                                &v, owned) == ZST_OK)
-            op->s->on_effect(op->s->effect_user, op->txn, json_string_value(json_array_get(e, 0)), &v);
+        if (zst_value_from_json(json_array_get(e, 1),
+                                (int)json_integer_value(json_array_get(op->argtags, k)), &v,
+                                owned) == ZST_OK)
+            op->s->on_effect(op->s->effect_user, op->txn, json_string_value(json_array_get(e, 0)),
+                             &v);
         for (size_t i = 0; i < json_array_size(owned); i++) {
             json_t *o = json_array_get(owned, i);
             if (json_is_integer(o)) free((void *)(intptr_t)json_integer_value(o));
@@ -559,8 +572,10 @@ static int live_set(zst_store *s, int64_t txn, bool in)
     if (rc != ZST_OK) return rc;
     char key[32];
     txn_key(key, sizeof key, txn);
-    if (in) json_object_set_new(live, key, json_true());
-    else json_object_del(live, key);
+    if (in)
+        json_object_set_new(live, key, json_true());
+    else
+        json_object_del(live, key);
     rc = s->b->put(s->b, "meta", "live", live);
     json_decref(live);
     return rc;
@@ -593,7 +608,8 @@ static int validate(zst_op *op, bool *ok)
         {
             json_t *od = NULL;
             if ((rc = get_required(s, "op", k, &od)) != ZST_OK) return rc;
-            bool aborted = strcmp(json_string_value(json_object_get(od, "status")) ?: "", "aborted") == 0;
+            bool aborted =
+                strcmp(json_string_value(json_object_get(od, "status")) ?: "", "aborted") == 0;
             json_decref(od);
             if (aborted) {
                 zst_fail(ZST_RETRY, "operation %s, read from, was retracted", k);
@@ -608,7 +624,8 @@ static int validate(zst_op *op, bool *ok)
         json_t *now = registry_list(reg);
         bool present = false;
         size_t i;
-        json_array_foreach(now, i, v) if (strcmp(json_string_value(v), op->planned) == 0) present = true;
+        json_array_foreach(now, i, v) if (strcmp(json_string_value(v), op->planned) == 0) present =
+            true;
         json_decref(now);
         json_decref(reg);
         if (!present) {
@@ -622,7 +639,8 @@ static int validate(zst_op *op, bool *ok)
 int zst_commit(zst_op *op)
 {
     if (!op) return zst_fail(ZST_EUSAGE, "zst_commit needs an operation");
-    if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "the operation is not active (commit twice?)");
+    if (op->state != OP_ACTIVE)
+        return zst_fail(ZST_EUSAGE, "the operation is not active (commit twice?)");
     pthread_mutex_lock(&op->mu);
     bool all = op->next_ext == op->ndone || op->s->level < 3;
     for (size_t i = 0; i < op->ndone; i++) all = all && op->done[i];
@@ -655,8 +673,9 @@ int zst_commit(zst_op *op)
         {
             json_t *doc = NULL;
             if ((rc = get_required(s, "cell", k, &doc)) != ZST_OK) break;
-            json_object_set_new(undo, k, json_pack("{s:O,s:O}", "v", json_object_get(doc, "v"), "by",
-                                                   json_object_get(doc, "by")));
+            json_object_set_new(undo, k,
+                                json_pack("{s:O,s:O}", "v", json_object_get(doc, "v"), "by",
+                                          json_object_get(doc, "by")));
             json_object_set(doc, "v", v);
             json_object_set_new(doc, "ver", json_integer(jint(doc, "ver") + 1));
             json_object_set_new(doc, "by", json_integer(op->txn));
@@ -668,9 +687,10 @@ int zst_commit(zst_op *op)
     if (rc == ZST_OK) rc = get_required(s, "reg", "tools", &reg);
     if (rc == ZST_OK) {
         json_t *preds = json_array();
-        json_object_foreach(op->preds, k, v) json_array_append_new(preds, json_integer(strtoll(k, NULL, 10)));
-        json_t *od = json_pack("{s:s,s:o,s:O,s:o}", "status", "committed", "preds", preds, "w", undo,
-                               "rec", build_record(op, true, reg));
+        json_object_foreach(op->preds, k, v)
+            json_array_append_new(preds, json_integer(strtoll(k, NULL, 10)));
+        json_t *od = json_pack("{s:s,s:o,s:O,s:o}", "status", "committed", "preds", preds, "w",
+                               undo, "rec", build_record(op, true, reg));
         char key[32];
         txn_key(key, sizeof key, op->txn);
         rc = s->b->put(s->b, "op", key, od);
@@ -679,10 +699,14 @@ int zst_commit(zst_op *op)
     if (rc == ZST_OK) rc = live_set(s, op->txn, true);
     json_decref(reg);
     json_decref(undo);
-    if (rc == ZST_OK) rc = s->b->unlock(s->b, true);
-    else s->b->unlock(s->b, false);
-    if (rc == ZST_OK) op->state = OP_COMMITTED;
-    else op->txn = 0;
+    if (rc == ZST_OK)
+        rc = s->b->unlock(s->b, true);
+    else
+        s->b->unlock(s->b, false);
+    if (rc == ZST_OK)
+        op->state = OP_COMMITTED;
+    else
+        op->txn = 0;
     return rc;
 }
 
@@ -717,7 +741,8 @@ static int preds_final(zst_store *s, json_t *od, bool *yes)
         txn_key(pk, sizeof pk, json_integer_value(p));
         int rc = get_required(s, "op", pk, &pd);
         if (rc != ZST_OK) return rc;
-        if (strcmp(json_string_value(json_object_get(pd, "status")) ?: "", "final") != 0) *yes = false;
+        if (strcmp(json_string_value(json_object_get(pd, "status")) ?: "", "final") != 0)
+            *yes = false;
         json_decref(pd);
         if (!*yes) break;
     }
@@ -766,7 +791,8 @@ static int retract(zst_store *s, int64_t txn, bool user)
     if (rc != ZST_OK) return rc;
     const char *status = json_string_value(json_object_get(od, "status")) ?: "";
     if (strcmp(status, "committed") != 0 && strcmp(status, "pending") != 0) {
-        if (user) rc = zst_fail(ZST_EUSAGE, "operation %s is %s and cannot be retracted", key, status);
+        if (user)
+            rc = zst_fail(ZST_EUSAGE, "operation %s is %s and cannot be retracted", key, status);
         json_decref(od);
         return rc;
     }
@@ -786,7 +812,9 @@ static int retract(zst_store *s, int64_t txn, bool user)
                 txn_key(pk, sizeof pk, jint(prev, "by"));
                 if ((rc = get_required(s, "op", pk, &pd)) != ZST_OK) break;
                 json_t *older = json_object_get(json_object_get(pd, "w"), k);
-                bool walk = strcmp(json_string_value(json_object_get(pd, "status")) ?: "", "aborted") == 0 && older;
+                bool walk = strcmp(json_string_value(json_object_get(pd, "status")) ?: "",
+                                   "aborted") == 0 &&
+                            older;
                 if (walk) {
                     json_decref(prev);
                     prev = json_incref(older);
@@ -817,7 +845,8 @@ static int retract(zst_store *s, int64_t txn, bool user)
         size_t i;
         json_t *p;
         bool dep = false;
-        json_array_foreach(json_object_get(dd, "preds"), i, p) dep = dep || json_integer_value(p) == txn;
+        json_array_foreach(json_object_get(dd, "preds"), i, p) dep =
+            dep || json_integer_value(p) == txn;
         json_decref(dd);
         if (dep && (rc = retract(s, strtoll(k, NULL, 10), false)) != ZST_OK) break;
     }
@@ -827,7 +856,8 @@ static int retract(zst_store *s, int64_t txn, bool user)
 
 int zst_retract_txn(zst_store *s, int64_t txn)
 {
-    if (!s || txn <= 0) return zst_fail(ZST_EUSAGE, "zst_retract_txn needs a store and a transaction");
+    if (!s || txn <= 0)
+        return zst_fail(ZST_EUSAGE, "zst_retract_txn needs a store and a transaction");
     int rc = s->b->lock(s->b, true);
     if (rc != ZST_OK) return rc;
     rc = retract(s, txn, true);
@@ -839,7 +869,8 @@ int zst_retract_txn(zst_store *s, int64_t txn)
 int zst_retract(zst_op *op)
 {
     if (!op) return zst_fail(ZST_EUSAGE, "zst_retract needs an operation");
-    if (op->state != OP_COMMITTED) return zst_fail(ZST_EUSAGE, "only a committed operation can be retracted");
+    if (op->state != OP_COMMITTED)
+        return zst_fail(ZST_EUSAGE, "only a committed operation can be retracted");
     return zst_retract_txn(op->s, op->txn);
 }
 
@@ -852,8 +883,10 @@ int zst_end(zst_op *op)
         /* abandoned before the commit: its attempt is recorded aborted */
         if ((rc = s->b->lock(s->b, true)) == ZST_OK) {
             rc = record_attempt(op);
-            if (rc == ZST_OK) rc = s->b->unlock(s->b, true);
-            else s->b->unlock(s->b, false);
+            if (rc == ZST_OK)
+                rc = s->b->unlock(s->b, true);
+            else
+                s->b->unlock(s->b, false);
         }
     } else if (op->state == OP_COMMITTED) {
         if ((rc = s->b->lock(s->b, true)) == ZST_OK) {
@@ -861,13 +894,15 @@ int zst_end(zst_op *op)
             json_t *od = NULL;
             txn_key(key, sizeof key, op->txn);
             rc = get_required(s, "op", key, &od);
-            const char *status = rc == ZST_OK ? json_string_value(json_object_get(od, "status")) ?: "" : "";
+            const char *status =
+                rc == ZST_OK ? json_string_value(json_object_get(od, "status")) ?: "" : "";
             if (rc == ZST_OK && strcmp(status, "aborted") == 0) {
                 rc = ZST_RETRACTED;
             } else if (rc == ZST_OK && strcmp(status, "committed") == 0) {
                 bool ready = true;
                 if (s->level >= 2) rc = preds_final(s, od, &ready);
-                if (rc == ZST_OK && ready) rc = finalise(s, key, od, false);
+                if (rc == ZST_OK && ready)
+                    rc = finalise(s, key, od, false);
                 else if (rc == ZST_OK) {
                     json_object_set_new(od, "status", json_string("pending"));
                     rc = s->b->put(s->b, "op", key, od);

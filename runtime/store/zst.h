@@ -54,13 +54,13 @@ extern "C" {
 
 enum {
     ZST_OK = 0,
-    ZST_RETRY = 1,      /* commit refused by the discipline: run the operation again */
-    ZST_RETRACTED = 2,  /* zst_end: the operation was retracted (cascade) */
-    ZST_EUSAGE = -1,    /* bad argument or call out of order */
-    ZST_EUNKNOWN = -2,  /* unknown cell or tool */
-    ZST_ETYPE = -3,     /* value of the wrong type */
-    ZST_EIO = -4,       /* backend or record file failed (full disk, busy timeout, ...) */
-    ZST_ECORRUPT = -5,  /* the backend holds something this library did not write */
+    ZST_RETRY = 1,     /* commit refused by the discipline: run the operation again */
+    ZST_RETRACTED = 2, /* zst_end: the operation was retracted (cascade) */
+    ZST_EUSAGE = -1,   /* bad argument or call out of order */
+    ZST_EUNKNOWN = -2, /* unknown cell or tool */
+    ZST_ETYPE = -3,    /* value of the wrong type */
+    ZST_EIO = -4,      /* backend or record file failed (full disk, busy timeout, ...) */
+    ZST_ECORRUPT = -5, /* the backend holds something this library did not write */
     ZST_ENOMEM = -6,
 };
 

@@ -147,14 +147,19 @@ Test(store_errors, sqlite_state_is_durable)
     zst_config c = {.level = 1, .sqlite = db};
     zst_store *s = zst_open(&c, err, sizeof err);
     cr_assert_not_null(s, "%s", err);
-    cr_assert_eq(zst_cell(s, "name", ZGRT_STR, (zgrt_value){.tag = ZGRT_STR, .u.s = NULL}), ZST_ETYPE);
+    cr_assert_eq(zst_cell(s, "name", ZGRT_STR, (zgrt_value){.tag = ZGRT_STR, .u.s = NULL}),
+                 ZST_ETYPE);
     static const struct {
         int64_t len;
         char data[4];
     } init = {3, "abc"}, next = {3, "xyz"};
-    cr_assert_eq(zst_cell(s, "name", ZGRT_STR, (zgrt_value){.tag = ZGRT_STR, .u.s = (const zgrt_str *)&init}), ZST_OK);
+    cr_assert_eq(zst_cell(s, "name", ZGRT_STR,
+                          (zgrt_value){.tag = ZGRT_STR, .u.s = (const zgrt_str *)&init}),
+                 ZST_OK);
     zst_op *op = zst_begin(s, "a");
-    cr_assert_eq(zst_write(op, "name", (zgrt_value){.tag = ZGRT_STR, .u.s = (const zgrt_str *)&next}), ZST_OK);
+    cr_assert_eq(
+        zst_write(op, "name", (zgrt_value){.tag = ZGRT_STR, .u.s = (const zgrt_str *)&next}),
+        ZST_OK);
     cr_assert_eq(zst_commit(op), ZST_OK);
     zst_end(op);
     int64_t ver;
@@ -163,7 +168,9 @@ Test(store_errors, sqlite_state_is_durable)
     /* another handle, after the first is gone, sees the committed state */
     s = zst_open(&c, err, sizeof err);
     cr_assert_not_null(s, "%s", err);
-    cr_assert_eq(zst_cell(s, "name", ZGRT_STR, (zgrt_value){.tag = ZGRT_STR, .u.s = (const zgrt_str *)&init}), ZST_OK);
+    cr_assert_eq(zst_cell(s, "name", ZGRT_STR,
+                          (zgrt_value){.tag = ZGRT_STR, .u.s = (const zgrt_str *)&init}),
+                 ZST_OK);
     op = zst_begin(s, "b");
     zgrt_value v;
     cr_assert_eq(zst_read(op, "name", &v), ZST_OK);

@@ -13,7 +13,8 @@
 #include "helpers.h"
 
 /* The level that excludes each anomaly (docs/anomalies.md, "Levels"). */
-static const int excluded_at[ZGAN_NKINDS] = {[ZGAN_A1] = 1, [ZGAN_A3] = 2, [ZGAN_A6] = 3, [ZGAN_A2] = 4};
+static const int excluded_at[ZGAN_NKINDS] = {
+    [ZGAN_A1] = 1, [ZGAN_A3] = 2, [ZGAN_A6] = 3, [ZGAN_A2] = 4};
 
 typedef struct {
     char *dir;
@@ -57,7 +58,8 @@ static void scenario_a1(zst_store *s)
     cr_assert_eq(zst_end(b), ZST_OK);
     cr_assert_eq(zst_write(a, "ctr", t_int(v.u.i + 1)), ZST_OK);
     int rc = zst_commit(a);
-    cr_assert(rc == ZST_OK || (rc == ZST_RETRY && zst_level(s) >= 1), "commit: %d %s", rc, zst_error());
+    cr_assert(rc == ZST_OK || (rc == ZST_RETRY && zst_level(s) >= 1), "commit: %d %s", rc,
+              zst_error());
     zst_end(a);
 }
 
@@ -105,7 +107,8 @@ static void scenario_a2(zst_store *s)
     cr_assert_eq(zst_plan(op, "t1"), ZST_OK);
     cr_assert_eq(zst_tool_put(s, "t1", NULL), ZST_OK); /* a new version */
     int rc = zst_commit(op);
-    cr_assert(rc == ZST_OK || (rc == ZST_RETRY && zst_level(s) >= 4), "commit: %d %s", rc, zst_error());
+    cr_assert(rc == ZST_OK || (rc == ZST_RETRY && zst_level(s) >= 4), "commit: %d %s", rc,
+              zst_error());
     zst_end(op);
     if (rc == ZST_RETRY) { /* the re-run plans against today's registry */
         op = zst_begin(s, "caller");
@@ -117,8 +120,10 @@ static void scenario_a2(zst_store *s)
 
 static void run_scenarios(bool sqlite)
 {
-    void (*scen[ZGAN_NKINDS])(zst_store *) = {[ZGAN_A1] = scenario_a1, [ZGAN_A2] = scenario_a2,
-                                              [ZGAN_A3] = scenario_a3, [ZGAN_A6] = scenario_a6};
+    void (*scen[ZGAN_NKINDS])(zst_store *) = {[ZGAN_A1] = scenario_a1,
+                                              [ZGAN_A2] = scenario_a2,
+                                              [ZGAN_A3] = scenario_a3,
+                                              [ZGAN_A6] = scenario_a6};
     for (int level = 0; level <= 4; level++) {
         for (int k = 0; k < ZGAN_NKINDS; k++) {
             t_store t;
@@ -133,7 +138,9 @@ static void run_scenarios(bool sqlite)
                 cr_expect_eq(n[k], 0, "L%d %s: %zu %s", level, sqlite ? "sqlite" : "memory", n[k],
                              zgan_kind_name(k));
             for (int o = 0; o < ZGAN_NKINDS; o++)
-                if (o != k) cr_expect_eq(n[o], 0, "L%d scenario %s also shows %s", level, zgan_kind_name(k), zgan_kind_name(o));
+                if (o != k)
+                    cr_expect_eq(n[o], 0, "L%d scenario %s also shows %s", level, zgan_kind_name(k),
+                                 zgan_kind_name(o));
             t_close(&t);
         }
     }
@@ -154,8 +161,10 @@ typedef struct {
 static void pause_us(unsigned *seed, int max)
 {
     int us = rand_r(seed) % (max + 1);
-    if (us == 0) sched_yield();
-    else usleep((useconds_t)us);
+    if (us == 0)
+        sched_yield();
+    else
+        usleep((useconds_t)us);
 }
 
 static zst_op *begin(worker *w, const char *agent)
@@ -241,11 +250,13 @@ static void *work(void *arg)
 
 /* Random interleavings of all four kinds at `level`: nworkers threads on
  * one in-memory store, or nworkers processes on one SQLite file. */
-static void random_run(int level, bool sqlite, unsigned seed, int nworkers, int ops, size_t n[ZGAN_NKINDS])
+static void random_run(int level, bool sqlite, unsigned seed, int nworkers, int ops,
+                       size_t n[ZGAN_NKINDS])
 {
     t_store t;
     t_open(&t, level, sqlite);
-    atomic_long *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    atomic_long *shared =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert_neq(shared, MAP_FAILED);
     shared[0] = shared[1] = 0;
     if (!sqlite) {
@@ -270,7 +281,8 @@ static void random_run(int level, bool sqlite, unsigned seed, int nworkers, int 
                     fprintf(stderr, "child: %s\n", err);
                     _exit(3);
                 }
-                for (const char *const *nm = (const char *const[]){"ctr", "plan", "result", NULL}; *nm; nm++)
+                for (const char *const *nm = (const char *const[]){"ctr", "plan", "result", NULL};
+                     *nm; nm++)
                     if (zst_cell(s, *nm, ZGRT_INT, t_int(0)) != ZST_OK) _exit(4);
                 worker w = {s, seed * 131 + (unsigned)i, i, ops, &shared[0], &shared[1]};
                 work(&w);
@@ -287,12 +299,15 @@ static void random_run(int level, bool sqlite, unsigned seed, int nworkers, int 
     size_t records;
     t_detect(t.rec, n, &records, NULL);
     /* every attempt is one record, aborted ones included */
-    cr_assert_eq((long)records, shared[0], "L%d: %zu records for %ld attempts", level, records, shared[0]);
+    cr_assert_eq((long)records, shared[0], "L%d: %zu records for %ld attempts", level, records,
+                 shared[0]);
     /* the counter: at L1 and up no increment is lost */
     zst_op *op = zst_begin(t.s, "check");
     zgrt_value v;
     cr_assert_eq(zst_read(op, "ctr", &v), ZST_OK);
-    if (level >= 1) cr_expect_eq(v.u.i, shared[1], "L%d: counter %ld, %ld increments", level, (long)v.u.i, shared[1]);
+    if (level >= 1)
+        cr_expect_eq(v.u.i, shared[1], "L%d: counter %ld, %ld increments", level, (long)v.u.i,
+                     shared[1]);
     zst_end(op);
     munmap(shared, 4096);
     t_close(&t);
