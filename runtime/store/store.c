@@ -636,7 +636,10 @@ static int validate(zst_op *op, bool *ok)
     return ZST_OK;
 }
 
-int zst_commit(zst_op *op)
+static int finish_committed(zst_store *s, const char *key, json_t *od);
+
+/* The commit; with finish, the end too, in the same section. */
+static int commit(zst_op *op, bool finish)
 {
     if (!op) return zst_fail(ZST_EUSAGE, "zst_commit needs an operation");
     if (op->state != OP_ACTIVE)
@@ -694,9 +697,10 @@ int zst_commit(zst_op *op)
         char key[32];
         txn_key(key, sizeof key, op->txn);
         rc = s->b->put(s->b, "op", key, od);
+        if (rc == ZST_OK) rc = live_set(s, op->txn, true);
+        if (rc == ZST_OK && finish) rc = finish_committed(s, key, od);
         json_decref(od);
     }
-    if (rc == ZST_OK) rc = live_set(s, op->txn, true);
     json_decref(reg);
     json_decref(undo);
     if (rc == ZST_OK)
@@ -874,6 +878,39 @@ int zst_retract(zst_op *op)
     return zst_retract_txn(op->s, op->txn);
 }
 
+/* The end of a committed operation: final now, or (from L2 up) pending
+ * until its predecessors are. */
+static int finish_committed(zst_store *s, const char *key, json_t *od)
+{
+    bool ready = true;
+    int rc = ZST_OK;
+    if (s->level >= 2) rc = preds_final(s, od, &ready);
+    if (rc == ZST_OK && ready) {
+        rc = finalise(s, key, od, false);
+    } else if (rc == ZST_OK) {
+        json_object_set_new(od, "status", json_string("pending"));
+        rc = s->b->put(s->b, "op", key, od);
+    }
+    if (rc == ZST_OK && s->level >= 2) rc = settle(s);
+    return rc;
+}
+
+int zst_commit(zst_op *op) { return commit(op, false); }
+
+int zst_commit_end(zst_op *op)
+{
+    if (!op) return zst_fail(ZST_EUSAGE, "zst_commit_end needs an operation");
+    int rc = commit(op, true);
+    if (rc == ZST_OK || rc == ZST_RETRY) {
+        op_free(op);
+        return rc;
+    }
+    char why[512];
+    snprintf(why, sizeof why, "%s", zst_error());
+    zst_end(op); /* not committed: its attempt is recorded aborted */
+    return zst_fail(rc, "%s", why);
+}
+
 int zst_end(zst_op *op)
 {
     if (!op) return ZST_OK;
@@ -899,15 +936,7 @@ int zst_end(zst_op *op)
             if (rc == ZST_OK && strcmp(status, "aborted") == 0) {
                 rc = ZST_RETRACTED;
             } else if (rc == ZST_OK && strcmp(status, "committed") == 0) {
-                bool ready = true;
-                if (s->level >= 2) rc = preds_final(s, od, &ready);
-                if (rc == ZST_OK && ready)
-                    rc = finalise(s, key, od, false);
-                else if (rc == ZST_OK) {
-                    json_object_set_new(od, "status", json_string("pending"));
-                    rc = s->b->put(s->b, "op", key, od);
-                }
-                if (rc == ZST_OK && s->level >= 2) rc = settle(s);
+                rc = finish_committed(s, key, od);
             } else if (rc == ZST_OK) {
                 rc = zst_fail(ZST_ECORRUPT, "operation %s is %s at its end", key, status);
             }

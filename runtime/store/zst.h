@@ -16,6 +16,9 @@
  *     int rc = zst_commit(op);             // ZST_OK, or ZST_RETRY: re-run
  *     zst_end(op);                         // the operation is over
  *
+ * (zst_commit_end(op) does both, for an operation that will not be
+ * retracted.)
+ *
  * Levels (each includes the ones below):
  *   L0  no synchronisation: reads see the latest committed value, commits
  *       overwrite.
@@ -116,6 +119,11 @@ int zst_write(zst_op *op, const char *cell, zgrt_value v);
  * the operation and begin a new one).  Every issued effect must have
  * completed. */
 int zst_commit(zst_op *op);
+/* zst_commit and zst_end in one step (one backend section, so the
+ * operation is never committed without being finished: it cannot be
+ * retracted, and from L2 up nothing waits for its end).  Frees the
+ * operation; returns what zst_commit returns. */
+int zst_commit_end(zst_op *op);
 /* Retracts a committed operation before its end (saga compensation, a
  * veto): its writes are undone where they still stand, its record is
  * aborted, and from L2 up every unfinished operation that read from it

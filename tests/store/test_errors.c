@@ -92,6 +92,16 @@ Test(store_errors, record_write_fails)
     cr_assert_eq(zst_commit(op), ZST_OK);
     cr_assert_eq(zst_end(op), ZST_EIO);
     cr_assert(strstr(zst_error(), "No space left"), "%s", zst_error());
+    op = zst_begin(s, "a");
+    cr_assert_eq(zst_write(op, "n", t_int(2)), ZST_OK);
+    cr_assert_eq(zst_commit_end(op), ZST_EIO);
+    cr_assert(strstr(zst_error(), "No space left"), "%s", zst_error());
+    /* nothing of the failed commit stands */
+    op = zst_begin(s, "b");
+    zgrt_value v;
+    cr_assert_eq(zst_read(op, "n", &v), ZST_OK);
+    cr_assert_eq(v.u.i, 1);
+    zst_end(op);
     zst_close(s);
 }
 

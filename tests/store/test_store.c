@@ -230,10 +230,16 @@ static void one_op(worker *w)
             pause_us(&w->seed, 200);
             if (rand_r(&w->seed) % 2) cr_assert_eq(zst_tool_put(w->s, tool, NULL), ZST_OK);
         }
-        rc = zst_commit(op);
-        cr_assert(rc == ZST_OK || rc == ZST_RETRY, "commit: %d %s", rc, zst_error());
-        int end = zst_end(op);
-        cr_assert(end == ZST_OK || end == ZST_RETRACTED, "end: %d %s", end, zst_error());
+        if (rand_r(&w->seed) % 2) {
+            rc = zst_commit(op);
+            cr_assert(rc == ZST_OK || rc == ZST_RETRY, "commit: %d %s", rc, zst_error());
+            pause_us(&w->seed, 50);
+            int end = zst_end(op);
+            cr_assert(end == ZST_OK || end == ZST_RETRACTED, "end: %d %s", end, zst_error());
+        } else {
+            rc = zst_commit_end(op);
+            cr_assert(rc == ZST_OK || rc == ZST_RETRY, "commit_end: %d %s", rc, zst_error());
+        }
         if (rc == ZST_OK) {
             if (kind == 0) atomic_fetch_add(w->increments, 1);
             return;
