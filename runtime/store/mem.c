@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "zst_internal.h"
 
 typedef struct {
     zst_backend b;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "zst_internal.h"
 
 typedef struct {
     zst_backend b;

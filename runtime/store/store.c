@@ -21,28 +21,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-static __thread char zst_msg[512];
-
-int zst_fail(int code, const char *fmt, ...)
-{
-    char buf[sizeof zst_msg]; /* fmt's arguments may be zst_error() itself */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    memcpy(zst_msg, buf, sizeof buf);
-    return code;
-}
-
-const char *zst_error(void) { return zst_msg; }
+#include "zst_internal.h"
 
 struct zst_store {
     zst_backend *b;

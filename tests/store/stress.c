@@ -58,11 +58,14 @@ static void *work(void *p)
             check(pthread_create(&th[k], NULL, complete, &c[k]) == 0, "pthread_create");
         }
         for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
-        check(zst_write(op, cell, (zgrt_value){.tag = ZGRT_INT, .u.i = v.u.i + 1}) == ZST_OK, "zst_write");
-        if (rand_r(&a->seed) % 8 == 0) check(zst_tool_put(a->s, "t", NULL) == ZST_OK, "zst_tool_put");
+        check(zst_write(op, cell, (zgrt_value){.tag = ZGRT_INT, .u.i = v.u.i + 1}) == ZST_OK,
+              "zst_write");
+        if (rand_r(&a->seed) % 8 == 0)
+            check(zst_tool_put(a->s, "t", NULL) == ZST_OK, "zst_tool_put");
         int rc = zst_commit(op);
         check(rc == ZST_OK || rc == ZST_RETRY, "zst_commit");
-        if (rc == ZST_OK && rand_r(&a->seed) % 4 == 0) check(zst_retract(op) == ZST_OK, "zst_retract");
+        if (rc == ZST_OK && rand_r(&a->seed) % 4 == 0)
+            check(zst_retract(op) == ZST_OK, "zst_retract");
         rc = zst_end(op);
         check(rc == ZST_OK || rc == ZST_RETRACTED, "zst_end");
     }

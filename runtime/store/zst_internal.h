@@ -1,6 +1,7 @@
-/* internal.h — the parts of the store library (runtime/store/, prefix
+/* zst_internal.h — the parts of the store library (runtime/store/, prefix
  * zst_, hidden):
  *
+ *   error.c   the calling thread's last message
  *   store.c   the disciplines L0..L4, operations, OpRecords
  *   value.c   zgrt_value <-> JSON
  *   mem.c     the in-memory backend (one process, a mutex)
