@@ -1,7 +1,7 @@
 /* bench_stores — operation throughput and latency of a store at one level.
  *
  *   bench_stores --level L [--sqlite FILE] --lifelines N --cells C
- *                [--seconds S] [--records FILE]
+ *                [--seconds S] [--gen-us G] [--records FILE]
  *
  * N lifelines (threads on one in-memory store, or processes on one SQLite
  * file, each with its own handle) run operations for S seconds: read one
@@ -10,8 +10,10 @@
  * ZST_RETRY the operation is run again.  Prints one JSON object: committed operations per second,
  * attempts per committed operation, and the latency of a committed
  * operation (first begin to its end, retries included) at p50 and p99, in
- * microseconds.  No generation time: the numbers are the store's own cost
- * under the contention of N lifelines on C cells. */
+ * microseconds.  Between the read and the write the lifeline sleeps G µs
+ * (default 0), the generation: with G = 0 the numbers are the store's own
+ * cost; with G > 0 operations overlap, and at L1 and up conflicting ones
+ * are re-run. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,6 +35,7 @@ typedef struct {
 
 static int level, lifelines = 1, cells = 1;
 static double seconds = 1.0;
+static int gen_us;
 static const char *sqlite_path, *records;
 static shared_t *sh;
 
@@ -75,6 +78,7 @@ static void run_lifeline(zst_store *s, int id, double end)
             int k;
             if (zst_read(op, name, &v) != ZST_OK) die("zst_read");
             if (zst_plan(op, "t") != ZST_OK) die("zst_plan");
+            if (gen_us > 0) usleep((useconds_t)gen_us);
             if (zst_issue(op, "t", v, &k) != ZST_OK || zst_complete(op, k) != ZST_OK) die("effect");
             if (zst_write(op, name, (zgrt_value){.tag = ZGRT_INT, .u.i = v.u.i + 1}) != ZST_OK)
                 die("zst_write");
@@ -139,13 +143,16 @@ int main(int argc, char **argv)
             seconds = atof(v);
         else if (!strcmp(a, "--records"))
             records = v;
+        else if (!strcmp(a, "--gen-us"))
+            gen_us = atoi(v);
         else {
             fprintf(stderr, "bench_stores: unknown option %s\n", a);
             return 2;
         }
         i++;
     }
-    if (level < 0 || level > 4 || lifelines < 1 || lifelines > 64 || cells < 1 || seconds <= 0) {
+    if (level < 0 || level > 4 || lifelines < 1 || lifelines > 64 || cells < 1 || seconds <= 0 ||
+        gen_us < 0) {
         fprintf(stderr, "bench_stores: bad arguments\n");
         return 2;
     }
@@ -186,12 +193,13 @@ int main(int argc, char **argv)
     double elapsed = now() - t0;
     long ops = atomic_load(&sh->ops), n = ops < MAX_LAT ? ops : MAX_LAT;
     qsort(sh->lat, (size_t)n, sizeof *sh->lat, cmp);
-    printf("{\"backend\":\"%s\",\"level\":%d,\"lifelines\":%d,\"cells\":%d,\"seconds\":%.3f,"
+    printf("{\"backend\":\"%s\",\"level\":%d,\"lifelines\":%d,\"cells\":%d,\"gen_us\":%d,"
+           "\"seconds\":%.3f,"
            "\"ops\":%ld,\"ops_per_s\":%.0f,\"attempts_per_op\":%.3f,\"p50_us\":%.1f,\"p99_us\":%."
            "1f}\n",
-           sqlite_path ? "sqlite" : "memory", level, lifelines, cells, elapsed, ops, ops / elapsed,
-           ops ? (double)atomic_load(&sh->attempts) / (double)ops : 0.0, n ? sh->lat[n / 2] : 0.0,
-           n ? sh->lat[(size_t)((double)n * 0.99)] : 0.0);
+           sqlite_path ? "sqlite" : "memory", level, lifelines, cells, gen_us, elapsed, ops,
+           ops / elapsed, ops ? (double)atomic_load(&sh->attempts) / (double)ops : 0.0,
+           n ? sh->lat[n / 2] : 0.0, n ? sh->lat[(size_t)((double)n * 0.99)] : 0.0);
     if (s) zst_close(s);
     return ops > 0 ? 0 : 1;
 }
