@@ -151,6 +151,18 @@ Test(store, scenarios_sqlite) { run_scenarios(true); }
 
 /* ---- random interleavings --------------------------------------------------- */
 
+/* Checks in the workers (threads, and processes forked by the test),
+ * where Criterion's assertions cannot be used: a failure aborts, which
+ * fails the test (a crash of its process, or a worker process killed). */
+#define CHECK(cond, ...)                                 \
+    do {                                                 \
+        if (!(cond)) {                                   \
+            fprintf(stderr, "store test: " __VA_ARGS__); \
+            fputc('\n', stderr);                         \
+            abort();                                     \
+        }                                                \
+    } while (0)
+
 typedef struct {
     zst_store *s;
     unsigned seed;
@@ -170,7 +182,7 @@ static void pause_us(unsigned *seed, int max)
 static zst_op *begin(worker *w, const char *agent)
 {
     zst_op *op = zst_begin(w->s, agent);
-    cr_assert_not_null(op, "%s", zst_error());
+    CHECK(op != NULL, "%s", zst_error());
     atomic_fetch_add(w->begins, 1);
     return op;
 }
@@ -185,7 +197,7 @@ static void *complete_later(void *arg)
 {
     completion *c = arg;
     pause_us(&c->seed, 300);
-    if (zst_complete(c->op, c->ticket) != ZST_OK) abort();
+    CHECK(zst_complete(c->op, c->ticket) == ZST_OK, "zst_complete: %s", zst_error());
     return NULL;
 }
 
@@ -196,49 +208,52 @@ static void one_op(worker *w)
     snprintf(agent, sizeof agent, "agent%d", w->agent);
     int kind = rand_r(&w->seed) % 4;
     for (int attempt = 0;; attempt++) {
-        cr_assert_lt(attempt, 100000, "no progress");
+        CHECK(attempt < 100000, "no progress");
         zst_op *op = begin(w, agent);
         zgrt_value v;
         int rc;
         if (kind == 0) { /* increment */
-            cr_assert_eq(zst_read(op, "ctr", &v), ZST_OK, "%s", zst_error());
+            CHECK(zst_read(op, "ctr", &v) == ZST_OK, "%s", zst_error());
             pause_us(&w->seed, 200);
-            cr_assert_eq(zst_write(op, "ctr", t_int(v.u.i + 1)), ZST_OK);
+            CHECK(zst_write(op, "ctr", t_int(v.u.i + 1)) == ZST_OK, "%s", zst_error());
         } else if (kind == 1) { /* plan, then end or retract it */
-            cr_assert_eq(zst_write(op, "plan", t_int(rand_r(&w->seed) % 1000 + 1)), ZST_OK);
+            CHECK(zst_write(op, "plan", t_int(rand_r(&w->seed) % 1000 + 1)) == ZST_OK, "%s",
+                  zst_error());
             rc = zst_commit(op);
-            cr_assert(rc == ZST_OK, "plan commit: %d %s", rc, zst_error());
+            CHECK(rc == ZST_OK, "plan commit: %d %s", rc, zst_error());
             pause_us(&w->seed, 400);
-            if (rand_r(&w->seed) % 2) cr_assert_eq(zst_retract(op), ZST_OK, "%s", zst_error());
+            if (rand_r(&w->seed) % 2) CHECK(zst_retract(op) == ZST_OK, "%s", zst_error());
             rc = zst_end(op);
-            cr_assert(rc == ZST_OK || rc == ZST_RETRACTED, "%d %s", rc, zst_error());
+            CHECK(rc == ZST_OK || rc == ZST_RETRACTED, "%d %s", rc, zst_error());
             return;
         } else if (kind == 2) { /* execute the plan, with effects completing in any order */
-            cr_assert_eq(zst_read(op, "plan", &v), ZST_OK, "%s", zst_error());
+            CHECK(zst_read(op, "plan", &v) == ZST_OK, "%s", zst_error());
             completion c[3];
             pthread_t th[3];
             for (int i = 0; i < 3; i++) {
                 c[i] = (completion){op, 0, rand_r(&w->seed)};
-                cr_assert_eq(zst_issue(op, "t2", t_int(v.u.i * 10 + i), &c[i].ticket), ZST_OK);
-                cr_assert_eq(pthread_create(&th[i], NULL, complete_later, &c[i]), 0);
+                CHECK(zst_issue(op, "t2", t_int(v.u.i * 10 + i), &c[i].ticket) == ZST_OK, "%s",
+                      zst_error());
+                CHECK(pthread_create(&th[i], NULL, complete_later, &c[i]) == 0, "%s", zst_error());
             }
             for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
-            cr_assert_eq(zst_write(op, "result", t_int(v.u.i)), ZST_OK);
+            CHECK(zst_write(op, "result", t_int(v.u.i)) == ZST_OK, "%s", zst_error());
         } else { /* plan a tool while the registry changes */
             const char *tool = rand_r(&w->seed) % 2 ? "t1" : "t2";
-            cr_assert_eq(zst_plan(op, tool), ZST_OK, "%s", zst_error());
+            CHECK(zst_plan(op, tool) == ZST_OK, "%s", zst_error());
             pause_us(&w->seed, 200);
-            if (rand_r(&w->seed) % 2) cr_assert_eq(zst_tool_put(w->s, tool, NULL), ZST_OK);
+            if (rand_r(&w->seed) % 2)
+                CHECK(zst_tool_put(w->s, tool, NULL) == ZST_OK, "%s", zst_error());
         }
         if (rand_r(&w->seed) % 2) {
             rc = zst_commit(op);
-            cr_assert(rc == ZST_OK || rc == ZST_RETRY, "commit: %d %s", rc, zst_error());
+            CHECK(rc == ZST_OK || rc == ZST_RETRY, "commit: %d %s", rc, zst_error());
             pause_us(&w->seed, 50);
             int end = zst_end(op);
-            cr_assert(end == ZST_OK || end == ZST_RETRACTED, "end: %d %s", end, zst_error());
+            CHECK(end == ZST_OK || end == ZST_RETRACTED, "end: %d %s", end, zst_error());
         } else {
             rc = zst_commit_end(op);
-            cr_assert(rc == ZST_OK || rc == ZST_RETRY, "commit_end: %d %s", rc, zst_error());
+            CHECK(rc == ZST_OK || rc == ZST_RETRY, "commit_end: %d %s", rc, zst_error());
         }
         if (rc == ZST_OK) {
             if (kind == 0) atomic_fetch_add(w->increments, 1);
