@@ -187,19 +187,29 @@ zst_store *zst_open(const zst_config *cfg, char *err, size_t errlen)
         return NULL;
     }
     int rc = s->b->lock(s->b, true);
+    if (rc != ZST_OK) {
+        snprintf(err, errlen, "%s", zst_error());
+        zst_close(s);
+        return NULL;
+    }
     json_t *st = NULL, *reg = NULL;
-    if (rc == ZST_OK) rc = s->b->get(s->b, "meta", "state", &st);
+    rc = s->b->get(s->b, "meta", "state", &st);
     if (rc == 1) {
         st = json_pack("{s:I,s:I,s:i}", "clock", (json_int_t)0, "txn", (json_int_t)0, "level",
                        cfg->level);
         rc = s->b->put(s->b, "meta", "state", st);
-        if (rc == ZST_OK) rc = s->b->put(s->b, "meta", "live", json_object());
+        json_t *empty = json_object();
+        if (rc == ZST_OK) rc = s->b->put(s->b, "meta", "live", empty);
+        json_decref(empty);
     } else if (rc == ZST_OK && jint(st, "level") != cfg->level) {
         rc = zst_fail(ZST_EUSAGE, "the store %s has level L%" PRId64 ", not L%d", cfg->sqlite,
                       jint(st, "level"), cfg->level);
     }
     if (rc == ZST_OK) rc = s->b->get(s->b, "reg", "tools", &reg);
-    if (rc == 1) rc = s->b->put(s->b, "reg", "tools", json_object());
+    if (rc == 1) {
+        reg = json_object();
+        rc = s->b->put(s->b, "reg", "tools", reg);
+    }
     json_decref(st);
     json_decref(reg);
     if (rc == ZST_OK)
