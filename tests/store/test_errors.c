@@ -192,3 +192,31 @@ Test(store_errors, sqlite_state_is_durable)
     zst_close(s);
     t_rmdir(d);
 }
+
+Test(store_errors, sqlite_busy_timeout)
+{
+    char *d = t_dir();
+    char db[600], err[512];
+    snprintf(db, sizeof db, "%s/store.db", d);
+    zst_config c = {.level = 1, .sqlite = db, .busy_ms = 200};
+    zst_store *s = zst_open(&c, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    cr_assert_eq(zst_cell(s, "n", ZGRT_INT, t_int(0)), ZST_OK);
+    /* another connection holds the write lock past the busy timeout */
+    sqlite3 *raw;
+    cr_assert_eq(sqlite3_open(db, &raw), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    zst_op *op = zst_begin(s, "a");
+    cr_assert_not_null(op, "%s", zst_error()); /* reads do not wait (WAL) */
+    cr_assert_eq(zst_write(op, "n", t_int(1)), ZST_OK);
+    cr_assert_eq(zst_commit(op), ZST_EIO);
+    cr_assert(strstr(zst_error(), "locked"), "%s", zst_error());
+    cr_assert_eq(zst_tool_put(s, "t", NULL), ZST_EIO);
+    /* released: the operation can commit */
+    cr_assert_eq(sqlite3_exec(raw, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    cr_assert_eq(zst_commit(op), ZST_OK, "%s", zst_error());
+    cr_assert_eq(zst_end(op), ZST_OK);
+    zst_close(s);
+    t_rmdir(d);
+}
