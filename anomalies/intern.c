@@ -110,14 +110,101 @@ json_t *zgan_intern_json(const zgan_intern *t, uint32_t id)
     return j ? j : json_stringn(s, e->len);
 }
 
-void zgan_intern_print(const zgan_intern *t, uint32_t id, FILE *f)
+/* A string as jansson writes it (JSON_ENCODE_ANY, no ensure-ASCII): the
+ * quote, the backslash and the control characters escaped, the rest (valid
+ * UTF-8: the reader takes nothing else) as is. */
+static void put_string(const char *s, size_t len, FILE *f)
+{
+    putc('"', f);
+    size_t run = 0; /* bytes s[run..i) not yet written */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        fwrite(s + run, 1, i - run, f);
+        run = i + 1;
+        switch (c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\b': fputs("\\b", f); break;
+        case '\f': fputs("\\f", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default: fprintf(f, "\\u%04X", c); break;
+        }
+    }
+    fwrite(s + run, 1, len - run, f);
+    putc('"', f);
+}
+
+static void put_indent(int depth, FILE *f)
+{
+    putc('\n', f);
+    for (int i = 0; i < depth; i++) fputs("  ", f);
+}
+
+/* Compact JSON text (jansson's, of an array or object) as jansson's
+ * JSON_INDENT(2) writes the value at `depth`: a member or element on a
+ * line of its own, "key": value, [] and {} when empty. */
+static void put_indented(const char *s, int depth, FILE *f)
+{
+    bool str = false;
+    for (; *s; s++) {
+        char c = *s;
+        if (str) {
+            putc(c, f);
+            if (c == '\\' && s[1])
+                putc(*++s, f);
+            else if (c == '"')
+                str = false;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            str = true;
+            putc(c, f);
+            break;
+        case '[':
+        case '{':
+            putc(c, f);
+            if (s[1] == (c == '[' ? ']' : '}'))
+                putc(*++s, f);
+            else
+                put_indent(++depth, f);
+            break;
+        case ']':
+        case '}':
+            put_indent(--depth, f);
+            putc(c, f);
+            break;
+        case ',':
+            putc(c, f);
+            put_indent(depth, f);
+            break;
+        case ':': fputs(": ", f); break;
+        default: putc(c, f); break;
+        }
+    }
+}
+
+void zgan_intern_write(const zgan_intern *t, uint32_t id, int depth, FILE *f)
 {
     const zgan_entry *e = &t->entries[id];
-    if (e->kind == ZGAN_TEXT_INT || e->kind == ZGAN_TEXT_JSON) {
-        fputs(t->chars + e->off, f);
-        return;
+    const char *s = t->chars + e->off;
+    switch (e->kind) {
+    case ZGAN_TEXT_NULL: fputs("null", f); break;
+    case ZGAN_TEXT_INT: fputs(s, f); break;
+    case ZGAN_TEXT_JSON:
+        if (depth >= 0 && (s[0] == '[' || s[0] == '{'))
+            put_indented(s, depth, f);
+        else
+            fputs(s, f);
+        break;
+    default: put_string(s, e->len, f); break;
     }
-    json_t *j = zgan_intern_json(t, id);
-    json_dumpf(j, f, JSON_ENCODE_ANY);
-    json_decref(j);
+}
+
+void zgan_intern_print(const zgan_intern *t, uint32_t id, FILE *f)
+{
+    zgan_intern_write(t, id, -1, f);
 }

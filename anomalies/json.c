@@ -245,7 +245,8 @@ static int keycmp(const zgan_jtok *a, const zgan_jtok *b)
     return memcmp(a->s, b->s, a->n);
 }
 
-static const zgan_jdoc *sort_doc;
+/* (per thread: the reader parses parts of a file in parallel) */
+static _Thread_local const zgan_jdoc *sort_doc;
 static int cmp_keys(const void *x, const void *y)
 {
     return keycmp(&sort_doc->t[*(const uint32_t *)x], &sort_doc->t[*(const uint32_t *)y]);

@@ -1,7 +1,12 @@
-/* util.c — checked allocation for the anomaly modules. */
+/* util.c — checked allocation and fork-join threads for the anomaly
+ * modules. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "internal.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void out_of_memory(void)
 {
@@ -40,4 +45,54 @@ void zgan_grow(void **p, size_t *cap, size_t need, size_t size)
     }
     *p = zgan_xrealloc(*p, c * size);
     *cap = c;
+}
+
+static int threads_set; /* zgan_set_threads (tests) */
+
+void zgan_set_threads(int n)
+{
+    threads_set = n < 0 ? 0 : n > ZGAN_MAX_THREADS ? ZGAN_MAX_THREADS : n;
+}
+
+int zgan_threads(void)
+{
+    if (threads_set) return threads_set;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < n) n = CPU_COUNT(&set);
+#endif
+    if (n > ZGAN_MAX_THREADS) n = ZGAN_MAX_THREADS;
+    return n < 1 ? 1 : (int)n;
+}
+
+typedef struct {
+    void (*fn)(void *);
+    void *arg;
+} task;
+
+static void *run_task(void *p)
+{
+    task *t = p;
+    t->fn(t->arg);
+    return NULL;
+}
+
+void zgan_parallel(void (*fn)(void *), void *args, size_t size, int n)
+{
+    pthread_t th[ZGAN_MAX_THREADS];
+    task t[ZGAN_MAX_THREADS];
+    bool started[ZGAN_MAX_THREADS] = {false};
+    if (n > ZGAN_MAX_THREADS) n = ZGAN_MAX_THREADS;
+    for (int i = 1; i < n; i++) {
+        t[i] = (task){fn, (char *)args + (size_t)i * size};
+        started[i] = pthread_create(&th[i], NULL, run_task, &t[i]) == 0;
+    }
+    if (n > 0) fn(args);
+    for (int i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            fn((char *)args + (size_t)i * size); /* no thread: here */
+    }
 }
