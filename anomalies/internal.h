@@ -44,8 +44,8 @@ typedef struct {
     uint8_t kind; /* how the first occurrence was written (for display) */
 } zgan_entry;
 
-/* A slot of the intern table: an id and the high half of its text's hash,
- * side by side (one cache line read per probe). */
+/* A slot of the intern table: an id and its text's 32-bit hash, side by
+ * side (one cache line read per probe; growing reads no text). */
 typedef struct {
     uint32_t id, hash;
 } zgan_slot;
@@ -57,6 +57,8 @@ typedef struct {
     size_t n, cap;
     zgan_slot *slots; /* open addressing; id ZGAN_NONE = empty */
     size_t nslots;
+    uint32_t *small; /* the ids of small non-negative integers (ZGAN_NONE: not yet) */
+    size_t nsmall;
 } zgan_intern;
 
 void zgan_intern_init(zgan_intern *t);
@@ -64,6 +66,9 @@ void zgan_intern_free(zgan_intern *t);
 /* The id of `text` (len bytes), adding it with display kind `kind` if new.
  * Returns ZGAN_NONE only if the table is full (2^32 - 2 ids). */
 uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text_kind kind);
+/* zgan_intern_add of the decimal digits of v (display kind
+ * ZGAN_TEXT_INT), without hashing them again for a small v seen before. */
+uint32_t zgan_intern_int(zgan_intern *t, int64_t v);
 uint32_t zgan_intern_find(const zgan_intern *t, const char *text, size_t len);
 const char *zgan_intern_text(const zgan_intern *t, uint32_t id);
 /* Appends the id as JSON text (strings quoted and escaped) to `f`. */

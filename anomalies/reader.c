@@ -212,14 +212,11 @@ static int get_id(builder *b, uint32_t v, bool allow_null, const char *what, uin
     if (t->kind == ZGAN_J_STRING) {
         id = intern(b, t->s, t->n, ZGAN_TEXT_STRING);
     } else if (t->kind == ZGAN_J_INT) {
-        /* decimal digits, as "%" PRId64 writes them (snprintf was 3 % of
-         * a large history's reading) */
-        char buf[24], *e = buf + sizeof buf, *p = e;
-        uint64_t u = t->i < 0 ? 0 - (uint64_t)t->i : (uint64_t)t->i;
-        do *--p = (char)('0' + u % 10);
-        while (u /= 10);
-        if (t->i < 0) *--p = '-';
-        id = intern(b, p, (size_t)(e - p), ZGAN_TEXT_INT);
+        id = zgan_intern_int(&b->h->strings, t->i);
+        if (id != ZGAN_NONE) {
+            scratch_fit(&b->seen, b->h->strings.n);
+            scratch_fit(&b->map, b->h->strings.n);
+        }
     } else if (t->kind == ZGAN_J_NULL) {
         id = ZGAN_NULL;
     } else {
@@ -516,10 +513,8 @@ static int finish(builder *b)
 {
     zgan_history *h = b->h;
     for (size_t i = 0; i < h->nrec && !b->any_txn; i++) {
-        char buf[32];
-        int n = snprintf(buf, sizeof buf, "%zu", i + 1);
         b->line = h->rec[i].line;
-        h->rec[i].id = intern(b, buf, (size_t)n, ZGAN_TEXT_INT);
+        h->rec[i].id = zgan_intern_int(&h->strings, (int64_t)i + 1);
         if (h->rec[i].id == ZGAN_NONE) return fail(b, "too many distinct names and values");
     }
     uint32_t *owner = zgan_xmalloc((h->strings.n ? h->strings.n : 1) * sizeof *owner);
@@ -672,6 +667,43 @@ done:
     free(data);
 }
 
+/* A share of one part's records and pools, copied into the history with
+ * its ids renamed (the shares of a part are copied in parallel). */
+typedef struct {
+    zgan_history *h;
+    const zgan_history *g;
+    const uint32_t *to;
+    uint32_t base, poff, ioff; /* lines before the part; where its pools go */
+    size_t rec0, rec1, pair0, pair1, id0, id1;
+} copy_job;
+
+static void copy_share(void *arg)
+{
+    const copy_job *j = arg;
+    const uint32_t *to = j->to;
+    zgan_pair *pairs = j->h->pairs + j->poff;
+    uint32_t *ids = j->h->ids + j->ioff;
+    zgan_record *rec = j->h->rec + (j->h->nrec);
+    for (size_t i = j->pair0; i < j->pair1; i++)
+        pairs[i] = (zgan_pair){to[j->g->pairs[i].cell], to[j->g->pairs[i].value]};
+    for (size_t i = j->id0; i < j->id1; i++) ids[i] = to[j->g->ids[i]];
+    for (size_t i = j->rec0; i < j->rec1; i++) {
+        zgan_record r = j->g->rec[i];
+        r.line += j->base;
+        r.agent = to[r.agent];
+        r.planned_tool = to[r.planned_tool];
+        if (r.id != ZGAN_NONE) r.id = to[r.id];
+        r.reads.off += j->poff;
+        r.writes.off += j->poff;
+        r.io.off += j->poff;
+        r.co.off += j->poff;
+        r.read_reg.off += j->ioff;
+        r.write_reg.off += j->ioff;
+        r.preds.off += j->ioff;
+        rec[i] = r;
+    }
+}
+
 /* Appends the history of q to b's, q's ids renamed into b's table and its
  * lines counted after `base` lines; -1 if a limit would be passed (the
  * one-pass reader then says which). */
@@ -682,37 +714,41 @@ static int append_part(builder *b, const builder *q, uint32_t base)
     if (h->nrec + g->nrec >= UINT32_MAX - 1 || h->npairs + g->npairs >= UINT32_MAX ||
         h->nids + g->nids >= UINT32_MAX || (uint64_t)base + q->line >= UINT32_MAX)
         return -1;
+    /* the part's texts in the order of their ids: new ones get the next ids */
     uint32_t *to = zgan_xmalloc(g->strings.n * sizeof *to);
     for (size_t id = 0; id < g->strings.n; id++) {
         const zgan_entry *e = &g->strings.entries[id];
-        to[id] = zgan_intern_add(&h->strings, g->strings.chars + e->off, e->len, e->kind);
+        const char *text = g->strings.chars + e->off;
+        to[id] = e->kind == ZGAN_TEXT_INT && text[0] != '-'
+                     ? zgan_intern_int(&h->strings, strtoll(text, NULL, 10))
+                     : zgan_intern_add(&h->strings, text, e->len, e->kind);
         if (to[id] == ZGAN_NONE) {
             free(to);
             return -1;
         }
     }
-    uint32_t poff = (uint32_t)h->npairs, ioff = (uint32_t)h->nids;
     zgan_grow((void **)&h->pairs, &h->cappairs, h->npairs + g->npairs, sizeof *h->pairs);
-    for (size_t i = 0; i < g->npairs; i++)
-        h->pairs[h->npairs++] = (zgan_pair){to[g->pairs[i].cell], to[g->pairs[i].value]};
     zgan_grow((void **)&h->ids, &h->capids, h->nids + g->nids, sizeof *h->ids);
-    for (size_t i = 0; i < g->nids; i++) h->ids[h->nids++] = to[g->ids[i]];
     zgan_grow((void **)&h->rec, &h->caprec, h->nrec + g->nrec, sizeof *h->rec);
-    for (size_t i = 0; i < g->nrec; i++) {
-        zgan_record r = g->rec[i];
-        r.line += base;
-        r.agent = to[r.agent];
-        r.planned_tool = to[r.planned_tool];
-        if (r.id != ZGAN_NONE) r.id = to[r.id];
-        r.reads.off += poff;
-        r.writes.off += poff;
-        r.io.off += poff;
-        r.co.off += poff;
-        r.read_reg.off += ioff;
-        r.write_reg.off += ioff;
-        r.preds.off += ioff;
-        h->rec[h->nrec++] = r;
-    }
+    copy_job j[ZGAN_MAX_THREADS];
+    int t = zgan_threads();
+    for (int k = 0; k < t; k++)
+        j[k] = (copy_job){.h = h,
+                          .g = g,
+                          .to = to,
+                          .base = base,
+                          .poff = (uint32_t)h->npairs,
+                          .ioff = (uint32_t)h->nids,
+                          .rec0 = g->nrec * (size_t)k / (size_t)t,
+                          .rec1 = g->nrec * (size_t)(k + 1) / (size_t)t,
+                          .pair0 = g->npairs * (size_t)k / (size_t)t,
+                          .pair1 = g->npairs * (size_t)(k + 1) / (size_t)t,
+                          .id0 = g->nids * (size_t)k / (size_t)t,
+                          .id1 = g->nids * (size_t)(k + 1) / (size_t)t};
+    zgan_parallel(copy_share, j, sizeof j[0], t);
+    h->npairs += g->npairs;
+    h->nids += g->nids;
+    h->nrec += g->nrec;
     free(to);
     h->provenance |= g->provenance;
     b->any_txn |= q->any_txn;
