@@ -97,6 +97,15 @@ uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text
     return id;
 }
 
+void zgan_intern_reserve(zgan_intern *t, size_t n, size_t nchars)
+{
+    size_t nslots = t->nslots;
+    while (nslots < 2 * (t->n + n)) nslots *= 2;
+    if (nslots > t->nslots) rehash(t, nslots);
+    zgan_grow((void **)&t->entries, &t->cap, t->n + n, sizeof *t->entries);
+    zgan_grow((void **)&t->chars, &t->capchars, t->nchars + nchars, 1);
+}
+
 uint32_t zgan_intern_int(zgan_intern *t, int64_t v)
 {
     if (v >= 0 && (uint64_t)v < t->nsmall && t->small[v] != ZGAN_NONE) return t->small[v];

@@ -66,6 +66,8 @@ void zgan_intern_free(zgan_intern *t);
 /* The id of `text` (len bytes), adding it with display kind `kind` if new.
  * Returns ZGAN_NONE only if the table is full (2^32 - 2 ids). */
 uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text_kind kind);
+/* Makes room for n more texts of nchars bytes (NULs included) in all. */
+void zgan_intern_reserve(zgan_intern *t, size_t n, size_t nchars);
 /* zgan_intern_add of the decimal digits of v (display kind
  * ZGAN_TEXT_INT), without hashing them again for a small v seen before. */
 uint32_t zgan_intern_int(zgan_intern *t, int64_t v);

@@ -715,6 +715,7 @@ static int append_part(builder *b, const builder *q, uint32_t base)
         h->nids + g->nids >= UINT32_MAX || (uint64_t)base + q->line >= UINT32_MAX)
         return -1;
     /* the part's texts in the order of their ids: new ones get the next ids */
+    zgan_intern_reserve(&h->strings, g->strings.n, g->strings.nchars);
     uint32_t *to = zgan_xmalloc(g->strings.n * sizeof *to);
     for (size_t id = 0; id < g->strings.n; id++) {
         const zgan_entry *e = &g->strings.entries[id];
