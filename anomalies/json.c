@@ -128,10 +128,10 @@ static int parse_string(parser *p)
                   space = _mm_set1_epi8(0x20);
     while (p->end - s >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i stop =
+        __m128i ends =
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
                          _mm_cmplt_epi8(v, space));
-        int mask = _mm_movemask_epi8(stop);
+        int mask = _mm_movemask_epi8(ends);
         if (mask) {
             s += __builtin_ctz((unsigned)mask);
             break;
