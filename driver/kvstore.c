@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 #include <nats/nats.h>
+#include <openssl/evp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,154 @@ static const char *jstr(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-ZkStore *zk_open(const char *url, const char *creds, const char *bucket, char *err)
+/* ---- authentication ------------------------------------------------------- */
+
+/* The first line of a small private file (a token, a seed), malloc'd, or
+ * NULL with a message.  (runtime/nats/nats.c reads them the same way; the
+ * driver does not link the runtime.) */
+static char *read_line_file(const char *path, const char *what, char *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, ZS_ERRLEN, "cannot read the %s file %s: %s", what, path, strerror(errno));
+        return NULL;
+    }
+    char buf[4096];
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    buf[k] = '\0';
+    size_t len = strcspn(buf, "\r\n");
+    char *line = bad || len == 0 ? NULL : strndup(buf, len);
+    explicit_bzero(buf, sizeof buf);
+    if (!line)
+        snprintf(err, ZS_ERRLEN, bad ? "cannot read the %s file %s" : "the %s file %s is empty",
+                 what, path);
+    return line;
+}
+
+/* NKeys: base32 (RFC 4648, no padding) of a prefix, the key and a CRC-16
+ * (XMODEM, little-endian); a user seed "SU…", its public key "U…". */
+#define NKEY_PREFIX_SEED (18u << 3)
+#define NKEY_PREFIX_USER (20u << 3)
+
+static uint16_t crc16(const uint8_t *d, size_t n)
+{
+    uint16_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= (uint16_t)(d[i] << 8);
+        for (int b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? (uint16_t)(crc << 1 ^ 0x1021) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+static const char B32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/* The public key (56 characters) of the NKey user seed in file seed_file:
+ * 0, or -1 with a message. */
+static int nkey_public(const char *seed_file, char pub[57], char *err)
+{
+    char *seed = read_line_file(seed_file, "NKey seed", err);
+    if (!seed) return -1;
+    uint8_t raw[64];
+    size_t n = 0;
+    uint32_t acc = 0;
+    int bits = 0, ok = 1;
+    for (const char *c = seed; *c && ok; c++) {
+        const char *at = strchr(B32, *c);
+        if (!at || n == sizeof raw) {
+            ok = 0;
+            break;
+        }
+        acc = acc << 5 | (uint32_t)(at - B32);
+        if ((bits += 5) >= 8) raw[n++] = (uint8_t)(acc >> (bits - 8)), bits -= 8;
+    }
+    explicit_bzero(seed, strlen(seed));
+    free(seed);
+    ok = ok && n == 36 && (raw[0] & 0xF8) == NKEY_PREFIX_SEED &&
+         (uint8_t)((raw[0] & 7) << 5 | (raw[1] & 0xF8) >> 3) == NKEY_PREFIX_USER &&
+         crc16(raw, 34) == (uint16_t)(raw[34] | raw[35] << 8);
+    EVP_PKEY *pk = ok ? EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, raw + 2, 32) : NULL;
+    explicit_bzero(raw, sizeof raw);
+    uint8_t key[35];
+    size_t klen = 32;
+    if (!pk || EVP_PKEY_get_raw_public_key(pk, key + 1, &klen) != 1 || klen != 32) {
+        EVP_PKEY_free(pk);
+        snprintf(err, ZS_ERRLEN, "%s does not hold an NKey user seed (SU…)", seed_file);
+        return -1;
+    }
+    EVP_PKEY_free(pk);
+    key[0] = NKEY_PREFIX_USER;
+    uint16_t c = crc16(key, 33);
+    key[33] = (uint8_t)(c & 0xFF), key[34] = (uint8_t)(c >> 8);
+    size_t k = 0;
+    acc = 0, bits = 0;
+    for (size_t i = 0; i < sizeof key; i++) {
+        acc = acc << 8 | key[i];
+        for (bits += 8; bits >= 5; bits -= 5) pub[k++] = B32[(acc >> (bits - 5)) & 31];
+    }
+    if (bits > 0) pub[k++] = B32[(acc << (5 - bits)) & 31];
+    pub[k] = '\0';
+    return 0;
+}
+
+/* The options of auth on o: 0, or -1 with a message (a file that cannot
+ * be read, a password missing, a certificate without its key). */
+static int set_auth(natsOptions *o, const ZkAuth *a, char *err)
+{
+    if (!a) return 0;
+    if ((a->cert != NULL) != (a->key != NULL)) {
+        snprintf(err, ZS_ERRLEN,
+                 "--nats-cert and --nats-key go together (a client certificate and its key)");
+        return -1;
+    }
+    const char *password = getenv("ZGC_NATS_PASSWORD");
+    if (a->user && !password) {
+        snprintf(err, ZS_ERRLEN, "--nats-user %s needs its password in $ZGC_NATS_PASSWORD",
+                 a->user);
+        return -1;
+    }
+    char *token = NULL, pub[57];
+    if (a->token_file) {
+        if (!(token = read_line_file(a->token_file, "token", err))) return -1;
+    } else if (getenv("ZGC_NATS_TOKEN") && *getenv("ZGC_NATS_TOKEN")) {
+        token = strdup(getenv("ZGC_NATS_TOKEN"));
+    }
+    if (a->nkey && nkey_public(a->nkey, pub, err) < 0) {
+        if (token) explicit_bzero(token, strlen(token));
+        free(token);
+        return -1;
+    }
+    natsStatus s = NATS_OK;
+    const char *what = "";
+    if (a->creds && (s = natsOptions_SetUserCredentialsFromFiles(o, a->creds, NULL)) != NATS_OK)
+        what = "--nats-creds";
+    if (s == NATS_OK && a->user && (s = natsOptions_SetUserInfo(o, a->user, password)) != NATS_OK)
+        what = "--nats-user";
+    if (s == NATS_OK && token && (s = natsOptions_SetToken(o, token)) != NATS_OK)
+        what = "the token";
+    if (s == NATS_OK && a->nkey && (s = natsOptions_SetNKeyFromSeed(o, pub, a->nkey)) != NATS_OK)
+        what = "--nats-nkey";
+    if (s == NATS_OK && (a->ca || a->cert) && (s = natsOptions_SetSecure(o, true)) != NATS_OK)
+        what = "TLS";
+    if (s == NATS_OK && a->ca && (s = natsOptions_LoadCATrustedCertificates(o, a->ca)) != NATS_OK)
+        what = "--nats-ca";
+    if (s == NATS_OK && a->cert &&
+        (s = natsOptions_LoadCertificatesChain(o, a->cert, a->key)) != NATS_OK)
+        what = "--nats-cert/--nats-key";
+    if (token) explicit_bzero(token, strlen(token));
+    free(token);
+    if (s != NATS_OK) {
+        char w[128];
+        snprintf(w, sizeof w, "cannot use %s", what);
+        nats_error(err, w, s);
+        return -1;
+    }
+    return 0;
+}
+
+ZkStore *zk_open(const char *url, const ZkAuth *auth, const char *bucket, char *err)
 {
     ZkStore *k = calloc(1, sizeof *k);
     if (!k) {
@@ -64,12 +213,26 @@ ZkStore *zk_open(const char *url, const char *creds, const char *bucket, char *e
     free(copy);
     if (s == NATS_OK) s = natsOptions_SetName(o, "zgc runs");
     if (s == NATS_OK) s = natsOptions_SetTimeout(o, WAIT_MS);
-    if (s == NATS_OK && creds) s = natsOptions_SetUserCredentialsFromFiles(o, creds, NULL);
+    if (s == NATS_OK && set_auth(o, auth, err) < 0) {
+        natsOptions_Destroy(o);
+        zk_close(k);
+        return NULL;
+    }
     if (s == NATS_OK) s = natsConnection_Connect(&k->nc, o);
     natsOptions_Destroy(o);
     char what[700];
     if (s != NATS_OK) {
-        snprintf(what, sizeof what, "cannot connect to the NATS server %s", url);
+        const char *why =
+            s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED
+                ? " (authorization failed: wrong or missing credentials: --nats-creds, "
+                  "--nats-user with $ZGC_NATS_PASSWORD, --nats-token-file or $ZGC_NATS_TOKEN, "
+                  "--nats-nkey)"
+            : s == NATS_SSL_ERROR || s == NATS_SECURE_CONNECTION_REQUIRED ||
+                    s == NATS_SECURE_CONNECTION_WANTED
+                ? " (TLS failed: check --nats-ca, --nats-cert and --nats-key against the "
+                  "server's certificates)"
+                : "";
+        snprintf(what, sizeof what, "cannot connect to the NATS server %s%s", url, why);
         nats_error(err, what, s);
         zk_close(k);
         return NULL;
@@ -576,4 +739,47 @@ int zk_cancel(ZkStore *k, const char *id, char *err)
     snprintf(err, ZS_ERRLEN, "the record of run %s in the %s keeps changing; try again", id,
              k->where);
     return -1;
+}
+
+int zk_gc(ZkStore *k, bool failed, int *removed, char *err)
+{
+    *removed = 0;
+    ZsRun *runs = NULL;
+    int n = 0;
+    if (zk_runs(k, &runs, &n, err) < 0) return -1;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        ZsRun *r = &runs[i];
+        bool ended = !strcmp(r->status, "done") || !strcmp(r->status, "cancelled") ||
+                     (failed && !strcmp(r->status, "failed"));
+        if (!ended || r->live) continue;
+        /* the run's keys, history and all (no delete markers left) */
+        char subject[512];
+        snprintf(subject, sizeof subject, "$KV.%s.%s.>", k->bucket, r->id);
+        char stream[160];
+        snprintf(stream, sizeof stream, "KV_%s", k->bucket);
+        jsOptions jo;
+        jsOptions_Init(&jo);
+        jo.Stream.Purge.Subject = subject;
+        jsErrCode jerr = 0;
+        natsStatus s = js_PurgeStream(k->js, stream, &jo, &jerr);
+        if (s != NATS_OK) {
+            char what[1200];
+            snprintf(what, sizeof what, "removing run %s from the %s", r->id, k->where);
+            nats_error(err, what, s);
+            rc = -1;
+            break;
+        }
+        /* its messages (a durable run's stream), when still there */
+        snprintf(stream, sizeof stream, "ZG_%s", r->id);
+        jerr = 0;
+        s = js_DeleteStream(k->js, stream, NULL, &jerr);
+        if (s != NATS_OK && s != NATS_NOT_FOUND && jerr != JSStreamNotFoundErr)
+            fprintf(stderr, "zgc: warning: the stream %s of run %s stays: %s\n", stream, r->id,
+                    natsStatus_GetText(s));
+        (*removed)++;
+    }
+    for (int i = 0; i < n; i++) zs_run_free(&runs[i]);
+    free(runs);
+    return rc;
 }

@@ -18,11 +18,22 @@
 
 typedef struct ZkStore ZkStore;
 
+/* How to authenticate to the server, as the lifelines' executables do
+ * (docs/runtime.md, "Distributed runs"); each NULL when not given. */
+typedef struct ZkAuth {
+    const char *creds;      /* --nats-creds FILE: JWT and NKey seed */
+    const char *user;       /* --nats-user USER, password from $ZGC_NATS_PASSWORD */
+    const char *token_file; /* --nats-token-file FILE (else $ZGC_NATS_TOKEN) */
+    const char *nkey;       /* --nats-nkey FILE: an NKey user seed */
+    const char *ca;         /* --nats-ca FILE: trusted certificates (TLS) */
+    const char *cert, *key; /* --nats-cert / --nats-key: a client certificate */
+} ZkAuth;
+
 /* Connects to the NATS server(s) at url (nats://HOST:PORT, several
  * separated by commas; user and password or a token may be in the URL),
- * with the credentials file creds (NULL: none), and opens bucket (which
- * must exist). */
-ZkStore *zk_open(const char *url, const char *creds, const char *bucket, char *err);
+ * authenticated as auth says (NULL: no options), and opens bucket (which
+ * must exist).  Secrets are never part of a message. */
+ZkStore *zk_open(const char *url, const ZkAuth *auth, const char *bucket, char *err);
 void zk_close(ZkStore *k);
 /* "key-value bucket B on URL" */
 const char *zk_where(const ZkStore *k);
@@ -48,4 +59,10 @@ int zk_answer(ZkStore *k, const char *id, long long task, const char *answer, ch
  * at their next commit or within a second and stop.  1 done, 0 with a message when the run had
  * ended (or does not exist). */
 int zk_cancel(ZkStore *k, const char *id, char *err);
+/* Removes the runs that are done or cancelled (with failed, the failed
+ * ones too) and whose processes have all stopped: every key of the run
+ * (RUN.>, purged from the bucket's stream) and the run's message stream
+ * ZG_RUN.  Their number in *removed; 0, or -1 with a message (what was
+ * removed before stays removed). */
+int zk_gc(ZkStore *k, bool failed, int *removed, char *err);
 #endif

@@ -18,22 +18,35 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The credentials of --nats, as the lifelines' executables take them. */
+#define NATS_AUTH_HELP                                                          \
+    "  --nats-creds FILE    NATS: user credentials (JWT and NKey seed)\n"       \
+    "  --nats-user USER     NATS: a user, its password in $ZGC_NATS_PASSWORD\n" \
+    "  --nats-token-file FILE  NATS: a token (else $ZGC_NATS_TOKEN)\n"          \
+    "  --nats-nkey FILE     NATS: an NKey user seed\n"                          \
+    "  --nats-ca FILE       NATS over TLS: the trusted certificates\n"          \
+    "  --nats-cert FILE, --nats-key FILE  NATS over TLS: a client certificate\n"
 
 static const char usage_runs[] =
     "usage: zgc runs list [--json] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "       zgc runs show RUN [--json] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "       zgc runs cancel RUN [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
-    "       zgc runs gc [--failed] [--store STORE]\n"
-    "       zgc runs resume RUN [--exit-when-waiting] [--store STORE]\n"
+    "       zgc runs gc [--failed] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
+    "       zgc runs resume RUN [--exit-when-waiting] [--store STORE |\n"
+    "                       --nats URL [--journal nats[:BUCKET]] --secret-file FILE]\n"
     "\n"
     "Durable runs (zgc run --durable) in the run store STORE (default:\n"
     "$ZGC_STORE, else .zgc/runs.db):\n"
@@ -49,10 +62,11 @@ static const char usage_runs[] =
     "\n"
     "  --json               the output as JSON\n"
     "  --store STORE        the run store\n"
-    "  --nats URL           list, show, cancel: the runs journaled in a key-value\n"
-    "                       bucket (--journal nats) of the NATS server at URL\n"
+    "  --nats URL           the runs journaled in a key-value bucket (--journal nats)\n"
+    "                       of the NATS server at URL (resume: starts here the\n"
+    "                       executables of the lifelines that have not ended)\n"
     "  --journal nats:BUCKET  that bucket (default ZGC_JOURNAL)\n"
-    "  --nats-creds FILE    NATS: user credentials (JWT and NKey seed)\n"
+    "  --secret-file FILE   resume --nats: the run's secret\n" NATS_AUTH_HELP
     "  --failed             gc: remove failed runs too\n"
     "  --exit-when-waiting  resume: stop (exit 3) when only humans can go on\n"
     "  -h, --help           show this help\n"
@@ -77,7 +91,7 @@ static const char usage_tasks[] =
     "  --store STORE  the run store (default: $ZGC_STORE, else .zgc/runs.db)\n"
     "  --nats URL     the runs journaled in a key-value bucket (--journal nats) of\n"
     "                 the NATS server at URL; --journal nats:BUCKET names the\n"
-    "                 bucket (default ZGC_JOURNAL), --nats-creds FILE credentials\n"
+    "                 bucket (default ZGC_JOURNAL)\n" NATS_AUTH_HELP
     "  -h, --help     show this help\n"
     "\n"
     "exit status: 0 success, 1 error, 2 bad usage, 4 the run store cannot be used.\n";
@@ -97,8 +111,7 @@ static const char usage_answer[] =
     "  --store STORE  the run store (default: $ZGC_STORE, else .zgc/runs.db)\n"
     "  --nats URL     a run journaled in a key-value bucket (--journal nats) of the\n"
     "                 NATS server at URL; --journal nats:BUCKET names the bucket\n"
-    "                 (default ZGC_JOURNAL), --nats-creds FILE credentials\n"
-    "  -h, --help     show this help\n"
+    "                 (default ZGC_JOURNAL)\n" NATS_AUTH_HELP "  -h, --help     show this help\n"
     "\n"
     "exit status: 0 answered, 1 no such pending task or a VALUE that does not\n"
     "fit, 2 bad usage, 4 the run store cannot be used.\n";
@@ -111,20 +124,27 @@ static int usage_error(const char *usage, const char *fmt, const char *arg)
 /* The options every command here takes; the others are positional. */
 typedef struct Args {
     const char *store;
-    const char *nats, *bucket, *creds; /* --nats URL, --journal nats[:BUCKET], --nats-creds */
+    const char *nats, *bucket; /* --nats URL, --journal nats[:BUCKET] */
+    ZkAuth auth;               /* --nats-creds, --nats-user, … */
+    const char *nats_auth;     /* one of those options given (for messages) */
     bool json, all, failed, exit_when_waiting;
+    const char *secret_file; /* runs resume --nats: --secret-file FILE */
     const char *pos[4];
     int npos;
 } Args;
 
-/* Whether s is --nats, --nats-creds or --journal (or OPT=VALUE). */
-static bool nats_option(const char *s)
+/* The options of a bucket's runs (each takes a value). */
+static const char *const nats_names[] = {"--nats",      "--journal",         "--nats-creds",
+                                         "--nats-user", "--nats-token-file", "--nats-nkey",
+                                         "--nats-ca",   "--nats-cert",       "--nats-key"};
+
+/* The index in nats_names of option s (or OPT=VALUE), or -1. */
+static int nats_option(const char *s)
 {
-    static const char *const names[] = {"--nats", "--nats-creds", "--journal"};
     size_t n = strcspn(s, "=");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strlen(names[i]) == n && !strncmp(s, names[i], n)) return true;
-    return false;
+    for (size_t i = 0; i < sizeof nats_names / sizeof nats_names[0]; i++)
+        if (strlen(nats_names[i]) == n && !strncmp(s, nats_names[i], n)) return (int)i;
+    return -1;
 }
 
 /* -1 to go on, else the exit status. */
@@ -142,16 +162,18 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->store = argv[i];
         } else if (!strncmp(s, "--store=", 8)) {
             a->store = s + 8;
-        } else if (nats_option(s) && strchr(flags, 'n')) {
-            /* --nats URL, --nats-creds FILE, --journal nats[:BUCKET]; or OPT=VALUE */
+        } else if (nats_option(s) >= 0 && strchr(flags, 'n')) {
+            /* --nats URL, --journal nats[:BUCKET], the credentials; or OPT=VALUE */
+            int which = nats_option(s);
             const char *eq = strchr(s, '=');
-            size_t n = eq ? (size_t)(eq - s) : strlen(s);
             if (!eq && ++i >= argc) return usage_error(usage, "%s needs a value", s);
             const char *v = eq ? eq + 1 : argv[i];
-            if (n == 6 && !strncmp(s, "--nats", n)) {
-                a->nats = v;
-            } else if (n == 12 && !strncmp(s, "--nats-creds", n)) {
-                a->creds = v;
+            const char **slot[] = {
+                &a->nats,      NULL,        &a->auth.creds, &a->auth.user, &a->auth.token_file,
+                &a->auth.nkey, &a->auth.ca, &a->auth.cert,  &a->auth.key};
+            if (slot[which]) {
+                *slot[which] = v;
+                if (which > 0) a->nats_auth = nats_names[which];
             } else if (!strcmp(v, "nats")) {
                 a->bucket = ZK_BUCKET;
             } else if (!strncmp(v, "nats:", 5) && v[5]) {
@@ -170,6 +192,10 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->failed = true;
         } else if (!strcmp(s, "--exit-when-waiting") && strchr(flags, 'w')) {
             a->exit_when_waiting = true;
+        } else if (!strncmp(s, "--secret-file", 13) && (!s[13] || s[13] == '=') &&
+                   strchr(flags, 's')) {
+            if (!s[13] && ++i >= argc) return usage_error(usage, "%s needs a file", s);
+            a->secret_file = s[13] ? s + 14 : argv[i];
         } else if (s[0] == '-' && s[1] && strcmp(s, "--") != 0) {
             return usage_error(usage, "unknown option `%s`", s);
         } else {
@@ -181,8 +207,8 @@ static int parse_args(int argc, char **argv, const char *usage, const char *flag
             a->pos[a->npos++] = s;
         }
     }
-    if ((a->bucket || a->creds) && !a->nats)
-        return usage_error(usage, "%s needs --nats URL", a->bucket ? "--journal" : "--nats-creds");
+    if ((a->bucket || a->nats_auth) && !a->nats)
+        return usage_error(usage, "%s needs --nats URL", a->bucket ? "--journal" : a->nats_auth);
     if (a->nats && a->store)
         return usage_error(usage, "%s", "--store and --nats name two different places");
     if (a->nats && !a->bucket) a->bucket = ZK_BUCKET;
@@ -201,7 +227,7 @@ static int src_open(const Args *a, Src *src)
     char err[ZS_ERRLEN];
     memset(src, 0, sizeof *src);
     if (a->nats) {
-        src->k = zk_open(a->nats, a->creds, a->bucket, err);
+        src->k = zk_open(a->nats, &a->auth, a->bucket, err);
     } else {
         char *path = zs_path(a->store);
         src->s = zs_open(path, err);
@@ -566,6 +592,17 @@ static int gc_cache(const char *store, char **keep)
 
 static int runs_gc(const Args *a)
 {
+    if (a->nats) {
+        Src src;
+        int rc = src_open(a, &src);
+        if (rc) return rc;
+        char err[ZS_ERRLEN];
+        int removed = 0;
+        rc = zk_gc(src.k, a->failed, &removed, err);
+        src_close(&src);
+        printf("removed %d run%s\n", removed, removed == 1 ? "" : "s");
+        return rc < 0 ? store_error(err) : 0;
+    }
     ZsStore *s = open_store(a);
     if (!s) return ZS_EXIT_STORE;
     char err[ZS_ERRLEN];
@@ -632,9 +669,160 @@ static char *stored_result(void *u)
     return text;
 }
 
+/* Appends the option name=value (when value is given) to args. */
+static void add_opt(char ***args, int *n, const char *name, const char *value)
+{
+    if (!value) return;
+    *args = realloc(*args, (size_t)(*n + 3) * sizeof **args);
+    if (!*args) zu_oom();
+    (*args)[(*n)++] = (char *)name;
+    (*args)[(*n)++] = (char *)value;
+    (*args)[*n] = NULL;
+}
+
+/* zgc runs resume RUN --nats URL: the run's lifelines that have not
+ * ended, each started here from the executable its record names, with
+ * --resume, the server, the bucket, the run's secret and these
+ * credentials; the result composed in the bucket is printed. */
+static int resume_nats(const Args *a)
+{
+    const char *id = a->pos[0];
+    if (!a->secret_file)
+        return usage_error(usage_runs, "%s",
+                           "runs resume --nats needs the run's secret: --secret-file FILE (the "
+                           "file its lifelines were started with)");
+    Src src;
+    int rc = src_open(a, &src);
+    if (rc) return rc;
+    char err[ZS_ERRLEN];
+    ZsRun r;
+    int found = zk_run(src.k, id, &r, err);
+    if (found <= 0) {
+        if (found < 0)
+            fprintf(stderr, "zgc: error: %s\n", err);
+        else
+            fprintf(stderr, "zgc: error: no run %s in the %s\n", id, src_where(&src));
+        src_close(&src);
+        return found < 0 ? ZS_EXIT_STORE : 1;
+    }
+    ZsLife *lives = NULL;
+    int nl = 0;
+    rc = 0;
+    if (!strcmp(r.status, "done")) {
+        fprintf(stderr, "zgc: note: run %s has finished; its result:\n", id);
+        printf("%s\n", r.result ? r.result : "null");
+    } else if (!strcmp(r.status, "cancelled")) {
+        fprintf(stderr, "zgc: error: run %s was cancelled; it cannot be resumed\n", id);
+        rc = 1;
+    } else if (r.live) {
+        fprintf(stderr,
+                "zgc: error: run %s is running (a lifeline's process runs here, or its record "
+                "names another host, where it cannot be looked at: resume that lifeline there "
+                "with its executable and --resume %s)\n",
+                id, id);
+        rc = 1;
+    } else if (zk_lifelines(src.k, &r, &lives, &nl, err) < 0) {
+        rc = store_error(err);
+    } else if (nl < r.nlifelines) {
+        fprintf(stderr,
+                "zgc: error: run %s cannot be resumed here: %d of its %d lifelines never "
+                "started (start them with their executables and --run %s)\n",
+                id, r.nlifelines - nl, r.nlifelines, id);
+        rc = 1;
+    }
+    for (int i = 0; rc == 0 && i < nl && strcmp(r.status, "done") != 0; i++)
+        if (strcmp(lives[i].status ? lives[i].status : "", "done") != 0 &&
+            (!lives[i].executable || access(lives[i].executable, X_OK) != 0)) {
+            fprintf(stderr,
+                    "zgc: error: run %s cannot be resumed here: the executable of lifeline %s "
+                    "(%s) is not on this host; resume that lifeline where it is, with --resume "
+                    "%s\n",
+                    id, lives[i].name ? lives[i].name : "?",
+                    lives[i].executable ? lives[i].executable : "none recorded", id);
+            rc = 1;
+        }
+    if (rc == 0 && strcmp(r.status, "done") != 0) {
+        char journal[200];
+        snprintf(journal, sizeof journal, "nats:%s", a->bucket);
+        pid_t *pids = zu_xcalloc((size_t)nl + 1, sizeof *pids);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        /* each lifeline prints its part of the result: the whole one is
+         * printed below, from the bucket */
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        extern char **environ;
+        for (int i = 0; i < nl && rc == 0; i++) {
+            if (lives[i].status && !strcmp(lives[i].status, "done")) continue;
+            char **args = NULL;
+            int n = 0;
+            args = zu_xcalloc(2, sizeof *args);
+            args[n++] = lives[i].executable;
+            add_opt(&args, &n, "--nats", a->nats);
+            add_opt(&args, &n, "--run", id);
+            add_opt(&args, &n, "--resume", id);
+            add_opt(&args, &n, "--journal", journal);
+            add_opt(&args, &n, "--secret-file", a->secret_file);
+            add_opt(&args, &n, "--nats-creds", a->auth.creds);
+            add_opt(&args, &n, "--nats-user", a->auth.user);
+            add_opt(&args, &n, "--nats-token-file", a->auth.token_file);
+            add_opt(&args, &n, "--nats-nkey", a->auth.nkey);
+            add_opt(&args, &n, "--nats-ca", a->auth.ca);
+            add_opt(&args, &n, "--nats-cert", a->auth.cert);
+            add_opt(&args, &n, "--nats-key", a->auth.key);
+            if (a->exit_when_waiting) {
+                args = realloc(args, (size_t)(n + 2) * sizeof *args);
+                if (!args) zu_oom();
+                args[n++] = "--exit-when-waiting";
+                args[n] = NULL;
+            }
+            int e = posix_spawn(&pids[i], lives[i].executable, &fa, NULL, args, environ);
+            free(args);
+            if (e != 0) {
+                fprintf(stderr, "zgc: error: cannot start %s: %s\n", lives[i].executable,
+                        strerror(e));
+                pids[i] = 0;
+                rc = 1;
+            }
+        }
+        posix_spawn_file_actions_destroy(&fa);
+        /* every process started is waited for (one that failed stops its
+         * peers: they fail or stop at once) */
+        for (int i = 0; i < nl; i++) {
+            if (pids[i] <= 0) continue;
+            int st = 0;
+            while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR) {}
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (code != 0 && rc == 0) rc = code;
+        }
+        free(pids);
+        if (rc == 0) {
+            ZsRun done;
+            found = zk_run(src.k, id, &done, err);
+            if (found < 0) {
+                rc = store_error(err);
+            } else if (found == 0 || !done.result) {
+                fprintf(stderr, "zgc: error: run %s ended without a result in the %s\n", id,
+                        src_where(&src));
+                rc = 1;
+            } else {
+                printf("%s\n", done.result);
+            }
+            if (found > 0) zs_run_free(&done);
+        }
+    }
+    for (int i = 0; i < nl; i++) zs_life_free(&lives[i]);
+    free(lives);
+    zs_run_free(&r);
+    src_close(&src);
+    return rc;
+}
+
 static int runs_resume(const Args *a)
 {
     if (a->npos != 1) return usage_error(usage_runs, "%s", "runs resume needs a RUN");
+    if (a->nats) return resume_nats(a);
+    if (a->secret_file)
+        return usage_error(usage_runs, "%s", "--secret-file goes with --nats (a bucket's run)");
     char *path = zs_path(a->store);
     int rc = zo_resume(path, a->pos[0], NULL, a->exit_when_waiting);
     free(path);
@@ -799,10 +987,10 @@ int zo_runs_main(int argc, char **argv)
         if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "n", 1, &a)) >= 0) return rc;
         return runs_cancel(&a);
     } else if (!strcmp(sub, "gc")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "f", 0, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "fn", 0, &a)) >= 0) return rc;
         return runs_gc(&a);
     } else if (!strcmp(sub, "resume")) {
-        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "w", 1, &a)) >= 0) return rc;
+        if ((rc = parse_args(argc - 1, argv + 1, usage_runs, "wns", 1, &a)) >= 0) return rc;
         return runs_resume(&a);
     }
     return usage_error(usage_runs, "unknown runs command `%s`", sub);

@@ -14,10 +14,12 @@
  *
  * --js: every message goes through a JetStream stream with the settings
  * of a durable zgc run: file storage, a de-duplication window, each
- * message published under a Nats-Msg-Id and waiting for the stream's
- * acknowledgement, each receiver a durable push consumer of its own
- * subject with explicit acknowledgement, acknowledged ("+ACK") once the
- * message is taken, before the reply goes out.  Ping-pong under --js is the
+ * message published under a Nats-Msg-Id, the stream's acknowledgements
+ * of everything a party published awaited before it waits for a message
+ * (as a durable run does: its sends are not acknowledged one after
+ * another), each receiver a durable push consumer of its own subject with
+ * explicit acknowledgement, acknowledged ("+ACK") once the message is
+ * taken, before the reply goes out.  Ping-pong under --js is the
  * fan-out with one worker.  The stream is deleted at the end.
  *
  * Every run checks its result and exits 1 when it is wrong. */
@@ -141,7 +143,7 @@ static party open_party(const char *url, const char *name, int use_js)
 }
 
 /* Sends n to party `to`: a plain publish with the reply subject unused
- * (core), or a stored message waiting for the stream's acknowledgement. */
+ * (core), or a stored message whose acknowledgement take() awaits. */
 static void send_to(party *p, const char *to, int64_t n)
 {
     char subject[96];
@@ -158,11 +160,8 @@ static void send_to(party *p, const char *to, int64_t n)
         jsPubOptions po;
         jsPubOptions_Init(&po);
         po.MaxWait = 2000;
-        jsPubAck *pa = NULL;
-        jsErrCode jerr = 0;
-        if (s == NATS_OK) s = js_PublishMsg(&pa, p->js, m, &po, &jerr);
-        jsPubAck_Destroy(pa);
-        natsMsg_Destroy(m);
+        if (s == NATS_OK) s = js_PublishMsgAsync(p->js, &m, &po);
+        natsMsg_Destroy(m); /* (NULL when the client took it) */
     }
     if (s != NATS_OK) die("cannot send", s);
 }
@@ -171,7 +170,14 @@ static void send_to(party *p, const char *to, int64_t n)
 static int64_t take(party *p)
 {
     natsMsg *m = NULL;
-    natsStatus s = natsSubscription_NextMsg(&m, p->sub, WAIT_MS);
+    natsStatus s = NATS_OK;
+    if (p->js) {
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = WAIT_MS;
+        if ((s = js_PublishAsyncComplete(p->js, &po)) != NATS_OK) die("not stored", s);
+    }
+    s = natsSubscription_NextMsg(&m, p->sub, WAIT_MS);
     if (s != NATS_OK) die("no message", s);
     int64_t n = 0;
     if (natsMsg_GetDataLength(m) != sizeof n) {

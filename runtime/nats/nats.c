@@ -59,17 +59,23 @@
  * connection for good (the client's reconnection gave up) fails the run;
  * while it reconnects, heartbeats decide.
  *
- * Threads.  A durable run's subscriptions are asynchronous: the
- * client's delivery threads run on_msg and on_js_msg.  A core NATS run's
- * subscription is synchronous: an idle worker of the run takes its
- * messages (t_wait: natsSubscription_NextMsg) and runs on_msg on its own
- * thread, so the receive that waited runs next on that thread without a
- * hand-off; local work ends that wait through t_wake (an empty message to
- * the lifeline's own subject, zg.RUN.SELF.SELF); while no worker has
- * waited for HANDBACK_S (a long action, before the run) this module's
- * thread takes them instead.  rd_mu makes one taker at a time, and
- * cb_lock one on_msg (the only users of the heap and of the receiving
- * tags).  One thread of this module sends HELLOs and BEATs and checks
+ * Threads.  The subscription that carries a run's messages is
+ * synchronous: an idle worker of the run takes its messages (t_wait:
+ * natsSubscription_NextMsg) and runs on_msg (on_js_msg for a durable
+ * run's stream deliveries) on its own thread, so the receive that waited
+ * runs next on that thread without a hand-off; local work ends that wait
+ * through t_wake (an empty message to the lifeline's own subject,
+ * zg.RUN.SELF.SELF, or zg.RUN.SELF.SELF.c in a durable run); while no
+ * worker has waited for HANDBACK_S (a long action, before the run) this
+ * module's thread takes them instead.  Core NATS: that subscription is
+ * the inbox zg.RUN.SELF.*.  Durable runs: it is zg.RUN.SELF.SELF.c, the
+ * consumer's deliver subject (the server delivers a push consumer's
+ * messages only to a subscription of that very subject, not to a
+ * wildcard one), whose deliveries keep their stream subject
+ * zg.RUN.SELF.FROM; HELLO, BEAT and STOP come on zg.RUN.SELF.FROM.c, one
+ * asynchronous subscription per peer (the client's delivery thread runs
+ * on_msg).  rd_mu makes one taker at a time, and cb_lock one on_msg (the
+ * only users of the heap and of the receiving tags).  One thread of this module sends HELLOs and BEATs and checks
  * silence; senders take the peer's lock (counter, tag and publish stay
  * in one order).  Once close or abort
  * begins, `closing` (under cb_lock, which on_msg holds while it works)
@@ -106,9 +112,9 @@
 #define RECONNECT_WAIT_MS 250
 #define RECONNECT_TRIES 480
 #define CLOSE_FLUSH_MS 5000
-/* Durable runs.  A message published to the stream waits JS_PUBLISH_WAIT_MS
- * for its acknowledgement and is retried for JS_PUBLISH_S (as long as the
- * client tries to reconnect); a message delivered and not acknowledged
+/* Durable runs.  A message published to the stream is acknowledged by
+ * the server within JS_PUBLISH_WAIT_MS or published again, for at most
+ * JS_PUBLISH_S (as long as the client tries to reconnect); a message delivered and not acknowledged
  * (its effect not committed: a crash, a delivery lost while the server
  * restarted) is delivered again after JS_ACK_WAIT_S; the stream drops a
  * message published again within JS_DUPLICATES_S (a resumed sender). */
@@ -116,6 +122,7 @@
 #define JS_PUBLISH_S 120.0
 #define JS_ACK_WAIT_S 2
 #define JS_DUPLICATES_S 600
+#define JS_MAX_ACK_PENDING (1 << 30)
 #define JS_SETUP_S 15.0 /* a forming cluster elects its leaders in seconds */
 /* Core NATS runs read their subscription synchronously (see "Threads"):
  * a worker's wait takes messages for at most WAIT_SLICE_MS before it
@@ -156,21 +163,19 @@ struct zri_nats {
     natsSubscription *sub;
     peer *peers;
     uint32_t hb_ms;
-    pthread_mutex_t lock; /* the peers' states, closing, sub_done */
+    pthread_mutex_t lock; /* the peers' states, closing, csub_done */
     pthread_cond_t cond;
     pthread_mutex_t cb_lock; /* held by on_msg while it works */
     int closing;
-    int sub_done;    /* the subscription will deliver nothing more */
     int conn_closed; /* the client called on_closed, its last callback */
     int notes;
     int failed_conn; /* the connection failed, or the server refused something */
     char why[1024];  /* its message */
     pthread_t thread;
     int thread_on, stop;
-    /* core NATS runs: sub is synchronous; whoever holds rd_mu takes its
-     * messages (a worker in t_wait, or this module's thread while no
-     * worker waits: `polling`, `poll_end` (now_ns) and `want`, atomic) */
-    int sync_sub;
+    /* sub is synchronous; whoever holds rd_mu takes its messages (a
+     * worker in t_wait, or this module's thread while no worker waits:
+     * `polling`, `poll_end` (now_ns) and `want`, atomic) */
     pthread_mutex_t rd_mu;
     int polling, want;
     int64_t poll_end;
@@ -181,9 +186,15 @@ struct zri_nats {
     int replicas;
     jsCtx *js;
     char stream[ZRI_NATS_RUN_MAX + 8];
-    natsInbox *inbox;       /* the consumer's deliver subject */
-    natsSubscription *jsub; /* on it */
-    int jsub_done;
+    /* messages published to the stream and not yet acknowledged by it
+     * (under lock; pub_cond): zri_nats_flush waits for them */
+    int64_t inflight;
+    double pub_failing; /* since when publishes fail (0: they do not) */
+    int pub_failed;     /* one was given up: pub_why says why */
+    char pub_why[768];
+    pthread_cond_t pub_cond;
+    natsSubscription **csub; /* [peer]: its HELLO, BEAT and STOP (async) */
+    int csubs, csub_done;    /* how many, and how many have completed */
     /* the messages taken but not yet committed by the journal, per stream
      * (from * nchans + chan), acknowledged once it has (zri_nats_ack) */
     pthread_mutex_t ack_lock;
@@ -420,14 +431,103 @@ static int publish(zri_nats *n, int to, int hello, const uint8_t *payload, size_
     return rc;
 }
 
-/* Durable runs: a message or BYE into the run's stream, under its
- * de-duplication id ("from.to.chan.seq", "from.to.bye"): a resumed sender
- * that publishes it again within the stream's window is dropped by the
- * server, later by the receiver's sequence check.  Waits for the stream's
- * acknowledgement, retrying while the server is away (a restart), for at
- * most JS_PUBLISH_S. */
-static int js_publish(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
-                      char *err, size_t errlen)
+static void pub_error(zri_nats *n, natsStatus s, const char *subject, char *out, size_t outlen)
+{
+    const char *txt = NULL;
+    natsConnection_GetLastError(n->nc, &txt);
+    snprintf(out, outlen,
+             "cannot store a message (%s) in the stream %s of the NATS server %s within %g s: "
+             "%s%s%s",
+             subject, n->stream, n->url, JS_PUBLISH_S, natsStatus_GetText(s),
+             txt && *txt ? ": " : "", txt && *txt ? txt : "");
+}
+
+/* Durable runs: the stream's answer to a message published with
+ * js_publish_async (the client's thread).  A message refused or not
+ * answered within JS_PUBLISH_WAIT_MS (a server restarting, a stream
+ * whose leader is being elected) is published again, under the same
+ * de-duplication id, until publishes have failed for JS_PUBLISH_S. */
+static void on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+{
+    zri_nats *n = closure;
+    int done = 1;
+    if (pae) {
+        pthread_mutex_lock(&n->lock);
+        double t = now_s();
+        if (n->pub_failing == 0) n->pub_failing = t;
+        int give_up =
+            n->closing || n->failed_conn || n->pub_failed || t - n->pub_failing > JS_PUBLISH_S;
+        if (give_up && !n->pub_failed && !n->closing) {
+            n->pub_failed = 1;
+            pub_error(n, pae->Err, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
+        }
+        pthread_mutex_unlock(&n->lock);
+        if (!give_up) {
+            /* a timeout has waited already; an error answers at once */
+            if (pae->Err != NATS_TIMEOUT) {
+                struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+            jsPubOptions po;
+            jsPubOptions_Init(&po);
+            po.MaxWait = JS_PUBLISH_WAIT_MS;
+            natsStatus s = js_PublishMsgAsync(js, &msg, &po);
+            if (s == NATS_OK) {
+                done = 0; /* still in flight: the client owns msg again */
+            } else {
+                pthread_mutex_lock(&n->lock);
+                if (!n->pub_failed) {
+                    n->pub_failed = 1;
+                    pub_error(n, s, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
+                }
+                pthread_mutex_unlock(&n->lock);
+            }
+        }
+    }
+    if (done) {
+        pthread_mutex_lock(&n->lock);
+        if (pa) n->pub_failing = 0;
+        n->inflight--;
+        pthread_cond_broadcast(&n->pub_cond);
+        pthread_mutex_unlock(&n->lock);
+    }
+    natsMsg_Destroy(msg); /* (NULL when published again) */
+}
+
+/* Durable runs: waits until every message published to the stream is
+ * acknowledged by it (at most timeout_s; with `all`, until on_pub_ack has
+ * answered for every one, even after a failure).  0, or -1 with a
+ * message. */
+static int pub_drain(zri_nats *n, double timeout_s, int all, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&n->lock);
+    double deadline = now_s() + timeout_s;
+    while (n->inflight > 0 && (all || !n->pub_failed) && now_s() < deadline) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 100 * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&n->pub_cond, &n->lock, &dl);
+    }
+    int rc = 0;
+    if (n->pub_failed) {
+        zri_err(err, errlen, "%s", n->pub_why);
+        rc = -1;
+    } else if (n->inflight > 0) {
+        zri_err(err, errlen,
+                "the stream %s of the NATS server %s did not acknowledge %lld message(s) within "
+                "%g s",
+                n->stream, n->url, (long long)n->inflight, timeout_s);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&n->lock);
+    return rc;
+}
+
+/* Builds a tagged message of the stream (counter payload tag, under the
+ * de-duplication id): NULL with a message. */
+static natsMsg *js_message(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
+                           char *err, size_t errlen)
 {
     peer *pe = &n->peers[to];
     size_t wire = COUNTER_BYTES + len + ZRI_TAG_BYTES;
@@ -440,12 +540,70 @@ static int js_publish(zri_nats *n, int to, const uint8_t *payload, size_t len, c
     if (rc < 0) {
         free(d);
         zri_err(err, errlen, "cannot tag a frame (libcrypto failed)");
-        return -1;
+        return NULL;
     }
     natsMsg *m = NULL;
     natsStatus s = natsMsg_Create(&m, pe->subject, NULL, (const char *)d, (int)wire);
     free(d);
     if (s == NATS_OK) s = natsMsgHeader_Set(m, "Nats-Msg-Id", id);
+    if (s != NATS_OK) {
+        natsMsg_Destroy(m);
+        zri_err(err, errlen, "cannot make a message to lifeline %s: %s", lname(n, to),
+                natsStatus_GetText(s));
+        return NULL;
+    }
+    return m;
+}
+
+/* Durable runs: a message into the run's stream, not waiting for the
+ * stream's acknowledgement (on_pub_ack takes it; zri_nats_flush waits
+ * for every one before the lifeline waits, and so before its end).  The
+ * de-duplication id ("from.to.chan.seq"): a message published again (a
+ * resumed sender, or on_pub_ack after a timeout) within the stream's
+ * window is dropped by the server, later by the receiver's sequence
+ * check; the receiver also drops a message that comes before an earlier
+ * one that had to be published again, which the stream then delivers
+ * again after it. */
+static int js_publish_async(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
+                            char *err, size_t errlen)
+{
+    natsMsg *m = js_message(n, to, payload, len, id, err, errlen);
+    if (!m) return -1;
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = JS_PUBLISH_WAIT_MS;
+    pthread_mutex_lock(&n->lock);
+    int failed = n->pub_failed;
+    if (!failed) n->inflight++;
+    pthread_mutex_unlock(&n->lock);
+    natsStatus s = failed ? NATS_ERR : js_PublishMsgAsync(n->js, &m, &po);
+    if (s != NATS_OK && !failed) {
+        pthread_mutex_lock(&n->lock);
+        n->inflight--;
+        pthread_cond_broadcast(&n->pub_cond);
+        pthread_mutex_unlock(&n->lock);
+        pub_error(n, s, n->peers[to].subject, err, errlen);
+    } else if (failed) {
+        pthread_mutex_lock(&n->lock);
+        zri_err(err, errlen, "%s", n->pub_why);
+        pthread_mutex_unlock(&n->lock);
+    }
+    natsMsg_Destroy(m); /* (NULL when the client took it) */
+    return s == NATS_OK ? 0 : -1;
+}
+
+/* Durable runs: a message or BYE into the run's stream, under its
+ * de-duplication id ("from.to.chan.seq", "from.to.bye"): a resumed sender
+ * that publishes it again within the stream's window is dropped by the
+ * server, later by the receiver's sequence check.  Waits for the stream's
+ * acknowledgement, retrying while the server is away (a restart), for at
+ * most JS_PUBLISH_S. */
+static int js_publish(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
+                      char *err, size_t errlen)
+{
+    natsMsg *m = js_message(n, to, payload, len, id, err, errlen);
+    if (!m) return -1;
+    natsStatus s = NATS_OK;
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MaxWait = JS_PUBLISH_WAIT_MS;
@@ -841,10 +999,10 @@ out:
     natsMsg_Destroy(msg);
 }
 
-/* Core NATS runs, under rd_mu: takes the messages of the synchronous
- * subscription, waiting up to timeout_ms for the first, and handles
- * them as on_msg (on this thread).  An empty message on the wake
- * subject only ends the wait. */
+/* Under rd_mu: takes the messages of the synchronous subscription,
+ * waiting up to timeout_ms for the first, and handles them as on_msg or
+ * on_js_msg (on this thread).  An empty message on the wake subject only
+ * ends the wait. */
 static natsStatus pump(zri_nats *n, int64_t timeout_ms)
 {
     natsMsg *m = NULL;
@@ -854,6 +1012,8 @@ static natsStatus pump(zri_nats *n, int64_t timeout_ms)
         const char *subj = natsMsg_GetSubject(m);
         if (natsMsg_GetDataLength(m) == 0 && subj && strcmp(subj, n->wake_subject) == 0)
             natsMsg_Destroy(m);
+        else if (n->durable)
+            on_js_msg(n->nc, n->sub, m, n);
         else
             on_msg(n->nc, n->sub, m, n);
         int msgs = 0, bytes = 0;
@@ -868,7 +1028,7 @@ static natsStatus pump(zri_nats *n, int64_t timeout_ms)
  * unless a worker reads it (or did lately); 1 when it did. */
 static int pump_idle(zri_nats *n, int ms)
 {
-    if (!n->sync_sub || __atomic_load_n(&n->polling, __ATOMIC_ACQUIRE) ||
+    if (__atomic_load_n(&n->polling, __ATOMIC_ACQUIRE) ||
         now_ns() - __atomic_load_n(&n->poll_end, __ATOMIC_ACQUIRE) < (int64_t)(HANDBACK_S * 1e9))
         return 0;
     int64_t until = now_ns() + (int64_t)ms * 1000000;
@@ -881,27 +1041,9 @@ static int pump_idle(zri_nats *n, int ms)
     return 1;
 }
 
-static void on_sub_complete(void *closure)
-{
-    zri_nats *n = closure;
-    pthread_mutex_lock(&n->lock);
-    n->sub_done = 1;
-    pthread_cond_broadcast(&n->cond);
-    pthread_mutex_unlock(&n->lock);
-}
-
-static void on_jsub_complete(void *closure)
-{
-    zri_nats *n = closure;
-    pthread_mutex_lock(&n->lock);
-    n->jsub_done = 1;
-    pthread_cond_broadcast(&n->cond);
-    pthread_mutex_unlock(&n->lock);
-}
-
 /* Durable runs: the run's stream (made by whichever lifeline comes first:
  * the same configuration from every one) and this lifeline's consumer of
- * its inbox, delivering to n->inbox.  A consumer left by an earlier
+ * its inbox, delivering to n->wake_subject (zg.RUN.SELF.SELF.c).  A consumer left by an earlier
  * process of this lifeline tells where to go on: its acknowledgement
  * floor (every message up to it is committed); it is replaced by one
  * starting right after, so that what the old process took but did not
@@ -910,7 +1052,11 @@ static void on_jsub_complete(void *closure)
 static int js_setup(zri_nats *n, char *err, size_t errlen)
 {
     jsErrCode jerr = 0;
-    natsStatus s = natsConnection_JetStream(&n->js, n->nc, NULL);
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.PublishAsync.AckHandler = on_pub_ack;
+    jo.PublishAsync.AckHandlerClosure = n;
+    natsStatus s = natsConnection_JetStream(&n->js, n->nc, &jo);
     char subjects[128];
     snprintf(subjects, sizeof subjects, "zg.%s.*.*", n->run);
     const char *subj[1] = {subjects};
@@ -963,12 +1109,13 @@ static int js_setup(zri_nats *n, char *err, size_t errlen)
     jsConsumerConfig_Init(&cc);
     cc.Durable = me;
     cc.FilterSubject = filter;
-    cc.DeliverSubject = (const char *)n->inbox;
+    cc.DeliverSubject = n->wake_subject;
     cc.AckPolicy = js_AckExplicit;
     cc.AckWait = (int64_t)JS_ACK_WAIT_S * 1000000000LL;
     /* a lifeline may hold many messages it has not taken yet: delivery
-     * must never stall on them (a message it needs first may come after) */
-    cc.MaxAckPending = -1;
+     * must never stall on them (a message it needs first may come after).
+     * (-1 is not sent by the client, and the server's default is 1,000.) */
+    cc.MaxAckPending = JS_MAX_ACK_PENDING;
     if (start > 1) {
         cc.DeliverPolicy = js_DeliverByStartSequence;
         cc.OptStartSeq = start;
@@ -1151,7 +1298,9 @@ static void connect_error(zri_nats *n, natsStatus s, char *err, size_t errlen)
 static void free_nats(zri_nats *n)
 {
     if (n->sub) natsSubscription_Destroy(n->sub);
-    if (n->jsub) natsSubscription_Destroy(n->jsub);
+    for (int l = 0; n->csub && l < n->nl; l++)
+        if (n->csub[l]) natsSubscription_Destroy(n->csub[l]);
+    free(n->csub);
     /* what the journal did not commit is not acknowledged: the stream
      * delivers it again to the lifeline's next process */
     for (int k = 0; n->held && k < n->nl * n->p->nchans; k++) {
@@ -1163,7 +1312,6 @@ static void free_nats(zri_nats *n)
     free(n->capheld);
     free(n->committed);
     if (n->js) jsCtx_Destroy(n->js);
-    if (n->inbox) natsInbox_Destroy(n->inbox);
     if (n->nc) natsConnection_Destroy(n->nc);
     for (int l = 0; n->peers && l < n->nl; l++) {
         zri_mac_free(n->peers[l].out_mac);
@@ -1178,6 +1326,7 @@ static void free_nats(zri_nats *n)
     pthread_mutex_destroy(&n->rd_mu);
     pthread_mutex_destroy(&n->ack_lock);
     pthread_cond_destroy(&n->cond);
+    pthread_cond_destroy(&n->pub_cond);
     free(n);
 }
 
@@ -1196,22 +1345,26 @@ static void shut(zri_nats *n)
 
 static void finish(zri_nats *n)
 {
-    if (n->jsub && natsSubscription_Unsubscribe(n->jsub) == NATS_OK) {
+    /* the stream's answers to what is in flight (closing: none is
+     * published again) come or time out within JS_PUBLISH_WAIT_MS, and
+     * on_pub_ack must not outlive n */
+    char err[64];
+    (void)pub_drain(n, JS_PUBLISH_WAIT_MS / 1000.0 + 2, 1, err, sizeof err);
+    /* synchronous: no delivery thread holds n (and shut() stopped this
+     * module's thread, the only other reader besides the run's workers,
+     * which have ended) */
+    if (n->sub) (void)natsSubscription_Unsubscribe(n->sub);
+    /* the control subscriptions' delivery thread lets go of n before it
+     * is freed */
+    int waiting = 0;
+    for (int l = 0; n->csub && l < n->nl; l++)
+        if (n->csub[l] && natsSubscription_Unsubscribe(n->csub[l]) == NATS_OK) waiting++;
+    if (waiting) {
         pthread_mutex_lock(&n->lock);
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
         dl.tv_sec += 5;
-        while (!n->jsub_done)
-            if (pthread_cond_timedwait(&n->cond, &n->lock, &dl) == ETIMEDOUT) break;
-        pthread_mutex_unlock(&n->lock);
-    }
-    if (n->sub && natsSubscription_Unsubscribe(n->sub) == NATS_OK && !n->sync_sub) {
-        /* the delivery thread lets go of n before it is freed */
-        pthread_mutex_lock(&n->lock);
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_sec += 5;
-        while (!n->sub_done)
+        while (n->csub_done < n->csubs)
             if (pthread_cond_timedwait(&n->cond, &n->lock, &dl) == ETIMEDOUT) break;
         pthread_mutex_unlock(&n->lock);
     }
@@ -1229,6 +1382,15 @@ static void finish(zri_nats *n)
         pthread_mutex_unlock(&n->lock);
     }
     free_nats(n);
+}
+
+static void on_csub_complete(void *closure)
+{
+    zri_nats *n = closure;
+    pthread_mutex_lock(&n->lock);
+    n->csub_done++;
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->lock);
 }
 
 static natsStatus set_options(natsOptions *o, zri_nats *n, const zri_nats_config *c)
@@ -1255,6 +1417,9 @@ static natsStatus set_options(natsOptions *o, zri_nats *n, const zri_nats_config
      * 2.3 to 2.7 ms with the flusher (3,000 iterations, a loaded 2-core
      * machine) */
     if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
+    /* durable runs: the peers' control subscriptions share one delivery
+     * thread */
+    if (s == NATS_OK && n->durable) s = natsOptions_UseGlobalMessageDelivery(o, true);
     if (s == NATS_OK) s = zri_nats_auth_options(o, c);
     return s;
 }
@@ -1302,6 +1467,7 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
     pthread_mutex_init(&n->cb_lock, NULL);
     pthread_mutex_init(&n->rd_mu, NULL);
     pthread_cond_init(&n->cond, NULL);
+    pthread_cond_init(&n->pub_cond, NULL);
     n->peers = zri_xcalloc((size_t)n->nl, sizeof *n->peers);
     for (int l = 0; l < n->nl; l++) {
         peer *pe = &n->peers[l];
@@ -1350,20 +1516,24 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
         return NULL;
     }
     char inbox[256];
-    snprintf(inbox, sizeof inbox, "zg.%s.%s.*%s", n->run, lname(n, self), n->durable ? ".c" : "");
-    /* core NATS: read by the run's workers (t_wait), without the hand-off
-     * from the client's delivery thread */
-    n->sync_sub = !n->durable;
-    snprintf(n->wake_subject, sizeof n->wake_subject, "zg.%s.%s.%s", n->run, lname(n, self),
-             lname(n, self));
-    if (n->sync_sub)
-        s = natsConnection_SubscribeSync(&n->sub, n->nc, inbox);
-    else
-        s = natsConnection_Subscribe(&n->sub, n->nc, inbox, on_msg, n);
+    snprintf(inbox, sizeof inbox, "zg.%s.%s.*", n->run, lname(n, self));
+    /* read by the run's workers (t_wait), without the hand-off from the
+     * client's delivery thread: the inbox (core NATS) or the consumer's
+     * deliver subject (durable runs) */
+    snprintf(n->wake_subject, sizeof n->wake_subject, "zg.%s.%s.%s%s", n->run, lname(n, self),
+             lname(n, self), n->durable ? ".c" : "");
+    s = natsConnection_SubscribeSync(&n->sub, n->nc, n->durable ? n->wake_subject : inbox);
     /* a run's messages are never dropped by the client: no pending limit */
     if (s == NATS_OK) s = natsSubscription_SetPendingLimits(n->sub, -1, -1);
-    if (s == NATS_OK && !n->sync_sub)
-        s = natsSubscription_SetOnCompleteCB(n->sub, on_sub_complete, n);
+    if (n->durable) n->csub = zri_xcalloc((size_t)n->nl, sizeof *n->csub);
+    for (int l = 0; n->durable && s == NATS_OK && l < n->nl; l++) {
+        if (l == self) continue;
+        snprintf(inbox, sizeof inbox, "zg.%s.%s.%s.c", n->run, lname(n, self), lname(n, l));
+        s = natsConnection_Subscribe(&n->csub[l], n->nc, inbox, on_msg, n);
+        if (s == NATS_OK) n->csubs++;
+        if (s == NATS_OK) s = natsSubscription_SetPendingLimits(n->csub[l], -1, -1);
+        if (s == NATS_OK) s = natsSubscription_SetOnCompleteCB(n->csub[l], on_csub_complete, n);
+    }
     /* the server has the subscription before any HELLO says so */
     if (s == NATS_OK) s = natsConnection_FlushTimeout(n->nc, 10000);
     if (s != NATS_OK) {
@@ -1381,20 +1551,8 @@ zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *
         for (int l = 0; l < n->nl && cb->received; l++)
             for (int32_t ch = 0; l != self && ch < p->nchans; ch++)
                 n->committed[l * p->nchans + ch] = cb->received(cb->user, l, ch);
-        /* the consumer's deliveries have their subscription before it
-         * exists */
-        s = natsInbox_Create(&n->inbox);
-        if (s == NATS_OK)
-            s = natsConnection_Subscribe(&n->jsub, n->nc, (const char *)n->inbox, on_js_msg, n);
-        if (s == NATS_OK) s = natsSubscription_SetPendingLimits(n->jsub, -1, -1);
-        if (s == NATS_OK) s = natsSubscription_SetOnCompleteCB(n->jsub, on_jsub_complete, n);
-        if (s != NATS_OK) {
-            zri_err(err, errlen, "cannot subscribe on the NATS server %s: %s", n->url,
-                    natsStatus_GetText(s));
-            shut(n);
-            finish(n);
-            return NULL;
-        }
+        /* the consumer's deliveries have their subscription (n->sub)
+         * before it exists */
         if (js_setup(n, err, errlen) < 0) {
             shut(n);
             finish(n);
@@ -1458,7 +1616,7 @@ int zri_nats_send(zri_nats *n, const zri_msg *m, char *err, size_t errlen)
         char id[96];
         snprintf(id, sizeof id, "%d.%d.%d.%lld", (int)m->from, (int)m->to, (int)m->chan,
                  (long long)m->seq);
-        rc = js_publish(n, m->to, buf + 4, len - 4, id, err, errlen);
+        rc = js_publish_async(n, m->to, buf + 4, len - 4, id, err, errlen);
     } else {
         rc = publish(n, m->to, 0, buf + 4, len - 4, err, errlen);
     }
@@ -1469,9 +1627,11 @@ int zri_nats_send(zri_nats *n, const zri_msg *m, char *err, size_t errlen)
 int zri_nats_flush(zri_nats *n, char *err, size_t errlen)
 {
     /* every publish went out at once (natsOptions_SetSendAsap); a broken
-     * connection shows at the next publish or through on_closed */
-    (void)n, (void)err, (void)errlen;
-    return 0;
+     * connection shows at the next publish or through on_closed.  A
+     * durable run's messages are stored before the lifeline waits (the
+     * stream's acknowledgements of all of them, not one after another) */
+    if (!n->durable) return 0;
+    return pub_drain(n, JS_PUBLISH_S + JS_PUBLISH_WAIT_MS / 1000.0 + 1, 0, err, errlen);
 }
 
 static void say_all(zri_nats *n, int bye)
@@ -1534,7 +1694,7 @@ static int t_flush(void *impl, char *err, size_t errlen)
     return zri_nats_flush(impl, err, errlen);
 }
 
-/* Core NATS runs: a worker with nothing to run takes the subscription's
+/* A worker with nothing to run takes the subscription's
  * messages itself (rt.h: zri_transport.wait); t_wake ends its wait when
  * local work appears (an empty message to its own subject, which only
  * this lifeline may publish). */
@@ -1569,10 +1729,6 @@ static void t_wake(void *impl)
 
 zri_transport zri_nats_transport(zri_nats *n)
 {
-    zri_transport t = {.send = t_send,
-                       .flush = t_flush,
-                       .wait = n->sync_sub ? t_wait : NULL,
-                       .wake = n->sync_sub ? t_wake : NULL,
-                       .impl = n};
+    zri_transport t = {.send = t_send, .flush = t_flush, .wait = t_wait, .wake = t_wake, .impl = n};
     return t;
 }

@@ -63,14 +63,19 @@ ZRI_HIDDEN int zri_nats_nkey_public(const char *seed_file, char pub[57], char *e
 
 /* Connects to the server, subscribes to this lifeline's inbox and waits
  * until every other lifeline of the run has answered (the presence
- * handshake, nats.c), at most timeout_s.  The callbacks run on the
- * client's delivery thread, possibly before zri_nats_open returns, and
+ * handshake, nats.c), at most timeout_s.  The callbacks run on a worker
+ * of the run waiting in the transport (zri_transport.wait), on this
+ * module's thread or on the client's delivery thread (a durable run's
+ * HELLO, BEAT and STOP), possibly before zri_nats_open returns, and
  * never once zri_nats_close or zri_nats_abort has begun; decoded values
  * are allocated in h.  NULL with a message in err. */
 ZRI_HIDDEN zri_nats *zri_nats_open(const zgrt_program *p, int self, const zri_nats_config *c,
                                    zri_heap *h, const zri_net_callbacks *cb, char *err,
                                    size_t errlen);
 ZRI_HIDDEN int zri_nats_send(zri_nats *n, const zri_msg *m, char *err, size_t errlen);
+/* Durable runs: waits until the stream has acknowledged every message
+ * zri_nats_send published (they are not waited for one by one); -1 with
+ * a message when one could not be stored.  Core NATS: nothing to do. */
 ZRI_HIDDEN int zri_nats_flush(zri_nats *n, char *err, size_t errlen);
 /* Durable runs: this lifeline's journal has committed `committed`
  * messages of the stream from -> self on chan; the stream's messages up

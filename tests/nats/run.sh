@@ -22,7 +22,8 @@
 #           lifeline (subject permissions); frames of another secret, of
 #           another run and of another lifeline replayed onto a run's
 #           subjects (natsraw.py relays them); a lifeline of another
-#           program
+#           program; zgc runs list, tasks and answer --nats with each
+#           of these credentials (refused, and accepted)
 # faults    a lifeline process killed with SIGKILL mid-run: its peer
 #           reports it within the heartbeat; the server killed and
 #           restarted mid-run: the run ends with its result or with a
@@ -47,8 +48,12 @@
 #           --journal nats without --nats; the journal stored with the run
 #           (a resume without --journal finds the run's bucket or run
 #           store; another --journal is refused); zgc runs list, show and
-#           cancel --nats on a bucket's runs; human tasks of a bucket's run
-#           (zgc tasks and zgc answer --nats)
+#           cancel --nats on a bucket's runs; zgc runs resume --nats (the
+#           run's killed processes started again by zgc, its result from
+#           the bucket, no completed effect repeated; the refusals) and
+#           zgc runs gc --nats; human tasks of a bucket's run (zgc tasks
+#           and zgc answer --nats), also by a lifeline with exactly the
+#           documented permissions
 # cluster   a three-server JetStream cluster on loopback, a durable run
 #           with --nats-replicas 3, one server killed with SIGKILL mid-run:
 #           the run completes with its result, no completed effect repeated
@@ -119,6 +124,28 @@ expect_refused() {
     fi
   done
   ok
+}
+
+# runs_auth WHAT URL EXPECT [OPTION…]: `zgc runs list --nats URL OPTION…`
+# (and tasks, answer) against a server with authentication and no bucket:
+# EXPECT ok: connected and authenticated (the bucket is missing, exit 4);
+# else EXPECT is a text of the refusal on stderr (exit 4)
+runs_auth() {
+  local what=$1 url=$2 expect=$3 st c
+  shift 3
+  for c in "runs list" "tasks" "answer r1 1 yes"; do
+    # shellcheck disable=SC2086
+    "$zgc" $c --nats "$url" "$@" > "$tmp/ra.out" 2> "$tmp/ra.err"
+    st=$?
+    if [ "$expect" = ok ]; then
+      [ $st = 4 ] && grep -q "key-value bucket ZGC_JOURNAL does not exist on the NATS server" \
+        "$tmp/ra.err" && ok || failed "zgc $c --nats, $what: exit $st: $(cat "$tmp/ra.err")"
+    else
+      [ $st = 4 ] && grep -q "cannot connect to the NATS server $url" "$tmp/ra.err" &&
+        grep -qF -- "$expect" "$tmp/ra.err" && ok ||
+        failed "zgc $c --nats, $what: exit $st: $(cat "$tmp/ra.err")"
+    fi
+  done
 }
 
 # ---- programs -----------------------------------------------------------
@@ -238,6 +265,15 @@ EOF
   expect_refused "no password" "$STA" "$tmp/u2/err.A" 'needs its password in $ZGC_NATS_PASSWORD'
   ZGC_NATS_PASSWORD=pw-alice-7731 run_pair "$tmp/u3" "$url" u3 "$k" "$k" --nats-user alice
   pair_ok "user and password" "$tmp/u3"
+  runs_auth "no credentials" "$url" "authorization failed"
+  ZGC_NATS_PASSWORD=wrong runs_auth "wrong password" "$url" "authorization failed" --nats-user alice
+  (unset ZGC_NATS_PASSWORD && "$zgc" tasks --nats "$url" --nats-user alice) > /dev/null \
+    2> "$tmp/ra.err"
+  st=$?
+  [ $st = 4 ] && grep -q 'needs its password in $ZGC_NATS_PASSWORD' "$tmp/ra.err" && ok ||
+    failed "zgc tasks --nats-user without a password: exit $st: $(cat "$tmp/ra.err")"
+  ZGC_NATS_PASSWORD=pw-alice-7731 runs_auth "user and password" "$url" ok --nats-user alice
+  if grep -q "pw-alice-7731" "$tmp/ra.err"; then failed "zgc printed a password"; else ok; fi
   if grep -q "pw-alice-7731" "$tmp"/u*/err.* 2> /dev/null; then failed "a password was printed"; else ok; fi
 
   # token: from a file or the environment
@@ -253,6 +289,10 @@ EOF
   pair_ok "token file" "$tmp/t1"
   ZGC_NATS_TOKEN=tok-5511-zgc run_pair "$tmp/t2" "$url" t2 "$k" "$k"
   pair_ok "token from the environment" "$tmp/t2"
+  runs_auth "wrong token" "$url" "authorization failed" --nats-token-file "$tmp/bad.token"
+  runs_auth "token file" "$url" ok --nats-token-file "$tmp/good.token"
+  ZGC_NATS_TOKEN=tok-5511-zgc runs_auth "token from the environment" "$url" ok
+  if grep -q "tok-5511-zgc" "$tmp/ra.err"; then failed "zgc printed a token"; else ok; fi
 
   # NKey
   python3 "$here/natsraw.py" nkey "$tmp/user.nk" "$tmp/user.pub"
@@ -264,6 +304,8 @@ EOF
   expect_refused "unknown NKey" "$STA" "$tmp/n0/err.A" "authorization failed"
   run_pair "$tmp/n1" "$url" n1 "$k" "$k" --nats-nkey "$tmp/user.nk"
   pair_ok "NKey" "$tmp/n1"
+  runs_auth "unknown NKey" "$url" "authorization failed" --nats-nkey "$tmp/other.nk"
+  runs_auth "NKey" "$url" ok --nats-nkey "$tmp/user.nk"
 
   # TLS: the server's certificate from a test CA, client certificates
   # required (verify)
@@ -297,6 +339,14 @@ EOF
   run_pair "$tmp/s2" "$url" s2 "$k" "$k" --nats-ca "$c/ca.pem" --nats-cert "$c/client.pem" \
     --nats-key "$c/client.key"
   pair_ok "TLS with a client certificate" "$tmp/s2"
+  runs_auth "wrong CA" "$url" "TLS" --nats-ca "$c/wrongca.pem" --nats-cert "$c/client.pem" \
+    --nats-key "$c/client.key"
+  runs_auth "TLS with a client certificate" "$url" ok --nats-ca "$c/ca.pem" \
+    --nats-cert "$c/client.pem" --nats-key "$c/client.key"
+  "$zgc" runs list --nats "$url" --nats-cert "$c/client.pem" > /dev/null 2> "$tmp/ra.err"
+  st=$?
+  [ $st = 4 ] && grep -q "nats-cert and --nats-key go together" "$tmp/ra.err" && ok ||
+    failed "zgc runs list --nats-cert alone: exit $st: $(cat "$tmp/ra.err")"
 
   # subject permissions: each lifeline's account publishes only as itself;
   # B's process started with A's account is refused by the server
@@ -659,6 +709,59 @@ durable_permissions() {
   fi
 }
 
+# A lifeline that asks a human, under the documented durable permissions
+# with --journal nats and the documented additions for tasks (its task's
+# keys, the watcher of the run's task keys): its task is made, answered
+# by zgc answer --nats (an account of its own), and the run completes
+# with no permission violation.
+tasks_permissions() {
+  local k=$tmp/run.key d=$tmp/tperm R=tp1 B=KVTP pw pe stw ste
+  [ -e "$k" ] || secret "$k"
+  rm -rf "$d" && mkdir -p "$d"
+  "$zgc" build "$root/tests/durable/handoff.zg" -o "$d/ho" > /dev/null ||
+    { failed "tasks permissions: build"; return; }
+  {
+    echo "authorization { users = ["
+    durable_user w pw "$R" Writer "$B"
+    durable_user e pe "$R" Editor "$B" |
+      sed "s|\"\\\$KV.$B.$R.C.Editor.>\"|&, \"\\\$KV.$B.$R.T.>\", \"\\\$JS.API.CONSUMER.CREATE.KV_$B\", \"\\\$JS.API.STREAM.NAMES\"|"
+    echo "  { user: admin, password: pad }"
+    echo "] }"
+  } > "$d/perm.conf"
+  grep -q "T\.>" "$d/perm.conf" || { failed "tasks permissions: the configuration: $(cat "$d/perm.conf")"; return; }
+  start_server tperm 0 -c "$d/perm.conf"
+  local url=nats://127.0.0.1:$PORT
+  local adm=(--nats "$url" --journal "nats:$B" --nats-user admin)
+  ZGC_NATS_PASSWORD=pw "$d/ho/review.Writer" --nats "$url" --run "$R" --secret-file "$k" \
+    --nats-user w --arg topic=tea --llm mock --durable --journal "nats:$B" > "$d/out.W" \
+    2> "$d/err.W" < /dev/null &
+  pw=$!
+  ZGC_NATS_PASSWORD=pe "$d/ho/review.Editor" --nats "$url" --run "$R" --secret-file "$k" \
+    --nats-user e --arg topic=tea --llm mock --durable --journal "nats:$B" > "$d/out.E" \
+    2> "$d/err.E" < /dev/null &
+  pe=$!
+  for _ in $(seq 600); do
+    ZGC_NATS_PASSWORD=pad "$zgc" tasks "$R" "${adm[@]}" 2> /dev/null | grep -q approve && break
+    sleep 0.05
+  done
+  ZGC_NATS_PASSWORD=pad expect_exit "tasks permissions: answer" 0 "answered task 1 of run $R" \
+    "$zgc" answer "$R" 1 yes "${adm[@]}"
+  wait $pw
+  stw=$?
+  wait $pe
+  ste=$?
+  if [ "$stw" = 0 ] && [ "$ste" = 0 ] && [ "$(cat "$d/out.W")" = '{"0": true}' ]; then
+    ok
+  else
+    failed "a task under the documented permissions: exit $stw/$ste, result $(cat "$d/out.W"): $(cat "$d/err.W" "$d/err.E" | head -c 800)"
+  fi
+  if grep -q "Permissions Violation" "$tmp/tperm/log"; then
+    failed "the documented task permissions are not enough: $(grep -m3 "Permissions Violation" "$tmp/tperm/log")"
+  else
+    ok
+  fi
+}
+
 journal() {
   start_server kvj 0
   local url=nats://127.0.0.1:$PORT
@@ -709,7 +812,9 @@ journal() {
   durable_permissions
   journal_stored "$url"
   runs_nats "$url"
+  resume_gc_nats "$url"
   tasks_nats "$url"
+  tasks_permissions
   # errors: exit status and message
   expect_exit "--journal nats, server down" 4 "journal nats: cannot connect to the NATS server" \
     "$exe.A" --nats nats://127.0.0.1:1 --run kv2 --secret-file "$k" --arg topic=t --durable \
@@ -870,6 +975,67 @@ sys.exit(0 if any(x["lifeline"] == sys.argv[1] and x["events"] > 0 for x in d["l
 # for a run store; cancel marks the run, both processes stop (one saying
 # the run was cancelled, the other that or that its peer stopped), a
 # resume and a second cancel are refused; the usage errors.
+# zgc runs resume and gc --nats on a run journaled in bucket KVG: both
+# processes killed while A waits at its gate, the run resumed by zgc runs
+# resume --nats (its result from the bucket, no completed effect
+# repeated), then removed by zgc runs gc --nats
+resume_gc_nats() { # URL
+  local url=$1 k=$tmp/run.key d=$tmp/kvr pa pb st
+  local kvr=(--nats "$url" --journal nats:KVG)
+  rm -rf "$d" && mkdir -p "$d"
+  export ZGC_TEST_EFFECT_LOG=$d/effect.log
+  ZGC_TEST_GATE=$d/gate "$exe.A" --nats "$url" --run kvr1 --secret-file "$k" --arg topic=t \
+    --durable --journal nats:KVG > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  pa=$!
+  "$exe.B" --nats "$url" --run kvr1 --secret-file "$k" --arg topic=t --durable \
+    --journal nats:KVG > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  pb=$!
+  wait_events kvr1 A "${kvr[@]}" || failed "runs resume --nats: A journaled nothing"
+  expect_exit "runs resume --nats, running" 1 "run kvr1 is running" \
+    "$zgc" runs resume kvr1 "${kvr[@]}" --secret-file "$k"
+  expect_exit "runs gc --nats, running" 0 "removed 0 runs" "$zgc" runs gc --failed "${kvr[@]}"
+  kill -9 $pa $pb 2> /dev/null
+  wait $pa $pb 2> /dev/null
+  expect_exit "runs resume --nats without the secret" 2 "needs the run's secret: --secret-file" \
+    "$zgc" runs resume kvr1 "${kvr[@]}"
+  expect_exit "runs resume --secret-file without --nats" 2 "--secret-file goes with --nats" \
+    "$zgc" runs resume kvr1 --secret-file "$k"
+  echo open > "$d/gate"
+  ZGC_TEST_GATE=$d/gate "$zgc" runs resume kvr1 "${kvr[@]}" --secret-file "$k" > "$d/out" \
+    2> "$d/err" < /dev/null
+  st=$?
+  unset ZGC_TEST_EFFECT_LOG
+  if [ $st = 0 ] && [ "$(cat "$d/out")" = '"t/open!"' ] && grep -q "attempt 2" "$d/err" &&
+    [ "$(sort "$d/effect.log" | uniq -d | wc -l)" = 0 ] && [ "$(wc -l < "$d/effect.log")" = 2 ]; then
+    ok
+  else
+    failed "runs resume --nats: exit $st, result $(cat "$d/out"): $(head -c 600 "$d/err"); effects: $(cat "$d/effect.log")"
+  fi
+  expect_exit "runs resume --nats, done" 0 "run kvr1 has finished" \
+    "$zgc" runs resume kvr1 "${kvr[@]}" --secret-file "$k"
+  expect_exit "runs gc --nats" 0 "removed 1 run" "$zgc" runs gc "${kvr[@]}"
+  "$zgc" runs list "${kvr[@]}" > "$d/list" 2>&1
+  if grep -q "^no runs in key-value bucket KVG" "$d/list"; then ok; else failed "runs list --nats after gc: $(cat "$d/list")"; fi
+  expect_exit "runs resume --nats after gc" 1 "no run kvr1 in the key-value bucket KVG" \
+    "$zgc" runs resume kvr1 "${kvr[@]}" --secret-file "$k"
+  # a lifeline whose executable is not on this host
+  ZGC_TEST_GATE=$d/gate2 "$exe.A" --nats "$url" --run kvr2 --secret-file "$k" --arg topic=t \
+    --durable --journal nats:KVG > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  pa=$!
+  cp "$exe.B" "$d/relay.B"
+  "$d/relay.B" --nats "$url" --run kvr2 --secret-file "$k" --arg topic=t --durable \
+    --journal nats:KVG > "$d/out.B" 2> "$d/err.B" < /dev/null &
+  pb=$!
+  wait_events kvr2 A "${kvr[@]}" || failed "runs resume --nats: A journaled nothing"
+  for _ in $(seq 200); do "$zgc" runs show kvr2 "${kvr[@]}" 2>/dev/null | grep -Eq '^  B ' && break; sleep 0.05; done
+  kill -9 $pa $pb 2> /dev/null
+  wait $pa $pb 2> /dev/null
+  rm "$d/relay.B"
+  expect_exit "runs resume --nats, an executable elsewhere" 1 \
+    "the executable of lifeline B ($d/relay.B) is not on this host" \
+    "$zgc" runs resume kvr2 "${kvr[@]}" --secret-file "$k"
+}
+
 runs_nats() { # URL
   local url=$1 k=$tmp/run.key d=$tmp/kvc pa pb sta stb
   local kvc=(--nats "$url" --journal nats:KVC)
