@@ -42,9 +42,10 @@ void ck_store_decl(Ck *c, ZDecl *st)
     for (int i = 0; i < st->tools.len; i++) {
         ZParam *t = st->tools.items[i];
         if (t->ref && t->ref->action != ACT_EFFECT) {
+            ZActionKind k = t->ref->action;
             zd_error(c->d, t->span, "`%s` is %s %s action, not a tool: a tool is an `effect` action",
-                     t->name, t->ref->action == ACT_EXTERN_PURE ? "an" : "a",
-                     za_action_kind_name(t->ref->action));
+                     t->name, k == ACT_EXTERN_PURE || k == ACT_LLM ? "an" : "a",
+                     za_action_kind_name(k));
             zd_note(c->d, t->ref->name_span, "`%s` is declared here", t->name);
         }
     }
@@ -95,11 +96,14 @@ void ck_atomic_rules(Ck *c, ZStmt *s)
         }
         int ph = phase(it);
         if (ph < seen) {
-            zd_error(c->d, first_line(it->span), "%s", ph == 0
-                     ? "a read must come before the other items of an atomic block: the "
-                       "operation reads, then generates, then writes"
-                     : "a write must come after the other items of an atomic block: the "
-                       "operation reads, then generates, then writes");
+            if (ph == 0)
+                zd_error(c->d, first_line(it->span),
+                         "a read must come before the other items of an atomic block: the "
+                         "operation reads, then generates, then writes");
+            else
+                zd_error(c->d, first_line(it->span),
+                         "this statement comes after a write: the writes of an atomic block "
+                         "come last (the operation reads, then generates, then writes)");
             continue;
         }
         seen = ph;
@@ -119,8 +123,12 @@ void ck_atomic_rules(Ck *c, ZStmt *s)
                 ZStmt *o = s->body.items[k];
                 if (o->kind != S_WRITE || o->registry != it->registry) continue;
                 if (it->registry || (it->cell_decl && o->cell_decl == it->cell_decl)) {
-                    zd_error(c->d, it->cell_span, "%s is written twice in this atomic block",
-                             it->registry ? "the tool registry" : "this cell");
+                    if (it->registry)
+                        zd_error(c->d, it->cell_span,
+                                 "the tool registry is written twice in this atomic block");
+                    else
+                        zd_error(c->d, it->cell_span,
+                                 "cell `%s` is written twice in this atomic block", it->cell);
                     zd_note(c->d, o->cell_span, "first written here");
                     break;
                 }
