@@ -12,7 +12,8 @@
  *
  *   know[L]  the operations X such that, on every path to here, every
  *            instance of X so far is in L's causal past (the latest is,
- *            and X's earlier instances come before it on X's lifeline);
+ *            and X's earlier instances come before it on X's lifeline;
+ *            at the start every X, which has no instance yet);
  *   occ      the operations that may have run so far.
  *
  * An operation X on A removes X from every know[L], L ≠ A (they know at
@@ -390,6 +391,8 @@ ZqReport *zq_analyze(ZArena *a, const ZProgram *p, const ZDecl *wf)
         an.w = (an.nops + 63) / 64;
         an.conc = zu_xcalloc((size_t)an.nops * (size_t)an.w, 8);
         St *s = st_new(&an);
+        for (int l = 0; l < an.nl; l++)
+            for (int k = 0; k < an.nops; k++) set(know(&an, s, l), k);
         walk(&an, s, &wf->body, true);
         free(s);
     }
@@ -466,11 +469,14 @@ void zq_diagnose(ZArena *a, const ZqReport *r, ZDiag *d, bool strict)
                 if (zq_level_needed(pr->classes) <= st->declared) continue;
                 ZBuf b = {0};
                 zq_classes_text(&b, pr->classes);
+                if (pr->cell || pr->tool)
+                    zu_buf_printf(&b, " (%s%s%s%s%s%s%s)", pr->cell ? "cell `" : "",
+                                  pr->cell ? pr->cell : "", pr->cell ? "`" : "",
+                                  pr->cell && pr->tool ? ", " : "", pr->tool ? "tool `" : "",
+                                  pr->tool ? pr->tool : "", pr->tool ? "`" : "");
                 zd_note(d, first_line(pr->a->span),
-                        "this operation of %s and the one of %s at %s are not ordered: %s%s%s%s",
-                        pr->a->life.name, pr->b->life.name, where(a, pr->b->span), b.data,
-                        pr->cell ? " (cell `" : "", pr->cell ? pr->cell : "",
-                        pr->cell ? "`)" : "");
+                        "this operation of %s and the one of %s at %s are not ordered: %s",
+                        pr->a->life.name, pr->b->life.name, where(a, pr->b->span), b.data);
                 zu_buf_free(&b);
             }
         } else if (st->declared > st->needed && st->ops.len) {
