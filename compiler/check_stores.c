@@ -43,9 +43,9 @@ void ck_store_decl(Ck *c, ZDecl *st)
         ZParam *t = st->tools.items[i];
         if (t->ref && t->ref->action != ACT_EFFECT) {
             ZActionKind k = t->ref->action;
-            zd_error(c->d, t->span, "`%s` is %s %s action, not a tool: a tool is an `effect` action",
-                     t->name, k == ACT_EXTERN_PURE || k == ACT_LLM ? "an" : "a",
-                     za_action_kind_name(k));
+            zd_error(c->d, t->span,
+                     "`%s` is %s %s action, not a tool: a tool is an `effect` action", t->name,
+                     k == ACT_EXTERN_PURE || k == ACT_LLM ? "an" : "a", za_action_kind_name(k));
             zd_note(c->d, t->ref->name_span, "`%s` is declared here", t->name);
         }
     }
@@ -64,10 +64,7 @@ void ck_store_decl(Ck *c, ZDecl *st)
 }
 
 /* The item's place in an atomic block: 0 reads, 1 the rest, 2 writes. */
-static int phase(const ZStmt *s)
-{
-    return s->kind == S_READ ? 0 : s->kind == S_WRITE ? 2 : 1;
-}
+static int phase(const ZStmt *s) { return s->kind == S_READ ? 0 : s->kind == S_WRITE ? 2 : 1; }
 
 static const char *what(const ZStmt *s)
 {

@@ -53,10 +53,10 @@ typedef struct Op {
 typedef struct A {
     ZArena *a;
     const ZProgram *p;
-    int nops, nl, w;   /* w: words per bit set */
-    Op **ops;          /* by index */
-    ZIMap index;       /* ZStmt* -> index + 1 */
-    uint64_t *conc;    /* nops × nops: may run concurrently */
+    int nops, nl, w; /* w: words per bit set */
+    Op **ops;        /* by index */
+    ZIMap index;     /* ZStmt* -> index + 1 */
+    uint64_t *conc;  /* nops × nops: may run concurrently */
 } A;
 
 static int store_index(const ZProgram *p, const ZDecl *st)
@@ -101,7 +101,8 @@ static void collect_stmt(A *an, const ZStmt *s, ZVec *out)
     }
     collect(an, &s->body, out);
     collect(an, &s->els, out);
-    for (int k = 0; k < s->branches.len; k++) collect(an, &((ZBranch *)s->branches.items[k])->body, out);
+    for (int k = 0; k < s->branches.len; k++)
+        collect(an, &((ZBranch *)s->branches.items[k])->body, out);
 }
 
 static void collect(A *an, const ZVec *body, ZVec *out)
@@ -348,7 +349,11 @@ static unsigned classify(const Op *x, const Op *y, int *cell, const ZDecl **tool
 
 int zq_level_needed(unsigned classes)
 {
-    return classes & ZQ_A2 ? 4 : classes & ZQ_A6 ? 3 : classes & ZQ_A3 ? 2 : classes & ZQ_A1 ? 1 : 0;
+    return classes & ZQ_A2   ? 4
+           : classes & ZQ_A6 ? 3
+           : classes & ZQ_A3 ? 2
+           : classes & ZQ_A1 ? 1
+                             : 0;
 }
 
 void zq_classes_text(ZBuf *b, unsigned classes)
@@ -425,7 +430,8 @@ ZqReport *zq_analyze(ZArena *a, const ZProgram *p, const ZDecl *wf)
             zu_vec_push(a, &rs->pairs, pr);
             rs->classes |= c;
         }
-    for (int i = 0; i < r->nstores; i++) r->stores[i].needed = zq_level_needed(r->stores[i].classes);
+    for (int i = 0; i < r->nstores; i++)
+        r->stores[i].needed = zq_level_needed(r->stores[i].classes);
     for (int i = 0; i < an.nops; i++) {
         zu_imap_free(&an.ops[i]->reads);
         zu_imap_free(&an.ops[i]->writes);
@@ -447,7 +453,10 @@ static ZSpan first_line(ZSpan s)
     return s;
 }
 
-static const char *where(ZArena *a, ZSpan s) { return zu_fmt(a, "%d:%d", s.first_line, s.first_column); }
+static const char *where(ZArena *a, ZSpan s)
+{
+    return zu_fmt(a, "%d:%d", s.first_line, s.first_column);
+}
 
 void zq_diagnose(ZArena *a, const ZqReport *r, ZDiag *d, bool strict)
 {
@@ -456,10 +465,11 @@ void zq_diagnose(ZArena *a, const ZqReport *r, ZDiag *d, bool strict)
         const ZDecl *sd = st->store;
         if (st->declared < 0) continue; /* no valid level: reported */
         if (st->declared < st->needed) {
-            const char *msg = zu_fmt(
-                a, "store `%s` is declared L%d, but in workflow `%s` its operations can race: "
-                   "L%d is the lowest safe level",
-                sd->name, st->declared, r->wf->name, st->needed);
+            const char *msg =
+                zu_fmt(a,
+                       "store `%s` is declared L%d, but in workflow `%s` its operations can race: "
+                       "L%d is the lowest safe level",
+                       sd->name, st->declared, r->wf->name, st->needed);
             if (strict)
                 zd_error(d, sd->level_span, "%s", msg);
             else
@@ -483,10 +493,10 @@ void zq_diagnose(ZArena *a, const ZqReport *r, ZDiag *d, bool strict)
             /* a note of its own, silenced with the warning */
             d->muted = (d->warn_off >> ZW_STORE_LEVEL) & 1u;
             zd_note(d, sd->level_span,
-                           "store `%s` is declared L%d; in workflow `%s` L%d is enough (its "
-                           "operations race with %s)",
-                           sd->name, st->declared, r->wf->name, st->needed,
-                           st->classes ? "fewer anomalies" : "no anomaly");
+                    "store `%s` is declared L%d; in workflow `%s` L%d is enough (its "
+                    "operations race with %s)",
+                    sd->name, st->declared, r->wf->name, st->needed,
+                    st->classes ? "fewer anomalies" : "no anomaly");
         }
     }
 }

@@ -395,8 +395,7 @@ static void resolve_store(R *r, ZDecl *d)
         for (int j = 0; j < i; j++) {
             ZDecl *o = d->cells.items[j];
             if (strcmp(o->name, c->name) == 0) {
-                zd_error(r->d, c->name_span, "duplicate cell `%s` in store `%s`", c->name,
-                         d->name);
+                zd_error(r->d, c->name_span, "duplicate cell `%s` in store `%s`", c->name, d->name);
                 zd_note(r->d, o->name_span, "previous declaration of `%s` here", c->name);
                 break;
             }

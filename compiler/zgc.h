@@ -190,20 +190,20 @@ typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
 
 /* The warnings (warn.c): each has a name for -W<name> / -Wno-<name> and
  * is on unless turned off. */
-#define ZD_WARNINGS(X)                                                                   \
-    X(ZW_UNUSED_VARIABLE, "unused-variable", "a variable no statement reads or writes")  \
-    X(ZW_UNUSED_CONST, "unused-const", "a constant nothing uses")                        \
-    X(ZW_UNUSED_ACTION, "unused-action", "an action no statement calls")                 \
-    X(ZW_UNUSED_LIFELINE, "unused-lifeline",                                             \
-      "a lifeline that takes part in nothing in a "                                      \
-      "workflow")                                                                        \
-    X(ZW_ENDLESS_LOOP, "endless-loop", "a while loop that, once entered, can never end") \
-    X(ZW_CONSTANT_GUARD, "constant-guard",                                               \
-      "an if or while condition that is always true or "                                 \
-      "always false")                                                                    \
-    X(ZW_UNSEEN_LIFELINE, "unseen-lifeline",                                             \
+#define ZD_WARNINGS(X)                                                                     \
+    X(ZW_UNUSED_VARIABLE, "unused-variable", "a variable no statement reads or writes")    \
+    X(ZW_UNUSED_CONST, "unused-const", "a constant nothing uses")                          \
+    X(ZW_UNUSED_ACTION, "unused-action", "an action no statement calls")                   \
+    X(ZW_UNUSED_LIFELINE, "unused-lifeline",                                               \
+      "a lifeline that takes part in nothing in a "                                        \
+      "workflow")                                                                          \
+    X(ZW_ENDLESS_LOOP, "endless-loop", "a while loop that, once entered, can never end")   \
+    X(ZW_CONSTANT_GUARD, "constant-guard",                                                 \
+      "an if or while condition that is always true or "                                   \
+      "always false")                                                                      \
+    X(ZW_UNSEEN_LIFELINE, "unseen-lifeline",                                               \
       "a CPL guard that reads a lifeline no message ever leads from to the guard's owner") \
-    X(ZW_STORE_LEVEL, "store-level",                                                     \
+    X(ZW_STORE_LEVEL, "store-level",                                                       \
       "a store declared at a consistency level below what its racing operations need")
 #define ZD_W_ENUM(k, name, help) k,
 typedef enum { ZD_WARNINGS(ZD_W_ENUM) ZW__COUNT } ZWarning;
@@ -392,19 +392,19 @@ typedef struct ZTarget {
     ZDecl *var; /* resolved D_VAR */
 } ZTarget;
 
-#define ZA_STMT_KINDS(X)                                            \
-    X(S_MSG, "message")   /* A(e..) -> B(p..); self when A == B */  \
-    X(S_ASSIGN, "assign") /* A: (y..) = expr;  (action or local) */ \
-    X(S_BLOCK, "block")   /* A { assignments } */                   \
-    X(S_IF, "if")                                                   \
-    X(S_WHILE, "while")                                             \
-    X(S_SKIP, "skip")                                               \
-    X(S_PAR, "parallel")                                            \
-    X(S_COREGION, "coregion")                                       \
-    X(S_RETURN, "return")                                           \
-    X(S_USE, "use") /* f(args); a fragment use, until expanded */   \
+#define ZA_STMT_KINDS(X)                                                   \
+    X(S_MSG, "message")   /* A(e..) -> B(p..); self when A == B */         \
+    X(S_ASSIGN, "assign") /* A: (y..) = expr;  (action or local) */        \
+    X(S_BLOCK, "block")   /* A { assignments } */                          \
+    X(S_IF, "if")                                                          \
+    X(S_WHILE, "while")                                                    \
+    X(S_SKIP, "skip")                                                      \
+    X(S_PAR, "parallel")                                                   \
+    X(S_COREGION, "coregion")                                              \
+    X(S_RETURN, "return")                                                  \
+    X(S_USE, "use")       /* f(args); a fragment use, until expanded */    \
     X(S_ATOMIC, "atomic") /* A: atomic S { items }: one store operation */ \
-    X(S_READ, "read")     /* atomic item: y = read cell; */            \
+    X(S_READ, "read")     /* atomic item: y = read cell; */                \
     X(S_WRITE, "write")   /* atomic item: write cell = e; write tools = (..); */
 typedef enum { ZA_STMT_KINDS(ZA_ENUM) S__COUNT } ZStmtKind;
 
@@ -735,10 +735,10 @@ enum { ZQ_A1 = 1, ZQ_A3 = 2, ZQ_A6 = 4, ZQ_A2 = 8 };
 typedef struct ZqOp {
     const ZStmt *s; /* the S_ATOMIC */
     int life;
-    int store; /* index in prog->stores */
-    int index; /* in source order over the workflow */
-    ZVec tools;               /* ZDecl*: the tools it calls */
-    const ZStmt *registry;    /* its `write tools = (…)`, or NULL */
+    int store;             /* index in prog->stores */
+    int index;             /* in source order over the workflow */
+    ZVec tools;            /* ZDecl*: the tools it calls */
+    const ZStmt *registry; /* its `write tools = (…)`, or NULL */
 } ZqOp;
 
 /* Two operations of one store that some execution runs unordered, and

@@ -30,7 +30,10 @@ const char zrc_usage[] =
     "exit status: 0 analysed, 1 errors in the input (or --strict and a store\n"
     "declared too low), 2 bad usage.\n";
 
-static const char *level(int l) { return l == 0 ? "L0" : l == 1 ? "L1" : l == 2 ? "L2" : l == 3 ? "L3" : l == 4 ? "L4" : "?"; }
+static const char *level(int l)
+{
+    return l == 0 ? "L0" : l == 1 ? "L1" : l == 2 ? "L2" : l == 3 ? "L3" : l == 4 ? "L4" : "?";
+}
 
 /* The cells an operation reads or writes, the tools it calls, in
  * source order, without repeats. */
@@ -82,10 +85,12 @@ static void print_table(FILE *f, const ZqReport *r, ZArena *a)
             snprintf(at, sizeof at, "%d:%d", op->s->span.first_line, op->s->span.first_column);
             fprintf(f, "  %-10s %-16s ", at, op->s->life.name);
             ZBuf b = {0};
-            for (int j = 0; j < rd.len; j++) zu_buf_printf(&b, "%s%s", j ? "," : "", (char *)rd.items[j]);
+            for (int j = 0; j < rd.len; j++)
+                zu_buf_printf(&b, "%s%s", j ? "," : "", (char *)rd.items[j]);
             fprintf(f, "%-20s ", rd.len ? b.data : "-");
             zu_buf_free(&b);
-            for (int j = 0; j < wr.len; j++) zu_buf_printf(&b, "%s%s", j ? "," : "", (char *)wr.items[j]);
+            for (int j = 0; j < wr.len; j++)
+                zu_buf_printf(&b, "%s%s", j ? "," : "", (char *)wr.items[j]);
             fprintf(f, "%-20s ", wr.len ? b.data : "-");
             zu_buf_free(&b);
             put_list(f, &tl);
@@ -155,16 +160,15 @@ static json_t *report_json(const char *file, const ZqReport *r, ZArena *a)
         }
         for (int k = 0; k < st->pairs.len; k++) {
             const ZqPair *p = st->pairs.items[k];
-            json_t *o = json_pack("{s:o, s:o, s:o}", "a", where(p->a), "b", where(p->b),
-                                  "classes", classes(p->classes));
+            json_t *o = json_pack("{s:o, s:o, s:o}", "a", where(p->a), "b", where(p->b), "classes",
+                                  classes(p->classes));
             json_object_set_new(o, "cell", p->cell ? json_string(p->cell) : json_null());
             json_object_set_new(o, "tool", p->tool ? json_string(p->tool) : json_null());
             json_array_append_new(pairs, o);
         }
-        json_t *s = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "name", st->store->name,
-                              "declared", level(st->declared), "needed", level(st->needed),
-                              "anomalies", classes(st->classes), "operations", ops, "races",
-                              pairs);
+        json_t *s = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "name", st->store->name, "declared",
+                              level(st->declared), "needed", level(st->needed), "anomalies",
+                              classes(st->classes), "operations", ops, "races", pairs);
         json_array_append_new(stores, s);
     }
     return json_pack("{s:s, s:s, s:o}", "file", file, "workflow", r->wf->name, "stores", stores);
