@@ -501,13 +501,20 @@ static void print_stmt(FILE *out, const ZStmt *s, int d)
     case S_SKIP: fprintf(out, " %s", s->life.name); break;
     case S_ATOMIC: fprintf(out, " %s: %s", s->life.name, s->store_name); break;
     case S_READ:
-    case S_WRITE: {
-        ZBuf b = {0};
-        za_print_atomic_item(&b, s);
-        fprintf(out, " %s", b.data);
-        zu_buf_free(&b);
+        fprintf(out, " %s: %s = %s", s->life.name, ((ZTarget *)s->targets.items[0])->name, s->cell);
         break;
-    }
+    case S_WRITE:
+        fprintf(out, " %s: ", s->life.name);
+        if (s->registry) {
+            fputs("tools = (", out);
+            for (int i = 0; i < s->tools.len; i++)
+                fprintf(out, "%s%s", i ? ", " : "", ((ZParam *)s->tools.items[i])->name);
+            fputc(')', out);
+        } else {
+            fprintf(out, "%s = ", s->cell);
+            print_expr_line(out, s->expr);
+        }
+        break;
     case S_IF:
     case S_WHILE:
         if (s->construct) fprintf(out, "#%d", s->construct);

@@ -62,7 +62,8 @@ static void lists(ZVec *body, ZVec *out, ZArena *a)
             lists(&s->els, out, a);
             if (s->kind == S_IF) s->has_else = true;
         }
-        for (int k = 0; k < s->branches.len; k++) lists(&((ZBranch *)s->branches.items[k])->body, out, a);
+        for (int k = 0; k < s->branches.len; k++)
+            lists(&((ZBranch *)s->branches.items[k])->body, out, a);
     }
 }
 
@@ -159,11 +160,16 @@ int main(int argc, char **argv)
     int cases = 10, seeds = 4, markers = 4;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--zgc") && i + 1 < argc) zgc = argv[++i];
-        else if (!strcmp(argv[i], "--cases") && i + 1 < argc) cases = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--markers") && i + 1 < argc) markers = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--zgc") && i + 1 < argc)
+            zgc = argv[++i];
+        else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
+            cases = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            seeds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--markers") && i + 1 < argc)
+            markers = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: store_prop --zgc ZGC [--cases N] [--seeds M] [--seed S] "
                             "[--markers K]\n");
@@ -263,8 +269,9 @@ int main(int argc, char **argv)
         }
         bool seen_conc[MAXK][MAXK] = {{false}};
         for (int sd = 1; sd <= seeds && !failures; sd++) {
-            snprintf(cmd, sizeof cmd, "'%s' run -Wno-all --schedule %d --trace '%s' '%s' > /dev/null", zgc,
-                     sd, trace, src);
+            snprintf(cmd, sizeof cmd,
+                     "'%s' run -Wno-all --schedule %d --trace '%s' '%s' > /dev/null", zgc, sd,
+                     trace, src);
             if (system(cmd) != 0) {
                 fprintf(stderr, "store_prop: case %d seed %d: `%s` failed; the program:\n%s", cs,
                         sd, cmd, run.data);
@@ -296,7 +303,8 @@ int main(int argc, char **argv)
                 for (int j = i + 1; j < markers; j++)
                     for (int x = 0; x < ninst[i]; x++)
                         for (int y = 0; y < ninst[j]; y++) {
-                            bool comparable = le(inst[i][x], inst[j][y]) || le(inst[j][y], inst[i][x]);
+                            bool comparable =
+                                le(inst[i][x], inst[j][y]) || le(inst[j][y], inst[i][x]);
                             checked++;
                             if (!comparable) seen_conc[i][j] = true;
                             if (!comparable && ordered[i][j] && !failures) {
@@ -313,8 +321,10 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < markers; i++)
             for (int j = i + 1; j < markers; j++) {
-                if (ordered[i][j]) ordered_pairs++;
-                else racing_pairs++;
+                if (ordered[i][j])
+                    ordered_pairs++;
+                else
+                    racing_pairs++;
                 if (!ordered[i][j] && seen_conc[i][j]) witnessed++;
             }
         zu_buf_free(&gen);
