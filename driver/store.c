@@ -7,6 +7,7 @@
  * checked. */
 #define _GNU_SOURCE
 #include "store.h"
+#include "procid.h"
 #include "zgc.h"
 
 #include <errno.h>
@@ -145,30 +146,8 @@ const char *zs_file(const ZsStore *s) { return s->path; }
 
 /* ---- processes -------------------------------------------------------------- */
 
-/* Field 22 of /proc/PID/stat, the start time (the runtime records it with
- * the pid: runtime/durable/run.c). */
-static long long proc_start(long long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%lld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (!p) return -1;
-    p++;
-    /* a zombie (Z) or a dead process (X) runs no more */
-    if (p[0] == ' ' && (p[1] == 'Z' || p[1] == 'X')) return -1;
-    for (int field = 3; field < 22; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p) return -1;
-    }
-    return strtoll(p + 1, NULL, 10);
-}
-
-bool zs_alive(long long pid, long long start) { return pid > 0 && proc_start(pid) == start; }
+/* The runtime records a lifeline's pid with its start time (vocab/procid.h). */
+bool zs_alive(long long pid, long long start) { return pid > 0 && zv_proc_start(pid) == start; }
 
 /* ---- reading ------------------------------------------------------------------ */
 

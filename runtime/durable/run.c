@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "durable.h"
+#include "procid.h"
 
 #define TASK_POLL_MS 200
 
@@ -69,34 +70,10 @@ static int err_exit(int status, const char *fmt, ...)
 
 /* ---- processes ------------------------------------------------------------ */
 
-/* The start time of process pid (field 22 of /proc/PID/stat, in clock
- * ticks since boot), or -1: with the pid, it names a process even when
- * pids are reused. */
-static int64_t proc_start(int64_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (!p) return -1;
-    p++;
-    /* a zombie (Z) or a dead process (X) runs no more */
-    if (p[0] == ' ' && (p[1] == 'Z' || p[1] == 'X')) return -1;
-    for (int field = 3; field < 22; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p) return -1;
-    }
-    return strtoll(p + 1, NULL, 10);
-}
-
 static int proc_alive(int64_t pid, int64_t start)
 {
     if (pid <= 0 || pid == getpid()) return 0;
-    return proc_start(pid) == start;
+    return zv_proc_start(pid) == start;
 }
 
 /* ---- fingerprints ------------------------------------------------------------ */
@@ -346,7 +323,7 @@ int zrd_start(zrd_run *D, zri_run *R, const zri_options *o, int *attempt)
     zrd_liferow *rows = zri_xcalloc((size_t)nl, sizeof *rows);
     char *exe = self_exe();
     char *opts = options_json(o);
-    int64_t pid = getpid(), start = proc_start(getpid());
+    int64_t pid = getpid(), start = zv_proc_start(getpid());
     for (int i = 0; i < nl; i++) {
         lives[i] = D->self >= 0 ? D->self : i;
         rows[i] = (zrd_liferow){.lifeline = lives[i],
