@@ -57,7 +57,13 @@ typedef struct A {
     Op **ops;        /* by index */
     ZIMap index;     /* ZStmt* -> index + 1 */
     uint64_t *conc;  /* nops × nops: may run concurrently */
+    int loops;       /* loops whose fixpoint is being computed */
 } A;
+
+/* How many loops deep fixpoints are computed, and in how many rounds at
+ * most (walk_while). */
+#define ZQ_EXACT_LOOPS 4
+#define ZQ_MAX_ROUNDS 8
 
 static int store_index(const ZProgram *p, const ZDecl *st)
 {
@@ -209,21 +215,44 @@ static void walk_if(A *an, St *s, const ZStmt *x, bool record)
     free(e);
 }
 
+/* The loop head without a fixpoint: the operations the loop holds are
+ * known nowhere and may have run; the rest is as before the loop (only an
+ * operation running removes it from a set).  Below every state of the
+ * fixpoint, so walking from it is sound, if less precise. */
+static void loop_head(const A *an, St *s, const ZStmt *x)
+{
+    uint64_t *in = zu_xcalloc((size_t)an->w, 8);
+    ZVec one = {&(void *){(void *)x}, 1, 1};
+    ops_in(an, &one, in);
+    for (int l = 0; l < an->nl; l++)
+        for (int w = 0; w < an->w; w++) know(an, s, l)[w] &= ~in[w];
+    for (int w = 0; w < an->w; w++) occ(an, s)[w] |= in[w];
+    free(in);
+}
+
 static void walk_while(A *an, St *s, const ZStmt *x, bool record)
 {
-    /* the loop head: what holds before every evaluation of the guard */
-    for (;;) {
-        St *b = st_copy(an, s);
-        broadcast(an, b, x);
-        walk(an, b, &x->body, false);
-        St *h = st_copy(an, s);
-        meet(an, h, b);
-        free(b);
-        bool fixed = same(an, h, s);
-        memcpy(s, h, (size_t)(an->nl + 1) * (size_t)an->w * 8);
-        free(h);
-        if (fixed) break;
+    /* the loop head: what holds before every evaluation of the guard, a
+     * fixpoint; loops nested deeper than ZQ_EXACT_LOOPS, or a fixpoint not
+     * reached in ZQ_MAX_ROUNDS rounds, start from loop_head instead (so
+     * nested loops cost a bounded number of walks each) */
+    bool fixed = false;
+    if (an->loops < ZQ_EXACT_LOOPS) {
+        an->loops++;
+        for (int round = 0; round < ZQ_MAX_ROUNDS && !fixed; round++) {
+            St *b = st_copy(an, s);
+            broadcast(an, b, x);
+            walk(an, b, &x->body, false);
+            St *h = st_copy(an, s);
+            meet(an, h, b);
+            free(b);
+            fixed = same(an, h, s);
+            memcpy(s, h, (size_t)(an->nl + 1) * (size_t)an->w * 8);
+            free(h);
+        }
+        an->loops--;
     }
+    if (!fixed) loop_head(an, s, x);
     if (record) {
         St *b = st_copy(an, s);
         broadcast(an, b, x);
@@ -247,13 +276,22 @@ static void walk_par(A *an, St *s, const ZStmt *x, bool record)
         ops_in(an, &br->body, in[i]);
         walk(an, b[i], &br->body, record);
     }
-    if (record)
+    if (record) { /* every pair of two branches: by lists, not by bit sets */
+        int *list = zu_xcalloc((size_t)an->nops + 1, sizeof *list);
+        int *start = zu_xcalloc((size_t)n + 1, sizeof *start);
+        int len = 0;
+        for (int i = 0; i < n; i++) {
+            start[i] = len;
+            for (int p = 0; p < an->nops; p++)
+                if (has(in[i], p)) list[len++] = p;
+        }
+        start[n] = len;
         for (int i = 0; i < n; i++)
-            for (int j = i + 1; j < n; j++)
-                for (int p = 0; p < an->nops; p++)
-                    if (has(in[i], p))
-                        for (int q = 0; q < an->nops; q++)
-                            if (has(in[j], q)) mark(an, p, q);
+            for (int ka = start[i]; ka < start[i + 1]; ka++)
+                for (int kb = start[i + 1]; kb < len; kb++) mark(an, list[ka], list[kb]);
+        free(list);
+        free(start);
+    }
     /* know[L] after: known in some branch, and in every branch that runs it */
     for (int l = 0; l < an->nl; l++) {
         uint64_t *k = know(an, s, l);
