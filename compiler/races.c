@@ -64,6 +64,8 @@ typedef struct A {
  * most (walk_while). */
 #define ZQ_EXACT_LOOPS 4
 #define ZQ_MAX_ROUNDS 8
+/* Racing pairs shown as notes under one -Wstore-level warning. */
+#define ZQ_MAX_NOTES 10
 
 static int store_index(const ZProgram *p, const ZDecl *st)
 {
@@ -512,9 +514,15 @@ void zq_diagnose(ZArena *a, const ZqReport *r, ZDiag *d, bool strict)
                 zd_error(d, sd->level_span, "%s", msg);
             else
                 zd_warn(d, ZW_STORE_LEVEL, sd->level_span, "%s", msg);
+            int shown = 0, more = 0;
             for (int k = 0; k < st->pairs.len; k++) {
                 const ZqPair *pr = st->pairs.items[k];
                 if (zq_level_needed(pr->classes) <= st->declared) continue;
+                if (shown == ZQ_MAX_NOTES) {
+                    more++;
+                    continue;
+                }
+                shown++;
                 ZBuf b = {0};
                 zq_classes_text(&b, pr->classes);
                 if (pr->cell || pr->tool)
@@ -527,6 +535,10 @@ void zq_diagnose(ZArena *a, const ZqReport *r, ZDiag *d, bool strict)
                         pr->a->life.name, pr->b->life.name, where(a, pr->b->span), b.data);
                 zu_buf_free(&b);
             }
+            if (more)
+                zd_note(d, sd->level_span,
+                        "and %d more racing pair%s (`zgc anomalies --static` lists them all)", more,
+                        more == 1 ? "" : "s");
         } else if (st->declared > st->needed && st->ops.len) {
             /* a note of its own, silenced with the warning */
             d->muted = (d->warn_off >> ZW_STORE_LEVEL) & 1u;
