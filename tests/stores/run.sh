@@ -13,7 +13,8 @@
 #     level: `zgc check` warns (exit 0), `zgc check --strict` and
 #     `zgc anomalies --static --strict` fail (exit 1), -Wno-store-level
 #     silences it; `zgc build`, `zgc run` and `zgc emit-llvm` refuse it
-#     with a clear error.
+#     with a clear error;
+#   - fifteen racing pairs: ten notes under the warning, then how many more.
 #   run.sh ZGC            compare
 #   run.sh ZGC --update   rewrite the stored outputs
 set -u
@@ -98,6 +99,20 @@ for cmd in build run emit-llvm; do
   [ $st -eq 1 ] && grep -q 'error: store operations are checked but cannot be run yet' <<<"$out" &&
     ok || bad "zgc $cmd ops.zg: exit $st: $out"
 done
+# six racing operations, fifteen pairs: ten notes, then how many more
+{
+  echo 'lifeline A;'
+  for i in 1 2 3 4 5 6; do echo "var v$i: int = 0;"; done
+  printf 'store S {\n    cell c: int = 0;\n    consistency L0;\n}\nworkflow many() {\n    parallel {\n'
+  for i in 1 2 3 4 5 6; do
+    printf '        branch {\n            A: atomic S {\n                v%d = read c;\n                write c = v%d;\n            }\n        }\n' $i $i
+  done
+  printf '    }\n}\n'
+} > "$tmp/many.zg"
+out=$("$zgc" check "$tmp/many.zg" 2>&1)
+[ "$(grep -c 'note: this operation of A and the one of A' <<<"$out")" = 10 ] &&
+  grep -q 'note: and 5 more racing pairs (`zgc anomalies --static` lists them all)' <<<"$out" &&
+  ok || bad "many.zg: $out"
 # bad usage
 "$zgc" anomalies --static > /dev/null 2>&1; [ $? -eq 2 ] && ok || bad "no file: not exit 2"
 "$zgc" anomalies --static --bogus "$ops" > /dev/null 2>&1; [ $? -eq 2 ] && ok || bad "unknown option: not exit 2"
