@@ -11,7 +11,7 @@
 #             symbols that another object of the project defines
 #             (nm -u against nm --defined-only).
 # Each file belongs to a part (its top folder; runtime/net, runtime/nats, runtime/agent,
-# runtime/view and runtime/durable are parts of their own).  An edge from
+# runtime/view, runtime/durable and runtime/store are parts of their own).  An edge from
 # part P to part Q is allowed only when RULES lists Q for P; the runtime's public headers
 # zgrt_abi.h and zgrt.h may be included by the backend (the contract of the
 # code it generates) but nothing of the runtime may be called.  Neither
@@ -52,6 +52,7 @@ runtime/nats: runtime runtime/net vocab
 runtime/agent: runtime vocab
 runtime/view: vocab
 runtime/durable: runtime vocab
+runtime/store: runtime vocab
 runtime/main: runtime runtime/net runtime/nats runtime/agent runtime/view runtime/durable vocab
 planner: backend grammar compiler runtime runtime/agent vocab
 '}
@@ -69,7 +70,7 @@ planner: runtime/zgrt_abi.h runtime/zgrt.h runtime/zgrt_nested.h
 # per check rather than one per edge).
 AWK_RULES='
 function part_of(f) {
-    if (f ~ /^runtime\/(net|nats|agent|view|durable)\//) { split(f, q, "/"); return q[1] "/" q[2] }
+    if (f ~ /^runtime\/(net|nats|agent|view|durable|store)\//) { split(f, q, "/"); return q[1] "/" q[2] }
     if (f == "runtime/main.c") return "runtime/main"
     if (f == "backend/load.c") return "backend/load"
     if (index(f, "/")) return substr(f, 1, index(f, "/") - 1)

@@ -1,0 +1,147 @@
+/* zst.h — shared stores of typed cells and a tool registry, kept under one
+ * of five isolation disciplines L0..L4 (docs/runtime.md, "Stores").
+ *
+ * A store holds cells (a name, a type, a default value) and a tool
+ * registry (tool names, each with a version).  Agents change it through
+ * operations: one read → generate → write on one lifeline, written as one
+ * OpRecord line (docs/anomalies.md) to the store's record file.
+ *
+ *     zst_op *op = zst_begin(s, "writer");
+ *     zgrt_value v;
+ *     zst_read(op, "plan", &v);            // reads
+ *     zst_plan(op, "search");              // the tool the generation chose
+ *     int k; zst_issue(op, "search", arg, &k);  // an external effect issued
+ *     zst_complete(op, k);                 // ... and completed (any thread)
+ *     zst_write(op, "plan", v2);           // writes (buffered)
+ *     int rc = zst_commit(op);             // ZST_OK, or ZST_RETRY: re-run
+ *     zst_end(op);                         // the operation is over
+ *
+ * (zst_commit_end(op) does both, for an operation that will not be
+ * retracted.)
+ *
+ * Levels (each includes the ones below):
+ *   L0  no synchronisation: reads see the latest committed value, commits
+ *       overwrite.
+ *   L1  commit-time validation of the read set: a commit whose reads were
+ *       overwritten returns ZST_RETRY (its attempt is recorded aborted).
+ *   L2  causal tracking (preds: the causal closure of the operations whose
+ *       writes were read) and cascading retraction: retracting an operation
+ *       retracts every unfinished operation that read from it, and an
+ *       operation's record is final only once its predecessors are.
+ *   L3  a commit-order sequencer: effects are externalised in issue order,
+ *       whatever order they complete in.
+ *   L4  the tool registry as of the operation's begin is pinned: effects
+ *       dispatch against it, and a commit whose planned tool was removed or
+ *       replaced since returns ZST_RETRY.
+ *
+ * Return values: ZST_OK (0), ZST_RETRY / ZST_RETRACTED (positive, normal
+ * outcomes), or a negative ZST_E* error; zst_error() then gives a one-line
+ * message for the calling thread.
+ *
+ * Threads: a zst_store may be used from any number of threads (and, with
+ * the SQLite backend, processes) at once.  A zst_op belongs to one thread
+ * at a time, except zst_complete(), which any thread may call.
+ */
+#ifndef ZST_H
+#define ZST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zgrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    ZST_OK = 0,
+    ZST_RETRY = 1,     /* commit refused by the discipline: run the operation again */
+    ZST_RETRACTED = 2, /* zst_end: the operation was retracted (cascade) */
+    ZST_EUSAGE = -1,   /* bad argument or call out of order */
+    ZST_EUNKNOWN = -2, /* unknown cell or tool */
+    ZST_ETYPE = -3,    /* value of the wrong type */
+    ZST_EIO = -4,      /* backend or record file failed (full disk, busy timeout, ...) */
+    ZST_ECORRUPT = -5, /* the backend holds something this library did not write */
+    ZST_ENOMEM = -6,
+};
+
+typedef struct zst_store zst_store;
+typedef struct zst_op zst_op;
+
+/* Called once per effect when it is externalised, in externalisation
+ * order (issue order from L3 up); `arg` is valid during the call. */
+typedef void (*zst_effect_fn)(void *user, int64_t txn, const char *tool, const zgrt_value *arg);
+
+typedef struct zst_config {
+    int level;             /* 0..4 */
+    const char *sqlite;    /* NULL: in memory; else the SQLite file (created) */
+    const char *oprecords; /* NULL: no records; else the JSONL file (appended) */
+    int busy_ms;           /* SQLite lock wait (0: 10000) */
+    zst_effect_fn on_effect;
+    void *effect_user;
+} zst_config;
+
+/* Opens a store; NULL with a message in err on failure.  A SQLite store
+ * keeps the level it was created with; opening it at another is an error. */
+zst_store *zst_open(const zst_config *cfg, char *err, size_t errlen);
+void zst_close(zst_store *s);
+int zst_level(const zst_store *s);
+
+/* Declares a cell (every handle of a store declares the cells it uses).
+ * A new cell starts at `def`; an existing one must have the same type. */
+int zst_cell(zst_store *s, const char *name, zgrt_tag type, zgrt_value def);
+
+/* The registry: zst_tool_put adds a tool or replaces it with a new version
+ * (the version is returned in *version if not NULL); zst_tool_remove
+ * removes it (ZST_EUNKNOWN if absent). */
+int zst_tool_put(zst_store *s, const char *tool, int64_t *version);
+int zst_tool_remove(zst_store *s, const char *tool);
+
+/* An operation of `agent`; NULL (zst_error()) on failure. */
+zst_op *zst_begin(zst_store *s, const char *agent);
+/* Reads a cell.  *out stays valid until zst_end(op).  Reading a cell
+ * twice gives the first value; reading a cell written by this operation
+ * gives the written value. */
+int zst_read(zst_op *op, const char *cell, zgrt_value *out);
+/* The tool the generation chose, resolved against the registry seen at
+ * begin (ZST_EUNKNOWN if it is not there). */
+int zst_plan(zst_op *op, const char *tool);
+/* Issues an effect of `tool` with `arg`; *ticket numbers it for
+ * zst_complete.  At L4 the tool must be in the pinned registry. */
+int zst_issue(zst_op *op, const char *tool, zgrt_value arg, int *ticket);
+/* The effect `ticket` completed (any thread). */
+int zst_complete(zst_op *op, int ticket);
+/* Buffers a write (checked against the cell's type). */
+int zst_write(zst_op *op, const char *cell, zgrt_value v);
+/* Commits: ZST_OK, or ZST_RETRY (the attempt is recorded aborted; end
+ * the operation and begin a new one).  Every issued effect must have
+ * completed. */
+int zst_commit(zst_op *op);
+/* zst_commit and zst_end in one step (one backend section, so the
+ * operation is never committed without being finished: it cannot be
+ * retracted, and from L2 up nothing waits for its end).  Frees the
+ * operation; returns what zst_commit returns. */
+int zst_commit_end(zst_op *op);
+/* Retracts a committed operation before its end (saga compensation, a
+ * veto): its writes are undone where they still stand, its record is
+ * aborted, and from L2 up every unfinished operation that read from it
+ * is retracted too. */
+int zst_retract(zst_op *op);
+/* The same for the operation `txn` of any handle of the store. */
+int zst_retract_txn(zst_store *s, int64_t txn);
+/* The operation's transaction id (0 before it commits or aborts). */
+int64_t zst_txn(const zst_op *op);
+/* Ends and frees the operation: an uncommitted one is aborted (recorded
+ * aborted); a committed one is finished.  Returns ZST_RETRACTED if it was
+ * retracted. */
+int zst_end(zst_op *op);
+
+/* The calling thread's last error message. */
+const char *zst_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
