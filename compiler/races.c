@@ -31,8 +31,9 @@
  *
  * Which anomalies a racing pair (X, Y) makes possible:
  *   A1  one reads a cell the other writes;
- *   A3  one reads a cell the other writes and itself writes a cell (a
- *       value read from an operation that is then retracted cascades);
+ *   A3  one reads a cell the other writes (it may read the value of an
+ *       operation retracted after: by a veto, or in a cascade; Definition
+ *       3 needs no more than that reads-from);
  *   A6  both call tools (effects whose commit order can differ from their
  *       issue order);
  *   A2  one calls a tool the other removes from the registry.
@@ -378,8 +379,7 @@ static unsigned classify(const Op *x, const Op *y, int *cell, const ZDecl **tool
     unsigned c = 0;
     int rw = read_written(x, y), wr = read_written(y, x);
     *cell = rw >= 0 ? rw : wr;
-    if (rw >= 0 || wr >= 0) c |= ZQ_A1;
-    if ((rw >= 0 && x->writes.len) || (wr >= 0 && y->writes.len)) c |= ZQ_A3;
+    if (rw >= 0 || wr >= 0) c |= ZQ_A1 | ZQ_A3;
     if (x->pub.tools.len && y->pub.tools.len) c |= ZQ_A6;
     *tool = phantom(x, y);
     if (!*tool) *tool = phantom(y, x);
