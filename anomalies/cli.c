@@ -119,12 +119,20 @@ static int parse_a3(const char *s, zgan_a3_mode *m)
     return 0;
 }
 
-/* Reads, checks and reports every history; returns the exit status. */
+/* Reads, checks and reports every history; returns the exit status.  With
+ * --json the file objects are written into memory as they come, and the
+ * document around them at the end (the summary comes first). */
 static int check_all(const path_list *files, const zgan_options *opt, bool json, bool summary,
                      FILE *out, FILE *err)
 {
     zgan_summary sum = {0};
-    json_t *jfiles = json ? json_array() : NULL;
+    char *jbuf = NULL;
+    size_t jlen = 0;
+    FILE *jf = NULL;
+    if (json && !(jf = open_memstream(&jbuf, &jlen))) {
+        fprintf(err, "zgc anomalies: error: %s\n", strerror(errno));
+        return 1;
+    }
     char msg[1024];
     int status = 0;
     for (size_t i = 0; i < files->n && status == 0; i++) {
@@ -137,20 +145,25 @@ static int check_all(const path_list *files, const zgan_options *opt, bool json,
         zgan_report r;
         zgan_detect(h, opt, &r);
         zgan_summary_add(&sum, &r);
-        if (json)
-            json_array_append_new(jfiles, zgan_file_json(h, &r));
-        else
+        if (json) {
+            fputs(i ? ",\n    " : "\n    ", jf);
+            zgan_write_file_json(jf, h, &r, 2);
+        } else {
             zgan_print_text(out, h, &r);
+        }
         zgan_report_free(&r);
         zgan_history_free(h);
     }
     if (json) {
-        json_t *root = zgan_summary_json(&sum, jfiles);
+        if (fclose(jf) != 0 && status == 0) {
+            fprintf(err, "zgc anomalies: error: %s\n", strerror(errno));
+            status = 1;
+        }
         if (status == 0) {
-            json_dumpf(root, out, JSON_INDENT(2));
+            zgan_write_summary_json(out, &sum, jbuf, files->n, jlen);
             fputc('\n', out);
         }
-        json_decref(root);
+        free(jbuf);
     } else if (status == 0 && summary) {
         zgan_print_summary(out, &sum);
     }

@@ -21,6 +21,19 @@ void *zgan_xrealloc(void *p, size_t n);
  * elements; *cap is updated. */
 void zgan_grow(void **p, size_t *cap, size_t need, size_t size);
 
+/* ---- threads (util.c) ---- */
+
+enum { ZGAN_MAX_THREADS = 8 };
+/* The processors this process may run on (at most ZGAN_MAX_THREADS). */
+int zgan_threads(void);
+/* Makes zgan_threads return n (0: the processors again); for the tests,
+ * before any thread runs. */
+void zgan_set_threads(int n);
+/* Runs fn on each of the n (at most ZGAN_MAX_THREADS) argument blocks
+ * args, args + size, ..., the first in the calling thread, and returns
+ * when all are done. */
+void zgan_parallel(void (*fn)(void *), void *args, size_t size, int n);
+
 /* ---- interning (intern.c) ---- */
 
 typedef enum { ZGAN_TEXT_NULL, ZGAN_TEXT_STRING, ZGAN_TEXT_INT, ZGAN_TEXT_JSON } zgan_text_kind;
@@ -31,8 +44,8 @@ typedef struct {
     uint8_t kind; /* how the first occurrence was written (for display) */
 } zgan_entry;
 
-/* A slot of the intern table: an id and the high half of its text's hash,
- * side by side (one cache line read per probe). */
+/* A slot of the intern table: an id and its text's 32-bit hash, side by
+ * side (one cache line read per probe; growing reads no text). */
 typedef struct {
     uint32_t id, hash;
 } zgan_slot;
@@ -44,6 +57,8 @@ typedef struct {
     size_t n, cap;
     zgan_slot *slots; /* open addressing; id ZGAN_NONE = empty */
     size_t nslots;
+    uint32_t *small; /* the ids of small non-negative integers (ZGAN_NONE: not yet) */
+    size_t nsmall;
 } zgan_intern;
 
 void zgan_intern_init(zgan_intern *t);
@@ -51,10 +66,18 @@ void zgan_intern_free(zgan_intern *t);
 /* The id of `text` (len bytes), adding it with display kind `kind` if new.
  * Returns ZGAN_NONE only if the table is full (2^32 - 2 ids). */
 uint32_t zgan_intern_add(zgan_intern *t, const char *text, size_t len, zgan_text_kind kind);
+/* Makes room for n more texts of nchars bytes (NULs included) in all. */
+void zgan_intern_reserve(zgan_intern *t, size_t n, size_t nchars);
+/* zgan_intern_add of the decimal digits of v (display kind
+ * ZGAN_TEXT_INT), without hashing them again for a small v seen before. */
+uint32_t zgan_intern_int(zgan_intern *t, int64_t v);
 uint32_t zgan_intern_find(const zgan_intern *t, const char *text, size_t len);
 const char *zgan_intern_text(const zgan_intern *t, uint32_t id);
 /* Appends the id as JSON text (strings quoted and escaped) to `f`. */
 void zgan_intern_print(const zgan_intern *t, uint32_t id, FILE *f);
+/* The same as jansson's JSON_INDENT(2) writes it as a value at `depth`
+ * (an array or object over several lines); depth < 0: compact. */
+void zgan_intern_write(const zgan_intern *t, uint32_t id, int depth, FILE *f);
 /* A new jansson value for the id. */
 json_t *zgan_intern_json(const zgan_intern *t, uint32_t id);
 
@@ -103,6 +126,14 @@ void zgan_json_from_jansson(zgan_jdoc *d, json_t *root);
 /* The value of member `key` of object token obj, or ZGAN_JNONE. */
 uint32_t zgan_json_get(const zgan_jdoc *d, uint32_t obj, const char *key);
 void zgan_json_free(zgan_jdoc *d);
+
+/* ---- reading (reader.c) ---- */
+
+/* zgan_read_file, the file read in `nparts` parts in parallel (0: as many
+ * as it has processors, for a file of at least 8 MB per part; 1: in one
+ * pass).  The history, or the error, is the same for every nparts. */
+int zgan_read_file_parts(const char *path, int nparts, zgan_history **out, char *errbuf,
+                         size_t errlen);
 
 /* ---- records ---- */
 
@@ -190,5 +221,13 @@ void zgan_print_text(FILE *f, const zgan_history *h, const zgan_report *r);
 void zgan_print_summary(FILE *f, const zgan_summary *s);
 json_t *zgan_file_json(const zgan_history *h, const zgan_report *r);
 json_t *zgan_summary_json(const zgan_summary *s, json_t *files);
+/* The same, written as json_dumpf(JSON_INDENT(2)) writes those trees:
+ * the object of one file as a value at depth d (2 in the document), and
+ * the document around the `nfiles` file objects already written into
+ * files[0, len) (each after a comma but the first, and a newline and 4
+ * spaces). */
+void zgan_write_file_json(FILE *f, const zgan_history *h, const zgan_report *r, int d);
+void zgan_write_summary_json(FILE *f, const zgan_summary *s, const char *files, size_t nfiles,
+                             size_t len);
 
 #endif

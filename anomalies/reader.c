@@ -109,6 +109,28 @@ static uint32_t field(const builder *b, const char *k)
     return ZGAN_JNONE;
 }
 
+/* Their lengths (strlen of every key for every member was 3 % of a large
+ * history's reading). */
+#define L(s) (sizeof s - 1)
+static const uint8_t keylen[NKEYS] = {L("agent"),
+                                      L("planned_tool"),
+                                      L("txn"),
+                                      L("aborted"),
+                                      L("read_time"),
+                                      L("write_time"),
+                                      L("read_values"),
+                                      L("read_set"),
+                                      L("io"),
+                                      L("co"),
+                                      L("write_values"),
+                                      L("write_set"),
+                                      L("read_registry"),
+                                      L("tools_visible_at_read"),
+                                      L("write_registry"),
+                                      L("tools_used"),
+                                      L("preds")};
+#undef L
+
 /* Fills b->field for the record object o (the first of repeated keys:
  * there are none, the parser refuses them). */
 static void find_fields(builder *b, uint32_t o)
@@ -118,7 +140,7 @@ static void find_fields(builder *b, uint32_t o)
     for (uint32_t m = 0; m < TOK(b, o)->n; m++, k = TOK(b, k + 1)->next) {
         const zgan_jtok *t = TOK(b, k);
         for (int i = 0; i < NKEYS; i++)
-            if (strlen(keys[i]) == t->n && !memcmp(keys[i], t->s, t->n)) {
+            if (keylen[i] == t->n && !memcmp(keys[i], t->s, t->n)) {
                 b->field[i] = k + 1;
                 break;
             }
@@ -190,14 +212,11 @@ static int get_id(builder *b, uint32_t v, bool allow_null, const char *what, uin
     if (t->kind == ZGAN_J_STRING) {
         id = intern(b, t->s, t->n, ZGAN_TEXT_STRING);
     } else if (t->kind == ZGAN_J_INT) {
-        /* decimal digits, as "%" PRId64 writes them (snprintf was 3 % of
-         * a large history's reading) */
-        char buf[24], *e = buf + sizeof buf, *p = e;
-        uint64_t u = t->i < 0 ? 0 - (uint64_t)t->i : (uint64_t)t->i;
-        do *--p = (char)('0' + u % 10);
-        while (u /= 10);
-        if (t->i < 0) *--p = '-';
-        id = intern(b, p, (size_t)(e - p), ZGAN_TEXT_INT);
+        id = zgan_intern_int(&b->h->strings, t->i);
+        if (id != ZGAN_NONE) {
+            scratch_fit(&b->seen, b->h->strings.n);
+            scratch_fit(&b->map, b->h->strings.n);
+        }
     } else if (t->kind == ZGAN_J_NULL) {
         id = ZGAN_NULL;
     } else {
@@ -494,10 +513,8 @@ static int finish(builder *b)
 {
     zgan_history *h = b->h;
     for (size_t i = 0; i < h->nrec && !b->any_txn; i++) {
-        char buf[32];
-        int n = snprintf(buf, sizeof buf, "%zu", i + 1);
         b->line = h->rec[i].line;
-        h->rec[i].id = intern(b, buf, (size_t)n, ZGAN_TEXT_INT);
+        h->rec[i].id = zgan_intern_int(&h->strings, (int64_t)i + 1);
         if (h->rec[i].id == ZGAN_NONE) return fail(b, "too many distinct names and values");
     }
     uint32_t *owner = zgan_xmalloc((h->strings.n ? h->strings.n : 1) * sizeof *owner);
@@ -573,7 +590,215 @@ int zgan_read_buffer(const char *name, const char *buf, size_t len, zgan_history
     return builder_done(&b, rc, out);
 }
 
-int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t errlen)
+/* ------------------------------------------------------------------ */
+/* a large file: parts read in parallel                                 */
+
+/* Part k of a file of n parts owns the lines that start in [from, to):
+ * from = size * k / n (the last part reads on to the end, however far it
+ * is).  Each part is read into a history of its own, with its own ids;
+ * append_part then renames them into the first part's table.  Taking the
+ * parts' new texts in order, each in the order of its first occurrence,
+ * gives every text the id and display form the one-pass reader gives it
+ * (the first occurrence in the file decides both), so the history is the
+ * same, record for record and id for id.  Any error (a bad record, a read
+ * error, a limit) sends the whole file to the one-pass reader, whose
+ * message and line are then the ones reported. */
+typedef struct {
+    builder b;
+    int fd;
+    uint64_t from, to;
+    int rc;
+} part;
+
+enum { PART_BLOCK = 1 << 22, PART_MIN = 1 << 23 };
+
+static ssize_t read_at(int fd, char *buf, size_t n, uint64_t off)
+{
+    for (;;) {
+        ssize_t r = pread(fd, buf, n, (off_t)off);
+        if (r >= 0 || errno != EINTR) return r;
+    }
+}
+
+/* A line as the one-pass reader sees it (with its newline, as getline). */
+static int part_line(part *p, const char *s, size_t len)
+{
+    p->b.line = next_line(p->b.line);
+    return add_line(&p->b, s, len);
+}
+
+static void read_part(void *arg)
+{
+    part *p = arg;
+    size_t cap = PART_BLOCK, n = 0, i = 0; /* data[i, n) not yet read; data[0] is at `off` */
+    char *data = zgan_xmalloc(cap);
+    uint64_t off = p->from ? p->from - 1 : 0;
+    bool skip = p->from > 0; /* the line that starts before `from` is not ours */
+    p->rc = 0;
+    for (;;) {
+        for (;;) {
+            if (!skip && off + i >= p->to) goto done;
+            const char *nl = memchr(data + i, '\n', n - i);
+            if (!nl) break;
+            size_t end = (size_t)(nl - data) + 1;
+            if (!skip && part_line(p, data + i, end - i) < 0) goto failed;
+            skip = false;
+            i = end;
+        }
+        memmove(data, data + i, n - i);
+        off += i;
+        n -= i;
+        i = 0;
+        if (n == cap) {
+            cap *= 2;
+            data = zgan_xrealloc(data, cap);
+        }
+        ssize_t r = read_at(p->fd, data + n, cap - n, off + n);
+        if (r < 0) goto failed;
+        if (r == 0) { /* the end: a last line without a newline */
+            if (!skip && n > 0 && part_line(p, data, n) < 0) goto failed;
+            goto done;
+        }
+        n += (size_t)r;
+    }
+failed:
+    p->rc = -1;
+done:
+    free(data);
+}
+
+/* A share of one part's records and pools, copied into the history with
+ * its ids renamed (the shares of a part are copied in parallel). */
+typedef struct {
+    zgan_history *h;
+    const zgan_history *g;
+    const uint32_t *to;
+    uint32_t base, poff, ioff; /* lines before the part; where its pools go */
+    size_t rec0, rec1, pair0, pair1, id0, id1;
+} copy_job;
+
+static void copy_share(void *arg)
+{
+    const copy_job *j = arg;
+    const uint32_t *to = j->to;
+    zgan_pair *pairs = j->h->pairs + j->poff;
+    uint32_t *ids = j->h->ids + j->ioff;
+    zgan_record *rec = j->h->rec + (j->h->nrec);
+    for (size_t i = j->pair0; i < j->pair1; i++)
+        pairs[i] = (zgan_pair){to[j->g->pairs[i].cell], to[j->g->pairs[i].value]};
+    for (size_t i = j->id0; i < j->id1; i++) ids[i] = to[j->g->ids[i]];
+    for (size_t i = j->rec0; i < j->rec1; i++) {
+        zgan_record r = j->g->rec[i];
+        r.line += j->base;
+        r.agent = to[r.agent];
+        r.planned_tool = to[r.planned_tool];
+        if (r.id != ZGAN_NONE) r.id = to[r.id];
+        r.reads.off += j->poff;
+        r.writes.off += j->poff;
+        r.io.off += j->poff;
+        r.co.off += j->poff;
+        r.read_reg.off += j->ioff;
+        r.write_reg.off += j->ioff;
+        r.preds.off += j->ioff;
+        rec[i] = r;
+    }
+}
+
+/* Appends the history of q to b's, q's ids renamed into b's table and its
+ * lines counted after `base` lines; -1 if a limit would be passed (the
+ * one-pass reader then says which). */
+static int append_part(builder *b, const builder *q, uint32_t base)
+{
+    zgan_history *h = b->h;
+    const zgan_history *g = q->h;
+    if (h->nrec + g->nrec >= UINT32_MAX - 1 || h->npairs + g->npairs >= UINT32_MAX ||
+        h->nids + g->nids >= UINT32_MAX || (uint64_t)base + q->line >= UINT32_MAX)
+        return -1;
+    /* the part's texts in the order of their ids: new ones get the next ids */
+    zgan_intern_reserve(&h->strings, g->strings.n, g->strings.nchars);
+    uint32_t *to = zgan_xmalloc(g->strings.n * sizeof *to);
+    for (size_t id = 0; id < g->strings.n; id++) {
+        const zgan_entry *e = &g->strings.entries[id];
+        const char *text = g->strings.chars + e->off;
+        to[id] = e->kind == ZGAN_TEXT_INT && text[0] != '-'
+                     ? zgan_intern_int(&h->strings, strtoll(text, NULL, 10))
+                     : zgan_intern_add(&h->strings, text, e->len, e->kind);
+        if (to[id] == ZGAN_NONE) {
+            free(to);
+            return -1;
+        }
+    }
+    zgan_grow((void **)&h->pairs, &h->cappairs, h->npairs + g->npairs, sizeof *h->pairs);
+    zgan_grow((void **)&h->ids, &h->capids, h->nids + g->nids, sizeof *h->ids);
+    zgan_grow((void **)&h->rec, &h->caprec, h->nrec + g->nrec, sizeof *h->rec);
+    copy_job j[ZGAN_MAX_THREADS];
+    int t = zgan_threads();
+    for (int k = 0; k < t; k++)
+        j[k] = (copy_job){.h = h,
+                          .g = g,
+                          .to = to,
+                          .base = base,
+                          .poff = (uint32_t)h->npairs,
+                          .ioff = (uint32_t)h->nids,
+                          .rec0 = g->nrec * (size_t)k / (size_t)t,
+                          .rec1 = g->nrec * (size_t)(k + 1) / (size_t)t,
+                          .pair0 = g->npairs * (size_t)k / (size_t)t,
+                          .pair1 = g->npairs * (size_t)(k + 1) / (size_t)t,
+                          .id0 = g->nids * (size_t)k / (size_t)t,
+                          .id1 = g->nids * (size_t)(k + 1) / (size_t)t};
+    zgan_parallel(copy_share, j, sizeof j[0], t);
+    h->npairs += g->npairs;
+    h->nids += g->nids;
+    h->nrec += g->nrec;
+    free(to);
+    h->provenance |= g->provenance;
+    b->any_txn |= q->any_txn;
+    return 0;
+}
+
+/* Reads the regular file fd (`size` bytes when opened) in `nparts` parts,
+ * the first in the calling thread; -1 if any part or the merge fails. */
+static int read_parts(builder *b, int fd, uint64_t size, int nparts)
+{
+    part *p = zgan_xcalloc((size_t)nparts, sizeof *p);
+    for (int k = 0; k < nparts; k++) {
+        if (k > 0) builder_init(&p[k].b, b->h->name, NULL, 0);
+        p[k].fd = fd;
+        p[k].from = size * (uint64_t)k / (uint64_t)nparts;
+        p[k].to = k + 1 < nparts ? size * (uint64_t)(k + 1) / (uint64_t)nparts : UINT64_MAX;
+    }
+    /* part 0 is read into b itself (its messages unused: see above) */
+    p[0].b = *b;
+    p[0].b.err = NULL;
+    p[0].b.errlen = 0;
+    zgan_parallel(read_part, p, sizeof *p, nparts);
+    p[0].b.err = b->err;
+    p[0].b.errlen = b->errlen;
+    *b = p[0].b;
+    int rc = p[0].rc;
+    uint32_t base = b->line;
+    for (int k = 1; k < nparts; k++) {
+        if (rc == 0) rc = p[k].rc;
+        if (rc == 0) rc = append_part(b, &p[k].b, base);
+        base += p[k].b.line;
+        zgan_history *unused;
+        builder_done(&p[k].b, -1, &unused);
+    }
+    free(p);
+    return rc;
+}
+
+/* The number of parts for a file of `size` bytes: one per processor this
+ * process may run on, each at least PART_MIN bytes. */
+static int auto_parts(uint64_t size)
+{
+    uint64_t n = (uint64_t)zgan_threads();
+    if (n > size / PART_MIN) n = size / PART_MIN;
+    return n < 1 ? 1 : (int)n;
+}
+
+int zgan_read_file_parts(const char *path, int nparts, zgan_history **out, char *errbuf,
+                         size_t errlen)
 {
     builder b;
     builder_init(&b, path, errbuf, errlen);
@@ -586,6 +811,20 @@ int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t er
                       : S_ISDIR(st.st_mode)  ? strerror(EISDIR)
                       : !S_ISREG(st.st_mode) ? "not a regular file"
                                              : NULL;
+    if (!why) {
+        uint64_t size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+        if (nparts <= 0) nparts = auto_parts(size);
+        if (nparts > ZGAN_MAX_THREADS) nparts = ZGAN_MAX_THREADS;
+        if (nparts > 1) {
+            if (read_parts(&b, fd, size, nparts) == 0) {
+                close(fd);
+                return builder_done(&b, 0, out);
+            }
+            zgan_history *unused;
+            builder_done(&b, -1, &unused);
+            builder_init(&b, path, errbuf, errlen); /* again, in one pass */
+        }
+    }
     FILE *f = why ? NULL : fdopen(fd, "rb");
     if (!f) {
         if (!why) why = strerror(errno);
@@ -612,6 +851,11 @@ int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t er
     free(line);
     fclose(f);
     return builder_done(&b, rc, out);
+}
+
+int zgan_read_file(const char *path, zgan_history **out, char *errbuf, size_t errlen)
+{
+    return zgan_read_file_parts(path, 0, out, errbuf, errlen);
 }
 
 /* ------------------------------------------------------------------ */
