@@ -314,6 +314,7 @@ static void stmt(ZbFn *f, const ZLocal *l)
     case L_RECV_ANY: gen_recv_any(f, l); break;
     case L_PAR: gen_par(f, l); break;
     case L_RETURN: break; /* the runtime reads the results from the store */
+    case L_ATOMIC:        /* refused before code generation (link.c) */
     case L__COUNT: ZU_UNREACHABLE();
     }
 }

@@ -499,6 +499,22 @@ static void print_stmt(FILE *out, const ZStmt *s, int d)
         break;
     case S_BLOCK:
     case S_SKIP: fprintf(out, " %s", s->life.name); break;
+    case S_ATOMIC: fprintf(out, " %s: %s", s->life.name, s->store_name); break;
+    case S_READ:
+        fprintf(out, " %s: %s = %s", s->life.name, ((ZTarget *)s->targets.items[0])->name, s->cell);
+        break;
+    case S_WRITE:
+        fprintf(out, " %s: ", s->life.name);
+        if (s->registry) {
+            fputs("tools = (", out);
+            for (int i = 0; i < s->tools.len; i++)
+                fprintf(out, "%s%s", i ? ", " : "", ((ZParam *)s->tools.items[i])->name);
+            fputc(')', out);
+        } else {
+            fprintf(out, "%s = ", s->cell);
+            print_expr_line(out, s->expr);
+        }
+        break;
     case S_IF:
     case S_WHILE:
         if (s->construct) fprintf(out, "#%d", s->construct);
@@ -527,6 +543,7 @@ static void print_stmt(FILE *out, const ZStmt *s, int d)
     fputc('\n', out);
     switch (s->kind) {
     case S_BLOCK:
+    case S_ATOMIC:
     case S_COREGION: print_stmts(out, &s->body, d + 1); break;
     case S_IF:
     case S_WHILE:
@@ -620,6 +637,10 @@ void za_print_program(FILE *out, const ZProgram *p)
             print_params(out, &d->params);
             fputc(')', out);
             break;
+        case D_STORE:
+            fprintf(out, "store %s", d->name);
+            if (d->level_name) fprintf(out, " consistency %s", d->level_name);
+            break;
         default: break;
         }
         print_span(out, d->span);
@@ -639,7 +660,59 @@ void za_print_program(FILE *out, const ZProgram *p)
                 print_span(out, v->span);
                 fputc('\n', out);
             }
+        if (d->kind == D_STORE) {
+            for (int k = 0; k < d->cells.len; k++) {
+                const ZDecl *c = d->cells.items[k];
+                fprintf(out, "  cell %s: ", c->name);
+                print_type(out, c->type);
+                if (c->expr) {
+                    fputs(" = ", out);
+                    print_expr_line(out, c->expr);
+                }
+                print_span(out, c->span);
+                fputc('\n', out);
+            }
+            for (int k = 0; k < d->tools.len; k++) {
+                const ZParam *t = d->tools.items[k];
+                fprintf(out, "  tool %s", t->name);
+                print_span(out, t->span);
+                fputc('\n', out);
+            }
+        }
         if (d->kind == D_WORKFLOW || d->kind == D_FRAGMENT) print_stmts(out, &d->body, 1);
+    }
+}
+
+void za_print_atomic_item(ZBuf *b, const ZStmt *s)
+{
+    switch (s->kind) {
+    case S_READ:
+        zu_buf_printf(b, "%s = read %s;", ((ZTarget *)s->targets.items[0])->name, s->cell);
+        break;
+    case S_WRITE:
+        if (s->registry) {
+            zu_buf_puts(b, "write tools = (");
+            for (int i = 0; i < s->tools.len; i++)
+                zu_buf_printf(b, "%s%s", i ? ", " : "", ((ZParam *)s->tools.items[i])->name);
+            zu_buf_puts(b, ");");
+        } else {
+            zu_buf_printf(b, "write %s = ", s->cell);
+            za_print_expr(b, s->expr);
+            zu_buf_putc(b, ';');
+        }
+        break;
+    case S_ASSIGN:
+        if (s->targets.len || s->tuple_lhs) {
+            if (s->tuple_lhs) zu_buf_putc(b, '(');
+            for (int i = 0; i < s->targets.len; i++)
+                zu_buf_printf(b, "%s%s", i ? ", " : "", ((ZTarget *)s->targets.items[i])->name);
+            if (s->tuple_lhs) zu_buf_putc(b, ')');
+            zu_buf_puts(b, " = ");
+        }
+        za_print_expr(b, s->expr);
+        zu_buf_putc(b, ';');
+        break;
+    default: zu_buf_printf(b, "%s;", za_stmt_kind_name(s->kind)); break;
     }
 }
 
@@ -706,6 +779,26 @@ static void src_stmt(FILE *out, const ZStmt *s, int d)
         }
         break;
     case S_SKIP: fprintf(out, "skip %s;", s->life.name); break;
+    case S_ATOMIC:
+        fprintf(out, "%s: atomic %s {\n", s->life.name, s->store_name);
+        for (int i = 0; i < s->body.len; i++) {
+            ZBuf b = {0};
+            za_print_atomic_item(&b, s->body.items[i]);
+            indent(out, 2 * (d + 1));
+            fprintf(out, "%s\n", b.data);
+            zu_buf_free(&b);
+        }
+        indent(out, 2 * d);
+        fputc('}', out);
+        break;
+    case S_READ:
+    case S_WRITE: {
+        ZBuf b = {0};
+        za_print_atomic_item(&b, s);
+        fputs(b.data, out);
+        zu_buf_free(&b);
+        break;
+    }
     case S_PAR:
         fputs("parallel {\n", out);
         for (int i = 0; i < s->branches.len; i++) {

@@ -165,6 +165,30 @@ static void check_coregion(Ck *c, ZStmt *s)
     }
 }
 
+/* One store operation: its rules, then its items in order on its
+ * lifeline (a read defines its variable). */
+static void check_atomic(Ck *c, ZStmt *s)
+{
+    ck_atomic_rules(c, s);
+    for (int i = 0; i < s->body.len; i++) {
+        ZStmt *it = s->body.items[i];
+        switch (it->kind) {
+        case S_READ: {
+            ck_read_item(c, it);
+            ZTarget *t = it->targets.items[0];
+            ck_define(c, s->life.index, t->var, t->span);
+            break;
+        }
+        case S_WRITE:
+            ck_write_item(c, it);
+            if (it->expr && !it->registry) ck_reads(c, s->life.index, it->expr, true);
+            break;
+        case S_ASSIGN: check_assign(c, it); break;
+        default: break; /* reported by ck_atomic_rules */
+        }
+    }
+}
+
 static void stmt(Ck *c, ZStmt *s)
 {
     switch (s->kind) {
@@ -181,6 +205,7 @@ static void stmt(Ck *c, ZStmt *s)
     case S_WHILE: check_while(c, s); break;
     case S_PAR: check_par(c, s); break;
     case S_COREGION: check_coregion(c, s); break;
+    case S_ATOMIC: check_atomic(c, s); break;
     case S_SKIP:
     case S_RETURN: /* the workflow's final return is checked by check_return */
     default: break;
@@ -302,6 +327,7 @@ bool zk_check(ZArena *a, ZProgram *p, ZDecl *wf, ZDiag *d)
             if (x->expr) ck_guard_decl(&c, x);
             break;
         case D_ACTION: ck_action_decl(&c, x); break;
+        case D_STORE: ck_store_decl(&c, x); break;
         default: break;
         }
     }

@@ -18,10 +18,12 @@
  *                    writes, "not defined" reports
  *   check_parallel.c the parallel rule (conflicting accesses of branches)
  *                    and the coregion rules
+ *   check_stores.c   store declarations and the rules of atomic blocks
  *
  * Calls go one way, without cycles (scripts/check-layers.sh checks it):
- * check.c uses check_types.c, check_actions.c, check_defined.c and
- * check_parallel.c; check_actions.c uses check_types.c and check_fold.c;
+ * check.c uses check_types.c, check_actions.c, check_defined.c,
+ * check_parallel.c and check_stores.c; check_stores.c uses check_types.c
+ * and check_fold.c; check_actions.c uses check_types.c and check_fold.c;
  * check_types.c uses check_fold.c, which uses eval.c; check_defined.c uses
  * check_parallel.c (accesses are recorded for the conflict rule);
  * check_parallel.c uses check_types.c (the messages of a coregion).
@@ -227,6 +229,17 @@ void ck_redo(Ck *c, uint32_t entry);
 static inline bool ck_must(const Ck *c, int bit) { return (c->must[bit >> 6] >> (bit & 63)) & 1u; }
 /* bit is defined on some paths only after construct s. */
 void ck_set_partial(Ck *c, int bit, const ZStmt *s);
+
+/* ---- check_stores.c ----------------------------------------------------- */
+
+/* A store declaration: cell defaults, tools, the level. */
+void ck_store_decl(Ck *c, ZDecl *st);
+/* The rules of an atomic block (what it may hold, in which order, tools,
+ * cells written once); its items' types are ck_read_item/ck_write_item
+ * and ck_assign. */
+void ck_atomic_rules(Ck *c, ZStmt *s);
+void ck_read_item(Ck *c, ZStmt *it);
+void ck_write_item(Ck *c, ZStmt *it);
 
 /* ---- check_parallel.c --------------------------------------------------- */
 

@@ -54,6 +54,7 @@ static void writes_of(Ck *c, const ZVec *body, ZIMap *w)
             }
             break;
         case S_ASSIGN:
+        case S_READ:
             for (int k = 0; k < s->targets.len; k++) {
                 const ZTarget *t = s->targets.items[k];
                 if (var_ok(c, s->life.index, t->var))

@@ -281,6 +281,13 @@ static void def_stmt(X *x, const ZStmt *s)
                  "a fragment cannot `return`: the workflow that uses it returns its result");
         break;
     case S_USE: check_use(x, s); break;
+    case S_ATOMIC:
+        zd_error(x->d, s->span,
+                 "a fragment cannot hold a store operation: write the atomic block in the "
+                 "workflow");
+        break;
+    case S_READ:
+    case S_WRITE:
     case S__COUNT: break;
     }
 }

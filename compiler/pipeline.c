@@ -280,10 +280,21 @@ static bool run_pass(ZCompilation *c, ZStage s)
         return true;
     case ZC_CHECK:
         if (!zk_check(c->arena, c->prog, c->wf, &c->diag)) return false;
-        if (c->warnings) {
+        if (c->warnings || c->strict) {
             int before = c->diag.errors;
-            zw_warn(c->arena, c->prog, c->wf, &c->diag);
-            return c->diag.errors == before; /* -Werror */
+            if (c->warnings) zw_warn(c->arena, c->prog, c->wf, &c->diag);
+            if (c->prog->stores.len) {
+                if (c->wf) {
+                    zq_diagnose(c->arena, zq_analyze(c->arena, c->prog, c->wf), &c->diag,
+                                c->strict);
+                } else {
+                    for (int i = 0; i < c->prog->workflows.len; i++)
+                        zq_diagnose(c->arena,
+                                    zq_analyze(c->arena, c->prog, c->prog->workflows.items[i]),
+                                    &c->diag, c->strict);
+                }
+            }
+            return c->diag.errors == before; /* -Werror, --strict */
         }
         return true;
     case ZC_PROJECT:

@@ -56,6 +56,9 @@ static ZLifeSet part_leaf(const ZStmt *s)
         break;
     case S_ASSIGN:
     case S_BLOCK:
+    case S_ATOMIC:
+    case S_READ:
+    case S_WRITE:
     case S_SKIP:
     case S_IF:
     case S_WHILE: set_add_checked(&r, s->life.index); break;
@@ -288,6 +291,7 @@ static void project_stmt(Proj *pj, int L, const PNode *n, int chan, ZVec *out)
         for (int i = 0; i < s->body.len; i++)
             zu_vec_push(pj->arena, out, new_local(pj, L_ASSIGN, ZU_VEC_AT(s->body, i), chan));
         break;
+    case S_ATOMIC: zu_vec_push(pj->arena, out, new_local(pj, L_ATOMIC, s, chan)); break;
     case S_SKIP: break;
     case S_IF:
     case S_WHILE: project_control(pj, L, n, chan, out); break;
@@ -336,6 +340,8 @@ static void project_stmt(Proj *pj, int L, const PNode *n, int chan, ZVec *out)
         }
         break;
     case S_USE:
+    case S_READ: /* items of an atomic block, projected with it */
+    case S_WRITE:
     case S__COUNT: ZU_UNREACHABLE();
     }
 }
@@ -460,6 +466,16 @@ static void put_local(ZBuf *b, const ZLocalSet *ls, const ZLocal *l, int depth)
     case L_ASSIGN:
         put_assign(b, l);
         zu_buf_putc(b, '\n');
+        break;
+    case L_ATOMIC:
+        zu_buf_printf(b, "atomic %s {\n", l->src->store_name);
+        for (int i = 0; i < l->src->body.len; i++) {
+            indent(b, depth + 1);
+            za_print_atomic_item(b, l->src->body.items[i]);
+            zu_buf_putc(b, '\n');
+        }
+        indent(b, depth);
+        zu_buf_puts(b, "}\n");
         break;
     case L_SEND_CTL:
         zu_buf_printf(b, "send-ctl %s (%s, %s);\n", za_lifeline_name(ls->prog, l->peer),

@@ -11,6 +11,7 @@
  *   types       enums
  *   actions     every action kind; a name of a builtin function is refused
  *   workflows
+ *   stores      `store S { … }`; a store's cells are names within it
  *
  * A workflow input `x: T @ A` initialises the variable `x`; when no `var x`
  * is declared the input declares it (an implicit D_VAR appended to
@@ -84,7 +85,7 @@ typedef struct R {
     ZArena *a;
     ZProgram *p;
     ZDiag *d;
-    Table lifes, vals, types, acts, wfs;
+    Table lifes, vals, types, acts, wfs, stores;
     ZDecl *pure; /* the pure action whose body is being resolved */
     int n_ctl, n_par;
     int counts[D__COUNT];
@@ -316,9 +317,117 @@ static void resolve_assign(R *r, ZStmt *s)
         s->expr && s->expr->kind == E_CALL && s->expr->decl && s->expr->decl->kind == D_ACTION;
 }
 
+static void resolve_stmt(R *r, ZStmt *s);
+
+/* The cell `s` names in its store, or NULL (reported). */
+static ZDecl *resolve_cell(R *r, const ZDecl *store, const char *name, ZSpan at)
+{
+    if (!store || !name) return NULL;
+    ZvSuggest sg;
+    zv_suggest_init(&sg, name);
+    for (int i = 0; i < store->cells.len; i++) {
+        ZDecl *c = store->cells.items[i];
+        if (c->name && strcmp(c->name, name) == 0) return c;
+        zv_suggest_try(&sg, c->name);
+    }
+    zd_error(r->d, at, "store `%s` has no cell `%s`", store->name, name);
+    if (sg.best) zd_note(r->d, at, "did you mean `%s`?", sg.best);
+    return NULL;
+}
+
+/* A store operation: its store, and its items on its lifeline. */
+static void resolve_atomic(R *r, ZStmt *s)
+{
+    resolve_life_ref(r, &s->life);
+    Sym *st = tab_get(&r->stores, s->store_name);
+    if (!st) {
+        zd_error(r->d, s->store_span, "unknown store `%s`", s->store_name);
+        suggest(r, &r->stores, s->store_name, false);
+    } else {
+        s->store = st->decl;
+    }
+    for (int i = 0; i < s->body.len; i++) {
+        ZStmt *in = s->body.items[i];
+        in->store = s->store;
+        switch (in->kind) {
+        case S_READ:
+            in->life = s->life;
+            resolve_target(r, in->targets.items[0]);
+            in->cell_decl = resolve_cell(r, s->store, in->cell, in->cell_span);
+            break;
+        case S_WRITE:
+            in->life = s->life;
+            if (!in->registry) {
+                in->cell_decl = resolve_cell(r, s->store, in->cell, in->cell_span);
+                resolve_expr(r, in->expr);
+                break;
+            }
+            for (int k = 0; k < in->tools.len; k++) {
+                ZParam *t = in->tools.items[k];
+                for (int j = 0; s->store && j < s->store->tools.len && !t->ref; j++) {
+                    ZParam *u = s->store->tools.items[j];
+                    if (strcmp(u->name, t->name) == 0) t->ref = u->ref ? u->ref : (ZDecl *)u;
+                }
+                if (s->store && !t->ref)
+                    zd_error(r->d, t->span, "`%s` is not a tool of store `%s`", t->name,
+                             s->store->name);
+            }
+            break;
+        case S_ASSIGN:
+            in->life = s->life;
+            for (int k = 0; k < in->targets.len; k++) resolve_target(r, in->targets.items[k]);
+            resolve_expr(r, in->expr);
+            in->is_action = in->expr && in->expr->kind == E_CALL && in->expr->decl &&
+                            in->expr->decl->kind == D_ACTION;
+            break;
+        default: resolve_stmt(r, in); break;
+        }
+    }
+}
+
+/* A store's declarations: cell types and defaults, tools. */
+static void resolve_store(R *r, ZDecl *d)
+{
+    for (int i = 0; i < d->cells.len; i++) {
+        ZDecl *c = d->cells.items[i];
+        resolve_type(r, c->type);
+        resolve_expr(r, c->expr);
+        for (int j = 0; j < i; j++) {
+            ZDecl *o = d->cells.items[j];
+            if (strcmp(o->name, c->name) == 0) {
+                zd_error(r->d, c->name_span, "duplicate cell `%s` in store `%s`", c->name, d->name);
+                zd_note(r->d, o->name_span, "previous declaration of `%s` here", c->name);
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < d->tools.len; i++) {
+        ZParam *t = d->tools.items[i];
+        bool dup = false;
+        for (int j = 0; j < i && !dup; j++) {
+            ZParam *o = d->tools.items[j];
+            if (strcmp(o->name, t->name) == 0) {
+                zd_error(r->d, t->span, "tool `%s` is listed twice in store `%s`", t->name,
+                         d->name);
+                zd_note(r->d, o->span, "previous mention of `%s` here", t->name);
+                dup = true;
+            }
+        }
+        if (dup) continue;
+        Sym *a = tab_get(&r->acts, t->name);
+        if (!a || !a->decl || a->decl->kind != D_ACTION) {
+            zd_error(r->d, t->span, "unknown action `%s`: a tool is an `effect` action", t->name);
+            suggest(r, &r->acts, t->name, false);
+        } else {
+            t->ref = a->decl;
+        }
+    }
+}
+
 static void resolve_stmt(R *r, ZStmt *s)
 {
     switch (s->kind) {
+    case S_ATOMIC: resolve_atomic(r, s); break;
     case S_MSG:
         resolve_life_ref(r, &s->life);
         resolve_life_ref(r, &s->to);
@@ -448,6 +557,10 @@ static void collect(R *r, ZDecl *d)
     case D_FRAGMENT:
         /* expanded already; its name is taken like an action's */
         if ((s = declare(r, &r->acts, d->name, d->name_span, "fragment"))) s->decl = d;
+        break;
+    case D_STORE:
+        if ((s = declare(r, &r->stores, d->name, d->name_span, "store"))) s->decl = d;
+        zu_vec_push(r->a, &r->p->stores, d);
         break;
     case D_WORKFLOW:
         if (d->name && strlen(d->name) > ZV_WORKFLOW_NAME_MAX)
@@ -688,6 +801,7 @@ bool zr_resolve(ZArena *a, ZProgram *p, ZDiag *d)
     p->lifelines = (ZVec){0};
     p->vars = (ZVec){0};
     p->workflows = (ZVec){0};
+    p->stores = (ZVec){0};
 
     for (int i = 0; i < p->decls.len; i++) {
         ZDecl *x = p->decls.items[i];
@@ -712,6 +826,7 @@ bool zr_resolve(ZArena *a, ZProgram *p, ZDiag *d)
         case D_CONST:
         case D_VAR:
         case D_GUARD: resolve_expr(&r, x->expr); break;
+        case D_STORE: resolve_store(&r, x); break;
         case D_ACTION:
             r.pure = x;
             resolve_expr(&r, x->expr);

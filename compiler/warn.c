@@ -92,6 +92,11 @@ void zw_count_uses(ZProgram *p)
             if (d->ret && (d->body.len == 0 || ZU_VEC_AT(d->body, d->body.len - 1) != d->ret))
                 count_stmt(d->ret);
         }
+        if (d->kind == D_STORE) { /* its tools are in its registry */
+            for (int k = 0; k < d->tools.len; k++) use(((ZParam *)ZU_VEC_AT(d->tools, k))->ref);
+            for (int k = 0; k < d->cells.len; k++)
+                count_expr(((ZDecl *)ZU_VEC_AT(d->cells, k))->expr);
+        }
         if (d->kind == D_WORKFLOW) /* an input is set by the caller */
             for (int k = 0; k < d->params.len; k++) use(((ZParam *)ZU_VEC_AT(d->params, k))->var);
     }

@@ -27,6 +27,9 @@
  *                     (check_*.c, split by concern; check.h internal)
  *   project.c   zj_   projection to local programs (language spec §7)
  *   guards.c    zg_   CPL guard unfolding, sub(Φ), Vars(Φ), monitor tables
+ *   races.c     zq_   races of store operations: the pairs some execution
+ *                     runs unordered, their anomaly classes, the lowest
+ *                     safe consistency level of each store
  *   plan.c      zm_   the monitor plan the runtime executes: what each
  *                     lifeline keeps, what each edge carries, eval
  *                     functions, state and message sizes
@@ -187,19 +190,21 @@ typedef enum { ZD_ERROR, ZD_WARNING, ZD_NOTE } ZDiagLevel;
 
 /* The warnings (warn.c): each has a name for -W<name> / -Wno-<name> and
  * is on unless turned off. */
-#define ZD_WARNINGS(X)                                                                   \
-    X(ZW_UNUSED_VARIABLE, "unused-variable", "a variable no statement reads or writes")  \
-    X(ZW_UNUSED_CONST, "unused-const", "a constant nothing uses")                        \
-    X(ZW_UNUSED_ACTION, "unused-action", "an action no statement calls")                 \
-    X(ZW_UNUSED_LIFELINE, "unused-lifeline",                                             \
-      "a lifeline that takes part in nothing in a "                                      \
-      "workflow")                                                                        \
-    X(ZW_ENDLESS_LOOP, "endless-loop", "a while loop that, once entered, can never end") \
-    X(ZW_CONSTANT_GUARD, "constant-guard",                                               \
-      "an if or while condition that is always true or "                                 \
-      "always false")                                                                    \
-    X(ZW_UNSEEN_LIFELINE, "unseen-lifeline",                                             \
-      "a CPL guard that reads a lifeline no message ever leads from to the guard's owner")
+#define ZD_WARNINGS(X)                                                                     \
+    X(ZW_UNUSED_VARIABLE, "unused-variable", "a variable no statement reads or writes")    \
+    X(ZW_UNUSED_CONST, "unused-const", "a constant nothing uses")                          \
+    X(ZW_UNUSED_ACTION, "unused-action", "an action no statement calls")                   \
+    X(ZW_UNUSED_LIFELINE, "unused-lifeline",                                               \
+      "a lifeline that takes part in nothing in a "                                        \
+      "workflow")                                                                          \
+    X(ZW_ENDLESS_LOOP, "endless-loop", "a while loop that, once entered, can never end")   \
+    X(ZW_CONSTANT_GUARD, "constant-guard",                                                 \
+      "an if or while condition that is always true or "                                   \
+      "always false")                                                                      \
+    X(ZW_UNSEEN_LIFELINE, "unseen-lifeline",                                               \
+      "a CPL guard that reads a lifeline no message ever leads from to the guard's owner") \
+    X(ZW_STORE_LEVEL, "store-level",                                                       \
+      "a store declared at a consistency level below what its racing operations need")
 #define ZD_W_ENUM(k, name, help) k,
 typedef enum { ZD_WARNINGS(ZD_W_ENUM) ZW__COUNT } ZWarning;
 #undef ZD_W_ENUM
@@ -387,17 +392,20 @@ typedef struct ZTarget {
     ZDecl *var; /* resolved D_VAR */
 } ZTarget;
 
-#define ZA_STMT_KINDS(X)                                            \
-    X(S_MSG, "message")   /* A(e..) -> B(p..); self when A == B */  \
-    X(S_ASSIGN, "assign") /* A: (y..) = expr;  (action or local) */ \
-    X(S_BLOCK, "block")   /* A { assignments } */                   \
-    X(S_IF, "if")                                                   \
-    X(S_WHILE, "while")                                             \
-    X(S_SKIP, "skip")                                               \
-    X(S_PAR, "parallel")                                            \
-    X(S_COREGION, "coregion")                                       \
-    X(S_RETURN, "return")                                           \
-    X(S_USE, "use") /* f(args); a fragment use, until expanded */
+#define ZA_STMT_KINDS(X)                                                   \
+    X(S_MSG, "message")   /* A(e..) -> B(p..); self when A == B */         \
+    X(S_ASSIGN, "assign") /* A: (y..) = expr;  (action or local) */        \
+    X(S_BLOCK, "block")   /* A { assignments } */                          \
+    X(S_IF, "if")                                                          \
+    X(S_WHILE, "while")                                                    \
+    X(S_SKIP, "skip")                                                      \
+    X(S_PAR, "parallel")                                                   \
+    X(S_COREGION, "coregion")                                              \
+    X(S_RETURN, "return")                                                  \
+    X(S_USE, "use")       /* f(args); a fragment use, until expanded */    \
+    X(S_ATOMIC, "atomic") /* A: atomic S { items }: one store operation */ \
+    X(S_READ, "read")     /* atomic item: y = read cell; */                \
+    X(S_WRITE, "write")   /* atomic item: write cell = e; write tools = (..); */
 typedef enum { ZA_STMT_KINDS(ZA_ENUM) S__COUNT } ZStmtKind;
 
 typedef struct ZStmt ZStmt;
@@ -434,6 +442,16 @@ struct ZStmt {
     int construct;  /* S_IF/S_WHILE: pre-order control index (1-based),
                         S_PAR: pre-order parallel index (1-based);
                         set by zr_resolve */
+    /* S_ATOMIC: the store (body: its items); S_READ/S_WRITE: the cell
+     * (S_READ: targets[0] is the variable; S_WRITE: expr the value) */
+    const char *store_name;
+    ZSpan store_span;
+    ZDecl *store; /* resolved D_STORE (S_ATOMIC, and its items) */
+    const char *cell;
+    ZSpan cell_span;
+    ZDecl *cell_decl; /* resolved D_CELL */
+    bool registry;    /* S_WRITE: `write tools = (t, ...);` */
+    ZVec tools;       /* S_WRITE registry: ZParam* (name, span, ref) */
 };
 
 #define ZA_DECL_KINDS(X)      \
@@ -445,7 +463,9 @@ struct ZStmt {
     X(D_ACTION, "action")     \
     X(D_WORKFLOW, "workflow") \
     X(D_IMPORT, "import")     \
-    X(D_FRAGMENT, "fragment")
+    X(D_FRAGMENT, "fragment") \
+    X(D_STORE, "store")       \
+    X(D_CELL, "cell")
 typedef enum { ZA_DECL_KINDS(ZA_ENUM) D__COUNT } ZDeclKind;
 
 /* llm, pure, extern pure, effect, human (vocab/vocab.h) */
@@ -470,6 +490,7 @@ typedef struct ZParam {
     ZSpan owner_span;
     int owner_index;
     ZDecl *var; /* workflow inputs: the variable it initialises */
+    ZDecl *ref; /* a store's tools: the effect action (resolved) */
 } ZParam;
 
 /* `key = value;` inside an llm/human body. */
@@ -528,6 +549,17 @@ struct ZDecl {
     /* D_GUARD: the last walk of warn.c that looked into it (a named guard
      * shared by many others is looked into once per condition) */
     unsigned walk;
+    /* D_STORE: its cells (ZDecl* D_CELL: name, type, expr the default),
+     * its tools (ZParam*: name; ref the action after resolution) and its
+     * declared consistency level (level -1 until checked; level_name NULL
+     * when none is declared, level_again the span of a second one) */
+    ZVec cells;
+    ZVec tools;
+    const char *level_name;
+    ZSpan level_span;
+    ZSpan level_again;
+    bool level_twice;
+    int level;
 };
 
 typedef struct ZProgram {
@@ -538,6 +570,7 @@ typedef struct ZProgram {
     ZVec vars;      /* ZDecl* D_VAR (including implicit input vars) */
     ZVec workflows; /* ZDecl* D_WORKFLOW */
     ZVec fragments; /* ZDecl* D_FRAGMENT (zx_expand) */
+    ZVec stores;    /* ZDecl* D_STORE */
     int n_controls; /* number of if/while constructs in the selected workflow */
     int n_pars;     /* number of parallel regions */
 } ZProgram;
@@ -599,6 +632,9 @@ static inline bool za_type_eq(const ZType *x, const ZType *y)
 }
 /* Source-like rendering of an expression/formula (for tables and messages). */
 void za_print_expr(ZBuf *b, const ZExpr *e);
+/* One item of an atomic block in source syntax ("d = read plan;",
+ * "write plan = d;", "publish(d);"). */
+void za_print_atomic_item(ZBuf *b, const ZStmt *s);
 /* The AST as an indented tree (`zgc parse --ast`). */
 void za_print_program(FILE *out, const ZProgram *p);
 /* A workflow in .zg syntax (`zgc project --global`): after expansion,
@@ -689,6 +725,60 @@ void zw_count_uses(ZProgram *p);
 void zw_warn(ZArena *a, const ZProgram *p, const ZDecl *wf, ZDiag *d);
 
 /* ===================================================================== */
+/* races.c — races of store operations and the level each store needs    */
+/* ===================================================================== */
+
+/* The anomaly classes a racing pair makes possible (§11.3). */
+enum { ZQ_A1 = 1, ZQ_A3 = 2, ZQ_A6 = 4, ZQ_A2 = 8 };
+
+/* One operation: an atomic block of the workflow. */
+typedef struct ZqOp {
+    const ZStmt *s; /* the S_ATOMIC */
+    int life;
+    int store;             /* index in prog->stores */
+    int index;             /* in source order over the workflow */
+    ZVec tools;            /* ZDecl*: the tools it calls */
+    const ZStmt *registry; /* its `write tools = (…)`, or NULL */
+} ZqOp;
+
+/* Two operations of one store that some execution runs unordered, and
+ * what that makes possible. */
+typedef struct ZqPair {
+    const ZStmt *a, *b; /* a before b in source order */
+    unsigned classes;   /* ZS_A* */
+    const char *cell;   /* a cell one reads and the other writes, or NULL */
+    const char *tool;   /* A2: the tool one calls and the other removes */
+} ZqPair;
+
+typedef struct ZqStore {
+    const ZDecl *store;
+    ZVec ops;         /* ZqOp*: its operations, source order */
+    ZVec pairs;       /* ZqPair*: the racing pairs with some class */
+    unsigned classes; /* union over the pairs */
+    int needed;       /* the lowest safe level, 0..4 */
+    int declared;     /* the declared level, -1 when invalid */
+} ZqStore;
+
+typedef struct ZqReport {
+    const ZProgram *prog;
+    const ZDecl *wf;
+    int nstores;
+    ZqStore *stores; /* one per prog->stores */
+} ZqReport;
+
+/* The race analysis of one checked workflow, in a. */
+ZqReport *zq_analyze(ZArena *a, const ZProgram *p, const ZDecl *wf);
+/* The level the classes need: L4 for A2, L3 for A6, L2 for A3, L1 for
+ * A1, else L0. */
+int zq_level_needed(unsigned classes);
+/* "A1 A3" (or "-" for none). */
+void zq_classes_text(ZBuf *b, unsigned classes);
+/* A store declared below what it needs: warning store-level (an error
+ * when strict) with a note per racing pair that needs more; above it: a
+ * note. */
+void zq_diagnose(ZArena *a, const ZqReport *r, ZDiag *d, bool strict);
+
+/* ===================================================================== */
 /* check.c — types and definedness                                        */
 /* ===================================================================== */
 
@@ -697,6 +787,8 @@ void zw_warn(ZArena *a, const ZProgram *p, const ZDecl *wf, ZDiag *d);
  * ownership, coregion and parallel rules.  Keeps going after errors.
  * Returns false if any error was reported. */
 bool zk_check(ZArena *a, ZProgram *p, ZDecl *wf, ZDiag *d);
+/* The consistency level "L0".."L4" as 0..4, or -1 (check_stores.c). */
+int zk_level(const char *name);
 /* True if the formula uses a temporal or causal operator or an @B.x term
  * (named guards are looked through).  In check_types.c. */
 bool zk_is_cpl(const ZExpr *e);
@@ -716,6 +808,7 @@ bool zk_is_cpl(const ZExpr *e);
     X(L_WHILE_RECV, "while-recv-ctl")                                  \
     X(L_RECV_ANY, "recv-any")                                          \
     X(L_PAR, "parallel")                                               \
+    X(L_ATOMIC, "atomic") /* a store operation (src: the S_ATOMIC) */  \
     X(L_RETURN, "return")
 typedef enum { ZJ_LOCAL_KINDS(ZA_ENUM) L__COUNT } ZLocalKind;
 
@@ -1017,6 +1110,8 @@ typedef struct ZCompilation {
                              (zgc check); projection still needs one */
     bool warnings;        /* report the warnings after the checks (zw_warn;
                              which ones: diag.warn_off, diag.werror) */
+    bool strict;          /* a store declared below the level its races
+                             need is an error, not a warning (zq_diagnose) */
     ZLoadFn *load;        /* reads imported files; NULL: the file system */
     void *load_user;
     /* owned by the compilation */

@@ -42,6 +42,7 @@
 #include "suggest.h"
 #include "usage.h"
 #include "viewer.h"
+#include "racetable.h"
 #include "runs.h"
 #include "store.h"
 
@@ -56,6 +57,7 @@ typedef struct Options {
     const char *lifeline;
     bool tokens, ast;
     bool global, written; /* zgc project --global [--unexpanded] */
+    bool strict;          /* zgc check --strict */
 } Options;
 
 /* ---- usage texts -------------------------------------------------------- */
@@ -100,7 +102,7 @@ static const char usage_main[] =
     "See docs/zgc.md for the full manual.\n";
 
 static const char usage_check[] =
-    "usage: zgc check [--workflow NAME] [-W…] FILE.zg...\n"
+    "usage: zgc check [--workflow NAME] [--strict] [-W…] FILE.zg...\n"
     "\n"
     "Parses, resolves and type-checks each FILE.zg (each a program of its\n"
     "own) and reports every error as FILE:LINE:COL: error: MESSAGE, with the\n"
@@ -108,6 +110,8 @@ static const char usage_check[] =
     "Without --workflow every workflow in the file is checked.\n"
     "\n"
     "  --workflow NAME   check only the declarations and this workflow\n"
+    "  --strict          a store declared below the consistency level its racing\n"
+    "                    operations need is an error (a warning otherwise)\n"
     "  -h, --help        show this help\n"
     "\n"
     "exit status: 0 no errors (warnings allowed, unless -Werror), 1 errors,\n"
@@ -324,6 +328,8 @@ static int parse_options(int argc, char **argv, const char *usage, Options *o, b
             o->lifeline = a + 11;
         } else if (!strcmp(a, "--global") && usage == usage_project) {
             o->global = true;
+        } else if (!strcmp(a, "--strict") && usage == usage_check) {
+            o->strict = true;
         } else if (!strcmp(a, "--unexpanded") && usage == usage_project) {
             o->written = true;
         } else if (!strcmp(a, "--tokens") && allow_parse) {
@@ -368,6 +374,7 @@ static int compile(ZCompilation *c, const Options *o, ZStage upto, bool all_work
     if (!zc_init_file(c, zp_parse, o->file, stderr)) return 1;
     c->workflow = o->workflow;
     c->all_workflows = all_workflows;
+    c->strict = o->strict;
     c->warnings = warn.on;
     c->diag.warn_off = warn.off;
     c->diag.werror = warn.werror;
@@ -995,6 +1002,26 @@ static int cmd_trace_show(int argc, char **argv)
     return rc;
 }
 
+/* `zgc anomalies`: with --static the race analysis of a workflow
+ * (racetable.c), else the detectors of recorded histories (anomalies/).  The
+ * help of `zgc anomalies` is the detectors' with the usage of --static
+ * after it. */
+static int cmd_anomalies(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "--static")) return zrc_main(argc, argv);
+    }
+    bool help = argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
+    int rc = zgan_main(argc, argv);
+    if (help) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fputc('\n', f);
+        fputs(zrc_usage, f);
+    }
+    return rc;
+}
+
 /* `zgc trace`: `show` is the viewer's, the rest the oracle's (check).  The
  * help of `zgc trace` is the oracle's with the usage of `show` after it. */
 static int cmd_trace(int argc, char **argv)
@@ -1027,7 +1054,7 @@ static const Command commands[] = {
     {"run", cmd_run, NULL},
     {"emit-llvm", cmd_emit_llvm, usage_emit_llvm},
     {"parse", cmd_parse, usage_parse},
-    {"anomalies", zgan_main, NULL},
+    {"anomalies", cmd_anomalies, NULL},
     {"trace", cmd_trace, NULL},
     {"view", cmd_view, usage_view},
     {"runs", zo_runs_main, NULL},

@@ -158,6 +158,11 @@ static bool same_stmt(Cmp *c, const ZStmt *x, const ZStmt *y)
         if (!same_expr(c, a->value, b->value) || !NAME("return lifeline", a->at.name, b->at.name))
             return false;
     }
+    /* store operations and their items */
+    if (!NAME("store", x->store_name, y->store_name) || !NAME("cell", x->cell, y->cell) ||
+        !FLAG("registry", x->registry, y->registry) ||
+        !same_params(c, "tools", &x->tools, &y->tools))
+        return false;
     return FLAG("tuple return", x->tuple_ret, y->tuple_ret);
 }
 
@@ -197,6 +202,14 @@ static bool same_decl(Cmp *c, const ZDecl *x, const ZDecl *y)
     if (!same_len(c, "fragment variables", x->locals.len, y->locals.len)) return false;
     for (int i = 0; i < x->locals.len; i++)
         if (!same_decl(c, x->locals.items[i], y->locals.items[i])) return false;
+    /* a store's cells, tools and level */
+    if (!same_len(c, "cells", x->cells.len, y->cells.len)) return false;
+    for (int i = 0; i < x->cells.len; i++)
+        if (!same_decl(c, x->cells.items[i], y->cells.items[i])) return false;
+    if (!same_params(c, "tools", &x->tools, &y->tools) ||
+        !NAME("consistency", x->level_name, y->level_name) ||
+        !FLAG("consistency twice", x->level_twice, y->level_twice))
+        return false;
     return same_stmts(c, &x->body, &y->body);
 }
 

@@ -203,14 +203,17 @@ static ZTokVal type_kw_name(ZParser *ps, const char *kw)
 %token <tok> KW_HISTORICALLY "'historically'" KW_PAST "'past'" KW_SEEN "'seen'"
 %token <tok> KW_TRUE "'true'" KW_FALSE "'false'" KW_NULL "'null'"
 %token <tok> KW_BOOL "'bool'" KW_INT "'int'" KW_FLOAT "'float'" KW_STR "'str'" KW_JSON "'json'"
-%token <tok> KW_RESERVED "reserved keyword"
+%token <tok> KW_STORE "'store'" KW_CELL "'cell'" KW_TOOLS "'tools'" KW_ATOMIC "'atomic'"
+%token <tok> KW_READ "'read'" KW_WRITE "'write'" KW_CONSISTENCY "'consistency'"
 /* Comments, returned only to zp_tokenize_trivia (the formatter and the
  * language server): the grammar never sees one. */
 %token <tok> COMMENT "comment"
 %token <tok> ARROW "'->'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='" AND "'&&'" OR "'||'"
 %token <tok> '{' '}' '(' ')' ';' ',' ':' '=' '@' '.' '+' '-' '*' '/' '%' '<' '>' '!' '?'
 
-%type <decl> decl action_decl results opt_results
+%type <decl> decl action_decl results opt_results store_items
+%type <vec> atomic_items tool_names
+%type <stmt> atomic_item
 %type <vec> fparams fparams1 flocals
 %type <param> fparam
 %type <decl> flocal
@@ -289,9 +292,10 @@ decl
           $$->name = $2.text; $$->name_span = @2; $$->params = $4;
           $$->locals = $7; $$->body = $8;
       }
-    | KW_RESERVED {
-          zd_error(ps->diag, @1, "`%s` is reserved for shared state and not supported yet", $1.text);
-          YYERROR;
+    /* store S { cell c: T = e; tools t, u; consistency L2; } (§11) */
+    | KW_STORE IDENT '{' store_items '}' {
+          $$ = $4; $$->span = @$;
+          $$->name = $2.text; $$->name_span = @2;
       }
     | error ';' { $$ = NULL; }
     | error '}' { $$ = NULL; }
@@ -334,6 +338,27 @@ flocal
           $$ = za_decl(A, D_VAR, @$);
           $$->name = $2.text; $$->name_span = @2; $$->type = $4;
       }
+    ;
+
+/* The items of a store (§11): cells, tools, its consistency level. */
+store_items
+    : %empty { $$ = za_decl(A, D_STORE, @$); $$->level = -1; }
+    | store_items KW_CELL IDENT ':' type opt_default ';' {
+          $$ = $1;
+          ZDecl *c = za_decl(A, D_CELL, zd_join(@2, @7));
+          c->name = $3.text; c->name_span = @3; c->type = $5; c->expr = $6;
+          zu_vec_push(A, &$$->cells, c);
+      }
+    | store_items KW_TOOLS ident_list ';' {
+          $$ = $1;
+          for (int i = 0; i < $3.len; i++) zu_vec_push(A, &$$->tools, $3.items[i]);
+      }
+    | store_items KW_CONSISTENCY IDENT ';' {
+          $$ = $1;
+          if ($$->level_name) { $$->level_twice = true; $$->level_again = @3; }
+          else { $$->level_name = $3.text; $$->level_span = @3; }
+      }
+    | store_items error ';' { $$ = $1; }
     ;
 
 /* Types: bool int float str json or an enum name. */
@@ -498,6 +523,14 @@ stmt
           $$->body = $3;
           for (int i = 0; i < $3.len; i++) ((ZStmt *)$3.items[i])->life = $$->life;
       }
+    /* A: atomic S { y = read c; … write c = e; } (§11) */
+    | IDENT ':' KW_ATOMIC IDENT '{' atomic_items '}' {
+          $$ = za_stmt(A, S_ATOMIC, @$);
+          $$->life = life($1.text, @1);
+          $$->store_name = $4.text; $$->store_span = @4;
+          $$->body = $6;
+          for (int i = 0; i < $6.len; i++) ((ZStmt *)$6.items[i])->life = $$->life;
+      }
     /* f(a, …); a fragment use (§4) */
     | IDENT '(' args ')' ';' {
           $$ = za_stmt(A, S_USE, @$);
@@ -577,6 +610,50 @@ local_stmts
 local_stmt
     : assign_rhs ';'  { $$ = $1; $$->span = @$; }
     | error ';'       { $$ = NULL; }
+    ;
+
+/* The items of an atomic block: reads, local statements and tool calls,
+ * writes.  Messages and control statements are parsed so that the checker
+ * can say why they are not allowed there. */
+atomic_items
+    : %empty                     { $$ = (ZVec){0}; }
+    | atomic_items atomic_item   { $$ = $1; if ($2) zu_vec_push(A, &$$, $2); }
+    ;
+atomic_item
+    : assign_rhs ';'  { $$ = $1; $$->span = @$; }
+    | IDENT '=' KW_READ IDENT ';' {
+          $$ = za_stmt(A, S_READ, @$);
+          $$->targets = vec1(ps, target(ps, $1.text, @1));
+          $$->cell = $4.text; $$->cell_span = @4;
+      }
+    | KW_WRITE IDENT '=' expr ';' {
+          $$ = za_stmt(A, S_WRITE, @$);
+          $$->cell = $2.text; $$->cell_span = @2; $$->expr = $4;
+      }
+    | KW_WRITE KW_TOOLS '=' '(' tool_names ')' ';' {
+          $$ = za_stmt(A, S_WRITE, @$);
+          $$->registry = true; $$->cell_span = @2; $$->tools = $5;
+      }
+    | IDENT '(' args ')' ARROW IDENT '(' args ')' ';' {
+          $$ = za_stmt(A, S_MSG, @$);
+          $$->life = life($1.text, @1); $$->to = life($6.text, @6);
+          $$->args = $3; $$->params = $8;
+      }
+    | if_stmt
+    | while_stmt
+    | KW_SKIP IDENT ';' {
+          $$ = za_stmt(A, S_SKIP, @$);
+          $$->life = life($2.text, @2);
+      }
+    | KW_PARALLEL '{' branches '}' {
+          $$ = za_stmt(A, S_PAR, @$);
+          $$->branches = $3;
+      }
+    | error ';'       { $$ = NULL; }
+    ;
+tool_names
+    : %empty      { $$ = (ZVec){0}; }
+    | ident_list
     ;
 
 branches
@@ -814,8 +891,6 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ZParser
         zu_buf_printf(&b, "unexpected %s `%s`", shown(ps, got), zp_last_text(ps));
     else if (got == YYSYMBOL_STR_LIT)
         zu_buf_puts(&b, "unexpected string literal");
-    else if (got == YYSYMBOL_KW_RESERVED)
-        zu_buf_printf(&b, "unexpected `%s` (reserved for shared state)", zp_last_text(ps));
     else
         zu_buf_printf(&b, "unexpected %s", shown(ps, got));
     if (n > 0) {

@@ -90,7 +90,6 @@ const char *zp_token_name(int kind)
     case GE:
     case AND:
     case OR: return "operator";
-    case KW_RESERVED: return "reserved";
     case COMMENT: return "comment";
     default:
         if (kind > 0 && kind < 128) return "punct";

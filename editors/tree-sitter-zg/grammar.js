@@ -46,6 +46,7 @@ module.exports = grammar({
       $.action_declaration,
       $.workflow_declaration,
       $.fragment_declaration,
+      $.store_declaration,
     ),
 
     import_declaration: $ => seq('import', field('path', $.string), ';'),
@@ -126,6 +127,21 @@ module.exports = grammar({
 
     fragment_variable: $ => seq('var', field('name', $.identifier), ':', field('type', $._type), ';'),
 
+    // store S { cell c: T = e; tools t, u; consistency L2; }
+    store_declaration: $ => seq(
+      'store', field('name', $.identifier),
+      '{', repeat(choice($.cell_declaration, $.tools_declaration, $.consistency_declaration)), '}',
+    ),
+
+    cell_declaration: $ => seq(
+      'cell', field('name', $.identifier), ':', field('type', $._type),
+      optional(seq('=', field('value', $._expression))), ';',
+    ),
+
+    tools_declaration: $ => seq('tools', commaSep1(field('tool', $.identifier)), ';'),
+
+    consistency_declaration: $ => seq('consistency', field('level', $.identifier), ';'),
+
     input: $ => seq(field('name', $.identifier), ':', field('type', $._type), '@', field('owner', $.identifier)),
 
     type_list: $ => seq('(', commaSep1($._type), ')'),
@@ -149,6 +165,7 @@ module.exports = grammar({
       $.coregion_statement,
       $.return_statement,
       $.use_statement,
+      $.atomic_statement,
     ),
 
     message: $ => seq(
@@ -166,6 +183,18 @@ module.exports = grammar({
     local_block: $ => seq(field('lifeline', $.identifier), '{', repeat(seq($._local, ';')), '}'),
 
     _local: $ => choice($.assignment, $.call),
+
+    // A: atomic S { x = read c; … write c = e; write tools = (t); }
+    atomic_statement: $ => seq(
+      field('lifeline', $.identifier), ':', 'atomic', field('store', $.identifier),
+      '{', repeat(choice(seq($._local, ';'), $.cell_read, $.cell_write, $.registry_write)), '}',
+    ),
+
+    cell_read: $ => seq(field('target', $.identifier), '=', 'read', field('cell', $.identifier), ';'),
+
+    cell_write: $ => seq('write', field('cell', $.identifier), '=', field('value', $._expression), ';'),
+
+    registry_write: $ => seq('write', 'tools', '=', '(', commaSep(field('tool', $.identifier)), ')', ';'),
 
     assignment: $ => seq(field('targets', choice($.identifier, $.targets)), '=', field('value', $._expression)),
 

@@ -293,13 +293,34 @@ Test(parser, recovers_and_reports_every_error)
     t_free(c);
 }
 
-Test(parser, reserved_words)
+Test(parser, store_and_atomic_block)
 {
-    TComp *c = t_compile("store s;", T_PARSE);
-    cr_expect(
-        strstr(c->diag_text,
-               "test.zg:1:1: error: `store` is reserved for shared state and not supported yet"),
-        "got: %s", c->diag_text);
+    TComp *c = t_compile("store S { cell c: int = 1; tools t, u; consistency L2; }\n"
+                         "workflow w() { A: atomic S { x = read c; f(x); write c = x + 1;\n"
+                         "  write tools = (t); } }",
+                         T_PARSE);
+    cr_assert_eq(c->comp.diag.errors, 0, "got: %s", c->diag_text);
+    ZDecl *st = decl(c, 0);
+    cr_assert_eq(st->kind, D_STORE);
+    cr_expect_str_eq(st->name, "S");
+    cr_assert_eq(st->cells.len, 1);
+    cr_expect_str_eq(((ZDecl *)st->cells.items[0])->name, "c");
+    cr_assert_eq(st->tools.len, 2);
+    cr_expect_str_eq(st->level_name, "L2");
+    ZStmt *op = decl(c, 1)->body.items[0];
+    cr_assert_eq(op->kind, S_ATOMIC);
+    cr_expect_str_eq(op->store_name, "S");
+    cr_assert_eq(op->body.len, 4);
+    ZStmt *rd = op->body.items[0], *call = op->body.items[1], *wr = op->body.items[2],
+          *reg = op->body.items[3];
+    cr_expect_eq(rd->kind, S_READ);
+    cr_expect_str_eq(rd->cell, "c");
+    cr_expect_eq(call->kind, S_ASSIGN);
+    cr_expect_eq(wr->kind, S_WRITE);
+    cr_expect(!wr->registry);
+    cr_expect_eq(reg->kind, S_WRITE);
+    cr_expect(reg->registry);
+    cr_expect_eq(reg->tools.len, 1);
     t_free(c);
 }
 

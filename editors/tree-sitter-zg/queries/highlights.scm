@@ -15,6 +15,7 @@
 
 [
   "lifeline" "const" "enum" "var" "guard" "workflow" "fragment"
+  "store" "cell" "tools" "consistency"
 ] @keyword
 
 "import" @keyword.import
@@ -31,7 +32,7 @@
 "return" @keyword.return
 
 [
-  "skip" "parallel" "branch" "coregion"
+  "skip" "parallel" "branch" "coregion" "atomic" "read" "write"
 ] @keyword
 
 [
@@ -55,6 +56,13 @@
 (action_declaration name: (identifier) @function)
 (workflow_declaration name: (identifier) @function)
 (fragment_declaration name: (identifier) @function.macro)
+(store_declaration name: (identifier) @type)
+(cell_declaration name: (identifier) @property)
+(tools_declaration tool: (identifier) @function)
+(consistency_declaration level: (identifier) @constant)
+(atomic_statement store: (identifier) @type)
+(cell_read cell: (identifier) @property)
+(cell_write cell: (identifier) @property)
 (fragment_parameter name: (identifier) @variable.parameter)
 (use_statement fragment: (identifier) @function.macro)
 (import_declaration path: (string) @string.special.path)

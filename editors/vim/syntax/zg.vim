@@ -13,7 +13,7 @@ syn keyword zgControl     if else while return skip parallel branch coregion
 syn keyword zgTemporal    prev since once historically past seen
 syn keyword zgType        bool int float str json
 syn keyword zgConstant    true false null
-syn keyword zgReserved    store cell tools atomic read write consistency
+syn keyword zgStore       store cell tools atomic read write consistency
 
 syn match   zgNumber      '\<\d\+\%(\.\d\+\%([eE][+-]\=\d\+\)\=\|[eE][+-]\=\d\+\)\=\>'
 syn match   zgOperator    '->\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>!?=@]'
@@ -38,7 +38,7 @@ hi def link zgControl     Conditional
 hi def link zgTemporal    Keyword
 hi def link zgType        Type
 hi def link zgConstant    Boolean
-hi def link zgReserved    Error
+hi def link zgStore       Structure
 hi def link zgNumber      Number
 hi def link zgOperator    Operator
 hi def link zgLifeline    Identifier
