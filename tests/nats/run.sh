@@ -11,7 +11,7 @@
 #
 # programs  every tests/run program and example (tests/run_programs.sh)
 #           as zgc run --processes --nats, each trace accepted by zgc
-#           trace check
+#           trace check (NATS_PROGRAMS_EVERY=N: every Nth one)
 # conformance  a small conformance run (tests/conformance/run --nats):
 #           random workflows under random schedules, every lifeline a
 #           process, every trace checked
@@ -152,7 +152,8 @@ runs_auth() {
 programs() {
   start_server main 0
   local url=nats://127.0.0.1:$PORT
-  if RUN_MODES=processes RUN_EXTRA="--nats $url" "$root/tests/run_programs.sh" "$zgc" \
+  if RUN_MODES=processes RUN_EXTRA="--nats $url" RUN_EVERY="${NATS_PROGRAMS_EVERY:-1}" \
+    "$root/tests/run_programs.sh" "$zgc" \
     > "$tmp/programs.out" 2>&1; then
     ok
     tail -1 "$tmp/programs.out"
