@@ -14,7 +14,7 @@
 #      the optimized runtime runs every program again in stage 3);
 #   3. the runtime under ThreadSanitizer: every example and run program
 #      (tests/run) and a short conformance run, built with -DZGC_TSAN=ON
-#      (ZGC_TSAN_CASES conformance cases, default 120);
+#      (ZGC_TSAN_CASES conformance cases, default 80);
 #   4. a smoke pass of the benchmarks (bench/run --smoke);
 #   5. each libFuzzer target for a short time (ZGC_FUZZ_SECONDS, default 10);
 #   6. the conformance run: random workflows under random schedules, every
@@ -64,7 +64,7 @@ stage "ThreadSanitizer: run programs and conformance"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZGC_TSAN=ON > /dev/null
 cmake --build build-tsan -j2 --target zgc zggen
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 tests/run_programs.sh build-tsan/zgc
-TSAN_OPTIONS=halt_on_error=1 tests/conformance/run --cases "${ZGC_TSAN_CASES:-120}" \
+TSAN_OPTIONS=halt_on_error=1 tests/conformance/run --cases "${ZGC_TSAN_CASES:-80}" \
   --zgc build-tsan/zgc --zggen build-tsan/tests/zggen
 
 stage "benchmarks (smoke)"
