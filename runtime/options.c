@@ -237,6 +237,15 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             if (!*val || *e || errno || val[0] == '-' || val[0] == '+' || val[0] == ' ')
                 bad = usage_error(p, "--seed expects a non-negative integer, got '%s'", val);
             o->seed = (uint64_t)s;
+        } else if (id == ZV_OPT_OPRECORDS) {
+            if (!*val) bad = usage_error(p, "--oprecords expects a file name");
+            o->oprecords = val;
+        } else if (id == ZV_OPT_STORE_FILE) {
+            if (!*val) bad = usage_error(p, "--store-file expects a file name");
+            o->store_file = val;
+        } else if (id == ZV_OPT_STORE_DIR) {
+            if (!*val) bad = usage_error(p, "--store-dir expects a directory");
+            o->store_dir = val;
         } else if (id == ZV_OPT_TRACE) {
             if (!*val) bad = usage_error(p, "--trace expects a file name");
             o->trace = val;
