@@ -206,10 +206,12 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         }
         if ((table[id].scope & ZV_RUN) && id != ZV_OPT_DURABLE && id != ZV_OPT_RESUME &&
             id != ZV_OPT_RUN_ID && id != ZV_OPT_EXIT_WHEN_WAITING && id != ZV_OPT_VIEW &&
+            id != ZV_OPT_OPRECORDS && id != ZV_OPT_STORE_FILE && id != ZV_OPT_STORE_DIR &&
             !(id >= ZV_OPT_NATS && id <= ZV_OPT_NATS_KEY)) {
             /* what a durable run stores of its options (rt.h); a live view
              * belongs to one attempt, the NATS server and credentials to
-             * one process (each lifeline's own, on its host) */
+             * one process (each lifeline's own, on its host); the stores'
+             * options concern workflows with stores, which are not durable */
             size_t len = n + 1 + strlen(val) + 1;
             char *item = zri_xmalloc(len);
             snprintf(item, len, "%s=%s", opt, val);

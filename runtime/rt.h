@@ -274,7 +274,7 @@ typedef struct zri_options {
     int exit_when_waiting; /* --exit-when-waiting */
     /* The run options a durable run stores, each as one "--name=VALUE"
      * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id,
-     * --exit-when-waiting, --view and the NATS ones (--nats, --nats-*, --journal:
+     * --exit-when-waiting, --view, the stores' ones and the NATS ones (--nats, --nats-*, --journal:
      * each process's own), in the order given. */
     int nstored;
     char **stored;
