@@ -188,6 +188,12 @@ static int s_issue(void *impl, void *opv, int32_t action, const zgrt_value *args
     }
     int rc = zst_issue(o->z, A->name, arg, ticket);
     json_decref(tmp);
+    if (rc == ZST_EUNKNOWN) {
+        zri_err(err, errlen,
+                "the tool is not in the registry this operation began with (an operation "
+                "removed it): at L4 a tool call is dispatched against that registry only");
+        return -1;
+    }
     if (rc != ZST_OK) {
         zri_err(err, errlen, "%s", zst_error());
         return -1;
