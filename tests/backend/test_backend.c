@@ -330,6 +330,8 @@ enum {
     PF_EDGES,
     PF_FINGERPRINT,
     PF_FINGERPRINT_PARTS,
+    PF_NSTORES,
+    PF_STORES,
     PF__COUNT
 };
 
