@@ -281,13 +281,13 @@ struct zgrt_ctx {
     int64_t tpos;     /* events this thread made (a body's count takes in its regions') */
     void *jcur;       /* replay: the thread's entries; NULL: live */
     /* the store operation this thread runs (zgrt_op_begin … commit) */
-    void *op;              /* the store's handle, or NULL */
-    int32_t op_store;      /* its store */
-    int32_t op_attempt;    /* its attempt, from 1 */
-    int32_t op_retry;      /* 1 + the store whose commit was just refused, or 0 */
-    zgrt_value *op_cells;  /* the cells' written values (ZGRT_UNDEF: none) */
-    int32_t op_ntools;     /* `write tools`: how many, or -1 */
-    int32_t *op_tools;     /* … and which (action indices) */
+    void *op;                     /* the store's handle, or NULL */
+    int32_t op_store;             /* its store */
+    int32_t op_attempt;           /* its attempt, from 1 */
+    int32_t op_retry;             /* 1 + the store whose commit was just refused, or 0 */
+    zgrt_value *op_cells;         /* the cells' written values (ZGRT_UNDEF: none) */
+    int32_t op_ntools;            /* `write tools`: how many, or -1 */
+    int32_t *op_tools;            /* … and which (action indices) */
     struct op_effect *op_effects; /* tool calls still running (below L3) */
     jmp_buf jb;
 };
@@ -1550,7 +1550,10 @@ typedef struct op_effect {
     char err[900];
 } op_effect;
 
-static const zgrt_store_decl *op_decl(zgrt_ctx *ctx) { return &ctx->run->prog->stores[ctx->op_store]; }
+static const zgrt_store_decl *op_decl(zgrt_ctx *ctx)
+{
+    return &ctx->run->prog->stores[ctx->op_store];
+}
 
 static void *effect_thread(void *arg)
 {
@@ -1558,9 +1561,9 @@ static void *effect_thread(void *arg)
     run *R = x->ctx->run;
     zgrt_value outs[1];
     int attempts = 1;
-    x->rc = R->run_action ? R->run_action(&x->env, x->action, x->args, outs, &attempts, x->err,
-                                          sizeof x->err)
-                          : -1;
+    x->rc = R->run_action
+                ? R->run_action(&x->env, x->action, x->args, outs, &attempts, x->err, sizeof x->err)
+                : -1;
     if (!R->run_action) snprintf(x->err, sizeof x->err, "this executable cannot run actions");
     if (x->rc == 0 && R->stores.complete(R->stores.impl, x->op, x->ticket, x->err, sizeof x->err))
         x->rc = -1;
@@ -1652,10 +1655,11 @@ void zgrt_op_read(zgrt_ctx *ctx, int32_t cell, int32_t var, int32_t loc)
     int64_t by = 0;
     char err[1024];
     int tok = zfb_block_begin();
-    int rc = R->stores.read(R->stores.impl, ctx->op, cell, ctx->life->heap, &v, &by, err,
-                            sizeof err);
+    int rc =
+        R->stores.read(R->stores.impl, ctx->op, cell, ctx->life->heap, &v, &by, err, sizeof err);
     zfb_block_end(tok);
-    if (rc != 0) ctx_fail(ctx, loc, "store %s: reading %s: %s", st->name, st->cells[cell].name, err);
+    if (rc != 0)
+        ctx_fail(ctx, loc, "store %s: reading %s: %s", st->name, st->cells[cell].name, err);
     if (!zri_value_check(p, &v, p->vars[var].type))
         ctx_fail(ctx, loc, "store %s: cell %s holds a value of another type than variable %s",
                  st->name, st->cells[cell].name, p->vars[var].name);
@@ -1765,8 +1769,8 @@ static int tool_issue(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int
                               .opts = R->opts,
                               .lifeline = ctx->life->index,
                               .heap = ctx->life->heap,
-                              .call_index = __atomic_fetch_add(&ctx->life->action_calls, 1,
-                                                               __ATOMIC_RELAXED),
+                              .call_index =
+                                  __atomic_fetch_add(&ctx->life->action_calls, 1, __ATOMIC_RELAXED),
                               .cancel = &R->cancel,
                               .note = action_note,
                               .note_user = &x->nu,

@@ -238,9 +238,9 @@ typedef struct zri_options {
     const char **arg_names, **arg_values; /* --arg name=value */
     const char *llm;                      /* --llm SPEC (default "mock") */
     int nroutes;
-    zri_route *routes;    /* --llm-for L=SPEC / L.action=SPEC */
-    uint64_t seed;        /* --seed N (default 0) */
-    const char *trace;    /* --trace FILE */
+    zri_route *routes; /* --llm-for L=SPEC / L.action=SPEC */
+    uint64_t seed;     /* --seed N (default 0) */
+    const char *trace; /* --trace FILE */
     /* stores (runtime/store): --oprecords FILE, --store-file FILE,
      * --store-dir DIR (NULL: not given) */
     const char *oprecords, *store_file, *store_dir;
@@ -383,10 +383,10 @@ typedef struct zri_event {
     int32_t value;
     /* store operations: read, commit, abort, and the act of a tool call
      * (store >= 0; else -1 or 0 when not set: see op_store) */
-    int32_t op_store;    /* 1 + the store's index; 0: not a store event */
-    int32_t op_attempt;  /* read, commit, abort: the attempt, from 1 */
-    int32_t op_cell;     /* read: the cell */
-    int64_t op_txn;      /* read: the writer of the value read (0: the default);
+    int32_t op_store;           /* 1 + the store's index; 0: not a store event */
+    int32_t op_attempt;         /* read, commit, abort: the attempt, from 1 */
+    int32_t op_cell;            /* read: the cell */
+    int64_t op_txn;             /* read: the writer of the value read (0: the default);
                             commit, abort: the attempt's transaction */
     const zgrt_value *op_value; /* read: the value */
     const zgrt_value *op_cells; /* commit: the store's ncells values, NULL where
@@ -615,8 +615,7 @@ typedef struct zri_stores {
      * whose write it is (0: the cell's default). */
     int (*read)(void *impl, void *op, int32_t cell, zri_heap *h, zgrt_value *out, int64_t *by,
                 char *err, size_t errlen);
-    int (*write)(void *impl, void *op, int32_t cell, const zgrt_value *v, char *err,
-                 size_t errlen);
+    int (*write)(void *impl, void *op, int32_t cell, const zgrt_value *v, char *err, size_t errlen);
     int (*tools)(void *impl, void *op, int32_t n, const int32_t *tools, char *err, size_t errlen);
     /* A tool call (an effect action) of the operation: planned when it is
      * its first, issued with its arguments: *ticket numbers it for

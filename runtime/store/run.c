@@ -25,8 +25,8 @@ typedef struct op {
     int planned;
 } op;
 
-static void path_of(const zgrt_program *p, const char *base, int32_t i, const char *ext,
-                    char *out, size_t n)
+static void path_of(const zgrt_program *p, const char *base, int32_t i, const char *ext, char *out,
+                    size_t n)
 {
     if (p->nstores == 1 && !ext)
         snprintf(out, n, "%s", base);
@@ -141,8 +141,7 @@ static int s_write(void *impl, void *opv, int32_t cell, const zgrt_value *v, cha
     return 0;
 }
 
-static int s_tools(void *impl, void *opv, int32_t n, const int32_t *tools, char *err,
-                   size_t errlen)
+static int s_tools(void *impl, void *opv, int32_t n, const int32_t *tools, char *err, size_t errlen)
 {
     (void)impl;
     op *o = opv;
@@ -249,7 +248,6 @@ static void s_abandon(void *impl, void *opv)
 
 zri_stores zsr_interface(zsr_stores *S)
 {
-    zri_stores s = {s_begin, s_read,   s_write,   s_tools, s_issue,
-                    s_complete, s_commit, s_abandon, S};
+    zri_stores s = {s_begin, s_read, s_write, s_tools, s_issue, s_complete, s_commit, s_abandon, S};
     return s;
 }

@@ -359,8 +359,8 @@ zst_op *zst_begin(zst_store *s, const char *agent)
     op->io = json_array();
     op->co = json_array();
     op->argtags = json_array();
-    if (!op->agent || !op->reads || !op->versions || !op->bys || !op->writes || !op->preds || !op->owned ||
-        !op->io || !op->co || !op->argtags) {
+    if (!op->agent || !op->reads || !op->versions || !op->bys || !op->writes || !op->preds ||
+        !op->owned || !op->io || !op->co || !op->argtags) {
         op_free(op);
         zst_fail(ZST_ENOMEM, "out of memory");
         return NULL;

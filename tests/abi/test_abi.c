@@ -95,8 +95,7 @@ Test(abi, monitor_plan_layout)
                  offsetof(zgrt_program, fingerprint) + sizeof(void *));
     cr_expect_eq(offsetof(zgrt_program, nstores),
                  offsetof(zgrt_program, fingerprint_parts) + sizeof(void *));
-    cr_expect_eq(offsetof(zgrt_program, stores),
-                 offsetof(zgrt_program, nstores) + sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_program, stores), offsetof(zgrt_program, nstores) + sizeof(void *));
     cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, stores) + sizeof(void *));
 }
 

@@ -21,7 +21,8 @@ static int took_place(zgrt_call *c, const char *name, long ms)
     const char *log = getenv("ZG_EFFECT_LOG");
     if (!log || !*log) return 0;
     char line[512];
-    int n = snprintf(line, sizeof line, "%s %s\n", name, zgrt_argc(c) > 0 ? zgrt_arg_str(c, 0) : "");
+    int n =
+        snprintf(line, sizeof line, "%s %s\n", name, zgrt_argc(c) > 0 ? zgrt_arg_str(c, 0) : "");
     if (n < 0 || (size_t)n >= sizeof line) n = (int)strlen(line);
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd < 0 || write(fd, line, (size_t)n) != n) {
