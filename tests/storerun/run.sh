@@ -163,7 +163,7 @@ for t in $topologies; do
   done
   [ "${a1:-0}" -ge 1 ] && ok || { bad "$t: no A1 at L0 in seeds$seeds"; continue; }
   for l in $levels; do [ $l = 0 ] || for seed in $seeds; do topo_check $t $l $seed; done; done
-  echo "$t: A1 at L0 with seed ${seeds##* }; none at levels ${levels# } with seeds$seeds"
+  echo "$t: A1 at L0 with seed ${seeds##* }; none at levels${levels#0} with seeds$seeds"
 done
 
 echo "topologies: $((SECONDS - t0)) s"; t0=$SECONDS
