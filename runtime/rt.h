@@ -20,9 +20,10 @@
  *   core.c      a run: lifeline fibers or threads, channels, events, parallel
  *               regions, cancellation, deadlock detection, results.  It
  *               calls values.c and monitor.c, and reaches the trace, the
- *               transport, the actions and a durable run's journal only
- *               through the interfaces below (zri_observer,
- *               zri_transport, zri_action_fn, zri_journal, zri_task_fn)
+ *               transport, the actions, a durable run's journal and the
+ *               workflow's stores only through the interfaces below
+ *               (zri_observer, zri_transport, zri_action_fn, zri_journal,
+ *               zri_task_fn, zri_stores)
  *   builtins.c  zgrt_concat and zgrt_builtin (they need a context)
  *   net/        frames and the socket transport between per-lifeline
  *               processes (net/net.h): a zri_transport
@@ -35,6 +36,9 @@
  *   durable/    durable runs: the SQLite run store, the journal, replay,
  *               human tasks (durable/durable.h): the zri_journal and the
  *               zri_task_fn
+ *   store/      shared stores under the disciplines L0..L4 (store/zst.h,
+ *               a library of its own) and a run's stores on it
+ *               (store/zsr.h): the zri_stores
  *   main.c      zgrt_main: options, mode, trace, transport, actions, run,
  *               result — the one file that knows all the others
  *
