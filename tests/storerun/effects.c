@@ -2,7 +2,7 @@
  * (run.sh): each appends "NAME ARG" to the file $ZG_EFFECT_LOG (when
  * set) when it takes place, so that the test can compare the order the
  * effects really took place in with the OpRecords' co; `slow` takes
- * 60 ms first, the others none. */
+ * 150 ms first, the others none. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +33,7 @@ static int took_place(zgrt_call *c, const char *name, long ms)
     return 0;
 }
 
-int zg_slow(zgrt_call *c) { return took_place(c, "slow", 60); }
+int zg_slow(zgrt_call *c) { return took_place(c, "slow", 150); }
 int zg_fast(zgrt_call *c) { return took_place(c, "fast", 0); }
 int zg_notify(zgrt_call *c) { return took_place(c, "notify", 0); }
 int zg_archive(zgrt_call *c) { return took_place(c, "archive", 0); }
