@@ -21,7 +21,7 @@
 #   run.sh ZGC
 # STORERUN_LEVELS (default "0 1 2 3 4"; 0 always) and STORERUN_TOPOLOGIES
 # (default: the six) narrow it: the sanitizer builds run L0, L1, L3, L4 of
-# two topologies (tests/CMakeLists.txt).
+# swarm only (tests/CMakeLists.txt).
 set -u
 zgc=$(realpath "${1:?usage: run.sh ZGC}")
 here=$(cd "$(dirname "$0")" && pwd)
