@@ -14,14 +14,11 @@
  *                      start)
  *   RUN.L.<L>          lifeline L: status, process (host, pid), attempts,
  *                      its executable and options, the journal's chunks
- *                      (segments of attempt, first, count), the latest
- *                      chunks themselves up to 4 KiB (tail), events,
+ *                      (segments of attempt, first, count), events,
  *                      recent acts, state, error, result components and
- *                      the messages its journal holds per channel (JSON);
- *                      its update is the commit
+ *                      the messages its journal holds per channel (JSON)
  *   RUN.C.<L>.<A>.<N>  chunk N of L's journal, written in attempt A (the
- *                      codec's bytes), once the record's tail would pass
- *                      4 KiB
+ *                      codec's bytes)
  *   RUN.T.<N>          human task N (JSON), answered by `zgc answer --nats`
  * Only lifeline L's process writes RUN.L.<L>, each time with the revision
  * it read or wrote last (a KV update with an expected revision): a second

@@ -30,13 +30,6 @@
 
 #define KV_SETUP_S 15.0
 #define KV_RETRY_MS 250
-/* Chunks are kept in the lifeline's record ("tail", hex) while they come
- * to at most this many bytes: a commit is then one update of the record,
- * one request to the server, rather than a chunk's put and the record's
- * update one after the other.  The chunk that would pass it is written
- * under its own key with every chunk of the tail before it (the record's
- * update, after them, is the commit). */
-#define KV_TAIL_BYTES 4096
 
 typedef struct kvj {
     const zgrt_program *p;
@@ -436,40 +429,6 @@ static int kv_lifeline(void *u, int64_t rid, int32_t l, char **status, int64_t *
     return got;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-/* Appends the bytes of hex[0, len) (len even) to out; -1 on a bad digit. */
-static int unhex(zri_buf *out, const char *hex, size_t len)
-{
-    for (size_t i = 0; i < len; i += 2) {
-        int hi = hexval(hex[i]), lo = hexval(hex[i + 1]);
-        if (hi < 0 || lo < 0) return -1;
-        char b = (char)(hi << 4 | lo);
-        zri_buf_add(out, &b, 1);
-    }
-    return 0;
-}
-
-static json_t *hex_string(const char *data, size_t len)
-{
-    static const char digits[] = "0123456789abcdef";
-    char *t = zri_xmalloc(2 * len + 1);
-    for (size_t i = 0; i < len; i++) {
-        t[2 * i] = digits[(unsigned char)data[i] >> 4];
-        t[2 * i + 1] = digits[(unsigned char)data[i] & 15];
-    }
-    t[2 * len] = 0;
-    json_t *j = json_string(t);
-    free(t);
-    if (!j) zri_oom();
-    return j;
-}
-
 static int kv_load(void *u, int64_t rid, int32_t l, zri_buf *out, int64_t *next, char *err,
                    size_t errlen)
 {
@@ -512,21 +471,6 @@ static int kv_load(void *u, int64_t rid, int32_t l, zri_buf *out, int64_t *next,
         }
         if (rc) break;
     }
-    /* the chunks kept in the record come after every chunk of a key */
-    json_t *tail = json_object_get(k->rec, "tail");
-    json_array_foreach(tail, i, seg)
-    {
-        if (rc) break;
-        const char *hex = json_string_value(json_array_get(seg, 2));
-        size_t len = hex ? strlen(hex) : 1;
-        if (len % 2 != 0 || unhex(out, hex, len) < 0) {
-            zri_err(err, errlen,
-                    "the key-value bucket %s is damaged: the record of lifeline %s holds a "
-                    "chunk of its journal that is not hexadecimal",
-                    k->bucket, k->p->lifelines[l]);
-            rc = -1;
-        }
-    }
     pthread_mutex_unlock(&k->mu);
     return rc;
 }
@@ -565,54 +509,6 @@ static int cancelled_now(kvj *k)
     return cancelled;
 }
 
-/* Writes every chunk of the record's tail under its own key (written
- * before, by a process killed before its record's update: the same
- * bytes again) and moves it to the segments; the tail is empty after.
- * The record is not written here: its update is the commit. */
-static int flush_tail(kvj *k, json_t *tail, char *err, size_t errlen)
-{
-    size_t i;
-    json_t *e;
-    zri_buf data = {0};
-    json_array_foreach(tail, i, e)
-    {
-        int a = (int)json_integer_value(json_array_get(e, 0));
-        int64_t chunk = (int64_t)json_integer_value(json_array_get(e, 1));
-        const char *hex = json_string_value(json_array_get(e, 2));
-        data.len = 0;
-        if (!hex || strlen(hex) % 2 != 0 || unhex(&data, hex, strlen(hex)) < 0) {
-            zri_err(err, errlen, "the record of lifeline %s holds a damaged chunk",
-                    k->p->lifelines[k->self]);
-            zri_buf_free(&data);
-            return -1;
-        }
-        char key[320];
-        snprintf(key, sizeof key, "%s.C.%s.%d.%" PRId64, k->run, k->p->lifelines[k->self], a,
-                 chunk);
-        natsStatus s = kvStore_Put(NULL, k->kv, key, data.data ? data.data : "", (int)data.len);
-        if (s != NATS_OK) {
-            kv_error(k, s, "writing", key, err, errlen);
-            zri_buf_free(&data);
-            return -1;
-        }
-        json_t *segs = json_object_get(k->rec, "segments");
-        json_t *last = json_array_get(segs, json_array_size(segs) - 1);
-        if (last && json_integer_value(json_array_get(last, 0)) == a &&
-            json_integer_value(json_array_get(last, 1)) +
-                    json_integer_value(json_array_get(last, 2)) ==
-                chunk) {
-            json_array_set_new(last, 2,
-                               json_integer(json_integer_value(json_array_get(last, 2)) + 1));
-        } else {
-            json_t *seg = json_pack("[iIi]", a, (json_int_t)chunk, 1);
-            if (!seg || json_array_append_new(segs, seg) != 0) zri_oom();
-        }
-    }
-    zri_buf_free(&data);
-    json_array_clear(tail);
-    return 0;
-}
-
 static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char **status, char *err,
                      size_t errlen)
 {
@@ -625,23 +521,27 @@ static int kv_commit(void *u, int64_t rid, int n, const zrd_chunk *chunks, char 
         const zrd_chunk *c = &chunks[i];
         if (c->lifeline != k->self) continue;
         if (c->len) {
-            json_t *tail = json_object_get(k->rec, "tail");
-            if (!tail) {
-                tail = json_array();
-                if (!tail || json_object_set_new(k->rec, "tail", tail) != 0) zri_oom();
+            char key[320];
+            snprintf(key, sizeof key, "%s.C.%s.%d.%" PRId64, k->run, k->p->lifelines[k->self],
+                     k->attempt, c->chunk);
+            natsStatus s = kvStore_Put(NULL, k->kv, key, c->data, (int)c->len);
+            if (s != NATS_OK) {
+                kv_error(k, s, "writing", key, err, errlen);
+                rc = -1;
+                break;
             }
-            size_t held = c->len, j;
-            json_t *e;
-            json_array_foreach(tail, j, e)
-            {
-                const char *hex = json_string_value(json_array_get(e, 2));
-                held += hex ? strlen(hex) / 2 : 0;
+            json_t *segs = json_object_get(k->rec, "segments");
+            json_t *last = json_array_get(segs, json_array_size(segs) - 1);
+            if (last && json_integer_value(json_array_get(last, 0)) == k->attempt &&
+                json_integer_value(json_array_get(last, 1)) +
+                        json_integer_value(json_array_get(last, 2)) ==
+                    c->chunk) {
+                json_array_set_new(last, 2,
+                                   json_integer(json_integer_value(json_array_get(last, 2)) + 1));
+            } else {
+                json_t *seg = json_pack("[iIi]", k->attempt, (json_int_t)c->chunk, 1);
+                if (!seg || json_array_append_new(segs, seg) != 0) zri_oom();
             }
-            json_t *one =
-                json_pack("[iIo]", k->attempt, (json_int_t)c->chunk, hex_string(c->data, c->len));
-            if (!one || json_array_append_new(tail, one) != 0) zri_oom();
-            /* past KV_TAIL_BYTES: the tail goes to keys of its own, in order */
-            if (held > KV_TAIL_BYTES && (rc = flush_tail(k, tail, err, errlen)) != 0) break;
             set_int(k->rec, "next", c->chunk + 1);
         }
         set_int(k->rec, "events", c->events);
