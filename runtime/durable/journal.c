@@ -464,8 +464,8 @@ static void *commit_thread(void *arg)
     while (!J->stop) {
         /* the interval counts from the last commit, whoever made it: a
          * lifeline whose outputs commit often (a coordinator taking
-         * replies every few milliseconds) needs no group commit of its
-         * own competing with them for the store */
+         * replies every few milliseconds) makes no group commit between
+         * them to compete with them for the store */
         int64_t due = __atomic_load_n(&J->last_commit, __ATOMIC_ACQUIRE) +
                       (int64_t)ZRD_COMMIT_INTERVAL_MS * 1000000;
         struct timespec t = {(time_t)(due / 1000000000), (long)(due % 1000000000)};
