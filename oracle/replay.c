@@ -405,9 +405,13 @@ static bool op_matches(Check *c, const Exp *x, const Ev *e)
         return (e->kind == K_ST_COMMIT || e->kind == K_ST_ABORT) &&
                !strcmp(e->store, s->store_name);
     const ZStmt *it = ZU_VEC_AT(s->body, p);
-    if (it->kind == S_READ)
+    if (it->kind == S_READ) {
+        /* the variable bound tells apart the operations of parallel
+         * branches that read one cell */
+        const ZTarget *t = ZU_VEC_AT(it->targets, 0);
         return e->kind == K_ST_READ && !strcmp(e->store, s->store_name) &&
-               !strcmp(e->cell, it->cell);
+               !strcmp(e->cell, it->cell) && t->var && json_object_get(e->writes, t->var->name);
+    }
     Exp a = {.kind = X_ACT, .stmt = it, .ctl = -1};
     return matches(c, &a, e);
 }
