@@ -20,7 +20,13 @@
  * takes the owner's k-th decision of that construct for its own k-th
  * instance, and expects the control receive carrying it.  Deleting the
  * control events from both sides is erasure equivalence; keeping them
- * also checks where projection places the broadcasts. */
+ * also checks where projection places the broadcasts.
+ *
+ * A store operation (an atomic block) is one expectation that stays at
+ * the head of its cursor until its commit: its attempt's reads and acts
+ * in the items' order, then a commit or an abort, after which the next
+ * attempt begins; each read is chained to the attempt's read before it
+ * and its end to the last one (Ev.op_prev), for stores.c. */
 #include "zt.h"
 
 #include <stdarg.h>
