@@ -1056,6 +1056,46 @@ static void check_op_event(Replay *r, const Exp *x, const Ev *e)
     c->st.values++;
 }
 
+/* Whether the end of an attempt fits operation x, when operations of
+ * parallel branches of one lifeline could both end here: a commit whose
+ * cells are x's writes with their values (those it can compute), an
+ * abort followed by a read of x's next attempt (its first read item's
+ * cell into its variable).  Event i of the lifeline is e. */
+static bool op_fits(Replay *r, const Exp *x, const Ev *e, int i)
+{
+    Check *c = r->c;
+    const ZStmt *s = x->stmt;
+    if (e->kind == K_ST_COMMIT) {
+        Env env = {.c = c, .life = r->life, .index = e->index - 1};
+        int nw = 0;
+        for (int k = 0; k < s->body.len; k++) {
+            const ZStmt *w = ZU_VEC_AT(s->body, k);
+            if (w->kind != S_WRITE || w->registry) continue;
+            nw++;
+            json_t *got = json_object_get(e->cells, w->cell);
+            if (!got) return false;
+            env.undef = false;
+            Val v = zt_eval(&env, w->expr);
+            json_t *want = zt_to_json(&v);
+            bool differ = want && !json_equal(want, got);
+            json_decref(want);
+            if (differ) return false;
+        }
+        return (int)json_object_size(e->cells) == nw;
+    }
+    const ZStmt *rd = s->body.len ? ZU_VEC_AT(s->body, 0) : NULL;
+    if (!rd || rd->kind != S_READ) return true;
+    const ZTarget *t = ZU_VEC_AT(rd->targets, 0);
+    for (int j = i + 1; j < c->nbyl[r->life]; j++) {
+        const Ev *n = &c->ev[c->byl[r->life][j]];
+        if (n->kind == K_ST_READ && !strcmp(n->store, s->store_name) &&
+            n->op_attempt == x->attempt + 1 && !strcmp(n->cell, rd->cell) && t->var &&
+            json_object_get(n->writes, t->var->name))
+            return true;
+    }
+    return false;
+}
+
 static void replay_lifeline(Check *c, int L)
 {
     Replay r = {.c = c, .life = L};
@@ -1094,6 +1134,21 @@ static void replay_lifeline(Check *c, int L)
                     }
                 }
             }
+            /* the end of an attempt that the operations of several
+             * branches could take: the one it fits (op_fits), else the
+             * first, whose check says what differs */
+            if (hit >= 0 && (e->kind == K_ST_COMMIT || e->kind == K_ST_ABORT) &&
+                !op_fits(&r, &cur[hit].q[hq], e, i))
+                for (int k = hit + 1; k < ncur; k++) {
+                    Cur *cu = &cur[k];
+                    if (cu->done || cu->children > 0 || cu->qhead >= cu->qlen) continue;
+                    Exp *x = &cu->q[cu->qhead];
+                    if (!x->used && x->kind == X_OP && matches(c, x, e) && op_fits(&r, x, e, i)) {
+                        hit = k;
+                        hq = cu->qhead;
+                        break;
+                    }
+                }
             if (hit < 0) {
                 ZBuf b = {0};
                 int shown = 0;

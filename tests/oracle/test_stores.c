@@ -301,3 +301,92 @@ Test(stores, store_fields_are_checked)
                 "lifeline A event 3: the act names store Board, but it is not a tool call");
     expect_fail("\"reason\":\"plan was written\"", "\"reason\":3", "\"reason\" must be a string");
 }
+
+/* Two operations of one lifeline in parallel branches: either may end
+ * first, each attempt's end is matched to the operation it fits. */
+static const char par_workflow[] = "lifeline A;\n"
+                                   "var x: int = 0;\n"
+                                   "var y: int = 0;\n"
+                                   "store S {\n"
+                                   "    cell c: int = 0;\n"
+                                   "    consistency L1;\n"
+                                   "}\n"
+                                   "workflow w() -> int {\n"
+                                   "    parallel {\n"
+                                   "        branch {\n"
+                                   "            A: atomic S {\n"
+                                   "                x = read c;\n"
+                                   "                write c = x + 1;\n"
+                                   "            }\n"
+                                   "        }\n"
+                                   "        branch {\n"
+                                   "            A: atomic S {\n"
+                                   "                y = read c;\n"
+                                   "                write c = y + 2;\n"
+                                   "            }\n"
+                                   "        }\n"
+                                   "    }\n"
+                                   "    return x @ A;\n"
+                                   "}\n";
+
+#define PAR_EV(i, rest) "{\"lifeline\":\"A\",\"index\":" #i "," rest ",\"vc\":{\"A\":" #i "}}\n"
+#define PAR_READ(i, var, val, ver, att)                                          \
+    PAR_EV(i, "\"kind\":\"read\",\"store\":\"S\",\"cell\":\"c\",\"value\":" #val \
+              ",\"version\":" #ver ",\"attempt\":" #att ",\"writes\":{\"" var "\":" #val "}")
+#define PAR_END(i, kind, txn, att, rest)                                                      \
+    PAR_EV(i, "\"kind\":\"" kind "\",\"store\":\"S\",\"txn\":" #txn ",\"attempt\":" #att rest \
+              ",\"writes\":{}")
+
+static void expect_par(const char *trace, const char *want)
+{
+    FILE *diag = fopen("/dev/null", "w");
+    ZtModel *m = zt_model_new("p.zg", par_workflow, strlen(par_workflow), NULL, diag);
+    fclose(diag);
+    cr_assert_not_null(m, "the workflow does not compile");
+    char *msg = NULL;
+    int rc = zt_check(m, "p.jsonl", trace, strlen(trace), &msg, NULL);
+    if (want) {
+        cr_assert_eq(rc, 1, "the trace passed");
+        cr_expect(strstr(msg, want), "message `%s` lacks `%s`", msg, want);
+    } else {
+        cr_assert_eq(rc, 0, "%s", msg ? msg : "");
+    }
+    free(msg);
+    zt_model_free(m);
+}
+
+Test(stores, operations_of_parallel_branches_on_one_lifeline)
+{
+    const char *start = "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{\"x\":0,\"y\":0}}\n";
+    /* the second branch commits first; the first is refused and runs again */
+    char second_first[2048];
+    snprintf(
+        second_first, sizeof second_first, "%s%s%s%s%s%s%s%s", start, PAR_READ(1, "x", 0, 0, 1),
+        PAR_READ(2, "y", 0, 0, 1), PAR_END(3, "commit", 1, 1, ",\"cells\":{\"c\":2}"),
+        PAR_END(4, "abort", 2, 1, ",\"reason\":\"c was written\""), PAR_READ(5, "x", 2, 1, 2),
+        PAR_END(6, "commit", 3, 2, ",\"cells\":{\"c\":3}"), "{\"kind\":\"end\",\"result\":2}\n");
+    expect_par(second_first, NULL);
+    /* the second branch is refused while the first is open: its next
+     * attempt's read says whose abort it was */
+    char abort_second[2048];
+    snprintf(
+        abort_second, sizeof abort_second, "%s%s%s%s%s%s%s%s", start, PAR_READ(1, "x", 0, 0, 1),
+        PAR_READ(2, "y", 0, 0, 1), PAR_END(3, "abort", 1, 1, ",\"reason\":\"busy\""),
+        PAR_END(4, "commit", 2, 1, ",\"cells\":{\"c\":1}"), PAR_READ(5, "y", 1, 2, 2),
+        PAR_END(6, "commit", 3, 2, ",\"cells\":{\"c\":3}"), "{\"kind\":\"end\",\"result\":0}\n");
+    expect_par(abort_second, NULL);
+    /* a commit that fits neither operation */
+    static const char *const edits[][2] = {{"\"cells\":{\"c\":2}", "\"cells\":{\"c\":5}"},
+                                           {"\"value\":2", "\"value\":5"},
+                                           {"{\"x\":2}", "{\"x\":5}"},
+                                           {"{\"c\":3}", "{\"c\":6}"},
+                                           {"\"result\":2", "\"result\":5"}};
+    char *bad = strdup(second_first);
+    for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
+        char *t = subst(bad, edits[k][0], edits[k][1]);
+        free(bad);
+        bad = t;
+    }
+    expect_par(bad, "p.jsonl:4: lifeline A event 3: the value committed to S.c is 5, expected 1");
+    free(bad);
+}
