@@ -7,7 +7,7 @@
  *
  *   model.c   the workflow, parsed, resolved and checked by the
  *             compiler's pipeline and indexed: lifelines, variables,
- *             constructs (with their guards' source trees) and their
+ *             constructs (with their guards' source trees), stores and their
  *             tags (ZtModel)
  *   trace.c   the trace: JSON Lines read with jansson within the limits
  *             below, every line of the form its kind has (exactly its
@@ -84,6 +84,10 @@ int zt_var_index(const ZtModel *m, const char *name);
 int zt_construct_index(const ZtModel *m, const char *tag);
 /* The action named `name`, or NULL. */
 const ZDecl *zt_action(const ZtModel *m, const char *name);
+/* The store named `name` (prog->stores) and the cell `name` of a store;
+ * NULL when there is none. */
+const ZDecl *zt_store(const ZtModel *m, const char *name);
+const ZDecl *zt_cell(const ZDecl *store, const char *name);
 
 /* ===================================================================== */
 /* trace.c — the trace                                                    */
@@ -373,10 +377,6 @@ void zt_check_attempts(Check *c);
 /* stores.c — store operations                                            */
 /* ===================================================================== */
 
-/* The store named `name` (prog->stores) and the cell `name` of a store;
- * NULL when there is none. */
-const ZDecl *zt_store(const ZtModel *m, const char *name);
-const ZDecl *zt_cell(const ZDecl *store, const char *name);
 /* Per store over the whole trace, before replay: transaction ids
  * unique, no abort at L0, every read's version names the default (0) or
  * a commit of the store that wrote the cell, with the value read. */
