@@ -7,8 +7,8 @@
  *
  *   model.c   the workflow, parsed, resolved and checked by the
  *             compiler's pipeline and indexed: lifelines, variables,
- *             constructs (with their guards' source trees), stores and their
- *             tags (ZtModel)
+ *             constructs (with their guards' source trees) and their
+ *             tags, stores and their cells (ZtModel)
  *   trace.c   the trace: JSON Lines read with jansson within the limits
  *             below, every line of the form its kind has (exactly its
  *             keys), events numbered per lifeline, start, retry and end
