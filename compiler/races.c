@@ -31,14 +31,13 @@
  *
  * Which anomalies a racing pair (X, Y) makes possible:
  *   A1  one reads a cell the other writes;
- *   A3  one reads a cell the other writes (it may read the value of an
- *       operation retracted after: by a veto, or in a cascade; Definition
- *       3 needs no more than that reads-from);
  *   A6  both call tools (effects whose commit order can differ from their
  *       issue order);
  *   A2  one calls a tool the other removes from the registry.
- * The lowest safe level is L4 with A2, else L3 with A6, else L2 with A3,
- * else L1 with A1, else L0. */
+ * A3 (a causal cascade) needs an operation retracted after another read
+ * from it; a workflow's operations commit at their end and are never
+ * retracted, so no pair makes it possible.  The lowest safe level is L4
+ * with A2, else L3 with A6, else L1 with A1, else L0. */
 #include "zgc.h"
 
 #include <stdlib.h>
@@ -379,7 +378,7 @@ static unsigned classify(const Op *x, const Op *y, int *cell, const ZDecl **tool
     unsigned c = 0;
     int rw = read_written(x, y), wr = read_written(y, x);
     *cell = rw >= 0 ? rw : wr;
-    if (rw >= 0 || wr >= 0) c |= ZQ_A1 | ZQ_A3;
+    if (rw >= 0 || wr >= 0) c |= ZQ_A1;
     if (x->pub.tools.len && y->pub.tools.len) c |= ZQ_A6;
     *tool = phantom(x, y);
     if (!*tool) *tool = phantom(y, x);
@@ -389,11 +388,7 @@ static unsigned classify(const Op *x, const Op *y, int *cell, const ZDecl **tool
 
 int zq_level_needed(unsigned classes)
 {
-    return classes & ZQ_A2   ? 4
-           : classes & ZQ_A6 ? 3
-           : classes & ZQ_A3 ? 2
-           : classes & ZQ_A1 ? 1
-                             : 0;
+    return classes & ZQ_A2 ? 4 : classes & ZQ_A6 ? 3 : classes & ZQ_A1 ? 1 : 0;
 }
 
 void zq_classes_text(ZBuf *b, unsigned classes)
@@ -401,7 +396,7 @@ void zq_classes_text(ZBuf *b, unsigned classes)
     static const struct {
         unsigned bit;
         const char *name;
-    } all[] = {{ZQ_A1, "A1"}, {ZQ_A3, "A3"}, {ZQ_A6, "A6"}, {ZQ_A2, "A2"}};
+    } all[] = {{ZQ_A1, "A1"}, {ZQ_A6, "A6"}, {ZQ_A2, "A2"}};
     bool first = true;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (classes & all[i].bit) {

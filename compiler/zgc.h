@@ -728,8 +728,9 @@ void zw_warn(ZArena *a, const ZProgram *p, const ZDecl *wf, ZDiag *d);
 /* races.c — races of store operations and the level each store needs    */
 /* ===================================================================== */
 
-/* The anomaly classes a racing pair makes possible (§11.3). */
-enum { ZQ_A1 = 1, ZQ_A3 = 2, ZQ_A6 = 4, ZQ_A2 = 8 };
+/* The anomaly classes a racing pair makes possible (§11.3); A3 needs a
+ * retracted operation, which a workflow never has. */
+enum { ZQ_A1 = 1, ZQ_A6 = 2, ZQ_A2 = 4 };
 
 /* One operation: an atomic block of the workflow. */
 typedef struct ZqOp {
@@ -768,10 +769,10 @@ typedef struct ZqReport {
 
 /* The race analysis of one checked workflow, in a. */
 ZqReport *zq_analyze(ZArena *a, const ZProgram *p, const ZDecl *wf);
-/* The level the classes need: L4 for A2, L3 for A6, L2 for A3, L1 for
- * A1, else L0. */
+/* The level the classes need: L4 for A2, L3 for A6, L1 for A1, else
+ * L0. */
 int zq_level_needed(unsigned classes);
-/* "A1 A3" (or "-" for none). */
+/* "A1 A6" (or "-" for none). */
 void zq_classes_text(ZBuf *b, unsigned classes);
 /* A store declared below what it needs: warning store-level (an error
  * when strict) with a note per racing pair that needs more; above it: a

@@ -18,9 +18,10 @@ const char zrc_usage[] =
     "\n"
     "Checks FILE.zg and prints, for each store, its operations (atomic\n"
     "blocks), the pairs of operations some execution runs unordered with the\n"
-    "anomalies each pair makes possible (A1 stale generation, A3 causal\n"
-    "cascade, A6 tool-effect reordering, A2 phantom tool), and the lowest\n"
-    "consistency level that is safe (docs/language.md §11).\n"
+    "anomalies each pair makes possible (A1 stale generation, A6 tool-effect\n"
+    "reordering, A2 phantom tool; never A3, which needs a retracted\n"
+    "operation), and the lowest consistency level that is safe\n"
+    "(docs/language.md §11).\n"
     "\n"
     "  --json            one JSON object instead of the table\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
@@ -134,7 +135,6 @@ static json_t *classes(unsigned c)
 {
     json_t *j = json_array();
     if (c & ZQ_A1) json_array_append_new(j, json_string("A1"));
-    if (c & ZQ_A3) json_array_append_new(j, json_string("A3"));
     if (c & ZQ_A6) json_array_append_new(j, json_string("A6"));
     if (c & ZQ_A2) json_array_append_new(j, json_string("A2"));
     return j;

@@ -180,9 +180,16 @@ zst_store *zst_open(const zst_config *cfg, char *err, size_t errlen)
             return NULL;
         }
     }
-    s->b = cfg->sqlite ? zst_sqlite_open(cfg->sqlite, cfg->busy_ms, err, errlen) : zst_mem_open();
+    if (cfg->sqlite && cfg->nats) {
+        snprintf(err, errlen, "a store is in a SQLite file or in a NATS bucket, not both");
+        zst_close(s);
+        return NULL;
+    }
+    s->b = cfg->sqlite ? zst_sqlite_open(cfg->sqlite, cfg->busy_ms, err, errlen)
+           : cfg->nats ? zst_nats_open(cfg->nats, cfg->nats_bucket, cfg->busy_ms, err, errlen)
+                       : zst_mem_open();
     if (!s->b) {
-        if (!cfg->sqlite) snprintf(err, errlen, "out of memory");
+        if (!cfg->sqlite && !cfg->nats) snprintf(err, errlen, "out of memory");
         zst_close(s);
         return NULL;
     }

@@ -75,8 +75,13 @@ typedef struct zst_op zst_op;
 typedef void (*zst_effect_fn)(void *user, int64_t txn, const char *tool, const zgrt_value *arg);
 
 typedef struct zst_config {
-    int level;             /* 0..4 */
-    const char *sqlite;    /* NULL: in memory; else the SQLite file (created) */
+    int level;          /* 0..4 */
+    const char *sqlite; /* NULL: in memory; else the SQLite file (created) */
+    /* or a JetStream key-value bucket (created) on the NATS server this
+     * natsConnection * of the NATS C client is connected to; the caller
+     * keeps the connection open while the store is */
+    void *nats;
+    const char *nats_bucket;
     const char *oprecords; /* NULL: no records; else the JSONL file (appended) */
     int busy_ms;           /* SQLite lock wait (0: 10000) */
     zst_effect_fn on_effect;

@@ -6,6 +6,8 @@
  *   value.c   zgrt_value <-> JSON
  *   mem.c     the in-memory backend (one process, a mutex)
  *   sqlite.c  the SQLite backend (processes on one host, one file)
+ *   natskv.c  the NATS backend (processes on any hosts, a JetStream
+ *             key-value bucket)
  *
  * A backend is a map of JSON documents keyed by (kind, key) with
  * exclusive sections: every read or change of the store's state happens
@@ -39,6 +41,9 @@ struct zst_backend {
 
 ZST_HIDDEN zst_backend *zst_mem_open(void);
 ZST_HIDDEN zst_backend *zst_sqlite_open(const char *path, int busy_ms, char *err, size_t errlen);
+/* conn: a natsConnection * of the NATS C client, kept open by the caller */
+ZST_HIDDEN zst_backend *zst_nats_open(void *conn, const char *bucket, int busy_ms, char *err,
+                                      size_t errlen);
 
 /* Sets the calling thread's message; returns code. */
 ZST_HIDDEN int zst_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

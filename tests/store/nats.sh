@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# A store in a JetStream key-value bucket (runtime/store/natskv.c) on a
+# real nats-server, started here on 127.0.0.1 with a random free port and a
+# temporary store directory, killed at the end:
+#   - three processes incrementing one cell at L1 lose no increment, and
+#     `zgc anomalies` finds no A1 in their records; at L0 the same lose
+#     increments or show A1 (so the first check can fail);
+#   - a process killed inside a section (its lock and, half-way through a
+#     commit, its intent left in the bucket): the next section waits for
+#     the lease to end, takes the lock over and applies the intent; with a
+#     busy timeout shorter than the lease it fails saying the store is
+#     locked;
+#   - the store outlives the server: killed with SIGKILL and restarted on
+#     its store directory, the cell keeps its value;
+#   - the errors: a server that is down, a store opened at another level.
+#   nats.sh ZGC NATS_STORE
+set -u
+zgc=$(realpath "${1:?usage: nats.sh ZGC NATS_STORE}")
+prog=$(realpath "${2:?usage: nats.sh ZGC NATS_STORE}")
+tmp=$(mktemp -d)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill -9 "$pid" 2> /dev/null && wait "$pid" 2> /dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+port=0
+start() {
+  nats-server -a 127.0.0.1 -p "${port/#0/-1}" -js -sd "$tmp/js" >> "$tmp/log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*Listening for client connections on 127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/log" | tail -1)
+    [ -n "$port" ] && [ "$(grep -c 'Server is ready' "$tmp/log")" -ge "$1" ] && return 0
+    sleep 0.05
+  done
+  echo "nats-server did not start:"; tail -5 "$tmp/log"; exit 1
+}
+start 1
+url=nats://127.0.0.1:$port
+
+# counter LEVEL BUCKET: three processes, 25 increments each
+counter() {
+  local level=$1 bucket=$2 p=()
+  for w in 1 2 3; do
+    "$prog" "$url" "$bucket" "$level" "$tmp/$bucket.jsonl" incr 25 "$w" > "$tmp/$bucket.$w" 2>&1 &
+    p+=($!)
+  done
+  local st=0
+  for q in "${p[@]}"; do wait "$q" || st=1; done
+  [ "$st" = 0 ] || { bad "L$level: a process failed: $(cat "$tmp/$bucket".?)"; return 1; }
+  "$prog" "$url" "$bucket" "$level" - get
+}
+a1() { "$zgc" anomalies --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["with"]["A1"])'; }
+
+got=$(counter 1 l1)
+if [ "$got" = 75 ]; then ok; else bad "L1: counter $got, not 75"; fi
+n=$(a1 "$tmp/l1.jsonl")
+if [ "$n" = 0 ]; then ok; else bad "L1: $n histories with A1"; fi
+retries=$(cat "$tmp"/l1.? | paste -sd+ | bc)
+echo "L1: 75 increments, $retries refused attempts run again"
+
+got=$(counter 0 l0)
+n=$(a1 "$tmp/l0.jsonl")
+if [ "$got" != 75 ] || [ "$n" != 0 ]; then ok; else bad "L0: no lost increment and no A1"; fi
+echo "L0: counter $got of 75, A1 in $n history"
+
+# a dead holder: lock for 1.5 s, then taken over
+"$prog" "$url" l1 1 - dead-holder 1500 || bad "dead-holder"
+t0=$(date +%s%N)
+got=$("$prog" "$url" l1 1 - get 2> "$tmp/err")
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$got" = 75 ] && [ "$ms" -ge 800 ]; then ok; else bad "takeover: '$got' after $ms ms: $(cat "$tmp/err")"; fi
+# a busy timeout shorter than the lease
+"$prog" "$url" l1 1 - dead-holder 3000 || bad "dead-holder"
+if "$prog" "$url" l1 1 - busy 300 > /dev/null 2> "$tmp/err"; then
+  bad "busy: an operation went through a held lock"
+elif grep -q "locked by another process for longer than the busy timeout (300 ms)" "$tmp/err"; then ok
+else bad "busy: $(cat "$tmp/err")"; fi
+# an intent left half-way: applied by the next section
+"$prog" "$url" l1 1 - dead-holder 200 12345 || bad "dead-holder"
+got=$("$prog" "$url" l1 1 - get 2> "$tmp/err")
+if [ "$got" = 12345 ]; then ok; else bad "intent: '$got': $(cat "$tmp/err")"; fi
+
+# the store outlives the server
+kill -9 "$pid"; wait "$pid" 2> /dev/null
+start 2
+got=$("$prog" "$url" l1 1 - get 2> "$tmp/err")
+if [ "$got" = 12345 ]; then ok; else bad "after a restart: '$got': $(cat "$tmp/err")"; fi
+
+# errors
+if "$prog" "$url" l1 3 - get > /dev/null 2> "$tmp/err"; then bad "another level accepted"
+elif grep -q "level" "$tmp/err"; then ok; else bad "another level: $(cat "$tmp/err")"; fi
+kill -9 "$pid"; wait "$pid" 2> /dev/null; pid=""
+if "$prog" "$url" l1 1 - get > /dev/null 2> "$tmp/err"; then bad "a dead server accepted"
+elif grep -q "cannot connect" "$tmp/err"; then ok; else bad "dead server: $(cat "$tmp/err")"; fi
+
+echo "store nats: $pass passed, $fail failed"
+[ "$fail" = 0 ]
