@@ -1020,13 +1020,13 @@
         if (o.answer !== undefined) section(body, o.question !== undefined ? 'answer' : 'raw answer', pretty(o.answer));
         if (ev.kind === 'act' && o.attempts !== undefined) section(body, 'attempts', String(o.attempts));
         if (ev.kind === 'read') {
-          section(body, 'value read', pretty(o.value));
+          if (o.value !== undefined) section(body, 'value read', pretty(o.value));
           section(body, 'version', o.version === 0 ? '0 (the default)' : 'commit #' + String(o.version));
         }
         if (ev.kind === 'commit' && o.cells && typeof o.cells === 'object')
           section(body, 'cells committed', Object.keys(o.cells).map(function (k) { return k + ' = ' + pretty(o.cells[k]); }).join('\n'));
         if (ev.kind === 'commit' && Array.isArray(o.registry)) section(body, 'tools', o.registry.map(String).join(', ') || '(none)');
-        if (ev.kind === 'abort') section(body, 'reason', pretty(o.reason));
+        if (ev.kind === 'abort' && o.reason !== undefined) section(body, 'reason', pretty(o.reason));
         if (ev.kind === 'read' || ev.kind === 'commit' || ev.kind === 'abort') section(body, 'operation attempt', String(o.attempt));
         if (ev.kind === 'act' && typeof o.store === 'string') section(body, 'tool of store', o.store);
         (ev.retries || []).forEach(function (r) {
