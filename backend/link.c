@@ -5,8 +5,12 @@
  *   <wf>.body.<L>.o    one per lifeline (body, branches, monitor, pure actions)
  *   <wf>.prog.o        descriptor + main of the all-in-one executable
  *   <wf>.prog.<L>.o    descriptor + main of lifeline L's executable
+ *   <wf>.data.o        the tables every descriptor shares (when the
+ *                      per-lifeline executables are built: see
+ *                      "descriptors sharing their data" below)
  *   <wf>.user<k>.o     the user's C files, compiled once each
- * and links out_dir/<wf> (every body) and out_dir/<wf>.<L> (L's body) with
+ * and links out_dir/<wf> (every body) and out_dir/<wf>.<L> (L's body),
+ * each with the data object, with
  * the system C compiler, libzgrt, jansson, libcrypto (the handshake of
  * lifeline processes), SQLite (the run store of durable runs), pthreads
  * and libm; with gold when the default `cc` links with it (found when zgc
@@ -651,6 +655,105 @@ static bool fingerprint(Build *b, char **parts)
     return true;
 }
 
+/* ---- descriptors sharing their data ------------------------------------- */
+
+/* The descriptor of every executable holds the same tables (the monitor
+ * plan, the variables, the actions, the source locations), and only the
+ * arrays `bodies` and `evals` differ: the lifelines it runs.  Generated,
+ * written and emitted once per executable, those tables were most of the
+ * time of a build at -O0.  Instead the all-in-one descriptor is generated
+ * once and split: its tables go to one data module (hidden symbols
+ * zg.data.<k>), linked into every executable, and each executable's
+ * module is a clone of it in which they are declarations, with its own
+ * `bodies` and `evals`. */
+typedef struct Split {
+    LLVMValueRef prog, bodies, evals; /* in the whole descriptor */
+} Split;
+
+static bool starts(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return n > k && !strncmp(s, prefix, k);
+}
+
+/* Finds zg.program and the `bodies` and `evals` arrays of m (named
+ * bodies.<k> and evals.<k> by descriptor.c); false when m is not shaped
+ * so (the caller then generates every descriptor on its own). */
+static bool split_find(LLVMModuleRef m, Split *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    for (LLVMValueRef gv = LLVMGetFirstGlobal(m); gv; gv = LLVMGetNextGlobal(gv)) {
+        size_t n = 0;
+        const char *name = LLVMGetValueName2(gv, &n);
+        LLVMValueRef *slot = !strcmp(name, "zg.program")  ? &sp->prog
+                             : starts(name, n, "bodies.") ? &sp->bodies
+                             : starts(name, n, "evals.")  ? &sp->evals
+                                                          : NULL;
+        if (!slot) continue;
+        if (*slot) return false; /* two of one kind */
+        *slot = gv;
+    }
+    return sp->prog && sp->bodies && sp->evals && LLVMGetNamedFunction(m, "main");
+}
+
+/* Deletes global gv of a module, its dead constant users first. */
+static void drop_global(LLVMValueRef gv)
+{
+    LLVMReplaceAllUsesWith(gv, LLVMGetUndef(LLVMTypeOf(gv)));
+    LLVMDeleteGlobal(gv);
+}
+
+/* Splits m (the whole descriptor, found by split_find): returns the data
+ * module, and m keeps the tables as declarations. */
+static LLVMModuleRef split_data(Build *b, LLVMModuleRef m, const Split *sp)
+{
+    int k = 0;
+    for (LLVMValueRef gv = LLVMGetFirstGlobal(m); gv; gv = LLVMGetNextGlobal(gv)) {
+        if (gv == sp->prog || gv == sp->bodies || gv == sp->evals) continue;
+        char name[32];
+        int n = snprintf(name, sizeof name, "zg.data.%d", k++);
+        LLVMSetValueName2(gv, name, (size_t)n);
+        LLVMSetLinkage(gv, LLVMExternalLinkage);
+        LLVMSetVisibility(gv, LLVMHiddenVisibility);
+    }
+    LLVMModuleRef data = LLVMCloneModule(m);
+    const char *id = zu_fmt(b->a, "%s.data", b->wf->name);
+    LLVMSetModuleIdentifier(data, id, strlen(id));
+    LLVMDeleteFunction(LLVMGetNamedFunction(data, "main"));
+    Split dsp;
+    if (!split_find(data, &dsp)) dsp.prog = LLVMGetNamedGlobal(data, "zg.program");
+    drop_global(dsp.prog);
+    drop_global(dsp.bodies);
+    drop_global(dsp.evals);
+    for (LLVMValueRef gv = LLVMGetFirstGlobal(m); gv; gv = LLVMGetNextGlobal(gv))
+        if (gv != sp->prog && gv != sp->bodies && gv != sp->evals) LLVMSetInitializer(gv, NULL);
+    return data;
+}
+
+/* The descriptor of lifeline L's executable: a clone of the whole one
+ * (after split_data) whose `bodies` and `evals` name L's functions only. */
+static LLVMModuleRef split_lifeline(Build *b, LLVMModuleRef m, int L)
+{
+    LLVMModuleRef ml = LLVMCloneModule(m);
+    const char *id = zu_fmt(b->a, "%s.prog.%s", b->wf->name,
+                            ((const ZDecl *)ZU_VEC_AT(b->p->lifelines, L))->name);
+    LLVMSetModuleIdentifier(ml, id, strlen(id));
+    Split sp;
+    if (!split_find(ml, &sp)) ZU_ICE("the clone of a descriptor lost its tables");
+    LLVMValueRef arrays[2] = {sp.bodies, sp.evals};
+    for (int a = 0; a < 2; a++) {
+        LLVMValueRef init = LLVMGetInitializer(arrays[a]);
+        if (!LLVMIsAConstantArray(init)) continue; /* all null already */
+        unsigned n = LLVMGetArrayLength(LLVMTypeOf(init));
+        LLVMTypeRef et = LLVMGetElementType(LLVMTypeOf(init));
+        LLVMValueRef *vals = zu_alloc(b->a, sizeof *vals * (n + 1));
+        for (unsigned i = 0; i < n; i++)
+            vals[i] = (int)i == L ? LLVMGetOperand(init, i) : LLVMConstNull(et);
+        LLVMSetInitializer(arrays[a], LLVMConstArray(et, vals, n));
+    }
+    return ml;
+}
+
 static int build(Build *b)
 {
     const ZBuildOptions *o = b->o;
@@ -693,7 +796,7 @@ static int build(Build *b)
     /* The IR, in order: lifeline modules first (they number the source
      * locations), each hashed for the fingerprint and kept as bitcode. */
     int nu = o->n_c_files;
-    Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(2 * nl + nu + 2));
+    Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(2 * nl + nu + 3));
     int nj = 0;
     char *parts = NULL;
     LLVMMemoryBufferRef *bcs = zu_alloc(b->a, sizeof *bcs * (size_t)(nl + 1));
@@ -751,21 +854,33 @@ static int build(Build *b)
         object_job(b, &jobs[nj++], bcs[L], body_objs[L]);
     }
     const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
-    if (whole) {
-        LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
-        zb_target_prepare(b->tm, m);
-        zb_gen_descriptor(b->gen, m, -1);
-        object_job(b, &jobs[nj++], to_bitcode(m), prog_obj);
+    const char *data_obj = NULL; /* the descriptors' shared tables, when split */
+    LLVMModuleRef whole_m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
+    zb_target_prepare(b->tm, whole_m);
+    zb_gen_descriptor(b->gen, whole_m, -1);
+    Split sp;
+    if (per_life && split_find(whole_m, &sp)) {
+        data_obj = zu_fmt(b->a, "%s/%s.data.o", b->objdir, wfn);
+        object_job(b, &jobs[nj++], to_bitcode(split_data(b, whole_m, &sp)), data_obj);
     }
     const char **prog_objs = zu_alloc(b->a, sizeof *prog_objs * (size_t)(nl + 1));
     for (int L = 0; L < nl && per_life; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         prog_objs[L] = zu_fmt(b->a, "%s/%s.prog.%s.o", b->objdir, wfn, ld->name);
-        LLVMModuleRef m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog.%s", wfn, ld->name));
-        zb_target_prepare(b->tm, m);
-        zb_gen_descriptor(b->gen, m, L);
+        LLVMModuleRef m;
+        if (data_obj) {
+            m = split_lifeline(b, whole_m, L);
+        } else {
+            m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog.%s", wfn, ld->name));
+            zb_target_prepare(b->tm, m);
+            zb_gen_descriptor(b->gen, m, L);
+        }
         object_job(b, &jobs[nj++], to_bitcode(m), prog_objs[L]);
     }
+    if (whole)
+        object_job(b, &jobs[nj++], to_bitcode(whole_m), prog_obj);
+    else
+        LLVMDisposeModule(whole_m);
     const char **user_objs = zu_alloc(b->a, sizeof *user_objs * (size_t)(nu + 1));
     for (int k = 0; k < nu; k++) {
         user_objs[k] = zu_fmt(b->a, "%s/%s.user%d.o", b->objdir, wfn, k + 1);
@@ -795,7 +910,7 @@ static int build(Build *b)
         const char *base = strrchr(final[e], '/') + 1;
         temp[e] = zu_fmt(b->a, "%s/.%s.zgc-%ld", out_dir, base, (long)getpid());
         zu_vec_push(b->a, &b->made, (void *)temp[e]); /* removed unless renamed */
-        const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(nl + nu + 2));
+        const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(nl + nu + 3));
         int n = 0;
         if (e == 0) { /* out_dir/<wf>: every lifeline */
             for (int L = 0; L < nl; L++) objs[n++] = body_objs[L];
@@ -804,6 +919,7 @@ static int build(Build *b)
             objs[n++] = body_objs[e - 1];
             objs[n++] = prog_objs[e - 1];
         }
+        if (data_obj) objs[n++] = data_obj;
         for (int k = 0; k < nu; k++) objs[n++] = user_objs[k];
         link_job(b, &links[nk++], temp[e], final[e], objs, n);
     }

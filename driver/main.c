@@ -166,8 +166,8 @@ static const char usage_parse[] =
     "exit status: 0 success, 1 errors in the input, 2 bad usage.\n";
 
 static const char usage_build[] =
-    "usage: zgc build [--workflow NAME] [-o DIR] [-O0|-O1|-O2|-O3] [-j N] [--keep-objects]\n"
-    "                 [--allow-unlinked] [-v] FILE.zg [C files...]\n"
+    "usage: zgc build [--workflow NAME] [-o DIR] [-O|-O0|-O1|-O2|-O3] [-j N]\n"
+    "                 [--keep-objects] [--allow-unlinked] [-v] FILE.zg [C files...]\n"
     "\n"
     "Compiles the workflow to native code through LLVM and links it with the\n"
     "runtime library:\n"
@@ -180,7 +180,8 @@ static const char usage_build[] =
     "  -o DIR            output directory (default: ./<workflow>); a file zgc build\n"
     "                    did not make is never overwritten\n"
     "  --workflow NAME   the workflow (default: the only or the last one)\n"
-    "  -O0 .. -O3        optimisation level (default -O2)\n"
+    "  -O0 .. -O3        optimisation level (default -O0: the fastest to build;\n"
+    "                    -O is -O2)\n"
     "  -j N              compile modules and link on N threads (default: the cores)\n"
     "  --keep-objects    keep the object files in DIR\n"
     "  --allow-unlinked  build even when an extern pure or effect action has no\n"
@@ -191,8 +192,8 @@ static const char usage_build[] =
     "exit status: 0 success, 1 errors, 2 bad usage.\n";
 
 static const char usage_run_head[] =
-    "usage: zgc run [--workflow NAME] [--processes] [-O0|-O1|-O2|-O3] [--allow-unlinked]\n"
-    "               FILE.zg [C files...] [run options]\n"
+    "usage: zgc run [--workflow NAME] [--processes] [-O|-O0|-O1|-O2|-O3]\n"
+    "               [--allow-unlinked] FILE.zg [C files...] [run options]\n"
     "\n"
     "Builds the workflow into the cache of builds ($ZGC_CACHE, else\n"
     "$XDG_CACHE_HOME/zgc or ~/.cache/zgc; see zgc cache) and runs it: a\n"
@@ -208,7 +209,8 @@ static const char usage_run_head[] =
     "\n"
     "  --workflow NAME         the workflow (default: the only or the last one)\n"
     "  --processes             one process per lifeline\n"
-    "  -O0 .. -O3              optimisation level (default -O0: the fastest to build)\n"
+    "  -O0 .. -O3              optimisation level (default -O0: the fastest to build;\n"
+    "                          -O is -O2)\n"
     "  --allow-unlinked        run even when an extern pure or effect action has no C\n"
     "                          function (it fails when it runs); refused otherwise\n"
     "  -h, --help              show this help\n"
@@ -525,13 +527,21 @@ static int cmd_emit_llvm(int argc, char **argv)
     return rc;
 }
 
+/* The optimisation level of -O0 .. -O3, or -O (-O2); -1 for another word. */
+static int opt_flag(const char *a)
+{
+    if (a[0] != '-' || a[1] != 'O') return -1;
+    if (!a[2]) return 2;
+    return a[2] >= '0' && a[2] <= '3' && !a[3] ? a[2] - '0' : -1;
+}
+
 static int cmd_build(int argc, char **argv)
 {
     Options o = {0};
-    ZBuildOptions b = {.opt_level = 2};
+    ZBuildOptions b = {.opt_level = 0}; /* bench/README.md, "Compiler": why -O0 */
     const char **cfiles = zu_xcalloc((size_t)argc + 1, sizeof *cfiles);
     int ncfiles = 0;
-    int rc = -1;
+    int rc = -1, opt;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -549,8 +559,8 @@ static int cmd_build(int argc, char **argv)
                 o.workflow = argv[i];
         } else if (!strncmp(a, "--workflow=", 11)) {
             o.workflow = a + 11;
-        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
-            b.opt_level = a[2] - '0';
+        } else if ((opt = opt_flag(a)) >= 0) {
+            b.opt_level = opt;
         } else if (!strcmp(a, "-j") || (!strncmp(a, "-j", 2) && a[2])) {
             const char *v = a[2] ? a + 2 : i + 1 < argc ? argv[++i] : "";
             char *end;
@@ -650,8 +660,8 @@ static int cmd_run(int argc, char **argv)
             processes = true;
         } else if (!strcmp(a, "--allow-unlinked")) {
             allow_unlinked = true;
-        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
-            opt_level = a[2] - '0';
+        } else if (opt_flag(a) >= 0) {
+            opt_level = opt_flag(a);
         } else if ((opt = zv_option_lookup(a, ZV_RUN)) >= 0) {
             /* --opt VALUE or --opt=VALUE, but for the flags and optional
              * values (vocab.h: zv_option_value) */

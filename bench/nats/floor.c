@@ -2,7 +2,9 @@
  * hand-offs as the workflows, written directly with the NATS C client and
  * nothing else, one process per party (forked).
  *
- *   floor [--js] [--workers N] URL ROUNDS     prints nanoseconds per round
+ *   floor [--js [--state file:PATH|kv [--state-ms MS]]] [--decisions] [--workers N]
+ *         URL ROUNDS
+ *                                             prints nanoseconds per round
  *
  * Without --workers: ping-pong, two processes, a request carrying the
  * counter and a reply carrying it incremented.  Core NATS: request/reply
@@ -22,6 +24,33 @@
  * taken, before the reply goes out.  Ping-pong under --js is the
  * fan-out with one worker.  The stream is deleted at the end.
  *
+ * --state file:PATH | --state kv (with --js): the same, durable the way a
+ * durable zgc run is: nothing is acknowledged before its effect is
+ * stored.  The coordinator's state (the round and the sum so far) is
+ * written after it has taken a round's replies, before it acknowledges
+ * them and before the next round: in PATH, 16 bytes written in place and
+ * fdatasync'ed (as the SQLite run store commits), or as a value in a
+ * key-value bucket of the same server (as --journal nats).  A worker's
+ * reply is a function of the request alone, so a worker keeps no state:
+ * it acknowledges a request once the stream has acknowledged its reply.
+ * Without --state, the coordinator acknowledges each reply when it takes
+ * it, and a crash would lose the sum.
+ *
+ * --decisions (fan-out): each round the coordinator first sends every
+ * worker its decision to go on (a message the worker takes), as the
+ * workflows do (their loop's decision goes to every lifeline of the loop:
+ * 3N messages a round rather than 2N).
+ *
+ * --state-ms MS: the state is stored at the end of a round only once MS
+ * milliseconds have passed since it was stored last (and after the last
+ * round), the replies taken meanwhile acknowledged then (held until:
+ * the stream delivers them again after a crash).  As a durable zgc run's
+ * group commit (every 50 ms): a coordinator whose next messages do not
+ * depend on the order in which the replies came (a sum) needs no store
+ * a round.  A zgc coordinator that gathers replies in a coregion commits
+ * every round: which reply it took first is a choice its next messages
+ * may depend on.
+ *
  * Every run checks its result and exits 1 when it is wrong. */
 #include <nats/nats.h>
 #include <signal.h>
@@ -29,6 +58,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +69,12 @@
 
 static char prefix[64]; /* floor.PID: every subject of this run */
 static char stream[64]; /* FLOOR_PID */
+
+enum { STATE_NONE, STATE_FILE, STATE_KV };
+static int state_kind = STATE_NONE;
+static const char *state_path; /* STATE_FILE */
+static long state_ms;          /* --state-ms: 0, every round */
+static int decisions;          /* --decisions */
 
 static void die(const char *what, natsStatus s)
 {
@@ -80,6 +117,12 @@ typedef struct party {
     natsSubscription *sub; /* this party's subject (core) or deliver subject (--js) */
     uint64_t sent;         /* for the Nats-Msg-Id */
     const char *name;      /* c, w1, w2, ... */
+    /* --state: messages taken, acknowledged once their effect is stored */
+    natsMsg **held;
+    int nheld, capheld;
+    int ack_when_stored; /* a worker: once the stream has its reply */
+    int state_fd;        /* the coordinator, --state file */
+    kvStore *kv;         /* the coordinator, --state kv */
 } party;
 
 static void subject_of(char *out, size_t len, const char *name)
@@ -166,7 +209,40 @@ static void send_to(party *p, const char *to, int64_t n)
     if (s != NATS_OK) die("cannot send", s);
 }
 
-/* Takes the next message (acknowledged under --js), returns its number. */
+static void ack_held(party *p)
+{
+    for (int i = 0; i < p->nheld; i++) {
+        const char *reply = natsMsg_GetReply(p->held[i]);
+        natsStatus s = NATS_OK;
+        if (reply && (s = natsConnection_PublishString(p->nc, reply, "+ACK")) != NATS_OK)
+            die("cannot acknowledge", s);
+        natsMsg_Destroy(p->held[i]);
+    }
+    p->nheld = 0;
+}
+
+/* --state: the coordinator's state, stored before its replies are
+ * acknowledged. */
+static void store_state(party *p, int64_t round, int64_t acc)
+{
+    int64_t v[2] = {round, acc};
+    if (state_kind == STATE_FILE) {
+        if (pwrite(p->state_fd, v, sizeof v, 0) != (ssize_t)sizeof v) {
+            perror("floor: writing the state");
+            exit(1);
+        }
+        if (fdatasync(p->state_fd) != 0) {
+            perror("floor: fdatasync of the state");
+            exit(1);
+        }
+    } else if (state_kind == STATE_KV) {
+        natsStatus s = kvStore_Put(NULL, p->kv, "c", v, (int)sizeof v);
+        if (s != NATS_OK) die("cannot store the state in the key-value bucket", s);
+    }
+}
+
+/* Takes the next message (acknowledged under --js, or held under
+ * --state), returns its number. */
 static int64_t take(party *p)
 {
     natsMsg *m = NULL;
@@ -176,6 +252,7 @@ static int64_t take(party *p)
         jsPubOptions_Init(&po);
         po.MaxWait = WAIT_MS;
         if ((s = js_PublishAsyncComplete(p->js, &po)) != NATS_OK) die("not stored", s);
+        if (p->ack_when_stored) ack_held(p); /* the replies are stored */
     }
     s = natsSubscription_NextMsg(&m, p->sub, WAIT_MS);
     if (s != NATS_OK) die("no message", s);
@@ -185,6 +262,18 @@ static int64_t take(party *p)
         exit(1);
     }
     memcpy(&n, natsMsg_GetData(m), sizeof n);
+    if (p->js && state_kind != STATE_NONE) {
+        if (p->nheld == p->capheld) {
+            p->capheld = p->capheld ? 2 * p->capheld : 64;
+            p->held = realloc(p->held, (size_t)p->capheld * sizeof *p->held);
+            if (!p->held) {
+                fprintf(stderr, "floor: out of memory\n");
+                exit(1);
+            }
+        }
+        p->held[p->nheld++] = m;
+        return n;
+    }
     const char *reply = natsMsg_GetReply(m);
     if (p->js && reply && (s = natsConnection_PublishString(p->nc, reply, "+ACK")) != NATS_OK)
         die("cannot acknowledge", s);
@@ -195,13 +284,16 @@ static int64_t take(party *p)
 static void worker(const char *url, const char *name, int use_js, int ready_fd)
 {
     party p = open_party(url, name, use_js);
+    p.ack_when_stored = 1;
     if (write(ready_fd, "r", 1) != 1) _exit(1);
     close(ready_fd);
     for (;;) {
         int64_t n = take(&p);
-        if (n < 0) break; /* the coordinator's end */
+        if (n < 0) break;            /* the coordinator's end */
+        if (decisions) n = take(&p); /* that was the decision: go on */
         send_to(&p, "c", n + 1);
     }
+    ack_held(&p);
     natsConnection_Destroy(p.nc);
     _exit(0);
 }
@@ -248,14 +340,49 @@ static double fanout(const char *url, int64_t rounds, int workers, int use_js)
         pids[k] = spawn_worker(url, names[k], use_js);
     }
     party c = open_party(url, "c", use_js);
+    char bucket[64];
+    snprintf(bucket, sizeof bucket, "FLOOR_KV_%d", (int)getpid());
+    if (state_kind == STATE_FILE) {
+        c.state_fd = open(state_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (c.state_fd < 0) {
+            fprintf(stderr, "floor: cannot open %s: %s\n", state_path, strerror(errno));
+            exit(1);
+        }
+    } else if (state_kind == STATE_KV) {
+        kvConfig kc;
+        kvConfig_Init(&kc);
+        kc.Bucket = bucket;
+        kc.History = 1;
+        kc.StorageType = js_FileStorage;
+        natsStatus s = js_CreateKeyValue(&c.kv, c.js, &kc);
+        if (s != NATS_OK) die("cannot create the key-value bucket", s);
+    }
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int64_t acc = 0;
+    struct timespec stored = t0;
     for (int64_t i = 0; i < rounds; i++) {
+        if (decisions)
+            for (int k = 0; k < workers; k++) send_to(&c, names[k], 1);
         for (int k = 0; k < workers; k++) send_to(&c, names[k], i);
         for (int k = 0; k < workers; k++) acc += take(&c);
+        if (state_kind != STATE_NONE &&
+            (i + 1 == rounds || since(&stored) >= (double)state_ms * 1e6)) {
+            store_state(&c, i + 1, acc);
+            ack_held(&c);
+            clock_gettime(CLOCK_MONOTONIC, &stored);
+        }
     }
     double ns = since(&t0);
+    if (state_kind == STATE_FILE && close(c.state_fd) != 0) {
+        perror("floor: closing the state");
+        exit(1);
+    }
+    if (c.kv) {
+        kvStore_Destroy(c.kv);
+        natsStatus s = js_DeleteKeyValue(c.js, bucket);
+        if (s != NATS_OK) die("cannot delete the key-value bucket", s);
+    }
     for (int k = 0; k < workers; k++) send_to(&c, names[k], -1);
     for (int k = 0; k < workers; k++) {
         int st = 0;
@@ -332,7 +459,8 @@ static double pingpong_core(const char *url, int64_t rounds)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: floor [--js] [--workers N] URL ROUNDS\n");
+    fprintf(stderr, "usage: floor [--js [--state file:PATH|kv [--state-ms MS]]] [--decisions] "
+                    "[--workers N] URL ROUNDS\n");
     return 2;
 }
 
@@ -342,6 +470,26 @@ int main(int argc, char **argv)
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (strcmp(argv[a], "--js") == 0) {
             use_js = 1;
+        } else if (strcmp(argv[a], "--state") == 0 && a + 1 < argc) {
+            const char *v = argv[++a];
+            if (strcmp(v, "kv") == 0) {
+                state_kind = STATE_KV;
+            } else if (strncmp(v, "file:", 5) == 0 && v[5]) {
+                state_kind = STATE_FILE;
+                state_path = v + 5;
+            } else {
+                fprintf(stderr, "floor: --state takes file:PATH or kv\n");
+                return 2;
+            }
+        } else if (strcmp(argv[a], "--decisions") == 0) {
+            decisions = 1;
+        } else if (strcmp(argv[a], "--state-ms") == 0 && a + 1 < argc) {
+            char *end = NULL;
+            state_ms = strtol(argv[++a], &end, 10);
+            if (*end || state_ms < 0 || state_ms > 60000) {
+                fprintf(stderr, "floor: --state-ms takes 0..60000\n");
+                return 2;
+            }
         } else if (strcmp(argv[a], "--workers") == 0 && a + 1 < argc) {
             char *end = NULL;
             long w = strtol(argv[++a], &end, 10);
@@ -354,7 +502,9 @@ int main(int argc, char **argv)
             return usage();
         }
     }
-    if (argc - a != 2) return usage();
+    if (argc - a != 2 || (state_kind != STATE_NONE && !use_js) ||
+        (decisions && !use_js && workers == 0))
+        return usage();
     const char *url = argv[a];
     char *end = NULL;
     long long rounds = strtoll(argv[a + 1], &end, 10);

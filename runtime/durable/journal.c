@@ -7,8 +7,9 @@
  * the lifelines' summaries, in one transaction: what is committed is
  * always a prefix of what was recorded, for every lifeline and thread.
  *
- * Group commit.  A thread of its own commits every
- * ZRD_COMMIT_INTERVAL_MS, or sooner when ZRD_COMMIT_BYTES wait: a loop of
+ * Group commit.  A thread of its own commits ZRD_COMMIT_INTERVAL_MS after
+ * the last commit (its own or an output commit), or sooner when
+ * ZRD_COMMIT_BYTES wait: a loop of
  * steps that nothing outside the run sees pays no fsync per step, and a
  * crash loses at most that much work, which the resumed run makes again
  * (nothing of it was seen outside).
@@ -110,6 +111,7 @@ struct zrd_journal {
     int failed;           /* atomic */
     char err[600];        /* the failure, under commit_mu */
     double last_status;   /* the last look at the run's status */
+    int64_t last_commit;  /* atomic: when the last commit took the buffers (CLOCK_MONOTONIC ns) */
 };
 
 /* ---- replay index -------------------------------------------------------- */
@@ -291,6 +293,13 @@ static void j_record(void *impl, int32_t l, const char *path, const zri_jentry *
     pthread_mutex_unlock(&J->mu);
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static void free_chunks(zrd_journal *J, zrd_chunk *chunks)
 {
     for (int i = 0; i < J->n; i++) free((void *)chunks[i].taken);
@@ -307,6 +316,7 @@ static int commit_now(zrd_journal *J, char *err, size_t errlen)
     /* the trace's mark first: a line held before it belongs to entries
      * recorded before the buffers are taken */
     size_t mark = J->out.mark ? J->out.mark(J->out.u) : 0;
+    __atomic_store_n(&J->last_commit, mono_ns(), __ATOMIC_RELEASE);
     zrd_chunk *chunks = zri_xcalloc((size_t)J->n, sizeof *chunks);
     int *nacts = zri_xcalloc((size_t)J->n, sizeof *nacts);
     size_t *actoffs = zri_xcalloc((size_t)J->n * RECENT, sizeof *actoffs);
@@ -452,12 +462,19 @@ static void *commit_thread(void *arg)
     zrd_journal *J = arg;
     pthread_mutex_lock(&J->mu);
     while (!J->stop) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        t.tv_nsec += ZRD_COMMIT_INTERVAL_MS * 1000000L;
-        while (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+        /* the interval counts from the last commit, whoever made it: a
+         * lifeline whose outputs commit often (a coordinator taking
+         * replies every few milliseconds) makes no group commit between
+         * them to compete with them for the store */
+        int64_t due = __atomic_load_n(&J->last_commit, __ATOMIC_ACQUIRE) +
+                      (int64_t)ZRD_COMMIT_INTERVAL_MS * 1000000;
+        struct timespec t = {(time_t)(due / 1000000000), (long)(due % 1000000000)};
         if (J->pend_bytes < ZRD_COMMIT_BYTES) pthread_cond_timedwait(&J->cv, &J->mu, &t);
         if (J->stop) break;
+        if (J->pend_bytes < ZRD_COMMIT_BYTES &&
+            mono_ns() < __atomic_load_n(&J->last_commit, __ATOMIC_ACQUIRE) +
+                            (int64_t)ZRD_COMMIT_INTERVAL_MS * 1000000)
+            continue; /* a commit came meanwhile */
         pthread_mutex_unlock(&J->mu);
         char err[600];
         pthread_mutex_lock(&J->commit_mu);
@@ -544,6 +561,7 @@ int zrd_journal_start(zrd_journal *J, zri_run *R, char *err, size_t errlen)
 {
     J->R = R;
     J->last_status = mono_s();
+    J->last_commit = mono_ns();
     if (pthread_create(&J->th, NULL, commit_thread, J) != 0) {
         zri_err(err, errlen, "cannot start the journal's commit thread");
         return -1;

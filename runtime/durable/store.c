@@ -51,7 +51,8 @@ struct zrd_store {
     zrd_backend be; /* another backend (be.u set): every call goes to it */
     sqlite3 *db;
     char *path;
-    int busy_ms; /* ZRD_BUSY_TIMEOUT_MS, or $ZGC_STORE_TIMEOUT seconds */
+    int busy_ms;             /* ZRD_BUSY_TIMEOUT_MS, or $ZGC_STORE_TIMEOUT seconds */
+    struct timespec busy_t0; /* when the current wait for a lock began */
     pthread_mutex_t mu;
     /* prepared statements of the commit, kept (by SQL text) */
     const char *sql[8];
@@ -281,6 +282,30 @@ static int schema(zrd_store *st, char *err, size_t errlen)
     return commit(st, err, errlen);
 }
 
+/* The busy handler: waits for another process's lock by polling it
+ * every 50 µs at first, up to every 1 ms, until busy_ms have passed.
+ * (SQLite's own busy timeout sleeps 1, 2, 5, 10, 15, 20, 25 ms and more
+ * between attempts: the processes of a per-lifeline run, whose commits
+ * hold the write lock for one fsync each, lost whole milliseconds a
+ * commit waiting for a lock long free.)  The poll is a file lock attempt
+ * of SQLite's, cheap. */
+static int busy_wait(void *u, int count)
+{
+    zrd_store *st = u;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (count == 0) st->busy_t0 = now;
+    double waited_ms = (double)(now.tv_sec - st->busy_t0.tv_sec) * 1e3 +
+                       (double)(now.tv_nsec - st->busy_t0.tv_nsec) / 1e6;
+    if (waited_ms >= st->busy_ms) return 0;
+    long us = count < 5 ? 50L << count : 1000L; /* 50, 100, 200, 400, 800, then 1000 µs */
+    double left_us = ((double)st->busy_ms - waited_ms) * 1e3;
+    if ((double)us > left_us) us = (long)left_us + 1;
+    struct timespec d = {us / 1000000L, (us % 1000000L) * 1000L};
+    nanosleep(&d, NULL);
+    return 1;
+}
+
 zrd_store *zrd_store_open(const char *path, char *err, size_t errlen)
 {
     if (make_dir(path, err, errlen) < 0) return NULL;
@@ -301,7 +326,7 @@ zrd_store *zrd_store_open(const char *path, char *err, size_t errlen)
     double secs;
     if (t && *t && zri_parse_float(t, strlen(t), &secs) == 0 && secs >= 0 && secs <= 86400)
         st->busy_ms = (int)(secs * 1000);
-    if ((rc = sqlite3_busy_timeout(st->db, st->busy_ms)) != SQLITE_OK) {
+    if ((rc = sqlite3_busy_handler(st->db, busy_wait, st)) != SQLITE_OK) {
         fail(st, rc, "setting the busy timeout", err, errlen);
         zrd_store_close(st);
         return NULL;

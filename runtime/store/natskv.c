@@ -50,7 +50,7 @@ typedef struct {
     uint64_t lock_rev; /* the lock's revision while this handle holds it */
     int busy_ms;
     char why[200]; /* the server's last refusal of the lock */
-    json_t *puts; /* this section's changes: bucket key -> document or null */
+    json_t *puts;  /* this section's changes: bucket key -> document or null */
 } zst_nkv;
 
 static int64_t now_ms(void)
@@ -63,8 +63,7 @@ static int64_t now_ms(void)
 static void pause_ms(int ms)
 {
     struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
-    }
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
 }
 
 static int nkv_fail(zst_nkv *q, natsStatus s, const char *what)
@@ -113,10 +112,7 @@ static int get_doc(zst_nkv *q, const char *k, json_t **out, uint64_t *rev)
     return ZST_OK;
 }
 
-static char *dump(json_t *doc)
-{
-    return json_dumps(doc, JSON_COMPACT);
-}
+static char *dump(json_t *doc) { return json_dumps(doc, JSON_COMPACT); }
 
 static int put_raw(zst_nkv *q, const char *k, json_t *doc)
 {
@@ -246,17 +242,18 @@ static int nkv_unlock(zst_backend *b, bool commit)
         /* still the holder?  (renews the lease; refused if it was taken over) */
         char *t = lease_text(q);
         uint64_t got = 0;
-        natsStatus s =
-            t ? kvStore_Update(&got, q->kv, "lock", t, (int)strlen(t), q->lock_rev) : NATS_NO_MEMORY;
+        natsStatus s = t ? kvStore_Update(&got, q->kv, "lock", t, (int)strlen(t), q->lock_rev)
+                         : NATS_NO_MEMORY;
         free(t);
         if (s != NATS_OK) {
             q->lock_rev = 0;
-            rc = s == NATS_NO_MEMORY ? zst_fail(ZST_ENOMEM, "out of memory")
-                                     : zst_fail(ZST_EIO,
-                                                "store bucket %s: the section took longer than its "
-                                                "lease (%d ms) and the lock was taken over: nothing "
-                                                "was written",
-                                                q->bucket, ZST_NATS_LEASE_MS);
+            rc = s == NATS_NO_MEMORY
+                     ? zst_fail(ZST_ENOMEM, "out of memory")
+                     : zst_fail(ZST_EIO,
+                                "store bucket %s: the section took longer than its "
+                                "lease (%d ms) and the lock was taken over: nothing "
+                                "was written",
+                                q->bucket, ZST_NATS_LEASE_MS);
         } else {
             q->lock_rev = got;
             json_t *intent = json_pack("{s:s, s:O}", "owner", q->owner, "puts", q->puts);
@@ -294,7 +291,8 @@ static int nkv_get(zst_backend *b, const char *kind, const char *key, json_t **o
 static int nkv_put(zst_backend *b, const char *kind, const char *key, json_t *doc)
 {
     zst_nkv *q = (zst_nkv *)b;
-    if (!q->puts) return zst_fail(ZST_EUSAGE, "store bucket %s: a write outside a section", q->bucket);
+    if (!q->puts)
+        return zst_fail(ZST_EUSAGE, "store bucket %s: a write outside a section", q->bucket);
     char k[600];
     bucket_key(k, sizeof k, kind, key);
     json_t *copy = doc ? json_deep_copy(doc) : json_null();

@@ -76,8 +76,9 @@ static int dead_holder(natsConnection *nc, const char *bucket, int ms, const cha
         if (s == NATS_OK) {
             char doc[256];
             /* the cell document with the new value, one version later */
-            snprintf(doc, sizeof doc, "{\"owner\":\"dead\",\"puts\":{\"cell.kcounter\":"
-                                      "{\"t\":%d,\"v\":%s,\"ver\":999999,\"by\":0}}}",
+            snprintf(doc, sizeof doc,
+                     "{\"owner\":\"dead\",\"puts\":{\"cell.kcounter\":"
+                     "{\"t\":%d,\"v\":%s,\"ver\":999999,\"by\":0}}}",
                      (int)ZGRT_INT, value);
             kvEntry_Destroy(e);
             s = kvStore_Put(NULL, kv, "intent", doc, (int)strlen(doc));
