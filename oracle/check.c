@@ -145,8 +145,10 @@ static int check_here(const ZtModel *m, const char *trace_name, const char *text
         zt_check_causal(c);
         zt_build_stores(c);
         zt_collect_decisions(c);
+        zt_check_store_reads(c);
         zt_replay_all(c);
         zt_check_attempts(c);
+        zt_check_stores(c);
         zt_check_guards(c);
         check_result(c);
     } else {

@@ -116,3 +116,21 @@ const ZDecl *zt_action(const ZtModel *m, const char *name)
     }
     return NULL;
 }
+
+const ZDecl *zt_store(const ZtModel *m, const char *name)
+{
+    for (int i = 0; i < m->prog->stores.len; i++) {
+        const ZDecl *d = ZU_VEC_AT(m->prog->stores, i);
+        if (!strcmp(d->name, name)) return d;
+    }
+    return NULL;
+}
+
+const ZDecl *zt_cell(const ZDecl *store, const char *name)
+{
+    for (int i = 0; i < store->cells.len; i++) {
+        const ZDecl *d = ZU_VEC_AT(store->cells, i);
+        if (!strcmp(d->name, name)) return d;
+    }
+    return NULL;
+}

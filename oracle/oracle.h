@@ -6,7 +6,8 @@
  * alone and checks, in this order (the first disagreement is the answer):
  *
  *   1. form: every line is a JSON object of one of the kinds the runtime
- *      writes (start, send, recv, act, choice, retry, end) with exactly
+ *      writes (start, send, recv, act, choice, read, commit, abort,
+ *      retry, resume, end) with exactly
  *      the keys of its kind, each of its JSON type; events name known
  *      lifelines and variables and are numbered 1, 2, … per lifeline;
  *      the lines stand where the runtime writes them: one process's trace
@@ -44,13 +45,26 @@
  *      it on its thread) plus one, within the action's declared retries;
  *      every other act event has 1; a lifeline whose run ended normally
  *      leaves no retried call without its act event (attempts.c);
- *   8. guards: at every choice event the guard is evaluated — CPL guards by
+ *   8. store operations (replay.c, stores.c): an atomic block is, on its
+ *      lifeline, attempts numbered 1, 2, …: a read event per read item
+ *      binding its variable to the value read (of the cell's type), the
+ *      acts of its local statements ("store" on an effect's act only),
+ *      then a commit whose cells are exactly the block's writes, each its
+ *      expression's value, and whose registry is exactly the tools of a
+ *      `write tools` (absent without one), or an abort and the next
+ *      attempt.  Per store over the whole trace: transaction ids unique;
+ *      a read's version 0 the cell's default with its value, a version
+ *      T > 0 a commit of the store that wrote the cell, with the value
+ *      it wrote; a committed attempt's versions older than its commit;
+ *      from L1 up no commit between a read's version and its attempt's
+ *      commit wrote the cell (a stale read), at L0 no abort;
+ *   9. guards: at every choice event the guard is evaluated — CPL guards by
  *      Definition 3 of the CPL paper over the guard's source syntax tree on
  *      the rebuilt chart, plain guards on the store — and must equal the
  *      recorded decision; an atom or a plain guard that fails where the
  *      runtime evaluates it (the atoms of an owner's CPL guards at each of
  *      its events) is a disagreement;
- *   9. the results on the end lines have the workflow's result types and
+ *  10. the results on the end lines have the workflow's result types and
  *      equal the returned variables' values (per-lifeline end lines: every
  *      component returned at that lifeline, no other).
  *
@@ -88,6 +102,10 @@
  *     leave them out); when they are there, the prompts and the question
  *     must equal the action's templates filled with the call's arguments,
  *     and "coregion" stand on a receive of a coregion only;
+ *   - an abort's "reason" (the discipline's words), and what the trace
+ *     does not record of a store: retractions (a commit retracted later
+ *     is read as standing), the order effects took effect in (L3), the
+ *     registry an operation saw (L4);
  *   - an atom inside @B(…) or `past` that fails at an event of B whose
  *     value Definition 3 never needs (which of B's events the runtime's
  *     monitor evaluates depends on the monitor plan, not read here).

@@ -20,16 +20,23 @@
  * takes the owner's k-th decision of that construct for its own k-th
  * instance, and expects the control receive carrying it.  Deleting the
  * control events from both sides is erasure equivalence; keeping them
- * also checks where projection places the broadcasts. */
+ * also checks where projection places the broadcasts.
+ *
+ * A store operation (an atomic block) is one expectation that stays at
+ * the head of its cursor until its commit: its attempt's reads and acts
+ * in the items' order, then a commit or an abort, after which the next
+ * attempt begins; each read is chained to the attempt's read before it
+ * and its end to the last one (Ev.op_prev), for stores.c. */
 #include "zt.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <ctype.h>
+#include <inttypes.h>
 #include <string.h>
 
-enum { X_SEND, X_RECV, X_ACT, X_CHOICE, X_NODECISION };
+enum { X_SEND, X_RECV, X_ACT, X_CHOICE, X_NODECISION, X_OP };
 
 typedef struct Exp {
     int kind;
@@ -39,6 +46,12 @@ typedef struct Exp {
     int msg_index;     /* coregion: which message */
     int ctl;           /* control message: the decision (0/1); -1 user */
     int group;         /* coregion receives: matched in any order */
+    /* X_OP, a store operation (stmt: its S_ATOMIC), which stays at the
+     * head of its queue until its commit: the attempt under way, the
+     * position of its next item, the event id of the attempt's last read
+     * (-1: none yet) */
+    int attempt, pos, last_read;
+    const ZStmt *op; /* X_ACT: the atomic block the act is an item of */
     bool used;
 } Exp;
 
@@ -85,6 +98,7 @@ static void part_stmt(const ZStmt *s, bool *set, int nl)
     case S_ASSIGN:
     case S_BLOCK:
     case S_SKIP:
+    case S_ATOMIC:
         if (s->life.index >= 0 && s->life.index < nl) set[s->life.index] = true;
         break;
     case S_IF:
@@ -239,6 +253,10 @@ static void enter_stmt(Replay *r, int ki, const ZStmt *s)
             for (int i = 0; i < s->body.len; i++)
                 q_push(k, (Exp){.kind = X_ACT, .stmt = ZU_VEC_AT(s->body, i), .ctl = -1});
         break;
+    case S_ATOMIC:
+        if (s->life.index == L)
+            q_push(k, (Exp){.kind = X_OP, .stmt = s, .ctl = -1, .attempt = 1, .last_read = -1});
+        break;
     case S_IF:
     case S_WHILE: {
         if (!takes_part(s, L, nl)) break;
@@ -368,6 +386,42 @@ static bool writes_exactly(const Ev *e, const char **names, int n)
 
 static const char *ctl_tag(Check *c, const ZStmt *s) { return c->m->tags[s->construct]; }
 
+/* The position of the next item of atomic block s at or after pos that
+ * has an event of its own (a read: a read event; a local statement: an
+ * act), or the number of its items (the attempt's commit or abort is
+ * next).  Writes have none: they are the commit's. */
+static int op_next(const ZStmt *s, int pos)
+{
+    while (pos < s->body.len) {
+        const ZStmt *it = ZU_VEC_AT(s->body, pos);
+        if (it->kind == S_READ || it->kind == S_ASSIGN) break;
+        pos++;
+    }
+    return pos;
+}
+
+static bool matches(Check *c, const Exp *x, const Ev *e);
+
+/* An event of an operation's attempt: its next read, act, or its end. */
+static bool op_matches(Check *c, const Exp *x, const Ev *e)
+{
+    const ZStmt *s = x->stmt;
+    int p = op_next(s, x->pos);
+    if (p == s->body.len)
+        return (e->kind == K_ST_COMMIT || e->kind == K_ST_ABORT) &&
+               !strcmp(e->store, s->store_name);
+    const ZStmt *it = ZU_VEC_AT(s->body, p);
+    if (it->kind == S_READ) {
+        /* the variable bound tells apart the operations of parallel
+         * branches that read one cell */
+        const ZTarget *t = ZU_VEC_AT(it->targets, 0);
+        return e->kind == K_ST_READ && !strcmp(e->store, s->store_name) &&
+               !strcmp(e->cell, it->cell) && t->var && json_object_get(e->writes, t->var->name);
+    }
+    Exp a = {.kind = X_ACT, .stmt = it, .ctl = -1};
+    return matches(c, &a, e);
+}
+
 static bool matches(Check *c, const Exp *x, const Ev *e)
 {
     switch (x->kind) {
@@ -388,6 +442,7 @@ static bool matches(Check *c, const Exp *x, const Ev *e)
         return writes_exactly(e, names, n);
     }
     case X_CHOICE: return e->kind == K_CHOICE && !strcmp(e->construct, ctl_tag(c, x->stmt));
+    case X_OP: return op_matches(c, x, e);
     default: return false;
     }
 }
@@ -419,6 +474,22 @@ static const char *exp_text(Check *c, const Exp *x)
     }
     case X_CHOICE:
         return zu_fmt(c->a, "choice %s (line %d)", ctl_tag(c, x->stmt), x->stmt->span.first_line);
+    case X_OP: {
+        const ZStmt *s = x->stmt;
+        int p = op_next(s, x->pos);
+        if (p == s->body.len)
+            return zu_fmt(c->a,
+                          "the commit or abort of attempt %d of the operation on store %s "
+                          "(line %d)",
+                          x->attempt, s->store_name, s->span.first_line);
+        const ZStmt *it = ZU_VEC_AT(s->body, p);
+        if (it->kind == S_READ)
+            return zu_fmt(c->a, "read of %s.%s (attempt %d, line %d)", s->store_name, it->cell,
+                          x->attempt, it->span.first_line);
+        Exp a = {.kind = X_ACT, .stmt = it, .ctl = -1};
+        return zu_fmt(c->a, "%s in attempt %d of the operation on store %s", exp_text(c, &a),
+                      x->attempt, s->store_name);
+    }
     default:
         return zu_fmt(c->a, "the decision of %s for %s, which its owner never recorded",
                       m->lnames[x->stmt->life.index], ctl_tag(c, x->stmt));
@@ -447,6 +518,13 @@ static const char *ev_text(Check *c, const Ev *e)
         zu_buf_free(&b);
         return r;
     }
+    case K_ST_READ:
+        return zu_fmt(c->a, "read of %s.%s (attempt %" PRId64 ")", e->store, e->cell,
+                      e->op_attempt);
+    case K_ST_COMMIT:
+    case K_ST_ABORT:
+        return zu_fmt(c->a, "%s of store %s (attempt %" PRId64 ")", zt_kind_names[e->kind],
+                      e->store, e->op_attempt);
     default: return zu_fmt(c->a, "choice %s = %s", e->construct, e->value ? "true" : "false");
     }
 }
@@ -730,12 +808,22 @@ static void check_recorded(Check *c, Env *env, const Ev *e, const ZDecl *act, co
     }
 }
 
+static void check_op_event(Replay *r, const Exp *x, const Ev *e);
+
 /* Values of a matched event against the rebuilt store before it. */
 static void check_event_values(Replay *r, const Exp *x, const Ev *e)
 {
     Check *c = r->c;
     Env env = {.c = c, .life = r->life, .index = e->index - 1};
     const ZStmt *s = x->stmt;
+    if (x->kind == X_OP) {
+        check_op_event(r, x, e);
+        return;
+    }
+    if (e->store && !x->op)
+        zt_fail(c, e->line,
+                "%s: an act names store %s, but it is not an item of an atomic block on it",
+                zt_ev_where(c, e), e->store);
     /* "coregion" (optional, like the act's recorded texts): only a
      * coregion's receive carries it */
     if (x->kind == X_RECV && e->coregion && x->group == 0)
@@ -849,6 +937,165 @@ static void check_event_values(Replay *r, const Exp *x, const Ev *e)
     }
 }
 
+/* An event of a store operation (x: its state before the event): the
+ * attempt's number; a read's value (of the cell's type) and the variable
+ * it binds; an item's act as elsewhere, "store" naming the block's store
+ * on a tool call only; a commit's cells exactly the block's writes, each
+ * the value of its expression on the store before the commit, and its
+ * registry exactly the tools of a `write tools`, there only then. */
+static void check_op_event(Replay *r, const Exp *x, const Ev *e)
+{
+    Check *c = r->c;
+    const ZStmt *s = x->stmt;
+    const char *st = s->store_name;
+    if (e->kind != K_ACT && e->op_attempt != x->attempt)
+        zt_fail(c, e->line,
+                "%s: %s, expected attempt %d of the operation on store %s (line %d): an "
+                "operation's attempts are numbered 1, 2, ..., the next beginning after an abort",
+                zt_ev_where(c, e), ev_text(c, e), x->attempt, st, s->span.first_line);
+    int p = op_next(s, x->pos);
+    const ZStmt *it = p < s->body.len ? ZU_VEC_AT(s->body, p) : NULL;
+    if (e->kind == K_ST_READ) {
+        const ZTarget *t = ZU_VEC_AT(it->targets, 0);
+        zt_want_type(c, e->line, e->rvalue, it->cell_decl->type,
+                     "lifeline %s event %d: the value read from %s.%s", c->m->lnames[e->life],
+                     e->index, st, it->cell);
+        json_t *w = t->var ? json_object_get(e->writes, t->var->name) : NULL;
+        if (!w || !json_equal(w, e->rvalue) || json_object_size(e->writes) != 1)
+            zt_fail(c, e->line, "%s: writes %s, but reads %s.%s = %s into %s", zt_ev_where(c, e),
+                    zt_jtext(c, e->writes), st, it->cell, zt_jtext(c, e->rvalue),
+                    t->var ? t->var->name : "(none)");
+        c->st.values++;
+        return;
+    }
+    if (e->kind == K_ACT) {
+        const char *an = act_name(it);
+        const ZDecl *act = an ? it->expr->decl : NULL;
+        if (e->store && strcmp(e->store, st))
+            zt_fail(c, e->line,
+                    "%s: the act names store %s, but it is an item of an atomic "
+                    "block on store %s (line %d)",
+                    zt_ev_where(c, e), e->store, st, s->span.first_line);
+        if (e->store && (!act || act->action != ACT_EFFECT))
+            zt_fail(c, e->line,
+                    "%s: the act names store %s, but it is not a tool call (the call "
+                    "of an effect action)",
+                    zt_ev_where(c, e), e->store);
+        Exp a = {.kind = X_ACT, .stmt = it, .ctl = -1, .op = s};
+        check_event_values(r, &a, e);
+        return;
+    }
+    check_no_writes(c, e);
+    if (e->kind == K_ST_ABORT) return;
+    Env env = {.c = c, .life = r->life, .index = e->index - 1};
+    const ZStmt *reg = NULL;
+    int nw = 0;
+    for (int i = 0; i < s->body.len; i++) {
+        const ZStmt *w = ZU_VEC_AT(s->body, i);
+        if (w->kind != S_WRITE) continue;
+        if (w->registry) {
+            reg = w;
+            continue;
+        }
+        nw++;
+        json_t *got = json_object_get(e->cells, w->cell);
+        if (!got)
+            zt_fail(c, e->line,
+                    "%s: the commit's cells %s lack %s, which the block writes (line %d)",
+                    zt_ev_where(c, e), zt_jtext(c, e->cells), w->cell, w->span.first_line);
+        zt_want_type(c, e->line, got, w->cell_decl->type,
+                     "lifeline %s event %d: the value committed to %s.%s", c->m->lnames[e->life],
+                     e->index, st, w->cell);
+        env.undef = false;
+        Val v = zt_eval(&env, w->expr);
+        check_value(c, e, &v, got, "the value committed to %s.%s", st, w->cell);
+    }
+    if ((int)json_object_size(e->cells) != nw) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(e->cells, key, val)
+        {
+            bool written = false;
+            for (int i = 0; i < s->body.len && !written; i++) {
+                const ZStmt *w = ZU_VEC_AT(s->body, i);
+                written = w->kind == S_WRITE && !w->registry && !strcmp(w->cell, key);
+            }
+            if (!written)
+                zt_fail(c, e->line,
+                        "%s: the commit writes cell %s.%s, which the block (line %d) does not "
+                        "write",
+                        zt_ev_where(c, e), st, key, s->span.first_line);
+        }
+    }
+    if (!reg && e->registry)
+        zt_fail(c, e->line,
+                "%s: the commit writes the registry %s, but the block (line %d) has no `write "
+                "tools`",
+                zt_ev_where(c, e), zt_jtext(c, e->registry), s->span.first_line);
+    if (!reg) return;
+    if (!e->registry)
+        zt_fail(c, e->line, "%s: the commit lacks \"registry\", which the block writes (line %d)",
+                zt_ev_where(c, e), reg->span.first_line);
+    bool same = (int)json_array_size(e->registry) == reg->tools.len;
+    ZBuf b = {0};
+    for (int i = 0; i < reg->tools.len; i++) {
+        const ZParam *t = ZU_VEC_AT(reg->tools, i);
+        zu_buf_printf(&b, "%s%s", i ? ", " : "", t->name);
+        bool in = false;
+        for (size_t j = 0; j < json_array_size(e->registry) && !in; j++)
+            in = !strcmp(json_string_value(json_array_get(e->registry, j)), t->name);
+        same = same && in;
+    }
+    const char *want = zu_fmt(c->a, "%s", b.data ? b.data : "");
+    zu_buf_free(&b);
+    if (!same)
+        zt_fail(c, e->line,
+                "%s: the commit's registry is %s, expected the tools (%s) of the "
+                "block's `write tools` (line %d)",
+                zt_ev_where(c, e), zt_jtext(c, e->registry), want, reg->span.first_line);
+    c->st.values++;
+}
+
+/* Whether the end of an attempt fits operation x, when operations of
+ * parallel branches of one lifeline could both end here: a commit whose
+ * cells are x's writes with their values (those it can compute), an
+ * abort followed by a read of x's next attempt (its first read item's
+ * cell into its variable).  Event i of the lifeline is e. */
+static bool op_fits(Replay *r, const Exp *x, const Ev *e, int i)
+{
+    Check *c = r->c;
+    const ZStmt *s = x->stmt;
+    if (e->kind == K_ST_COMMIT) {
+        Env env = {.c = c, .life = r->life, .index = e->index - 1};
+        int nw = 0;
+        for (int k = 0; k < s->body.len; k++) {
+            const ZStmt *w = ZU_VEC_AT(s->body, k);
+            if (w->kind != S_WRITE || w->registry) continue;
+            nw++;
+            json_t *got = json_object_get(e->cells, w->cell);
+            if (!got) return false;
+            env.undef = false;
+            Val v = zt_eval(&env, w->expr);
+            json_t *want = zt_to_json(&v);
+            bool differ = want && !json_equal(want, got);
+            json_decref(want);
+            if (differ) return false;
+        }
+        return (int)json_object_size(e->cells) == nw;
+    }
+    const ZStmt *rd = s->body.len ? ZU_VEC_AT(s->body, 0) : NULL;
+    if (!rd || rd->kind != S_READ) return true;
+    const ZTarget *t = ZU_VEC_AT(rd->targets, 0);
+    for (int j = i + 1; j < c->nbyl[r->life]; j++) {
+        const Ev *n = &c->ev[c->byl[r->life][j]];
+        if (n->kind == K_ST_READ && !strcmp(n->store, s->store_name) &&
+            n->op_attempt == x->attempt + 1 && !strcmp(n->cell, rd->cell) && t->var &&
+            json_object_get(n->writes, t->var->name))
+            return true;
+    }
+    return false;
+}
+
 static void replay_lifeline(Check *c, int L)
 {
     Replay r = {.c = c, .life = L};
@@ -887,6 +1134,21 @@ static void replay_lifeline(Check *c, int L)
                     }
                 }
             }
+            /* the end of an attempt that the operations of several
+             * branches could take: the one it fits (op_fits), else the
+             * first, whose check says what differs */
+            if (hit >= 0 && (e->kind == K_ST_COMMIT || e->kind == K_ST_ABORT) &&
+                !op_fits(&r, &cur[hit].q[hq], e, i))
+                for (int k = hit + 1; k < ncur; k++) {
+                    Cur *cu = &cur[k];
+                    if (cu->done || cu->children > 0 || cu->qhead >= cu->qlen) continue;
+                    Exp *x = &cu->q[cu->qhead];
+                    if (!x->used && x->kind == X_OP && matches(c, x, e) && op_fits(&r, x, e, i)) {
+                        hit = k;
+                        hq = cu->qhead;
+                        break;
+                    }
+                }
             if (hit < 0) {
                 ZBuf b = {0};
                 int shown = 0;
@@ -915,8 +1177,27 @@ static void replay_lifeline(Check *c, int L)
             e->pred = cu->last;
             cu->last = e->index;
             Exp x = cu->q[hq];
-            cu->q[hq].used = true;
-            while (cu->qhead < cu->qlen && cu->q[cu->qhead].used) cu->qhead++;
+            if (x.kind == X_OP && e->kind != K_ST_COMMIT) {
+                /* an operation goes on: its next item, or after an abort
+                 * its next attempt; its reads chained for stores.c */
+                Exp *op = &cu->q[hq];
+                if (e->kind == K_ST_ABORT) {
+                    e->op_prev = op->last_read;
+                    op->attempt++;
+                    op->pos = 0;
+                    op->last_read = -1;
+                } else {
+                    op->pos = op_next(op->stmt, op->pos) + 1;
+                    if (e->kind == K_ST_READ) {
+                        e->op_prev = op->last_read;
+                        op->last_read = c->byl[L][i];
+                    }
+                }
+            } else {
+                if (x.kind == X_OP) e->op_prev = x.last_read;
+                cu->q[hq].used = true;
+                while (cu->qhead < cu->qlen && cu->q[cu->qhead].used) cu->qhead++;
+            }
             check_event_values(&r, &x, e);
             if (x.kind == X_CHOICE) {
                 c->st.choices++;

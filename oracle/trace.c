@@ -1,6 +1,7 @@
 /* trace.c — reading a run's trace: JSON Lines (docs/runtime.md, "Trace
  * format"), parsed with jansson, one object a line, each of one of the
- * kinds runtime/trace.c writes — start, the four events, retry, end —
+ * kinds runtime/trace.c writes — start, the events (send, recv, act,
+ * choice, and a store operation's read, commit and abort), retry, end —
  * with exactly the keys of its kind, each of the JSON type it has there.
  * Events name known lifelines and variables and are numbered 1, 2, … per
  * lifeline.  Where the lines stand:
@@ -34,14 +35,20 @@
 #include <string.h>
 
 #define ZT_KIND_NAME(id, name) name,
-const char *const zt_kind_names[] = {ZV_EVENT_KINDS(ZT_KIND_NAME)};
+#define ZT_STORE_NAME(id, name) [K_##id] = name,
+const char *const zt_kind_names[K__ALL] = {ZV_EVENT_KINDS(ZT_KIND_NAME)
+                                               ZT_STORE_KINDS(ZT_STORE_NAME)};
 #undef ZT_KIND_NAME
+#undef ZT_STORE_NAME
 
-/* The K_ of an event line's kind; -1 for a line that is not an event. */
+/* The K_ of an event line's kind; -1 for a line that is not an event.
+ * The store events first: they are the oracle's own reading. */
 static int event_kind(const char *kind)
 {
-    for (int k = 0; k < K__COUNT; k++)
+    for (int k = K__COUNT; k < K__ALL; k++)
         if (!strcmp(kind, zt_kind_names[k])) return k;
+    for (int k = 0; k < K__COUNT; k++)
+        if (zt_kind_names[k] && !strcmp(kind, zt_kind_names[k])) return k;
     return -1;
 }
 
@@ -152,24 +159,52 @@ static void add_line(Check *c, json_t *j)
 }
 
 /* The keys of each event kind (K_ order), after the common ones. */
-static const char *const event_keys[K__COUNT][5] = {
-    {"to", "channel", "values", "control", "msg"},
-    {"from", "channel", "values", "control", "msg"},
-    {"action", "attempts"},
-    {"construct", "value"},
+static const char *const event_keys[K__ALL][5] = {
+    [K_SEND] = {"to", "channel", "values", "control", "msg"},
+    [K_RECV] = {"from", "channel", "values", "control", "msg"},
+    [K_ACT] = {"action", "attempts"},
+    [K_CHOICE] = {"construct", "value"},
+    [K_ST_READ] = {"store", "cell", "value", "version", "attempt"},
+    [K_ST_COMMIT] = {"store", "txn", "attempt", "cells"},
+    [K_ST_ABORT] = {"store", "txn", "attempt", "reason"},
 };
-static const int event_nkeys[K__COUNT] = {5, 5, 2, 2};
+static const int event_nkeys[K__ALL] = {
+    [K_SEND] = 5,    [K_RECV] = 5,      [K_ACT] = 2,      [K_CHOICE] = 2,
+    [K_ST_READ] = 5, [K_ST_COMMIT] = 4, [K_ST_ABORT] = 4,
+};
 /* The optional keys of each event kind: a durable run's attempt, and what
  * a coregion's receive and an llm or human action record
  * (runtime/trace.c); replay.c checks where the latter stand and what they
  * say. */
-static const char *const event_opt_keys[K__COUNT][5] = {
-    {"run_attempt"},
-    {"run_attempt", "coregion"},
-    {"run_attempt", "prompt", "question", "answer", "subrun"},
-    {"run_attempt"},
+static const char *const event_opt_keys[K__ALL][6] = {
+    [K_SEND] = {"run_attempt"},
+    [K_RECV] = {"run_attempt", "coregion"},
+    [K_ACT] = {"run_attempt", "prompt", "question", "answer", "subrun", "store"},
+    [K_CHOICE] = {"run_attempt"},
+    [K_ST_READ] = {"run_attempt"},
+    [K_ST_COMMIT] = {"run_attempt", "registry"},
+    [K_ST_ABORT] = {"run_attempt"},
 };
-static const int event_nopt_keys[K__COUNT] = {1, 2, 5, 1};
+static const int event_nopt_keys[K__ALL] = {
+    [K_SEND] = 1,    [K_RECV] = 2,      [K_ACT] = 6,      [K_CHOICE] = 1,
+    [K_ST_READ] = 1, [K_ST_COMMIT] = 2, [K_ST_ABORT] = 1,
+};
+
+/* A non-negative integer field. */
+static int64_t get_natural(Check *c, json_t *o, const char *key, int line)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        zt_fail(c, line, "\"%s\" must be a non-negative integer, not %s", key, zt_jtext(c, v));
+    return json_integer_value(v);
+}
+
+/* The fields of a store event and an act's "store": a known store, a
+ * cell of it, a version of at least 0, a transaction id and an attempt
+ * of at least 1, a commit's cells (an object of the store's cells) and
+ * registry (an array of distinct tool names of the store), an abort's
+ * reason (a string). */
+static void read_store_fields(Check *c, json_t *o, Ev *e, int line);
 
 /* The optional fields' form: "coregion" is true; "prompt" an object of
  * the strings "system" and "user", one of them at least; "question" and
@@ -213,7 +248,7 @@ static void read_optional(Check *c, json_t *o, Ev *e, int line)
 
 static void read_event(Check *c, json_t *o, int k, int line)
 {
-    const char *keys[10] = {"lifeline", "index", "kind", "writes", "vc"};
+    const char *keys[12] = {"lifeline", "index", "kind", "writes", "vc"};
     int nk = 5;
     for (int i = 0; i < event_nkeys[k]; i++) keys[nk++] = event_keys[k][i];
     line_keys(c, o, line, zt_kind_names[k], keys, nk, event_opt_keys[k], event_nopt_keys[k]);
@@ -253,13 +288,15 @@ static void read_event(Check *c, json_t *o, int k, int line)
     } else if (k == K_ACT) {
         e->action = get_str(c, o, "action", line, true);
         e->attempts = get_count(c, o, "attempts", line);
-    } else {
+    } else if (k == K_CHOICE) {
         e->construct = get_str(c, o, "construct", line, false);
         json_t *v = json_object_get(o, "value");
         if (!json_is_boolean(v)) zt_fail(c, line, "choice event lacks a boolean \"value\"");
         e->value = json_is_true(v);
     }
     read_optional(c, o, e, line);
+    e->op_prev = -1;
+    if (k >= K__COUNT || json_object_get(o, "store")) read_store_fields(c, o, e, line);
     /* a durable run's attempt: after a resume line, the attempt it begins */
     json_t *ra = json_object_get(o, "run_attempt");
     if (ra) {
@@ -290,6 +327,52 @@ static void read_event(Check *c, json_t *o, int k, int line)
     c->byl[l] = zt_grow(c->byl[l], &c->capbyl[l], c->nbyl[l] + 1, sizeof(int));
     c->byl[l][c->nbyl[l]++] = (int)c->nev;
     c->nev++;
+}
+
+static void read_store_fields(Check *c, json_t *o, Ev *e, int line)
+{
+    e->store = get_str(c, o, "store", line, false);
+    const ZDecl *st = zt_store(c->m, e->store);
+    if (!st) zt_fail(c, line, "unknown store \"%s\" in \"store\"", e->store);
+    if (e->kind == K_ACT) return;
+    e->op_attempt = get_count(c, o, "attempt", line);
+    if (e->kind == K_ST_READ) {
+        e->cell = get_str(c, o, "cell", line, false);
+        if (!zt_cell(st, e->cell))
+            zt_fail(c, line, "store %s has no cell \"%s\"", st->name, e->cell);
+        e->rvalue = json_object_get(o, "value");
+        e->version = get_natural(c, o, "version", line);
+        return;
+    }
+    e->txn = get_count(c, o, "txn", line);
+    if (e->kind == K_ST_ABORT) {
+        if (!json_is_string(json_object_get(o, "reason")))
+            zt_fail(c, line, "\"reason\" must be a string");
+        return;
+    }
+    e->cells = json_object_get(o, "cells");
+    if (!json_is_object(e->cells)) zt_fail(c, line, "\"cells\" must be an object");
+    const char *key;
+    json_t *val;
+    json_object_foreach(e->cells, key, val)
+    {
+        if (!zt_cell(st, key))
+            zt_fail(c, line, "\"cells\" names \"%s\", which is not a cell of store %s", key,
+                    st->name);
+    }
+    e->registry = json_object_get(o, "registry");
+    if (!e->registry) return;
+    if (!json_is_array(e->registry))
+        zt_fail(c, line, "\"registry\" must be an array of tool names");
+    for (size_t i = 0; i < json_array_size(e->registry); i++) {
+        json_t *t = json_array_get(e->registry, i);
+        if (!json_is_string(t))
+            zt_fail(c, line, "\"registry\" must be an array of tool names, not %s",
+                    zt_jtext(c, e->registry));
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(t, json_array_get(e->registry, j)))
+                zt_fail(c, line, "\"registry\" names tool %s twice", zt_jtext(c, t));
+    }
 }
 
 static void read_start(Check *c, json_t *o, int line)
@@ -499,9 +582,10 @@ void zt_read_trace(Check *c, const char *text, size_t len)
             if (ek < 0)
                 zt_fail(c, line,
                         "unknown line kind \"%s\" (the runtime writes start, %s, %s, %s, %s, "
-                        "retry, resume and end lines)",
+                        "%s, %s, %s, retry, resume and end lines)",
                         k, zt_kind_names[K_SEND], zt_kind_names[K_RECV], zt_kind_names[K_ACT],
-                        zt_kind_names[K_CHOICE]);
+                        zt_kind_names[K_CHOICE], zt_kind_names[K_ST_READ],
+                        zt_kind_names[K_ST_COMMIT], zt_kind_names[K_ST_ABORT]);
             read_event(c, o, ek, line);
             info.what = L_EVENT;
             info.life = c->ev[c->nev - 1].life;

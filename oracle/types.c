@@ -68,6 +68,20 @@ void zt_check_types(Check *c)
         }
     for (long i = 0; i < c->nev; i++) {
         Ev *e = &c->ev[i];
+        /* a store operation's values have their cells' types */
+        if (e->kind == K_ST_READ) {
+            const ZDecl *cell = zt_cell(zt_store(m, e->store), e->cell);
+            zt_want_type(c, e->line, e->rvalue, cell->type,
+                         "lifeline %s event %d: the value read from %s.%s", m->lnames[e->life],
+                         e->index, e->store, e->cell);
+        }
+        if (e->kind == K_ST_COMMIT) json_object_foreach(e->cells, key, val)
+            {
+                const ZDecl *cell = zt_cell(zt_store(m, e->store), key);
+                zt_want_type(c, e->line, val, cell->type,
+                             "lifeline %s event %d: the value committed to %s.%s",
+                             m->lnames[e->life], e->index, e->store, key);
+            }
         json_object_foreach(e->writes, key, val)
         {
             const ZDecl *x = m->vars[zt_var_index(m, key)];

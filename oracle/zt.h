@@ -8,7 +8,7 @@
  *   model.c   the workflow, parsed, resolved and checked by the
  *             compiler's pipeline and indexed: lifelines, variables,
  *             constructs (with their guards' source trees) and their
- *             tags (ZtModel)
+ *             tags, stores and their cells (ZtModel)
  *   trace.c   the trace: JSON Lines read with jansson within the limits
  *             below, every line of the form its kind has (exactly its
  *             keys), events numbered per lifeline, start, retry and end
@@ -26,6 +26,9 @@
  *             its events, the values sent, received and computed
  *   attempts.c  the act events' attempts against the retry lines and the
  *             actions' declared retries
+ *   stores.c  store operations over the whole trace: the versions their
+ *             reads name, the values read, transaction ids, stale reads
+ *             and aborts against each store's consistency level
  *   cpl.c     guards at choice events: CPL guards by Definition 3 over
  *             their source trees on the rebuilt chart, plain guards on
  *             the store
@@ -81,6 +84,10 @@ int zt_var_index(const ZtModel *m, const char *name);
 int zt_construct_index(const ZtModel *m, const char *tag);
 /* The action named `name`, or NULL. */
 const ZDecl *zt_action(const ZtModel *m, const char *name);
+/* The store named `name` (prog->stores) and the cell `name` of a store;
+ * NULL when there is none. */
+const ZDecl *zt_store(const ZtModel *m, const char *name);
+const ZDecl *zt_cell(const ZDecl *store, const char *name);
 
 /* ===================================================================== */
 /* trace.c — the trace                                                    */
@@ -89,7 +96,18 @@ const ZDecl *zt_action(const ZtModel *m, const char *name);
 #define ZT_KIND_ENUM(id, name) K_##id,
 enum { ZV_EVENT_KINDS(ZT_KIND_ENUM) K__COUNT };
 #undef ZT_KIND_ENUM
-extern const char *const zt_kind_names[]; /* by K_ */
+/* The events of a store operation (docs/oracle.md, "Stores"): an
+ * attempt's reads, then its commit or abort.  Numbered after the kinds
+ * of vocab/vocab.h and read before them (trace.c), so that the oracle
+ * keeps its own reading of them. */
+#define ZT_STORE_KINDS(X)  \
+    X(ST_READ, "read")     \
+    X(ST_COMMIT, "commit") \
+    X(ST_ABORT, "abort")
+#define ZT_KIND_ENUM(id, name) K_##id,
+enum { K__STORE_FIRST = K__COUNT - 1, ZT_STORE_KINDS(ZT_KIND_ENUM) K__ALL };
+#undef ZT_KIND_ENUM
+extern const char *const zt_kind_names[]; /* by K_ (K__ALL of them) */
 
 typedef struct Ev {
     int life, index, kind, line;
@@ -109,12 +127,23 @@ typedef struct Ev {
     json_t *question; /* act: a human action's question (a string), or NULL */
     int has_answer;   /* act: an "answer" */
     json_t *subrun;   /* act of a planner: its nested run, or NULL */
-    json_t *writes;   /* object */
-    json_t *vc;       /* object */
-    int match;        /* the matched event (send <-> recv), or -1 */
-    int pred;         /* the index of the event before it on its thread (its
+    /* store operations (trace.c): the store (read, commit, abort; an
+     * act's optional "store": a tool call), the cell and value read (rvalue), the
+     * version read (0: the default), the transaction id, the attempt of
+     * the operation, a commit's cells (object) and registry (array, or
+     * NULL); op_prev: the event id of the attempt's read before it (a
+     * read) or of its last read (a commit or an abort), -1 for none
+     * (replay.c) */
+    const char *store, *cell;
+    json_t *rvalue, *cells, *registry;
+    int64_t version, txn, op_attempt;
+    int op_prev;
+    json_t *writes; /* object */
+    json_t *vc;     /* object */
+    int match;      /* the matched event (send <-> recv), or -1 */
+    int pred;       /* the index of the event before it on its thread (its
                               branch, forks and joins included; 0: none) (replay.c) */
-    int64_t *cvc;     /* computed vector clock */
+    int64_t *cvc;   /* computed vector clock */
 } Ev;
 
 /* A retry line (trace.c): a failed attempt of an llm call that is
@@ -343,6 +372,20 @@ void zt_replay_all(Check *c);
  * and retried attempts each have a retry line before it (so attempts is
  * their number plus one), within the action's declared retries. */
 void zt_check_attempts(Check *c);
+
+/* ===================================================================== */
+/* stores.c — store operations                                            */
+/* ===================================================================== */
+
+/* Per store over the whole trace, before replay: transaction ids
+ * unique, no abort at L0, every read's version names the default (0) or
+ * a commit of the store that wrote the cell, with the value read. */
+void zt_check_store_reads(Check *c);
+/* After replay (which chains each attempt's reads to its end): a
+ * committed attempt's reads older than its commit, and from L1 up no
+ * commit between a read's version and its attempt's commit wrote the
+ * cell. */
+void zt_check_stores(Check *c);
 
 /* ===================================================================== */
 /* cpl.c — guards                                                         */

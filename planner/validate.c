@@ -67,6 +67,12 @@ static void check_stmt(V *v, const ZStmt *st)
                  : st->kind == S_COREGION ? "coregion"
                                           : "fragment");
         break;
+    case S_ATOMIC:
+        zd_error(d, st->span,
+                 "`atomic` is not allowed in a planner's workflows (an operation on store `%s`): "
+                 "generated workflows share no store",
+                 st->store_name);
+        break;
     default: break;
     }
     check_expr(v, st->expr);
@@ -181,6 +187,12 @@ int zpl_validate(ZCompilation *c, const ZplSpec *s, int answer_lines)
         case D_FRAGMENT:
             zd_error(d, x->span, "a planner's workflow may not use %s",
                      x->kind == D_IMPORT ? "`import`" : "fragments");
+            break;
+        case D_STORE:
+            zd_error(d, x->name_span,
+                     "a planner's workflow may not declare a store (`%s`): generated workflows "
+                     "share no store",
+                     x->name);
             break;
         case D_ACTION:
             if (x->action == ACT_LLM && !s->allow_llm)

@@ -52,6 +52,10 @@ static void put_text(show *s, const char *t)
 /* a value as JSON text, cut after o->width bytes (at a character) */
 static void put_value(show *s, json_t *v)
 {
+    if (!v) {
+        fputs("-", s->out); /* a field the line lacks */
+        return;
+    }
     char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!text) zu_oom();
     size_t n = strlen(text);
@@ -150,6 +154,42 @@ static void show_event(show *s, const ZvwLine *ln)
         json_t *n = json_object_get(o, "attempts");
         if (json_is_integer(n) && json_integer_value(n) > 1)
             fprintf(s->out, " (%lld attempts)", (long long)json_integer_value(n));
+        if (json_is_string(json_object_get(o, "store"))) {
+            fputs("  tool of ", s->out);
+            put_text(s, str(o, "store"));
+        }
+    } else if (!strcmp(k, "read")) {
+        color(s, BOLD);
+        fputs("read ", s->out);
+        put_text(s, str(o, "store"));
+        fputc('.', s->out);
+        put_text(s, str(o, "cell"));
+        color(s, RESET);
+        fputs(" = ", s->out);
+        put_value(s, json_object_get(o, "value"));
+        fprintf(s->out, "  (version %lld, attempt %lld)",
+                (long long)json_integer_value(json_object_get(o, "version")),
+                (long long)json_integer_value(json_object_get(o, "attempt")));
+    } else if (!strcmp(k, "commit") || !strcmp(k, "abort")) {
+        bool commit = k[0] == 'c';
+        color(s, commit ? BOLD : RED);
+        fprintf(s->out, "%s #%lld ", k, (long long)json_integer_value(json_object_get(o, "txn")));
+        put_text(s, str(o, "store"));
+        color(s, RESET);
+        fprintf(s->out, "  (attempt %lld)",
+                (long long)json_integer_value(json_object_get(o, "attempt")));
+        if (commit) {
+            fputs("  cells ", s->out);
+            put_value(s, json_object_get(o, "cells"));
+            json_t *reg = json_object_get(o, "registry");
+            if (reg) {
+                fputs("  tools ", s->out);
+                put_value(s, reg);
+            }
+        } else {
+            fputs("  ", s->out);
+            put_text(s, str(o, "reason"));
+        }
     } else {
         color(s, BOLD);
         fputs("choice ", s->out);

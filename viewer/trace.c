@@ -4,7 +4,9 @@
  * The checks are those the pictures need, with the line that breaks them:
  * a line that is not a JSON object, an unknown "kind", a field of the
  * wrong type, a lifeline whose events are not numbered 1, 2, … in the
- * file, a message sent twice, a causal cycle.  Whether the run is one the
+ * file, a message sent twice, a causal cycle; a store operation's events
+ * (read, commit, abort) with their store, attempt, cell and version, or
+ * transaction id.  Whether the run is one the
  * workflow allows is `zgc trace check`'s business (oracle/), not this
  * file's.  Fields the format marks optional, and fields it does not know,
  * are passed to the page as they are.
@@ -37,11 +39,14 @@ static int lifeline_of(ZvwTrace *t, const char *name)
     return t->nlifelines++;
 }
 
+/* The event kinds: the runtime's, and a store operation's (an attempt's
+ * reads, then its commit or abort: docs/oracle.md, "Stores"). */
 static const char *const event_kinds[] = {
 #define KIND(id, name) name,
     ZV_EVENT_KINDS(KIND)
 #undef KIND
-};
+        "read",
+    "commit", "abort"};
 
 /* Checks one line's fields.  Returns NULL, or what is wrong. */
 static const char *check_fields(ZvwTrace *t, ZvwLine *ln, json_t *o, char *why, size_t n)
@@ -127,6 +132,24 @@ static const char *check_fields(ZvwTrace *t, ZvwLine *ln, json_t *o, char *why, 
         json_t *a = json_object_get(o, "action");
         if (a && !json_is_null(a) && !json_is_string(a))
             return "\"action\" is neither null nor a string";
+        json_t *st = json_object_get(o, "store");
+        if (st && !json_is_string(st)) return "\"store\" is not a string";
+    } else if (!strcmp(ln->kind, "read") || !strcmp(ln->kind, "commit") ||
+               !strcmp(ln->kind, "abort")) {
+        if (!json_is_string(json_object_get(o, "store"))) return "no \"store\" string";
+        json_t *a = json_object_get(o, "attempt");
+        if (!json_is_integer(a) || json_integer_value(a) < 1)
+            return "no \"attempt\" (an integer from 1)";
+        if (ln->kind[0] == 'r') {
+            if (!json_is_string(json_object_get(o, "cell"))) return "no \"cell\" string";
+            if (!json_is_integer(json_object_get(o, "version"))) return "no \"version\" integer";
+        } else {
+            if (!json_is_integer(json_object_get(o, "txn"))) return "no \"txn\" integer";
+            json_t *cells = json_object_get(o, "cells");
+            if (cells && !json_is_object(cells)) return "\"cells\" is not an object";
+            json_t *reg = json_object_get(o, "registry");
+            if (reg && !json_is_array(reg)) return "\"registry\" is not an array";
+        }
     } else {
         if (!json_is_string(json_object_get(o, "construct"))) return "no \"construct\" string";
     }
@@ -155,12 +178,16 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
         if (t->lines[i].event) ev[t->lines[i].lifeline][nev[t->lines[i].lifeline]++] = i;
     int rc = 0;
     json_t *sends = json_object(); /* msg id -> line of its send */
+    /* "store#txn" -> line of that commit: a read of a version comes after
+     * the commit that wrote it, as a receive after its send */
+    json_t *commits = json_object();
+    int *on_commit = zu_xcalloc((size_t)nl + 1, sizeof *on_commit); /* line + 1 waited for */
     int *waiter = zu_xcalloc((size_t)t->nlines + 1, sizeof *waiter);
     int *next = zu_xcalloc((size_t)nl + 1, sizeof *next);
     long *last = zu_xcalloc((size_t)nl + 1, sizeof *last);
     int *work = zu_xcalloc((size_t)nl + 1, sizeof *work);
     char *queued = zu_xcalloc((size_t)nl + 1, 1);
-    if (!sends) zu_oom();
+    if (!sends || !commits) zu_oom();
     for (int l = 0; l < nl && rc == 0; l++) {
         qsort_r(ev[l], (size_t)nev[l], sizeof **ev, by_lifeline_index, t->lines);
         for (int k = 0; k < nev[l]; k++) {
@@ -180,6 +207,13 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
                     break;
                 }
                 if (json_object_set_new(sends, id, json_integer(ev[l][k])) != 0) zu_oom();
+            }
+            if (!strcmp(ln->kind, "commit")) {
+                char key[256];
+                snprintf(key, sizeof key, "%s#%lld",
+                         json_string_value(json_object_get(ln->json, "store")),
+                         (long long)json_integer_value(json_object_get(ln->json, "txn")));
+                if (json_object_set_new(commits, key, json_integer(ev[l][k])) != 0) zu_oom();
             }
         }
         last[l] = -1;
@@ -206,6 +240,22 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
                     if (t->lines[si].row + 1 > row) row = t->lines[si].row + 1;
                 }
             }
+            json_t *ver = json_object_get(ln->json, "version");
+            if (!strcmp(ln->kind, "read") && json_integer_value(ver) > 0) {
+                char key[256];
+                snprintf(key, sizeof key, "%s#%lld",
+                         json_string_value(json_object_get(ln->json, "store")),
+                         (long long)json_integer_value(ver));
+                json_t *s = json_object_get(commits, key);
+                if (s) {
+                    int si = (int)json_integer_value(s);
+                    if (t->lines[si].row < 0) {
+                        on_commit[l] = si + 1;
+                        break;
+                    }
+                    if (t->lines[si].row + 1 > row) row = t->lines[si].row + 1;
+                }
+            }
             ln->row = row;
             last[l] = row;
             next[l]++;
@@ -216,15 +266,25 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
                 int w = waiter[i] - 1;
                 if (w >= 0 && !queued[w]) work[nwork++] = w, queued[w] = 1;
             }
+            if (!strcmp(ln->kind, "commit"))
+                for (int w = 0; w < nl; w++)
+                    if (on_commit[w] == i + 1) {
+                        on_commit[w] = 0;
+                        if (!queued[w]) work[nwork++] = w, queued[w] = 1;
+                    }
         }
     }
     for (int l = 0; l < nl && rc == 0; l++)
         if (next[l] < nev[l])
             rc = fail(err, errlen,
-                      "%s:%d: the receive on lifeline %s comes causally before its own send "
-                      "(a cycle)",
-                      t->path, t->lines[ev[l][next[l]]].lineno, t->lifelines[l]);
+                      "%s:%d: the %s on lifeline %s comes causally before its own %s (a cycle)",
+                      t->path, t->lines[ev[l][next[l]]].lineno,
+                      strcmp(t->lines[ev[l][next[l]]].kind, "read") ? "receive" : "read",
+                      t->lifelines[l],
+                      strcmp(t->lines[ev[l][next[l]]].kind, "read") ? "send" : "version's commit");
     json_decref(sends);
+    json_decref(commits);
+    free(on_commit);
     for (int l = 0; l < nl; l++) free(ev[l]);
     free(ev), free(nev), free(waiter), free(next), free(last), free(work), free(queued);
     return rc;

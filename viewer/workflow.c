@@ -105,6 +105,35 @@ static void act_kind(json_t *o, const ZStmt *s)
     }
 }
 
+/* An atomic block as one box: "atomic Board (read plan; write plan)",
+ * its tool calls named too. */
+static json_t *atomic_item(const ZStmt *s, int l)
+{
+    json_t *o = item("act", s->span.first_line);
+    set(o, "l", json_integer(l));
+    ZBuf b = {0};
+    zu_buf_printf(&b, "atomic %s (", s->store_name);
+    const char *sep = "";
+    for (int i = 0; i < s->body.len; i++) {
+        const ZStmt *it = ZU_VEC_AT(s->body, i);
+        if (it->kind == S_READ)
+            zu_buf_printf(&b, "%sread %s", sep, it->cell);
+        else if (it->kind == S_WRITE)
+            zu_buf_printf(&b, "%swrite %s", sep, it->registry ? "tools" : it->cell);
+        else if (it->is_action && it->expr && it->expr->kind == E_CALL && it->expr->decl &&
+                 it->expr->decl->kind == D_ACTION && it->expr->decl->action == ACT_EFFECT)
+            zu_buf_printf(&b, "%stool %s", sep, it->expr->decl->name);
+        else
+            continue;
+        sep = "; ";
+    }
+    zu_buf_puts(&b, ")");
+    set(o, "label", jstr(b.data));
+    set(o, "akind", jstr("atomic"));
+    zu_buf_free(&b);
+    return o;
+}
+
 /* ---- the global workflow ------------------------------------------------- */
 
 static json_t *global_list(const ZVec *body, int life);
@@ -170,6 +199,7 @@ static void global_stmt(json_t *out, const ZStmt *s, int life)
         push(out, o);
         break;
     }
+    case S_ATOMIC: push(out, atomic_item(s, l)); break;
     case S_RETURN:
         for (int i = 0; i < s->items.len; i++) {
             const ZReturnItem *r = ZU_VEC_AT(s->items, i);
@@ -290,6 +320,9 @@ static void local_stmt(json_t *out, const ZLocalSet *ls, const ZLocal *l, int se
         push(out, o);
         break;
     }
+    case L_ATOMIC:
+        if (l->src) push(out, atomic_item(l->src, self));
+        break;
     case L_RETURN: {
         json_t *o = item("return", line);
         char *v = exprs(&l->vals);

@@ -82,6 +82,10 @@ fails forbidden_action delegate.zg forbidden_action.json task=hi \
   'no valid workflow in 2 attempts' '`shout` is not among the actions this planner may use'
 fails forbidden_construct delegate.zg forbidden_construct.json task=hi \
   '`if` is not allowed in this planner'
+# a store and its operations: generated workflows share no store
+fails store delegate.zg store.json task=hi \
+  'a planner'"'"'s workflow may not declare a store (`Memo`)' \
+  '`atomic` is not allowed in a planner'"'"'s workflows (an operation on store `Memo`)'
 fails undeclared_worker delegate.zg undeclared_worker.json task=hi 'unknown lifeline `Ghost`'
 fails end_invariant delegate.zg end_invariant.json task=hi \
   'the workflow must end with a worker sending the result to Boss'

@@ -548,6 +548,65 @@ await check('human answers, retried model calls and errors are shown', async () 
   await page.close();
 });
 
+await check('store operations: reads, commits, aborts and tool calls drawn and labelled', async () => {
+  // store.jsonl: a run of store.zg the oracle accepts, B's first attempt
+  // refused; what each box says is taken from the trace
+  const zg = path.join(here, 'store.zg'), trace = path.join(here, 'store.jsonl');
+  zgcOk(['trace', 'check', zg, trace]);
+  const { events } = readTrace(trace);
+  const want = {};
+  for (const o of events) {
+    if (o.kind === 'read') want[`${o.lifeline}#${o.index}`] = `read ${o.cell}`;
+    if (o.kind === 'commit') want[`${o.lifeline}#${o.index}`] = `commit #${o.txn}`;
+    if (o.kind === 'abort') want[`${o.lifeline}#${o.index}`] = `abort (retry ${o.attempt + 1})`;
+  }
+  assert.equal(Object.keys(want).length, 7);
+  const html = path.join(tmp, 'store.html');
+  zgcOk(['view', trace, '-o', html]);
+  let { page, log } = await open(pathToFileURL(html).href);
+  const { evs } = await collectChart(page, { events: true });
+  const drawn = await page.$$eval('#svg g.store', (els) => els.map((e) => {
+    const o = zgView.model.byId[+e.getAttribute('data-ev')].o;
+    return [`${o.lifeline}#${o.index}`, e.textContent, e.getAttribute('class')];
+  }));
+  assert.deepEqual(Object.fromEntries(drawn.map((d) => [d[0], d[1]])), want, 'the store boxes and their labels');
+  for (const d of drawn) assert.ok(d[2].split(' ').includes(d[1].split(' ')[0]), 'classed by its kind');
+  // the tool calls: the acts that name the store
+  const tools = events.filter((o) => o.kind === 'act' && o.store).map((o) => `${o.lifeline}#${o.index}`).sort();
+  assert.deepEqual(await collectMarked(page, 'tool'), tools, 'the tool calls are marked');
+  assert.match(await page.$eval('#svg g.act.tool', (e) => e.textContent), /^tool publish/);
+  // a read of version T is drawn below the commit T that wrote it
+  for (const o of events)
+    if (o.kind === 'read' && o.version > 0) {
+      const c = events.find((x) => x.kind === 'commit' && x.store === o.store && x.txn === o.version);
+      assert.ok(evs[`${o.lifeline}#${o.index}`].y > evs[`${c.lifeline}#${c.index}`].y, 'a read below its version\'s commit');
+    }
+  // the details of an abort and of a commit
+  await (await page.$('#svg g.store.abort')).click();
+  let text = await page.$eval('#details-body', (e) => e.textContent);
+  assert.ok(text.includes('reason') && text.includes('plan was written'), 'the abort\'s reason');
+  const commits = await page.$$('#svg g.store.commit');
+  await commits[commits.length - 1].click();
+  text = await page.$eval('#details-body', (e) => e.textContent);
+  assert.ok(text.includes('cells committed') && text.includes('plan = ab') && text.includes('tools'), 'the commit\'s cells and registry');
+  noNetwork(log, [pathToFileURL(html).href]);
+  await page.close();
+  // the workflow page: each atomic block one box on its lifeline
+  const wf = path.join(tmp, 'store-wf.html');
+  zgcOk(['view', zg, '-o', wf]);
+  ({ page, log } = await open(pathToFileURL(wf).href));
+  const blocks = await page.$$eval('#svg g.act.atomic', (els) => els.map((e) => e.textContent));
+  assert.equal(blocks.length, 2);
+  for (const b of blocks) assert.match(b, /^atomic Board \(read/);
+  noNetwork(log, [pathToFileURL(wf).href]);
+  await page.close();
+  // zgc trace show lists them
+  const shown = zgcOk(['trace', 'show', trace]).stdout;
+  assert.match(shown, /read Board\.plan = "a"  \(version 1, attempt 2\)/);
+  assert.match(shown, /abort #2 Board  \(attempt 1\)  plan was written/);
+  assert.match(shown, /commit #3 Board  \(attempt 2\)  cells \{"plan":"ab"\}  tools \[\]/);
+});
+
 await check('the command line of zgc view and zgc trace show', async () => {
   const trace = path.join(tmp, 'cli.jsonl');
   zgcOk(['run', path.join(root, 'examples/increment.zg'), '--trace', trace]);

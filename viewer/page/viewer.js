@@ -82,6 +82,12 @@
     this.sendRow = new Map(); /* msg id -> row of its send */
     this.sendOf = new Map();  /* msg id -> send event */
     this.blocked = new Map(); /* msg id -> lifeline waiting for that send */
+    /* store operations: a read of version T comes after the commit T of
+     * its store (the commit wrote what it read), as a receive after its
+     * send */
+    this.commitRow = new Map(); /* "store#txn" -> row of that commit */
+    this.commitOf = new Set();  /* "store#txn" of the commits in */
+    this.readWait = new Map();  /* "store#txn" -> lifelines waiting for it */
     this.retries = [];        /* per lifeline: retry lines before the act */
     this.parts = new Map();   /* parallel branch instances, see addPar */
     this.byLife = [];         /* per lifeline: its placed events by index - 1 */
@@ -177,6 +183,7 @@
       this.nsends++;
       this.sendOf.set(o.msg, ev);
     }
+    if (k === 'commit') this.commitOf.add(String(o.store) + '#' + String(o.txn));
     this.pending[li].set(o.index, ev);
     this.drain(li);
   };
@@ -222,12 +229,29 @@
            * receive follows its lifeline alone) */
           if (sr !== undefined && sr + 1 > row) row = sr + 1;
         }
+        if (ev.kind === 'read' && +ev.o.version > 0) {
+          var ck = String(ev.o.store) + '#' + String(ev.o.version);
+          var cr = this.commitRow.get(ck);
+          if (cr === undefined && !(this.complete && !this.commitOf.has(ck))) {
+            if (!this.readWait.has(ck)) this.readWait.set(ck, []);
+            this.readWait.get(ck).push(l);
+            break;
+          }
+          if (cr !== undefined && cr + 1 > row) row = cr + 1;
+        }
         pend.delete(this.next[l]);
         this.next[l]++;
         this.place(ev, row);
         if (ev.kind === 'send' && this.blocked.has(ev.o.msg)) {
           work.push(this.blocked.get(ev.o.msg));
           this.blocked.delete(ev.o.msg);
+        }
+        if (ev.kind === 'commit') {
+          var wk = String(ev.o.store) + '#' + String(ev.o.txn);
+          if (this.readWait.has(wk)) {
+            work = work.concat(this.readWait.get(wk));
+            this.readWait.delete(wk);
+          }
         }
       }
     }
@@ -263,6 +287,7 @@
     this.rows[row].push(i);
     if (row + 1 > this.nrows) this.nrows = row + 1;
     var o = ev.o;
+    if (ev.kind === 'commit') this.commitRow.set(String(o.store) + '#' + String(o.txn), row);
     if (ev.kind === 'send') {
       this.sendRow.set(o.msg, row);
       var m = {
@@ -763,10 +788,24 @@
       var kind = o.akind || (o.prompt || o.answer !== undefined && o.question === undefined ? 'llm' : o.question !== undefined ? 'human' : '');
       if (ev.retries && ev.retries.length || o.attempts > 1) cls += ' retried';
       if (kind) cls += ' ' + esc(kind);
+      /* a tool call of a store operation: marked, its store named */
+      if (typeof o.store === 'string') {
+        cls += ' tool';
+        txt = 'tool ' + txt;
+      }
       var label = trunc(txt, Math.max(6, Math.floor(bw / (fs * 0.6))));
       if (o.attempts > 1) label = trunc(txt, Math.max(6, Math.floor(bw / (fs * 0.6)) - 4)) + ' ×' + o.attempts;
       return '<g class="' + cls + '" data-ev="' + ev.id + '"' + attAttr(ev) + '><rect x="' + (x - bw / 2) + '" y="' + (y - bh / 2) + '" width="' + bw + '" height="' + bh +
              '" rx="3"/><text text-anchor="middle" x="' + x + '" y="' + (y + fs / 3) + '">' + esc(label) + '</text></g>';
+    }
+    if (ev.kind === 'read' || ev.kind === 'commit' || ev.kind === 'abort') {
+      /* a store operation's events: its reads, then its commit or abort
+       * (an abort is followed by the next attempt: its retry) */
+      var sl = ev.kind === 'read' ? 'read ' + String(o.cell)
+             : ev.kind === 'commit' ? 'commit #' + String(o.txn)
+             : 'abort (retry ' + ((+o.attempt || 0) + 1) + ')';
+      return '<g class="store ' + cls + '" data-ev="' + ev.id + '"' + attAttr(ev) + '><rect x="' + (x - bw / 2) + '" y="' + (y - bh / 2) + '" width="' + bw + '" height="' + bh +
+             '"/><text text-anchor="middle" x="' + x + '" y="' + (y + fs / 3) + '">' + esc(trunc(sl, Math.max(6, Math.floor(bw / (fs * 0.6))))) + '</text></g>';
     }
     if (ev.kind === 'choice') {
       var v = o.value === true ? 'true' : o.value === false ? 'false' : '';
@@ -957,8 +996,10 @@
       }
     } else {
       var ev = data.mode === 'workflow' ? M.events[sel.i] : M.byId[sel.i], o = ev.o;
-      h.textContent = M.lifelines[ev.l] + ': ' + (ev.kind === 'act' ? (o.action == null ? 'local computation' : 'action ' + o.action)
-                      : ev.kind === 'choice' ? 'decision ' + o.construct : ev.kind) +
+      h.textContent = M.lifelines[ev.l] + ': ' + (ev.kind === 'act' ? (o.action == null ? 'local computation' : (typeof o.store === 'string' ? 'tool call ' : 'action ') + o.action)
+                      : ev.kind === 'choice' ? 'decision ' + o.construct
+                      : ev.kind === 'read' ? 'read ' + o.store + '.' + o.cell
+                      : ev.kind === 'commit' || ev.kind === 'abort' ? ev.kind + ' #' + o.txn + ' of ' + o.store : ev.kind) +
                       (o.index !== undefined ? '  (event ' + o.index + ')' : '');
       if (data.mode === 'workflow') {
         ['label', 'akind', 'action', 'line'].forEach(function (f) { if (o[f] !== undefined && o[f] !== null) section(body, f === 'akind' ? 'kind' : f, String(o[f])); });
@@ -978,6 +1019,16 @@
         }
         if (o.answer !== undefined) section(body, o.question !== undefined ? 'answer' : 'raw answer', pretty(o.answer));
         if (ev.kind === 'act' && o.attempts !== undefined) section(body, 'attempts', String(o.attempts));
+        if (ev.kind === 'read') {
+          if (o.value !== undefined) section(body, 'value read', pretty(o.value));
+          section(body, 'version', o.version === 0 ? '0 (the default)' : 'commit #' + String(o.version));
+        }
+        if (ev.kind === 'commit' && o.cells && typeof o.cells === 'object')
+          section(body, 'cells committed', Object.keys(o.cells).map(function (k) { return k + ' = ' + pretty(o.cells[k]); }).join('\n'));
+        if (ev.kind === 'commit' && Array.isArray(o.registry)) section(body, 'tools', o.registry.map(String).join(', ') || '(none)');
+        if (ev.kind === 'abort' && o.reason !== undefined) section(body, 'reason', pretty(o.reason));
+        if (ev.kind === 'read' || ev.kind === 'commit' || ev.kind === 'abort') section(body, 'operation attempt', String(o.attempt));
+        if (ev.kind === 'act' && typeof o.store === 'string') section(body, 'tool of store', o.store);
         (ev.retries || []).forEach(function (r) {
           section(body, 'failed attempt ' + r.attempt, String(r.error) + (r.delay ? '\n(retried after ' + r.delay + ' s)' : ''));
         });
