@@ -300,6 +300,67 @@ static void gen_par(ZbFn *f, const ZLocal *l)
     zb_call_rt(f, ZB_RT_zgrt_par, args, 4);
 }
 
+static int index_in(const ZVec *v, const void *x, const char *what)
+{
+    for (int i = 0; i < v->len; i++)
+        if (v->items[i] == x) return i;
+    ZU_ICE("%s is not where it is declared", what);
+}
+
+/* A store operation: do { begin; reads; local statements; writes } while
+ * (!commit) — a refused commit runs the block again from its reads
+ * (zgrt_abi.h: zgrt_op_begin). */
+static void gen_atomic(ZbFn *f, const ZLocal *l)
+{
+    ZbGen *g = f->g;
+    const ZStmt *s = l->src;
+    const ZDecl *st = s->store;
+    if (!st) ZU_ICE("atomic block without its store");
+    LLVMBasicBlockRef again = zb_block(f, "op.begin"), done = zb_block(f, "op.done");
+    LLVMBuildBr(f->b, again);
+    LLVMPositionBuilderAtEnd(f->b, again);
+    LLVMValueRef bargs[3] = {f->ctx, ci32(g, index_in(&g->p->stores, st, "store")),
+                             ci32(g, zb_loc(g, s->span))};
+    zb_call_rt(f, ZB_RT_zgrt_op_begin, bargs, 3);
+    for (int i = 0; i < s->body.len; i++) {
+        const ZStmt *it = ZU_VEC_AT(s->body, i);
+        int loc = zb_loc(g, it->span);
+        if (it->kind == S_READ) {
+            const ZTarget *t = it->targets.len ? ZU_VEC_AT(it->targets, 0) : NULL;
+            if (!t || !t->var || !it->cell_decl) ZU_ICE("read without its variable or cell");
+            LLVMValueRef a[4] = {f->ctx, ci32(g, index_in(&st->cells, it->cell_decl, "cell")),
+                                 ci32(g, t->var->index), ci32(g, loc)};
+            zb_call_rt(f, ZB_RT_zgrt_op_read, a, 4);
+        } else if (it->kind == S_WRITE && it->registry) {
+            int n = it->tools.len;
+            int32_t *tools = zu_alloc(g->a, sizeof *tools * ((size_t)n + 1));
+            for (int k = 0; k < n; k++) {
+                const ZParam *tp = ZU_VEC_AT(it->tools, k);
+                tools[k] = action_slot(g, tp->ref);
+            }
+            LLVMValueRef a[4] = {f->ctx, ci32(g, n), n ? zb_int_array(f, tools, n) : cnull(g),
+                                 ci32(g, loc)};
+            zb_call_rt(f, ZB_RT_zgrt_op_tools, a, 4);
+        } else if (it->kind == S_WRITE) {
+            if (!it->cell_decl || !it->expr) ZU_ICE("write without its cell or value");
+            ZbVal v = zb_expr(f, it->expr);
+            v.tag = ci64(g, zb_tag_of_type(it->cell_decl->type));
+            LLVMValueRef a[4] = {f->ctx, ci32(g, index_in(&st->cells, it->cell_decl, "cell")),
+                                 zb_value_array(f, &v, 1), ci32(g, loc)};
+            zb_call_rt(f, ZB_RT_zgrt_op_write, a, 4);
+        } else if (it->kind == S_ASSIGN) {
+            ZLocal item = {.kind = L_ASSIGN, .src = it, .chan = l->chan};
+            gen_assign(f, &item);
+        } else {
+            ZU_ICE("a %s statement inside an atomic block", za_stmt_kind_name(it->kind));
+        }
+    }
+    LLVMValueRef cargs[2] = {f->ctx, ci32(g, zb_loc(g, s->span))};
+    LLVMValueRef ok = zb_call_rt(f, ZB_RT_zgrt_op_commit, cargs, 2);
+    LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntNE, ok, ci32(g, 0), ""), done, again);
+    LLVMPositionBuilderAtEnd(f->b, done);
+}
+
 static void stmt(ZbFn *f, const ZLocal *l)
 {
     switch (l->kind) {
@@ -314,7 +375,7 @@ static void stmt(ZbFn *f, const ZLocal *l)
     case L_RECV_ANY: gen_recv_any(f, l); break;
     case L_PAR: gen_par(f, l); break;
     case L_RETURN: break; /* the runtime reads the results from the store */
-    case L_ATOMIC:        /* refused before code generation (link.c) */
+    case L_ATOMIC: gen_atomic(f, l); break;
     case L__COUNT: ZU_UNREACHABLE();
     }
 }

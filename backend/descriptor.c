@@ -288,6 +288,46 @@ static LLVMValueRef edge_table(ZbMod *md)
     return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_EDGE), vals, pl->nedges, "edges");
 }
 
+/* The stores: cells (name, type, default), the registry at the start
+ * as action indices, the level. */
+static LLVMValueRef store_table(ZbMod *md)
+{
+    ZbGen *g = md->g;
+    const ZVec *stores = &g->p->stores;
+    int n = stores->len;
+    LLVMValueRef *vals = zu_alloc(g->a, sizeof *vals * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) {
+        const ZDecl *st = ZU_VEC_AT(*stores, i);
+        int nc = st->cells.len, nt = st->tools.len;
+        LLVMValueRef *cells = zu_alloc(g->a, sizeof *cells * ((size_t)nc + 1));
+        for (int k = 0; k < nc; k++) {
+            const ZDecl *c = ZU_VEC_AT(st->cells, k);
+            LLVMValueRef f[3] = {zb_cstr(md, c->name), type_desc(g, c->type),
+                                 value_desc(md, c->expr)};
+            cells[k] = cstruct(g, ZB_TY_CELL, f, 3);
+        }
+        int *tools = zu_alloc(g->a, sizeof *tools * ((size_t)nt + 1));
+        for (int k = 0; k < nt; k++) {
+            const ZParam *t = ZU_VEC_AT(st->tools, k);
+            tools[k] = -1;
+            for (int a = 0; a < g->nacts; a++)
+                if (g->acts[a] == t->ref) tools[k] = a;
+            if (tools[k] < 0) ZU_ICE("tool `%s` of store `%s` is not an action", t->name, st->name);
+        }
+        LLVMValueRef f[7] = {
+            zb_cstr(md, st->name),
+            ci32(g, st->level),
+            ci32(g, nc),
+            zb_const_array(md, zb_desc_type(g->lc, ZB_TY_CELL), cells, nc, "cells"),
+            ci32(g, nt),
+            ci32(g, 0),
+            int_table(md, tools, nt, "tools"),
+        };
+        vals[i] = cstruct(g, ZB_TY_STORE, f, 7);
+    }
+    return zb_const_array(md, zb_desc_type(g->lc, ZB_TY_STORE), vals, n, "stores");
+}
+
 static LLVMValueRef fn_ref(ZbMod *md, const char *name, LLVMTypeRef ty)
 {
     LLVMValueRef fn = LLVMGetNamedFunction(md->m, name);
@@ -451,6 +491,8 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         edge_table(&md),
         g->fingerprint ? zb_cstr(&md, g->fingerprint) : cnull(g),
         g->fingerprint_parts ? zb_cstr(&md, g->fingerprint_parts) : cnull(g),
+        ci32(g, p->stores.len),
+        store_table(&md),
     };
     LLVMValueRef init = cstruct(g, ZB_TY_PROGRAM, f, sizeof f / sizeof f[0]);
     LLVMValueRef prog = LLVMAddGlobal(m, zb_desc_type(g->lc, ZB_TY_PROGRAM), "zg.program");

@@ -84,6 +84,8 @@ typedef enum {
     ZB_TY_GROUP,
     ZB_TY_PAIR,
     ZB_TY_EDGE,
+    ZB_TY_CELL,
+    ZB_TY_STORE,
     ZB_TY_PROGRAM,
     ZB_TY__COUNT
 } ZbDescType;

@@ -609,7 +609,7 @@ static void link_job(Build *b, Job *j, const char *path, const char *exe, const 
     const char *cl = ZGC_CRYPTO_LIBS;
     argv_split(&cmd, *cl ? cl : "-lcrypto", "|");
     argv_split(&cmd, ZGC_RUNTIME_LDFLAGS, "| ");
-    argv_push(&cmd, "-lsqlite3"); /* the run store (runtime/durable) */
+    argv_push(&cmd, "-lsqlite3"); /* the run store (runtime/durable), stores (runtime/store) */
     argv_push(&cmd, "-lnats");    /* the NATS transport (runtime/nats) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
@@ -933,37 +933,8 @@ static int build(Build *b)
     return 0;
 }
 
-/* The first store operation (atomic block) of a statement list, or NULL. */
-static const ZStmt *first_atomic(const ZVec *body)
-{
-    for (int i = 0; i < body->len; i++) {
-        const ZStmt *s = body->items[i];
-        if (s->kind == S_ATOMIC) return s;
-        const ZStmt *in = first_atomic(&s->body);
-        if (!in) in = first_atomic(&s->els);
-        for (int k = 0; !in && k < s->branches.len; k++)
-            in = first_atomic(&((const ZBranch *)s->branches.items[k])->body);
-        if (in) return in;
-    }
-    return NULL;
-}
-
-/* Store operations are checked (zgc check, zgc anomalies --static) but
- * have no code yet: a clear error instead of an executable without them. */
-static bool refuse_stores(ZCompilation *c)
-{
-    const ZStmt *s = first_atomic(&c->wf->body);
-    if (!s) return false;
-    zd_error(&c->diag, s->span.first_line == s->span.last_line ? s->span : s->store_span,
-             "store operations are checked but cannot be run yet: `zgc check` and "
-             "`zgc anomalies --static` analyse this workflow, `zgc build` and `zgc run` "
-             "cannot compile its atomic blocks");
-    return true;
-}
-
 int zb_build(ZCompilation *c, const ZBuildOptions *o)
 {
-    if (refuse_stores(c)) return 1;
     Build b;
     memset(&b, 0, sizeof b);
     b.a = c->arena;
@@ -988,7 +959,6 @@ const char *zb_runtime_lib(void) { return env_or("ZGC_RUNTIME_LIB", ZGC_RUNTIME_
 
 LLVMModuleRef zb_gen_whole(LLVMContextRef lc, ZCompilation *c)
 {
-    if (refuse_stores(c)) return NULL;
     zb_install_diagnostics(lc);
     ZbGen *gen = zb_gen_new(lc, c);
     LLVMModuleRef m = zb_gen_module(gen, c->wf->name);
@@ -1009,7 +979,6 @@ LLVMModuleRef zb_gen_whole(LLVMContextRef lc, ZCompilation *c)
 
 int zb_emit_llvm(FILE *out, ZCompilation *c)
 {
-    if (refuse_stores(c)) return 1;
     ZArena *a = c->arena;
     const ZProgram *p = c->prog;
     const ZDecl *wf = c->wf;

@@ -97,6 +97,14 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
         LLVMTypeRef f[] = {i32, i32, i32, i32, i32, i32, p, p, p};
         return named_struct(lc, "zgrt_edge", f, sizeof f / sizeof f[0]);
     }
+    case ZB_TY_CELL: {
+        LLVMTypeRef f[] = {p, zb_desc_type(lc, ZB_TY_TYPE), zb_desc_type(lc, ZB_TY_VALUE)};
+        return named_struct(lc, "zgrt_cell", f, 3);
+    }
+    case ZB_TY_STORE: {
+        LLVMTypeRef f[] = {p, i32, i32, p, i32, i32, p};
+        return named_struct(lc, "zgrt_store_decl", f, sizeof f / sizeof f[0]);
+    }
     case ZB_TY_PROGRAM: {
         LLVMTypeRef f[] = {
             i32, /* abi_version */
@@ -130,6 +138,8 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
             p,   /* edges */
             p,   /* fingerprint */
             p,   /* fingerprint_parts */
+            i32, /* nstores */
+            p,   /* stores */
         };
         return named_struct(lc, "zgrt_program", f, sizeof f / sizeof f[0]);
     }

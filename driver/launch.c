@@ -685,10 +685,15 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         fo = follow_start(r, trace);
         if (!fo) status = 2;
     }
+    /* the workflow's stores, if it has any, are shared by the lifelines'
+     * processes in SQLite files in the run's directory, unless the run
+     * options name their own (runtime/store: zsr.h) */
+    bool own_store =
+        run_option(argc, argv, "--store-file", NULL) || run_option(argc, argv, "--store-dir", NULL);
     for (int i = 0; i < n && status == 0; i++) {
         /* exe --listen ADDR --peer M=ADDR … --secret-file K --result-file F
-         * --error-file E [--trace T] run options */
-        int nextra = 8 + 2 * (n - 1) + (trace && !r->trace_stored ? 2 : 0);
+         * --error-file E [--trace T] [--store-dir D] run options */
+        int nextra = 10 + 2 * (n - 1) + (trace && !r->trace_stored ? 2 : 0);
         char **extra = zu_xcalloc((size_t)nextra + 1, sizeof *extra);
         char **owned = zu_xcalloc((size_t)n + 2, sizeof *owned);
         int k = 0, o = 0;
@@ -714,6 +719,10 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         if (trace && !r->trace_stored) {
             extra[k++] = "--trace";
             extra[k++] = (char *)trace;
+        }
+        if (!own_store) {
+            extra[k++] = "--store-dir";
+            extra[k++] = (char *)r->dir;
         }
         char *exe;
         if (r->exes && r->exes[i]) {

@@ -234,6 +234,7 @@ typedef struct zri_run {
     zri_observer obs;  /* the trace, or no functions */
     zri_transport net; /* per-lifeline mode: the other processes */
     zri_action_fn run_action;
+    zri_stores stores; /* stores.impl NULL: none wired (a program without stores) */
     /* a durable run (runtime/durable): its journal and human tasks */
     zri_journal jr; /* jr.impl NULL: not journaled */
     char run_id[80];
@@ -279,6 +280,15 @@ struct zgrt_ctx {
     const char *path; /* "" for a lifeline's body */
     int64_t tpos;     /* events this thread made (a body's count takes in its regions') */
     void *jcur;       /* replay: the thread's entries; NULL: live */
+    /* the store operation this thread runs (zgrt_op_begin … commit) */
+    void *op;                     /* the store's handle, or NULL */
+    int32_t op_store;             /* its store */
+    int32_t op_attempt;           /* its attempt, from 1 */
+    int32_t op_retry;             /* 1 + the store whose commit was just refused, or 0 */
+    zgrt_value *op_cells;         /* the cells' written values (ZGRT_UNDEF: none) */
+    int32_t op_ntools;            /* `write tools`: how many, or -1 */
+    int32_t *op_tools;            /* … and which (action indices) */
+    struct op_effect *op_effects; /* tool calls still running (below L3) */
     jmp_buf jb;
 };
 
@@ -1516,6 +1526,274 @@ static void action_retry(void *user, int attempt, const char *error, double dela
         R->obs.retry(R->obs.user, u->ctx->life->index, u->action, attempt, error, delay);
 }
 
+/* ---- store operations ------------------------------------------------------------
+ * An atomic block is a loop of attempts (zgrt_abi.h: zgrt_op_begin).  The
+ * store itself is behind zri_stores (runtime/store: zsr_).  A tool call of
+ * an operation (an effect action called inside the block) is issued to
+ * the store and run: from L3 up on the lifeline, one at a time in issue
+ * order, so that effects take place in the order they were issued; below
+ * L3 an effect without results runs on a thread of its own while the
+ * block goes on, and takes place whenever it completes (the operation
+ * waits for its effects at the commit).  docs/runtime.md, "Stores". */
+
+typedef struct op_effect {
+    struct op_effect *next;
+    pthread_t th;
+    zgrt_ctx *ctx;
+    void *op;
+    int32_t action;
+    int ticket;
+    zgrt_value *args;
+    note_user nu;
+    zri_action_env env;
+    int rc;
+    char err[900];
+} op_effect;
+
+static const zgrt_store_decl *op_decl(zgrt_ctx *ctx)
+{
+    return &ctx->run->prog->stores[ctx->op_store];
+}
+
+static void *effect_thread(void *arg)
+{
+    op_effect *x = arg;
+    run *R = x->ctx->run;
+    zgrt_value outs[1];
+    int attempts = 1;
+    x->rc = R->run_action
+                ? R->run_action(&x->env, x->action, x->args, outs, &attempts, x->err, sizeof x->err)
+                : -1;
+    if (!R->run_action) snprintf(x->err, sizeof x->err, "this executable cannot run actions");
+    if (x->rc == 0 && R->stores.complete(R->stores.impl, x->op, x->ticket, x->err, sizeof x->err))
+        x->rc = -1;
+    return NULL;
+}
+
+/* Waits for the tool calls still running; the first failure's message in
+ * err (-1), else 0. */
+static int effects_join(zgrt_ctx *ctx, char *err, size_t errlen)
+{
+    int rc = 0;
+    int tok = ctx->op_effects ? zfb_block_begin() : 0;
+    while (ctx->op_effects) {
+        op_effect *x = ctx->op_effects;
+        ctx->op_effects = x->next;
+        pthread_join(x->th, NULL);
+        if (x->rc != 0 && rc == 0) {
+            snprintf(err, errlen, "action %s: %s", ctx->run->prog->actions[x->action].name,
+                     x->err[0] ? x->err : "failed");
+            rc = -1;
+        }
+        free((void *)x->env.key);
+        free(x->args);
+        free(x);
+    }
+    if (tok) zfb_block_end(tok);
+    return rc;
+}
+
+static void op_clear(zgrt_ctx *ctx)
+{
+    ctx->op = NULL;
+    free(ctx->op_cells);
+    free(ctx->op_tools);
+    ctx->op_cells = NULL;
+    ctx->op_tools = NULL;
+    ctx->op_ntools = -1;
+}
+
+/* The thread ends (or unwinds) in the middle of an operation. */
+static void op_drop(zgrt_ctx *ctx)
+{
+    char err[64];
+    effects_join(ctx, err, sizeof err);
+    if (ctx->op) ctx->run->stores.abandon(ctx->run->stores.impl, ctx->op);
+    op_clear(ctx);
+}
+
+static void op_need(zgrt_ctx *ctx, int32_t loc)
+{
+    if (!ctx->op) ctx_fail(ctx, loc, "internal error: a store operation's step outside one");
+}
+
+void zgrt_op_begin(zgrt_ctx *ctx, int32_t store, int32_t loc)
+{
+    enter(ctx);
+    run *R = ctx->run;
+    const zgrt_program *p = R->prog;
+    if (store < 0 || store >= p->nstores)
+        ctx_fail(ctx, loc, "internal error: store %d", (int)store);
+    if (!R->stores.impl)
+        ctx_fail(ctx, loc, "store %s: this run has no stores (a nested run cannot use them)",
+                 p->stores[store].name);
+    if (ctx->op) ctx_fail(ctx, loc, "internal error: an operation inside an operation");
+    ctx->op_attempt = ctx->op_retry == store + 1 ? ctx->op_attempt + 1 : 1;
+    ctx->op_retry = 0;
+    ctx->op_store = store;
+    char err[1024];
+    int tok = zfb_block_begin();
+    void *op = R->stores.begin(R->stores.impl, store, ctx->life->index, err, sizeof err);
+    zfb_block_end(tok);
+    if (!op) ctx_fail(ctx, loc, "store %s: %s", p->stores[store].name, err);
+    ctx->op = op;
+    ctx->op_cells = zri_xcalloc((size_t)(p->stores[store].ncells + 1), sizeof(zgrt_value));
+    for (int32_t k = 0; k < p->stores[store].ncells; k++) ctx->op_cells[k].tag = ZGRT_UNDEF;
+    ctx->op_ntools = -1;
+}
+
+void zgrt_op_read(zgrt_ctx *ctx, int32_t cell, int32_t var, int32_t loc)
+{
+    enter(ctx);
+    op_need(ctx, loc);
+    run *R = ctx->run;
+    const zgrt_program *p = R->prog;
+    const zgrt_store_decl *st = op_decl(ctx);
+    if (cell < 0 || cell >= st->ncells || var < 0 || var >= p->nvars)
+        ctx_fail(ctx, loc, "internal error: read of cell %d into variable %d", (int)cell, (int)var);
+    zgrt_value v;
+    int64_t by = 0;
+    char err[1024];
+    int tok = zfb_block_begin();
+    int rc =
+        R->stores.read(R->stores.impl, ctx->op, cell, ctx->life->heap, &v, &by, err, sizeof err);
+    zfb_block_end(tok);
+    if (rc != 0)
+        ctx_fail(ctx, loc, "store %s: reading %s: %s", st->name, st->cells[cell].name, err);
+    if (!zri_value_check(p, &v, p->vars[var].type))
+        ctx_fail(ctx, loc, "store %s: cell %s holds a value of another type than variable %s",
+                 st->name, st->cells[cell].name, p->vars[var].name);
+    zri_event e = {.kind = ZRI_EV_READ,
+                   .op_store = ctx->op_store + 1,
+                   .op_attempt = ctx->op_attempt,
+                   .op_cell = cell,
+                   .op_txn = by,
+                   .op_value = &v,
+                   .nwrites = 1,
+                   .write_vars = &var,
+                   .write_vals = &v};
+    do_event(ctx, &e, NULL, NULL, NULL, -1);
+}
+
+void zgrt_op_write(zgrt_ctx *ctx, int32_t cell, const zgrt_value *val, int32_t loc)
+{
+    enter(ctx);
+    op_need(ctx, loc);
+    run *R = ctx->run;
+    const zgrt_store_decl *st = op_decl(ctx);
+    if (cell < 0 || cell >= st->ncells || !zri_value_check(R->prog, val, st->cells[cell].type))
+        ctx_fail(ctx, loc, "internal error: a wrong write of cell %d", (int)cell);
+    char err[1024];
+    if (R->stores.write(R->stores.impl, ctx->op, cell, val, err, sizeof err) != 0)
+        ctx_fail(ctx, loc, "store %s: writing %s: %s", st->name, st->cells[cell].name, err);
+    ctx->op_cells[cell] = *val;
+}
+
+void zgrt_op_tools(zgrt_ctx *ctx, int32_t n, const int32_t *tools, int32_t loc)
+{
+    enter(ctx);
+    op_need(ctx, loc);
+    run *R = ctx->run;
+    const zgrt_store_decl *st = op_decl(ctx);
+    for (int32_t k = 0; k < n; k++)
+        if (tools[k] < 0 || tools[k] >= R->prog->nactions)
+            ctx_fail(ctx, loc, "internal error: tool %d", (int)tools[k]);
+    char err[1024];
+    if (R->stores.tools(R->stores.impl, ctx->op, n, tools, err, sizeof err) != 0)
+        ctx_fail(ctx, loc, "store %s: writing the registry: %s", st->name, err);
+    free(ctx->op_tools);
+    ctx->op_tools = zri_xcalloc((size_t)n + 1, sizeof *ctx->op_tools);
+    if (n) memcpy(ctx->op_tools, tools, (size_t)n * sizeof *tools);
+    ctx->op_ntools = n;
+}
+
+int32_t zgrt_op_commit(zgrt_ctx *ctx, int32_t loc)
+{
+    enter(ctx);
+    op_need(ctx, loc);
+    run *R = ctx->run;
+    const zgrt_store_decl *st = op_decl(ctx);
+    char err[1200] = "";
+    if (effects_join(ctx, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
+    int64_t txn = 0;
+    int tok = zfb_block_begin();
+    int rc = R->stores.commit(R->stores.impl, ctx->op, &txn, err, sizeof err);
+    zfb_block_end(tok);
+    ctx->op = NULL; /* ended by the commit, whatever came of it */
+    if (rc < 0) {
+        op_clear(ctx);
+        ctx_fail(ctx, loc, "store %s: %s", st->name, err);
+    }
+    zri_event e = {.kind = rc == 0 ? ZRI_EV_COMMIT : ZRI_EV_ABORT,
+                   .op_store = ctx->op_store + 1,
+                   .op_attempt = ctx->op_attempt,
+                   .op_txn = txn,
+                   .op_cells = ctx->op_cells,
+                   .op_ntools = ctx->op_ntools,
+                   .op_tools = ctx->op_tools,
+                   .op_reason = rc == 0 ? NULL : err};
+    do_event(ctx, &e, NULL, NULL, NULL, -1);
+    op_clear(ctx);
+    ctx->op_retry = rc == 0 ? 0 : ctx->op_store + 1;
+    return rc == 0 ? 1 : 0;
+}
+
+/* A tool call of the operation (zgrt_act): issued, then either run here
+ * (*async 0: the caller runs it and calls tool_done) or started on a
+ * thread of its own (*async 1: done). */
+static int tool_issue(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t loc,
+                      int *async)
+{
+    run *R = ctx->run;
+    const zgrt_program *p = R->prog;
+    const zgrt_action *A = &p->actions[action];
+    const zgrt_store_decl *st = op_decl(ctx);
+    char err[1024];
+    int ticket = -1;
+    if (R->stores.issue(R->stores.impl, ctx->op, action, args, &ticket, err, sizeof err) != 0)
+        ctx_fail(ctx, loc, "store %s: tool %s: %s", st->name, A->name, err);
+    *async = st->level < 3 && A->nresults == 0 && !journaled(R);
+    if (!*async) return ticket;
+    op_effect *x = zri_xcalloc(1, sizeof *x);
+    x->ctx = ctx;
+    x->op = ctx->op;
+    x->action = action;
+    x->ticket = ticket;
+    x->args = zri_xcalloc((size_t)A->nparams + 1, sizeof *x->args);
+    if (A->nparams) memcpy(x->args, args, (size_t)A->nparams * sizeof *args);
+    x->nu = (note_user){ctx, A->name, {NULL, NULL, NULL, NULL, NULL}, 0};
+    zri_buf key = {0};
+    zri_buf_printf(&key, "%s/%s/%s%" PRId64, R->run_id, lname(R, ctx->life->index), ctx->path,
+                   ctx->tpos + 1);
+    x->env = (zri_action_env){.prog = p,
+                              .opts = R->opts,
+                              .lifeline = ctx->life->index,
+                              .heap = ctx->life->heap,
+                              .call_index =
+                                  __atomic_fetch_add(&ctx->life->action_calls, 1, __ATOMIC_RELAXED),
+                              .cancel = &R->cancel,
+                              .note = action_note,
+                              .note_user = &x->nu,
+                              .key = zri_buf_take(&key)};
+    if (pthread_create(&x->th, NULL, effect_thread, x) != 0) {
+        free((void *)x->env.key);
+        free(x->args);
+        free(x);
+        ctx_fail(ctx, loc, "store %s: tool %s: cannot start a thread", st->name, A->name);
+    }
+    x->next = ctx->op_effects;
+    ctx->op_effects = x;
+    return ticket;
+}
+
+static void tool_done(zgrt_ctx *ctx, int ticket, int32_t loc)
+{
+    run *R = ctx->run;
+    char err[1024];
+    if (R->stores.complete(R->stores.impl, ctx->op, ticket, err, sizeof err) != 0)
+        ctx_fail(ctx, loc, "store %s: %s", op_decl(ctx)->name, err);
+}
+
 void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nouts,
               const int32_t *outs, int32_t loc)
 {
@@ -1528,6 +1806,19 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
     const zgrt_action *A = &p->actions[action];
     if (nouts != A->nresults)
         ctx_fail(ctx, loc, "internal error: action %s with %d outputs", A->name, (int)nouts);
+    /* a tool call of the store operation this thread runs */
+    int ticket = -1, async = 0;
+    if (ctx->op && A->kind == ZGRT_ACT_EFFECT) {
+        ticket = tool_issue(ctx, action, args, loc, &async);
+        if (async) {
+            zri_event e = {.kind = ZRI_EV_ACT,
+                           .action = A->name,
+                           .attempts = 1,
+                           .op_store = ctx->op_store + 1};
+            do_event(ctx, &e, NULL, NULL, NULL, -1);
+            return;
+        }
+    }
     zgrt_value small[8], *res = small;
     if (A->nresults > 8) res = zri_xcalloc((size_t)A->nresults, sizeof *res);
     memset(res, 0, (size_t)(A->nresults > 8 ? A->nresults : 8) * sizeof *res);
@@ -1634,9 +1925,11 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
         ctx_fail(ctx, loc, "action %s: result %d is %s, expected a value of type %s", A->name,
                  (int)k + 1, got, zri_type_name(p, A->result_types[k]));
     }
+    if (ticket >= 0) tool_done(ctx, ticket, loc);
     zri_event e = {.kind = ZRI_EV_ACT,
                    .action = A->name,
                    .attempts = attempts,
+                   .op_store = ticket >= 0 ? ctx->op_store + 1 : 0,
                    .system = nu.detail[0],
                    .user = nu.detail[1],
                    .question = nu.detail[2],
@@ -1687,6 +1980,7 @@ static void par_run(void *arg)
         c->fn(&c->ctx);
         net_flush(&c->ctx, -1); /* the other branches may be waiting for these frames */
     }
+    op_drop(&c->ctx);
     par_end(c);
 }
 
@@ -1906,6 +2200,8 @@ void zri_run_connect(zri_run *R, const zri_transport *t) { R->net = *t; }
 
 void zri_run_set_actions(zri_run *R, zri_action_fn run_action) { R->run_action = run_action; }
 
+void zri_run_set_stores(zri_run *R, const zri_stores *s) { R->stores = *s; }
+
 void zri_run_set_id(zri_run *R, const char *run_id)
 {
     snprintf(R->run_id, sizeof R->run_id, "%s", run_id);
@@ -2112,6 +2408,7 @@ static void body_run(void *arg)
         R->prog->bodies[ctx->life->index](ctx);
         net_flush(ctx, -1);
     }
+    op_drop(ctx);
     body_end(R);
 }
 
@@ -2456,6 +2753,17 @@ int zri_program_check(const zgrt_program *p)
         p->nresults < 0 || (p->nresults > 0 && !p->results)) {
         zri_say("error", "internal error: malformed program descriptor\n");
         return -1;
+    }
+    if (p->nstores < 0 || (p->nstores > 0 && !p->stores))
+        return plan_bad(p, "a malformed store table");
+    for (int32_t i = 0; i < p->nstores; i++) {
+        const zgrt_store_decl *st = &p->stores[i];
+        if (!st->name || st->level < 0 || st->level > 4 || st->ncells < 0 || st->ntools < 0 ||
+            (st->ncells > 0 && !st->cells) || (st->ntools > 0 && !st->tools))
+            return plan_bad(p, "store %d is malformed", (int)i);
+        for (int32_t k = 0; k < st->ntools; k++)
+            if (st->tools[k] < 0 || st->tools[k] >= p->nactions)
+                return plan_bad(p, "store %s has a tool %d", st->name, (int)st->tools[k]);
     }
     return check_plan(p);
 }

@@ -45,6 +45,7 @@
 
 #include "agent/agent.h"
 #include "durable/durable.h"
+#include "store/zsr.h"
 #include "nats/journal.h"
 #include "nats/transport.h"
 #include "net/net.h"
@@ -534,6 +535,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_nats *nats = NULL;
     zri_secret *secret = NULL;
     zrd_run *D = NULL;
+    zsr_stores *stores = NULL;
     uint8_t *ended = NULL;
     char **merged = NULL;
     int attempt = 0;
@@ -546,6 +548,13 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         goto done;
     }
 
+    if (prog->nstores > 0 && opts.durable) {
+        zri_say("error",
+                "durable runs of a workflow with stores are not supported yet: the stores' "
+                "state is not part of the durable state (run it without --durable)\n");
+        status = 2;
+        goto done;
+    }
     if (opts.journal && !opts.durable) {
         zri_say("error", "--journal applies to durable runs only (--durable)\n");
         status = 2;
@@ -585,6 +594,16 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 
     R = zri_run_new(prog, &opts, self);
     if ((status = zri_run_setup(R)) != 0) goto done;
+    if (prog->nstores > 0) {
+        char serr[1024];
+        if (!(stores = zsr_open(prog, &opts, self, serr, sizeof serr))) {
+            zri_say("error", "%s\n", serr);
+            status = 1;
+            goto done;
+        }
+        zri_stores si = zsr_interface(stores);
+        zri_run_set_stores(R, &si);
+    }
     if (D && (status = zrd_start(D, R, &opts, &attempt)) != 0) goto done;
 
     char err[1024] = "";
@@ -773,6 +792,7 @@ done:
     if (trace) zri_trace_close(trace); /* a failed setup: the file stays as it is */
     zrv_close(view, 0);
     zrd_close(D); /* its commit thread ends before the run is freed */
+    zsr_close(stores);
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);

@@ -206,10 +206,12 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
         }
         if ((table[id].scope & ZV_RUN) && id != ZV_OPT_DURABLE && id != ZV_OPT_RESUME &&
             id != ZV_OPT_RUN_ID && id != ZV_OPT_EXIT_WHEN_WAITING && id != ZV_OPT_VIEW &&
+            id != ZV_OPT_OPRECORDS && id != ZV_OPT_STORE_FILE && id != ZV_OPT_STORE_DIR &&
             !(id >= ZV_OPT_NATS && id <= ZV_OPT_NATS_KEY)) {
             /* what a durable run stores of its options (rt.h); a live view
              * belongs to one attempt, the NATS server and credentials to
-             * one process (each lifeline's own, on its host) */
+             * one process (each lifeline's own, on its host); the stores'
+             * options concern workflows with stores, which are not durable */
             size_t len = n + 1 + strlen(val) + 1;
             char *item = zri_xmalloc(len);
             snprintf(item, len, "%s=%s", opt, val);
@@ -237,6 +239,15 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             if (!*val || *e || errno || val[0] == '-' || val[0] == '+' || val[0] == ' ')
                 bad = usage_error(p, "--seed expects a non-negative integer, got '%s'", val);
             o->seed = (uint64_t)s;
+        } else if (id == ZV_OPT_OPRECORDS) {
+            if (!*val) bad = usage_error(p, "--oprecords expects a file name");
+            o->oprecords = val;
+        } else if (id == ZV_OPT_STORE_FILE) {
+            if (!*val) bad = usage_error(p, "--store-file expects a file name");
+            o->store_file = val;
+        } else if (id == ZV_OPT_STORE_DIR) {
+            if (!*val) bad = usage_error(p, "--store-dir expects a directory");
+            o->store_dir = val;
         } else if (id == ZV_OPT_TRACE) {
             if (!*val) bad = usage_error(p, "--trace expects a file name");
             o->trace = val;

@@ -20,9 +20,10 @@
  *   core.c      a run: lifeline fibers or threads, channels, events, parallel
  *               regions, cancellation, deadlock detection, results.  It
  *               calls values.c and monitor.c, and reaches the trace, the
- *               transport, the actions and a durable run's journal only
- *               through the interfaces below (zri_observer,
- *               zri_transport, zri_action_fn, zri_journal, zri_task_fn)
+ *               transport, the actions, a durable run's journal and the
+ *               workflow's stores only through the interfaces below
+ *               (zri_observer, zri_transport, zri_action_fn, zri_journal,
+ *               zri_task_fn, zri_stores)
  *   builtins.c  zgrt_concat and zgrt_builtin (they need a context)
  *   net/        frames and the socket transport between per-lifeline
  *               processes (net/net.h): a zri_transport
@@ -35,6 +36,9 @@
  *   durable/    durable runs: the SQLite run store, the journal, replay,
  *               human tasks (durable/durable.h): the zri_journal and the
  *               zri_task_fn
+ *   store/      shared stores under the disciplines L0..L4 (store/zst.h,
+ *               a library of its own) and a run's stores on it
+ *               (store/zsr.h): the zri_stores
  *   main.c      zgrt_main: options, mode, trace, transport, actions, run,
  *               result — the one file that knows all the others
  *
@@ -238,9 +242,12 @@ typedef struct zri_options {
     const char **arg_names, **arg_values; /* --arg name=value */
     const char *llm;                      /* --llm SPEC (default "mock") */
     int nroutes;
-    zri_route *routes;    /* --llm-for L=SPEC / L.action=SPEC */
-    uint64_t seed;        /* --seed N (default 0) */
-    const char *trace;    /* --trace FILE */
+    zri_route *routes; /* --llm-for L=SPEC / L.action=SPEC */
+    uint64_t seed;     /* --seed N (default 0) */
+    const char *trace; /* --trace FILE */
+    /* stores (runtime/store): --oprecords FILE, --store-file FILE,
+     * --store-dir DIR (NULL: not given) */
+    const char *oprecords, *store_file, *store_dir;
     double timeout;       /* --timeout SECONDS (0: none) */
     const char *answers;  /* --answers FILE.json: scripted human answers */
     double llm_timeout;   /* --llm-timeout SECONDS per model call (0: default) */
@@ -271,7 +278,7 @@ typedef struct zri_options {
     int exit_when_waiting; /* --exit-when-waiting */
     /* The run options a durable run stores, each as one "--name=VALUE"
      * (malloc'd): every ZV_RUN option but --durable, --resume, --run-id,
-     * --exit-when-waiting, --view and the NATS ones (--nats, --nats-*, --journal:
+     * --exit-when-waiting, --view, the stores' ones and the NATS ones (--nats, --nats-*, --journal:
      * each process's own), in the order given. */
     int nstored;
     char **stored;
@@ -346,8 +353,9 @@ ZRI_HIDDEN size_t zri_msg_block_size(const zgrt_program *p, int32_t from, int32_
 
 /* One event of a lifeline, as observers see it (the trace). */
 /* ZRI_EV_SEND, ZRI_EV_RECV, ZRI_EV_ACT, ZRI_EV_CHOICE (vocab/vocab.h) */
+/* then ZRI_EV_READ, ZRI_EV_COMMIT, ZRI_EV_ABORT (store operations) */
 #define ZRI_EV_ENUM(id, name) ZRI_EV_##id,
-enum { ZV_EVENT_KINDS(ZRI_EV_ENUM) ZRI_EV__COUNT };
+enum { ZV_EVENT_KINDS(ZRI_EV_ENUM) ZV_STORE_EVENT_KINDS(ZRI_EV_ENUM) ZRI_EV__COUNT };
 #undef ZRI_EV_ENUM
 
 typedef struct zri_event {
@@ -377,6 +385,19 @@ typedef struct zri_event {
     /* choice */
     int32_t construct; /* tag index */
     int32_t value;
+    /* store operations: read, commit, abort, and the act of a tool call
+     * (store >= 0; else -1 or 0 when not set: see op_store) */
+    int32_t op_store;           /* 1 + the store's index; 0: not a store event */
+    int32_t op_attempt;         /* read, commit, abort: the attempt, from 1 */
+    int32_t op_cell;            /* read: the cell */
+    int64_t op_txn;             /* read: the writer of the value read (0: the default);
+                            commit, abort: the attempt's transaction */
+    const zgrt_value *op_value; /* read: the value */
+    const zgrt_value *op_cells; /* commit: the store's ncells values, NULL where
+                                   the operation wrote none */
+    int32_t op_ntools;          /* commit: the registry written, or -1: none */
+    const int32_t *op_tools;    /* action indices */
+    const char *op_reason;      /* abort: why */
     /* the variables written: vars[k] < 0 entries are skipped */
     int32_t nwrites;
     const int32_t *write_vars;
@@ -588,6 +609,33 @@ typedef struct zri_journal {
     void *impl;
 } zri_journal;
 
+/* The stores of a run (runtime/store implements it: zsr_).  Operations
+ * are opaque handles of one thread.  Every function returns 0, or -1 with
+ * a message in err (a failed store: the run fails). */
+typedef struct zri_stores {
+    /* An attempt of an operation of lifeline l on store `store`. */
+    void *(*begin)(void *impl, int32_t store, int32_t l, char *err, size_t errlen);
+    /* Reads cell `cell`: its value (copied into h) and the transaction
+     * whose write it is (0: the cell's default). */
+    int (*read)(void *impl, void *op, int32_t cell, zri_heap *h, zgrt_value *out, int64_t *by,
+                char *err, size_t errlen);
+    int (*write)(void *impl, void *op, int32_t cell, const zgrt_value *v, char *err, size_t errlen);
+    int (*tools)(void *impl, void *op, int32_t n, const int32_t *tools, char *err, size_t errlen);
+    /* A tool call (an effect action) of the operation: planned when it is
+     * its first, issued with its arguments: *ticket numbers it for
+     * complete, which any thread may call when the effect took place. */
+    int (*issue)(void *impl, void *op, int32_t action, const zgrt_value *args, int *ticket,
+                 char *err, size_t errlen);
+    int (*complete)(void *impl, void *op, int ticket, char *err, size_t errlen);
+    /* Commits and ends the operation (freed in every case): 0 committed
+     * (*txn its transaction), 1 refused by the discipline (*txn the
+     * aborted attempt's, the reason in err), -1 failed. */
+    int (*commit)(void *impl, void *op, int64_t *txn, char *err, size_t errlen);
+    /* Ends an operation that will not commit (the run stops). */
+    void (*abandon)(void *impl, void *op);
+    void *impl;
+} zri_stores;
+
 /* ===================================================================== */
 /* monitor.c — the CPL monitor (Algorithm 1)                              */
 /* ===================================================================== */
@@ -690,6 +738,9 @@ ZRI_HIDDEN const zgrt_value *zri_run_store(zri_run *R, int32_t l);
 ZRI_HIDDEN void zri_run_observe(zri_run *R, const zri_observer *obs);
 ZRI_HIDDEN void zri_run_connect(zri_run *R, const zri_transport *t);
 ZRI_HIDDEN void zri_run_set_actions(zri_run *R, zri_action_fn run_action);
+/* The stores of a program with stores (zgrt_program.stores); without
+ * them an atomic block fails the run. */
+ZRI_HIDDEN void zri_run_set_stores(zri_run *R, const zri_stores *s);
 /* A durable run: its id (idempotency keys; other runs get a random one),
  * its journal (replayed, then recorded) and where human tasks go. */
 ZRI_HIDDEN void zri_run_set_id(zri_run *R, const char *run_id);

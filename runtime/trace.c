@@ -30,6 +30,17 @@
  *   {"lifeline":"User","index":3,"kind":"choice","construct":"if#1",
  *    "value":true,"writes":{},"vc":{…}}
  *       a decision of an if/while owner and the guard's value;
+ *   {"lifeline":"Writer","index":3,"kind":"read","store":"Board","cell":"plan",
+ *    "value":"…","version":4,"attempt":1,"writes":{"p":"…"},"vc":{…}}
+ *   {"lifeline":"Writer","index":5,"kind":"commit","store":"Board","txn":6,
+ *    "attempt":1,"cells":{"plan":"…"},"registry":["publish"],"writes":{},"vc":{…}}
+ *   {"lifeline":"Writer","index":5,"kind":"abort","store":"Board","txn":6,
+ *    "attempt":1,"reason":"…","writes":{},"vc":{…}}
+ *       a store operation's read (version: the transaction whose write was
+ *       read, 0: the default), its commit (the cells written; "registry"
+ *       only when it wrote the registry) or its refused commit, after
+ *       which the block runs again as the next attempt; the act event of
+ *       a tool call inside the block has "store" after "attempts";
  *   {"lifeline":"Writer","kind":"retry","action":"write_reply","attempt":1,
  *    "error":"HTTP 503: …","delay":2.0}
  *       a failed llm attempt that is retried after "delay" seconds; not
@@ -289,7 +300,7 @@ void zri_trace_line_event_attempt(zri_buf *bp, const zgrt_program *p, const zri_
                                   int attempt)
 {
 #define KIND(id, name) name,
-    static const char *const kinds[] = {ZV_EVENT_KINDS(KIND)};
+    static const char *const kinds[] = {ZV_EVENT_KINDS(KIND) ZV_STORE_EVENT_KINDS(KIND)};
 #undef KIND
     zri_buf b = *bp;
     zri_buf_puts(&b, "{\"lifeline\":");
@@ -346,7 +357,53 @@ void zri_trace_line_event_attempt(zri_buf *bp, const zgrt_program *p, const zri_
         if (e->answer) zri_buf_puts(&b, ",\"answer\":"), put_name(&b, e->answer);
         /* a JSON object made by agent/nested.c */
         if (e->subrun) zri_buf_puts(&b, ",\"subrun\":"), zri_buf_puts(&b, e->subrun);
+        /* a tool call of a store operation */
+        if (e->op_store > 0)
+            zri_buf_puts(&b, ",\"store\":"), put_name(&b, p->stores[e->op_store - 1].name);
         break;
+    case ZRI_EV_READ: {
+        const zgrt_store_decl *st = &p->stores[e->op_store - 1];
+        zri_buf_puts(&b, ",\"store\":");
+        put_name(&b, st->name);
+        zri_buf_puts(&b, ",\"cell\":");
+        put_name(&b, st->cells[e->op_cell].name);
+        zri_buf_puts(&b, ",\"value\":");
+        zri_buf_json_value(&b, p, e->op_value);
+        zri_buf_printf(&b, ",\"version\":%" PRId64 ",\"attempt\":%d", e->op_txn,
+                       (int)e->op_attempt);
+        break;
+    }
+    case ZRI_EV_COMMIT:
+    case ZRI_EV_ABORT: {
+        const zgrt_store_decl *st = &p->stores[e->op_store - 1];
+        zri_buf_puts(&b, ",\"store\":");
+        put_name(&b, st->name);
+        zri_buf_printf(&b, ",\"txn\":%" PRId64 ",\"attempt\":%d", e->op_txn, (int)e->op_attempt);
+        if (e->kind == ZRI_EV_ABORT) {
+            zri_buf_puts(&b, ",\"reason\":");
+            put_name(&b, e->op_reason ? e->op_reason : "");
+            break;
+        }
+        zri_buf_puts(&b, ",\"cells\":{");
+        int any = 0;
+        for (int32_t k = 0; k < st->ncells; k++) {
+            if (e->op_cells[k].tag == ZGRT_UNDEF) continue;
+            if (any++) zri_buf_add(&b, ",", 1);
+            put_name(&b, st->cells[k].name);
+            zri_buf_add(&b, ":", 1);
+            zri_buf_json_value(&b, p, &e->op_cells[k]);
+        }
+        zri_buf_add(&b, "}", 1);
+        if (e->op_ntools >= 0) {
+            zri_buf_puts(&b, ",\"registry\":[");
+            for (int32_t k = 0; k < e->op_ntools; k++) {
+                if (k) zri_buf_add(&b, ",", 1);
+                put_name(&b, p->actions[e->op_tools[k]].name);
+            }
+            zri_buf_add(&b, "]", 1);
+        }
+        break;
+    }
     case ZRI_EV_CHOICE:
         zri_buf_puts(&b, ",\"construct\":");
         put_name(&b, p->tags[e->construct]);

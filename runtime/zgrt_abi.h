@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 6
+#define ZGRT_ABI_VERSION 7
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
@@ -190,6 +190,26 @@ typedef struct zgrt_edge {
     const zgrt_pair *varviews;
 } zgrt_edge;
 
+/* A store (docs/language.md §11): its cells, the registry it starts with
+ * (effect actions, as indices in zgrt_program.actions) and the
+ * consistency level it runs at.  Cells are numbered from 0 in declaration
+ * order within their store (zgrt_op_read / zgrt_op_write). */
+typedef struct zgrt_cell {
+    const char *name;
+    zgrt_type type;
+    zgrt_value def; /* strings point to constant zgrt_str data */
+} zgrt_cell;
+
+typedef struct zgrt_store_decl {
+    const char *name;
+    int32_t level; /* 0..4 */
+    int32_t ncells;
+    const zgrt_cell *cells;
+    int32_t ntools;
+    int32_t pad;
+    const int32_t *tools; /* action indices */
+} zgrt_store_decl;
+
 typedef struct zgrt_program {
     int32_t abi_version; /* ZGRT_ABI_VERSION */
     int32_t nlifelines;
@@ -230,6 +250,9 @@ typedef struct zgrt_program {
      * given to zgc build, by its contents). */
     const char *fingerprint;
     const char *fingerprint_parts;
+    /* the stores, in declaration order */
+    int32_t nstores;
+    const zgrt_store_decl *stores;
 } zgrt_program;
 
 /* The executable's entry point: parses the run options (see docs/runtime.md),
@@ -284,6 +307,32 @@ void zgrt_par(zgrt_ctx *ctx, int32_t n, const zgrt_body_fn *branches, int32_t lo
 /* Stops the run with a run-time error at loc (overflow, division by zero,
  * a failed builtin).  Does not return. */
 void zgrt_trap(zgrt_ctx *ctx, int32_t loc, const char *msg);
+
+/* Store operations (atomic blocks, docs/runtime.md "Stores").  An atomic
+ * block of store S is a loop:
+ *
+ *     do {
+ *         zgrt_op_begin(ctx, S, loc);        // an attempt begins
+ *         zgrt_op_read(ctx, c, x, loc);       // read events: cell c into x
+ *         ... zgrt_assign / zgrt_act ...      // the local statements
+ *         zgrt_op_write(ctx, c, &v, loc);     // writes, buffered
+ *         zgrt_op_tools(ctx, n, tools, loc);  // `write tools = (...)`
+ *     } while (!zgrt_op_commit(ctx, loc));    // commit (or abort) event
+ *
+ * One operation at a time per thread of a lifeline.  An effect action
+ * called (zgrt_act) between begin and commit is a tool call of the
+ * operation.  zgrt_op_commit returns 1 when the operation committed, 0
+ * when the store's discipline refused it: the block runs again from its
+ * reads (the next attempt). */
+void zgrt_op_begin(zgrt_ctx *ctx, int32_t store, int32_t loc);
+/* read event: the cell's value into variable var. */
+void zgrt_op_read(zgrt_ctx *ctx, int32_t cell, int32_t var, int32_t loc);
+/* a write of the cell, buffered until the commit (the value is copied). */
+void zgrt_op_write(zgrt_ctx *ctx, int32_t cell, const zgrt_value *val, int32_t loc);
+/* the registry becomes these n tools (action indices) at the commit. */
+void zgrt_op_tools(zgrt_ctx *ctx, int32_t n, const int32_t *tools, int32_t loc);
+/* commit or abort event: 1 committed, 0 retry. */
+int32_t zgrt_op_commit(zgrt_ctx *ctx, int32_t loc);
 
 /* Values: string concatenation, comparison, builtins.  Results that need
  * memory (strings, json) stay valid until the end of the run. */
@@ -353,6 +402,11 @@ const zgrt_value *zgrt_varview(zgrt_ctx *ctx, int32_t lifeline, int32_t slot);
     X(zgrt_vc, "lpi", int64_t, (zgrt_ctx *, int32_t))                                            \
     X(zgrt_view, "ipii", int32_t, (zgrt_ctx *, int32_t, int32_t))                                \
     X(zgrt_varview, "ppii", const zgrt_value *, (zgrt_ctx *, int32_t, int32_t))                  \
+    X(zgrt_op_begin, "vpii", void, (zgrt_ctx *, int32_t, int32_t))                               \
+    X(zgrt_op_read, "vpiii", void, (zgrt_ctx *, int32_t, int32_t, int32_t))                      \
+    X(zgrt_op_write, "vpipi", void, (zgrt_ctx *, int32_t, const zgrt_value *, int32_t))          \
+    X(zgrt_op_tools, "vpipi", void, (zgrt_ctx *, int32_t, const int32_t *, int32_t))             \
+    X(zgrt_op_commit, "ipi", int32_t, (zgrt_ctx *, int32_t))                                     \
     X(zgrt_main, "ipip", int, (const zgrt_program *, int, char **))
 
 #ifdef __cplusplus

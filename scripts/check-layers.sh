@@ -53,7 +53,7 @@ runtime/agent: runtime vocab
 runtime/view: vocab
 runtime/durable: runtime vocab
 runtime/store: runtime vocab
-runtime/main: runtime runtime/net runtime/nats runtime/agent runtime/view runtime/durable vocab
+runtime/main: runtime runtime/net runtime/nats runtime/agent runtime/view runtime/durable runtime/store vocab
 planner: backend grammar compiler runtime runtime/agent vocab
 '}
 # headers one part may include from another without depending on its code

@@ -130,6 +130,14 @@
     X(RECV, "recv")       \
     X(ACT, "act")         \
     X(CHOICE, "choice")
+/* The events of store operations (docs/runtime.md, "Stores"): a read of a
+ * cell, the commit of an operation, and an attempt the store's discipline
+ * refused (the block runs again from its reads).  A list of their own, so
+ * that a reader of traces takes them in when it is ready to. */
+#define ZV_STORE_EVENT_KINDS(X) \
+    X(READ, "read")             \
+    X(COMMIT, "commit")         \
+    X(ABORT, "abort")
 /* The kinds of the trace's other lines: a lifeline's initial store, the
  * run's result or error, a failed model call about to be retried, and in
  * a durable run the start of a resumed attempt (an earlier attempt's end
@@ -167,6 +175,15 @@ enum { ZV_RUN = 1, ZV_EXE = 2 };
     X(ANSWERS, "--answers", "FILE.json", ZV_RUN,                                                  \
       "answers for human actions (instead of the terminal)")                                      \
     X(TRACE, "--trace", "FILE", ZV_RUN, "write the run's events to FILE (JSON Lines)")            \
+    X(OPRECORDS, "--oprecords", "FILE", ZV_RUN,                                                   \
+      "append every store operation's OpRecord to FILE\n"                                         \
+      "(JSON Lines; several stores: FILE.STORE each)")                                            \
+    X(STORE_FILE, "--store-file", "FILE", ZV_RUN,                                                 \
+      "keep the workflow's store in the SQLite file FILE\n"                                       \
+      "(several stores: FILE.STORE each; default: in memory)")                                    \
+    X(STORE_DIR, "--store-dir", "DIR", ZV_RUN,                                                    \
+      "keep each store S of the workflow in the SQLite\n"                                         \
+      "file DIR/S.db")                                                                            \
     X(TIMEOUT, "--timeout", "SECONDS", ZV_RUN, "stop the run with an error after SECONDS")        \
     X(LLM_TIMEOUT, "--llm-timeout", "SECONDS", ZV_RUN,                                            \
       "time limit of one model call (default 120)")                                               \

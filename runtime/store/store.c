@@ -46,7 +46,8 @@ struct zst_op {
     char *agent;
     int state;
     int64_t txn, read_time, write_time;
-    json_t *reads, *versions, *writes, *preds, *reg, *owned;
+    json_t *reads, *versions, *bys, *writes, *preds, *reg, *owned;
+    json_t *reg_write; /* zst_write_tools: {TOOL: true}, or NULL */
     char *planned;
     pthread_mutex_t mu; /* effects */
     json_t *io, *co, *argtags;
@@ -215,6 +216,9 @@ zst_store *zst_open(const zst_config *cfg, char *err, size_t errlen)
     if (rc == ZST_OK) rc = s->b->get(s->b, "reg", "tools", &reg);
     if (rc == 1) {
         reg = json_object();
+        for (int i = 0; i < cfg->ntools; i++)
+            if (cfg->tools && cfg->tools[i] && *cfg->tools[i] && !strchr(cfg->tools[i], '@'))
+                json_object_set_new(reg, cfg->tools[i], json_integer(1));
         rc = s->b->put(s->b, "reg", "tools", reg);
     }
     json_decref(st);
@@ -324,6 +328,8 @@ static void op_free(zst_op *op)
     json_decref(op->owned);
     json_decref(op->reads);
     json_decref(op->versions);
+    json_decref(op->bys);
+    json_decref(op->reg_write);
     json_decref(op->writes);
     json_decref(op->preds);
     json_decref(op->reg);
@@ -353,14 +359,15 @@ zst_op *zst_begin(zst_store *s, const char *agent)
     op->agent = strdup(agent);
     op->reads = json_object();
     op->versions = json_object();
+    op->bys = json_object();
     op->writes = json_object();
     op->preds = json_object();
     op->owned = json_array();
     op->io = json_array();
     op->co = json_array();
     op->argtags = json_array();
-    if (!op->agent || !op->reads || !op->versions || !op->writes || !op->preds || !op->owned ||
-        !op->io || !op->co || !op->argtags) {
+    if (!op->agent || !op->reads || !op->versions || !op->bys || !op->writes || !op->preds ||
+        !op->owned || !op->io || !op->co || !op->argtags) {
         op_free(op);
         zst_fail(ZST_ENOMEM, "out of memory");
         return NULL;
@@ -415,6 +422,11 @@ static int add_preds(zst_op *op, int64_t by)
 
 int zst_read(zst_op *op, const char *cell, zgrt_value *out)
 {
+    return zst_read_from(op, cell, out, NULL);
+}
+
+int zst_read_from(zst_op *op, const char *cell, zgrt_value *out, int64_t *by)
+{
     if (!op || !cell || !out)
         return zst_fail(ZST_EUSAGE, "zst_read needs an operation, a cell and a place");
     if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "read of '%s' after the commit", cell);
@@ -422,6 +434,7 @@ int zst_read(zst_op *op, const char *cell, zgrt_value *out)
     if ((rc = type_of(op->s, cell, &tag)) != ZST_OK) return rc;
     json_t *known = json_object_get(op->writes, cell);
     if (!known) known = json_object_get(op->reads, cell);
+    if (by) *by = json_integer_value(json_object_get(op->bys, cell));
     if (known) return zst_value_from_json(known, tag, out, op->owned);
     zst_store *s = op->s;
     json_t *doc = NULL, *st = NULL;
@@ -436,6 +449,8 @@ int zst_read(zst_op *op, const char *cell, zgrt_value *out)
     if (rc == ZST_OK) {
         json_object_set(op->reads, cell, json_object_get(doc, "v"));
         json_object_set_new(op->versions, cell, json_integer(jint(doc, "ver")));
+        json_object_set_new(op->bys, cell, json_integer(jint(doc, "by")));
+        if (by) *by = jint(doc, "by");
         op->read_time = jint(st, "clock");
     }
     json_decref(doc);
@@ -533,6 +548,41 @@ int zst_write(zst_op *op, const char *cell, zgrt_value v)
     if (!j) return zst_fail(ZST_ETYPE, "cell '%s': %s", cell, zst_error());
     json_object_set_new(op->writes, cell, j);
     return ZST_OK;
+}
+
+int zst_write_tools(zst_op *op, const char *const *tools, int n)
+{
+    if (!op || n < 0 || (n > 0 && !tools))
+        return zst_fail(ZST_EUSAGE, "zst_write_tools needs an operation and its tools");
+    if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "registry write after the commit");
+    json_t *set = json_object();
+    if (!set) return zst_fail(ZST_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (!tools[i] || !*tools[i] || strchr(tools[i], '@')) {
+            json_decref(set);
+            return zst_fail(ZST_EUSAGE, "a tool needs a name without '@'");
+        }
+        json_object_set_new(set, tools[i], json_true());
+    }
+    json_decref(op->reg_write);
+    op->reg_write = set;
+    return ZST_OK;
+}
+
+/* The registry after the operation's write of it (inside the commit). */
+static void apply_registry(zst_op *op, json_t *reg)
+{
+    const char *k;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(reg, tmp, k, v) if (!json_object_get(op->reg_write, k))
+        json_object_del(reg, k);
+    json_object_foreach(op->reg_write, k, v)
+    {
+        if (json_object_get(reg, k)) continue;
+        json_t *seen = json_object_get(op->reg, k);
+        json_object_set_new(reg, k, json_integer(seen ? json_integer_value(seen) + 1 : 1));
+    }
 }
 
 int64_t zst_txn(const zst_op *op) { return op ? op->txn : 0; }
@@ -689,6 +739,10 @@ static int commit(zst_op *op, bool finish)
         }
     }
     if (rc == ZST_OK) rc = get_required(s, "reg", "tools", &reg);
+    if (rc == ZST_OK && op->reg_write) {
+        apply_registry(op, reg);
+        rc = s->b->put(s->b, "reg", "tools", reg);
+    }
     if (rc == ZST_OK) {
         json_t *preds = json_array();
         json_object_foreach(op->preds, k, v)

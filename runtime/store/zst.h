@@ -86,6 +86,11 @@ typedef struct zst_config {
     int busy_ms;           /* SQLite lock wait (0: 10000) */
     zst_effect_fn on_effect;
     void *effect_user;
+    /* the registry of a store this call creates (a new SQLite file, or in
+     * memory): ntools tool names, each at version 1; an existing store
+     * keeps its own */
+    int ntools;
+    const char *const *tools;
 } zst_config;
 
 /* Opens a store; NULL with a message in err on failure.  A SQLite store
@@ -110,6 +115,10 @@ zst_op *zst_begin(zst_store *s, const char *agent);
  * twice gives the first value; reading a cell written by this operation
  * gives the written value. */
 int zst_read(zst_op *op, const char *cell, zgrt_value *out);
+/* zst_read, and *by: the transaction whose committed write was read (0:
+ * the cell's default; the same for every read of the cell in the
+ * operation). */
+int zst_read_from(zst_op *op, const char *cell, zgrt_value *out, int64_t *by);
 /* The tool the generation chose, resolved against the registry seen at
  * begin (ZST_EUNKNOWN if it is not there). */
 int zst_plan(zst_op *op, const char *tool);
@@ -120,6 +129,11 @@ int zst_issue(zst_op *op, const char *tool, zgrt_value arg, int *ticket);
 int zst_complete(zst_op *op, int ticket);
 /* Buffers a write (checked against the cell's type). */
 int zst_write(zst_op *op, const char *cell, zgrt_value v);
+/* Buffers a write of the registry: at the commit it becomes these n
+ * tools (n = 0: empty).  A tool it keeps keeps its version; one it adds
+ * gets the version after the one the operation saw at begin, else 1.
+ * The record's write_registry is the registry after the commit. */
+int zst_write_tools(zst_op *op, const char *const *tools, int n);
 /* Commits: ZST_OK, or ZST_RETRY (the attempt is recorded aborted; end
  * the operation and begin a new one).  Every issued effect must have
  * completed. */

@@ -70,7 +70,7 @@ Test(abi, value_layout)
  * the LLVM layout against these offsets). */
 Test(abi, monitor_plan_layout)
 {
-    cr_expect_eq(ZGRT_ABI_VERSION, 6);
+    cr_expect_eq(ZGRT_ABI_VERSION, 7);
     cr_expect_eq(sizeof(zgrt_slot), 8);
     cr_expect_eq(offsetof(zgrt_slot, lifeline), 0);
     cr_expect_eq(offsetof(zgrt_slot, index), 4);
@@ -93,7 +93,25 @@ Test(abi, monitor_plan_layout)
                  offsetof(zgrt_program, edges) + sizeof(void *));
     cr_expect_eq(offsetof(zgrt_program, fingerprint_parts),
                  offsetof(zgrt_program, fingerprint) + sizeof(void *));
-    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, fingerprint_parts) + sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_program, nstores),
+                 offsetof(zgrt_program, fingerprint_parts) + sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_program, stores), offsetof(zgrt_program, nstores) + sizeof(void *));
+    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, stores) + sizeof(void *));
+}
+
+/* The stores (ABI 7): a zgrt_cell (name, type, default) and a
+ * zgrt_store_decl (name, level, ncells, cells, ntools, pad, tools). */
+Test(abi, store_layout)
+{
+    cr_expect_eq(offsetof(zgrt_cell, type), sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_cell, def), sizeof(void *) + 8);
+    cr_expect_eq(sizeof(zgrt_cell), sizeof(void *) + 24);
+    cr_expect_eq(offsetof(zgrt_store_decl, level), sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_store_decl, ncells), sizeof(void *) + 4);
+    cr_expect_eq(offsetof(zgrt_store_decl, cells), sizeof(void *) + 8);
+    cr_expect_eq(offsetof(zgrt_store_decl, ntools), 2 * sizeof(void *) + 8);
+    cr_expect_eq(offsetof(zgrt_store_decl, tools), 2 * sizeof(void *) + 16);
+    cr_expect_eq(sizeof(zgrt_store_decl), 3 * sizeof(void *) + 16);
 }
 
 /* The kinds, parse modes and human kinds come from vocab/vocab.h; their

@@ -330,6 +330,8 @@ enum {
     PF_EDGES,
     PF_FINGERPRINT,
     PF_FINGERPRINT_PARTS,
+    PF_NSTORES,
+    PF_STORES,
     PF__COUNT
 };
 
@@ -977,7 +979,7 @@ typedef struct Layout {
     const char *name;
     size_t size, align;
     int n;
-    size_t offs[32];
+    size_t offs[40];
 } Layout;
 
 #define OFF(T, f) offsetof(T, f)
@@ -1086,11 +1088,25 @@ static const Layout layouts[] = {
      {OFF(zgrt_edge, from), OFF(zgrt_edge, to), OFF(zgrt_edge, ngroups), OFF(zgrt_edge, nviews),
       OFF(zgrt_edge, nvarviews), OFF(zgrt_edge, pad), OFF(zgrt_edge, groups), OFF(zgrt_edge, views),
       OFF(zgrt_edge, varviews)}},
+    {ZB_TY_CELL,
+     "zgrt_cell",
+     sizeof(zgrt_cell),
+     _Alignof(zgrt_cell),
+     3,
+     {OFF(zgrt_cell, name), OFF(zgrt_cell, type), OFF(zgrt_cell, def)}},
+    {ZB_TY_STORE,
+     "zgrt_store_decl",
+     sizeof(zgrt_store_decl),
+     _Alignof(zgrt_store_decl),
+     7,
+     {OFF(zgrt_store_decl, name), OFF(zgrt_store_decl, level), OFF(zgrt_store_decl, ncells),
+      OFF(zgrt_store_decl, cells), OFF(zgrt_store_decl, ntools), OFF(zgrt_store_decl, pad),
+      OFF(zgrt_store_decl, tools)}},
     {ZB_TY_PROGRAM,
      "zgrt_program",
      sizeof(zgrt_program),
      _Alignof(zgrt_program),
-     31,
+     33,
      {OFF(zgrt_program, abi_version),
       OFF(zgrt_program, nlifelines),
       OFF(zgrt_program, source),
@@ -1121,7 +1137,9 @@ static const Layout layouts[] = {
       OFF(zgrt_program, keeps),
       OFF(zgrt_program, edges),
       OFF(zgrt_program, fingerprint),
-      OFF(zgrt_program, fingerprint_parts)}},
+      OFF(zgrt_program, fingerprint_parts),
+      OFF(zgrt_program, nstores),
+      OFF(zgrt_program, stores)}},
 };
 
 Test(backend, descriptor_types_have_the_c_layout)
