@@ -35,9 +35,9 @@
 #include <string.h>
 
 #define ZT_KIND_NAME(id, name) name,
-#define ZT_STORE_NAME(id, name) [K_##id] = name,
+#define ZT_STORE_NAME(id, name) [K_ST_##id] = name,
 const char *const zt_kind_names[K__ALL] = {ZV_EVENT_KINDS(ZT_KIND_NAME)
-                                               ZT_STORE_KINDS(ZT_STORE_NAME)};
+                                               ZV_STORE_EVENT_KINDS(ZT_STORE_NAME)};
 #undef ZT_KIND_NAME
 #undef ZT_STORE_NAME
 

@@ -97,16 +97,11 @@ const ZDecl *zt_cell(const ZDecl *store, const char *name);
 enum { ZV_EVENT_KINDS(ZT_KIND_ENUM) K__COUNT };
 #undef ZT_KIND_ENUM
 /* The events of a store operation (docs/oracle.md, "Stores"): an
- * attempt's reads, then its commit or abort.  Numbered after the kinds
- * of vocab/vocab.h and read before them (trace.c), so that the oracle
- * keeps its own reading of them. */
-#define ZT_STORE_KINDS(X)  \
-    X(ST_READ, "read")     \
-    X(ST_COMMIT, "commit") \
-    X(ST_ABORT, "abort")
-#define ZT_KIND_ENUM(id, name) K_##id,
-enum { K__STORE_FIRST = K__COUNT - 1, ZT_STORE_KINDS(ZT_KIND_ENUM) K__ALL };
-#undef ZT_KIND_ENUM
+ * attempt's reads, then its commit or abort (vocab/vocab.h:
+ * ZV_STORE_EVENT_KINDS), numbered after the other kinds. */
+#define ZT_STORE_ENUM(id, name) K_ST_##id,
+enum { K__STORE_FIRST = K__COUNT - 1, ZV_STORE_EVENT_KINDS(ZT_STORE_ENUM) K__ALL };
+#undef ZT_STORE_ENUM
 extern const char *const zt_kind_names[]; /* by K_ (K__ALL of them) */
 
 typedef struct Ev {

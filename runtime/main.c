@@ -548,6 +548,13 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         goto done;
     }
 
+    if (prog->nstores == 0 && (opts.oprecords || opts.store_file)) {
+        zri_say("error", "%s: workflow %s declares no store, so there is nothing to %s\n",
+                opts.oprecords ? "--oprecords" : "--store-file", prog->workflow,
+                opts.oprecords ? "record" : "keep");
+        status = 2;
+        goto done;
+    }
     if (prog->nstores > 0 && opts.durable) {
         zri_say("error",
                 "durable runs of a workflow with stores are not supported yet: the stores' "

@@ -41,12 +41,9 @@ static int lifeline_of(ZvwTrace *t, const char *name)
 
 /* The event kinds: the runtime's, and a store operation's (an attempt's
  * reads, then its commit or abort: docs/oracle.md, "Stores"). */
-static const char *const event_kinds[] = {
 #define KIND(id, name) name,
-    ZV_EVENT_KINDS(KIND)
+static const char *const event_kinds[] = {ZV_EVENT_KINDS(KIND) ZV_STORE_EVENT_KINDS(KIND)};
 #undef KIND
-        "read",
-    "commit", "abort"};
 
 /* Checks one line's fields.  Returns NULL, or what is wrong. */
 static const char *check_fields(ZvwTrace *t, ZvwLine *ln, json_t *o, char *why, size_t n)

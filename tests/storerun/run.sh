@@ -16,7 +16,8 @@
 #     L0 … L4): at L0 some seed of 1..8 of --schedule gives A1, and at
 #     L1 … L4 none of those seeds does;
 #   - clear errors: a SQLite store of another level or other cell types,
-#     an unwritable records file, --durable, --store-file with --store-dir;
+#     an unwritable records file, --durable, --store-file with --store-dir,
+#     --oprecords for a workflow without a store;
 #     several stores: one records file per store (FILE.S).
 #   run.sh ZGC
 # STORERUN_LEVELS (default "0 1 2 3 4"; 0 always) and STORERUN_TOPOLOGIES
@@ -203,6 +204,9 @@ out=$("$zgc" run typed.zg --durable="$tmp/runs.db" 2>&1); st=$?
 out=$("$zgc" run typed.zg --store-file a.db --store-dir . 2>&1); st=$?
 [ $st = 1 ] && grep -q -- '--store-file and --store-dir exclude each other' <<<"$out" && ok ||
   bad "--store-file with --store-dir: exit $st: $out"
+out=$("$zgc" run "$root/examples/hello.zg" --arg topic=x --oprecords ops.none 2>&1); st=$?
+[ $st = 2 ] && grep -q -- '--oprecords: workflow hello declares no store, so there is nothing to record' <<<"$out" &&
+  [ ! -e ops.none ] && ok || bad "--oprecords without a store: exit $st: $out"
 # several stores: FILE.S per store, and --store-dir DIR/S.db
 sed 's/^workflow typed() -> str {/store T {\n    cell d: int = 0;\n    consistency L0;\n}\nvar y: int;\nworkflow typed() -> str {\n    A: atomic T {\n        y = read d;\n        write d = y + 1;\n    }/' typed.zg > two.zg
 mkdir -p stores
