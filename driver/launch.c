@@ -686,8 +686,9 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         if (!fo) status = 2;
     }
     /* the workflow's stores, if it has any, are shared by the lifelines'
-     * processes in SQLite files in the run's directory, unless the run
-     * options name their own (runtime/store: zsr.h) */
+     * processes in SQLite files in the run's directory (over NATS: in
+     * key-value buckets of the run), unless the run options name their
+     * own (runtime/store: zsr.h) */
     bool own_store =
         run_option(argc, argv, "--store-file", NULL) || run_option(argc, argv, "--store-dir", NULL);
     for (int i = 0; i < n && status == 0; i++) {
@@ -720,7 +721,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
             extra[k++] = "--trace";
             extra[k++] = (char *)trace;
         }
-        if (!own_store) {
+        if (!own_store && !nats) {
             extra[k++] = "--store-dir";
             extra[k++] = (char *)r->dir;
         }

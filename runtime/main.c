@@ -536,6 +536,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zri_secret *secret = NULL;
     zrd_run *D = NULL;
     zsr_stores *stores = NULL;
+    void *store_conn = NULL; /* the stores' NATS connection (--nats) */
     uint8_t *ended = NULL;
     char **merged = NULL;
     int attempt = 0;
@@ -603,7 +604,20 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     if ((status = zri_run_setup(R)) != 0) goto done;
     if (prog->nstores > 0) {
         char serr[1024];
-        if (!(stores = zsr_open(prog, &opts, self, serr, sizeof serr))) {
+        if (opts.nats && self >= 0 && !opts.store_file && !opts.store_dir) {
+            /* the stores in key-value buckets of the run's NATS server */
+            zri_nats_config c;
+            char *token, pub[57];
+            int crc = nats_config(&opts, NULL, NULL, &c, &token, pub, serr, sizeof serr);
+            if (crc == 0 && !(store_conn = zri_nats_store_connect(&c, serr, sizeof serr))) crc = -1;
+            wipe(token);
+            if (crc < 0) {
+                zri_say("error", "%s\n", serr);
+                status = 1;
+                goto done;
+            }
+        }
+        if (!(stores = zsr_open(prog, &opts, self, store_conn, serr, sizeof serr))) {
             zri_say("error", "%s\n", serr);
             status = 1;
             goto done;
@@ -800,6 +814,7 @@ done:
     zrv_close(view, 0);
     zrd_close(D); /* its commit thread ends before the run is freed */
     zsr_close(stores);
+    zri_nats_store_close(store_conn);
     if (R) zri_run_free(R);
     zri_heap_free(net_heap);
     free(peer_addrs);

@@ -11,5 +11,10 @@
 /* The authentication and TLS of c (--nats-creds, --nats-user, a token,
  * --nats-nkey, --nats-ca, --nats-cert/--nats-key) set on o. */
 ZRI_HIDDEN natsStatus zri_nats_auth_options(natsOptions *o, const zri_nats_config *c);
+/* Connects to c's servers with its credentials, reconnecting for up to
+ * two minutes; the connection's name `name`, on_error (or NULL) its
+ * asynchronous error handler. */
+ZRI_HIDDEN natsStatus zri_nats_connect(natsConnection **nc, const zri_nats_config *c,
+                                       const char *name, natsErrHandler on_error, void *u);
 
 #endif

@@ -835,6 +835,54 @@ static int conn_error(kvj *k, natsStatus s, char *out, size_t n)
     return txt && strstr(txt, "ermission") != NULL;
 }
 
+natsStatus zri_nats_connect(natsConnection **nc, const zri_nats_config *c, const char *name,
+                            natsErrHandler on_error, void *u)
+{
+    natsOptions *o = NULL;
+    natsStatus s = natsOptions_Create(&o);
+    char *copy = zri_xstrndup(c->servers, strlen(c->servers));
+    const char *urls[64];
+    int nurls = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && nurls < 64;
+         t = strtok_r(NULL, ",", &save))
+        if (*t) urls[nurls++] = t;
+    if (s == NATS_OK) s = natsOptions_SetServers(o, urls, nurls);
+    free(copy);
+    if (s == NATS_OK) s = natsOptions_SetName(o, name);
+    if (s == NATS_OK) s = natsOptions_SetTimeout(o, 5000);
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, 480);
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(o, KV_RETRY_MS);
+    if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
+    if (s == NATS_OK && on_error) s = natsOptions_SetErrorHandler(o, on_error, u);
+    if (s == NATS_OK) s = zri_nats_auth_options(o, c);
+    if (s == NATS_OK) s = natsConnection_Connect(nc, o);
+    natsOptions_Destroy(o);
+    return s;
+}
+
+void *zri_nats_store_connect(const zri_nats_config *c, char *err, size_t errlen)
+{
+    natsConnection *nc = NULL;
+    char name[256];
+    snprintf(name, sizeof name, "zgc %s stores", c->run ? c->run : "-");
+    natsStatus s = zri_nats_connect(&nc, c, name, NULL, NULL);
+    if (s != NATS_OK) {
+        const char *txt = nats_GetLastError(NULL);
+        const char *why = s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED
+                              ? "authorization failed (wrong or missing credentials)"
+                              : natsStatus_GetText(s);
+        zri_err(err, errlen, "the stores: cannot connect to the NATS server %s: %s%s%s", c->servers,
+                why, txt && *txt ? ": " : "", txt && *txt ? txt : "");
+        return NULL;
+    }
+    return nc;
+}
+
+void zri_nats_store_close(void *conn)
+{
+    if (conn) natsConnection_Destroy((natsConnection *)conn);
+}
+
 /* Connects and opens the bucket (see zri_nats_kv_open).  0 with *out, or
  * -1 with a message; *missing is set when the bucket does not exist and
  * `create` is off. */
@@ -872,27 +920,9 @@ static int kvj_open(const zgrt_program *p, int self, const zri_nats_config *c, c
     snprintf(k->where, sizeof k->where, "key-value bucket %s on %s", k->bucket, c->servers);
     if (gethostname(k->host, sizeof k->host - 1) != 0) snprintf(k->host, sizeof k->host, "?");
 
-    natsOptions *o = NULL;
-    natsStatus s = natsOptions_Create(&o);
-    char *copy = zri_xstrndup(c->servers, strlen(c->servers));
-    const char *urls[64];
-    int nurls = 0;
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && nurls < 64;
-         t = strtok_r(NULL, ",", &save))
-        if (*t) urls[nurls++] = t;
-    if (s == NATS_OK) s = natsOptions_SetServers(o, urls, nurls);
-    free(copy);
     char name[256];
     snprintf(name, sizeof name, "zgc %s %s journal", k->run, p->lifelines[self]);
-    if (s == NATS_OK) s = natsOptions_SetName(o, name);
-    if (s == NATS_OK) s = natsOptions_SetTimeout(o, 5000);
-    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, 480);
-    if (s == NATS_OK) s = natsOptions_SetReconnectWait(o, KV_RETRY_MS);
-    if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
-    if (s == NATS_OK) s = natsOptions_SetErrorHandler(o, on_async_error, k);
-    if (s == NATS_OK) s = zri_nats_auth_options(o, c);
-    if (s == NATS_OK) s = natsConnection_Connect(&k->nc, o);
-    natsOptions_Destroy(o);
+    natsStatus s = zri_nats_connect(&k->nc, c, name, on_async_error, k);
     if (s != NATS_OK) {
         natsStatus ls;
         const char *txt = nats_GetLastError(&ls);

@@ -87,4 +87,10 @@ ZRI_HIDDEN void zri_nats_close(zri_nats *n);
 ZRI_HIDDEN void zri_nats_abort(zri_nats *n);
 ZRI_HIDDEN zri_transport zri_nats_transport(zri_nats *n);
 
+/* A connection for the workflow's stores in JetStream key-value buckets
+ * (runtime/store: zst_config.nats): a natsConnection * with c's servers
+ * and credentials, or NULL with a message. */
+ZRI_HIDDEN void *zri_nats_store_connect(const zri_nats_config *c, char *err, size_t errlen);
+ZRI_HIDDEN void zri_nats_store_close(void *conn);
+
 #endif

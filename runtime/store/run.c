@@ -3,6 +3,7 @@
  * lifeline's name; a tool is named by its action, and a tool call's
  * argument is its one parameter's value (none: null; several: a JSON
  * array of them). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,8 @@ static void path_of(const zgrt_program *p, const char *base, int32_t i, const ch
         snprintf(out, n, "%s.%s", base, p->stores[i].name);
 }
 
-zsr_stores *zsr_open(const zgrt_program *p, const zri_options *o, int32_t self, char *err,
-                     size_t errlen)
+zsr_stores *zsr_open(const zgrt_program *p, const zri_options *o, int32_t self, void *nats,
+                     char *err, size_t errlen)
 {
     if (errlen) err[0] = '\0';
     if (p->nstores <= 0) return NULL;
@@ -45,19 +46,22 @@ zsr_stores *zsr_open(const zgrt_program *p, const zri_options *o, int32_t self, 
         zri_err(err, errlen, "--store-file and --store-dir exclude each other");
         return NULL;
     }
-    if (self >= 0 && !o->store_file && !o->store_dir) {
+    if (self >= 0 && !o->store_file && !o->store_dir && !nats) {
         zri_err(err, errlen,
                 "a per-lifeline executable of a workflow with stores needs --store-file or "
-                "--store-dir (the lifelines' processes share the stores in SQLite)");
+                "--store-dir (the lifelines' processes share the stores in SQLite), or --nats "
+                "(in key-value buckets)");
         return NULL;
     }
+    bool in_nats = nats && !o->store_file && !o->store_dir;
     zsr_stores *S = zri_xcalloc(1, sizeof *S);
     S->prog = p;
     S->n = p->nstores;
     S->st = zri_xcalloc((size_t)S->n, sizeof *S->st);
     for (int32_t i = 0; i < S->n; i++) {
         const zgrt_store_decl *d = &p->stores[i];
-        char db[4096], rec[4096], why[1024];
+        char db[4096], rec[4096], why[1024], bucket[256];
+        snprintf(bucket, sizeof bucket, "zgs-%s-%s", o->nats_run ? o->nats_run : "", d->name);
         if (o->store_file) path_of(p, o->store_file, i, NULL, db, sizeof db);
         if (o->store_dir) path_of(p, o->store_dir, i, ".db", db, sizeof db);
         if (o->oprecords) path_of(p, o->oprecords, i, NULL, rec, sizeof rec);
@@ -65,6 +69,8 @@ zsr_stores *zsr_open(const zgrt_program *p, const zri_options *o, int32_t self, 
         for (int32_t k = 0; k < d->ntools; k++) tools[k] = p->actions[d->tools[k]].name;
         zst_config cfg = {.level = d->level,
                           .sqlite = o->store_file || o->store_dir ? db : NULL,
+                          .nats = in_nats ? nats : NULL,
+                          .nats_bucket = in_nats ? bucket : NULL,
                           .oprecords = o->oprecords ? rec : NULL,
                           .ntools = d->ntools,
                           .tools = tools};

@@ -15,10 +15,13 @@
 typedef struct zsr_stores zsr_stores;
 
 /* Opens every store of p (none: NULL without an error, *err empty).
- * self >= 0: a per-lifeline process, which needs a SQLite store.  NULL
- * with a message in err on failure. */
-zsr_stores *zsr_open(const zgrt_program *p, const zri_options *o, int32_t self, char *err,
-                     size_t errlen);
+ * self >= 0: a per-lifeline process, which needs shared stores: SQLite
+ * (--store-file, --store-dir) or, given nats (a natsConnection * the
+ * caller keeps open while the stores are), the JetStream key-value
+ * bucket "zgs-RUN-STORE" of run o->nats_run for each store.  NULL with a
+ * message in err on failure. */
+zsr_stores *zsr_open(const zgrt_program *p, const zri_options *o, int32_t self, void *nats,
+                     char *err, size_t errlen);
 zri_stores zsr_interface(zsr_stores *s);
 void zsr_close(zsr_stores *s);
 
