@@ -33,6 +33,12 @@ attempt() { # KILL OUT COMMAND...
   shift 2
   ZGRT_KILL_AT_EVENT=$k setsid -w "$@" > "$out" 2>> err < /dev/null &
   local pid=$!
+  if [ "$k" != 0 ]; then
+    # a resumed per-lifeline run may wait for its killed lifeline (the
+    # peer wait): once the kill is 10 s old the whole attempt goes
+    for _ in $(seq 1000); do kill -0 "$pid" 2> /dev/null || break; sleep 0.01; done
+    kill -9 -- "-$pid" 2> /dev/null
+  fi
   wait "$pid"
   att=$?
   if [ "$att" -ne 0 ]; then
