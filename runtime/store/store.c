@@ -867,12 +867,40 @@ static int commit(zst_op *op, bool finish)
 
 /* ---- finishing and retraction (inside a writing section) -------------------- */
 
+/* Whether the record file has the committed record of txn: a process
+ * killed after appending it, before its section committed, left it there
+ * (the record is appended inside the section).  1, 0, or an error. */
+static int record_present(zst_store *s, int64_t txn)
+{
+    if (s->rec_fd < 0) return 0;
+    FILE *f = fopen(s->rec_path, "r");
+    if (!f) return zst_fail(ZST_EIO, "reading the OpRecords %s: %s", s->rec_path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    int found = 0;
+    while (!found && getline(&line, &cap, f) > 0) {
+        json_t *r = json_loads(line, 0, NULL);
+        found = r && jint(r, "txn") == txn && json_is_false(json_object_get(r, "aborted"));
+        json_decref(r);
+    }
+    free(line);
+    fclose(f);
+    return found;
+}
+
 static int finalise(zst_store *s, const char *key, json_t *od, bool aborted)
 {
     json_t *rec = json_object_get(od, "rec");
     if (!rec) return zst_fail(ZST_ECORRUPT, "operation %s has no record", key);
     json_object_set_new(rec, "aborted", json_boolean(aborted));
-    int rc = append_record(s, rec);
+    int rc = ZST_OK;
+    if (json_is_true(json_object_get(od, "again")) && !aborted) {
+        /* a keyed commit finished after a crash: its record may be there */
+        rc = record_present(s, strtoll(key, NULL, 10));
+        if (rc < 0) return rc;
+    }
+    json_object_del(od, "again");
+    rc = rc == 1 ? ZST_OK : append_record(s, rec);
     if (rc != ZST_OK) return rc;
     json_object_set_new(od, "status", json_string(aborted ? "aborted" : "final"));
     json_object_del(od, "rec");
@@ -1087,6 +1115,7 @@ int zst_end(zst_op *op)
             if (rc == ZST_OK && strcmp(status, "aborted") == 0) {
                 rc = ZST_RETRACTED;
             } else if (rc == ZST_OK && strcmp(status, "committed") == 0) {
+                if (op->again) json_object_set_new(od, "again", json_true());
                 rc = finish_committed(s, key, od);
             } else if (rc == ZST_OK && op->again &&
                        (strcmp(status, "final") == 0 || strcmp(status, "pending") == 0)) {

@@ -39,7 +39,7 @@ attempt() { # KILL OUT COMMAND...
     for _ in $(seq 1000); do kill -0 "$pid" 2> /dev/null || break; sleep 0.01; done
     kill -9 -- "-$pid" 2> /dev/null
   fi
-  wait "$pid"
+  { wait "$pid"; } 2> /dev/null
   att=$?
   if [ "$att" -ne 0 ]; then
     kill -9 -- "-$pid" 2> /dev/null
