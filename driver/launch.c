@@ -688,9 +688,10 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     /* the workflow's stores, if it has any, are shared by the lifelines'
      * processes in SQLite files in the run's directory (over NATS: in
      * key-value buckets of the run), unless the run options name their
-     * own (runtime/store: zsr.h) */
-    bool own_store =
-        run_option(argc, argv, "--store-file", NULL) || run_option(argc, argv, "--store-dir", NULL);
+     * own (runtime/store: zsr.h); a durable run's stay beside its run
+     * store, where a resume finds them (docs/runtime.md, "Stores") */
+    bool own_store = durable || resuming || run_option(argc, argv, "--store-file", NULL) ||
+                     run_option(argc, argv, "--store-dir", NULL);
     for (int i = 0; i < n && status == 0; i++) {
         /* exe --listen ADDR --peer M=ADDR … --secret-file K --result-file F
          * --error-file E [--trace T] [--store-dir D] run options */

@@ -572,6 +572,8 @@ static const char *jkind_name(int32_t k)
     case ZRI_J_CHOICE: return "a decision";
     case ZRI_J_TURN: return "a turn";
     case ZRI_J_MSG: return "a message";
+    case ZRI_J_READ: return "a store read";
+    case ZRI_J_COMMIT: return "a store commit";
     default: return "an unknown entry";
     }
 }
@@ -1652,12 +1654,37 @@ void zgrt_op_read(zgrt_ctx *ctx, int32_t cell, int32_t var, int32_t loc)
     if (cell < 0 || cell >= st->ncells || var < 0 || var >= p->nvars)
         ctx_fail(ctx, loc, "internal error: read of cell %d into variable %d", (int)cell, (int)var);
     zgrt_value v;
-    int64_t by = 0;
+    int64_t by = 0, ver = 0;
     char err[1024];
-    int tok = zfb_block_begin();
-    int rc =
-        R->stores.read(R->stores.impl, ctx->op, cell, ctx->life->heap, &v, &by, err, sizeof err);
-    zfb_block_end(tok);
+    zri_jentry je;
+    int rc;
+    if (replay_next(ctx, loc, &je)) {
+        /* what the read saw in the journaled run; the operation still
+         * knows it, to validate it if its commit is not journaled */
+        replay_expect(ctx, loc, &je, ZRI_J_READ);
+        if (je.a != cell || je.nvals != 1)
+            diverged(ctx, loc, "the program reads cell %s, the journal has another read",
+                     st->cells[cell].name);
+        v = je.vals[0];
+        by = je.txn;
+        ver = je.ver;
+        rc = R->stores.replay_read(R->stores.impl, ctx->op, cell, &v, by, ver, err, sizeof err);
+    } else {
+        int tok = zfb_block_begin();
+        rc = R->stores.read(R->stores.impl, ctx->op, cell, ctx->life->heap, &v, &by, &ver, err,
+                            sizeof err);
+        zfb_block_end(tok);
+        if (rc == 0 && journaled(R)) {
+            zri_jentry e = {.kind = ZRI_J_READ,
+                            .pos = ctx->tpos + 1,
+                            .a = cell,
+                            .nvals = 1,
+                            .vals = &v,
+                            .txn = by,
+                            .ver = ver};
+            journal_record(ctx, &e);
+        }
+    }
     if (rc != 0)
         ctx_fail(ctx, loc, "store %s: reading %s: %s", st->name, st->cells[cell].name, err);
     if (!zri_value_check(p, &v, p->vars[var].type))
@@ -1716,9 +1743,45 @@ int32_t zgrt_op_commit(zgrt_ctx *ctx, int32_t loc)
     char err[1200] = "";
     if (effects_join(ctx, err, sizeof err) != 0) ctx_fail(ctx, loc, "%s", err);
     int64_t txn = 0;
-    int tok = zfb_block_begin();
-    int rc = R->stores.commit(R->stores.impl, ctx->op, &txn, err, sizeof err);
-    zfb_block_end(tok);
+    int rc;
+    zri_jentry je;
+    if (replay_next(ctx, loc, &je)) {
+        /* the journaled outcome: the store is not asked again */
+        replay_expect(ctx, loc, &je, ZRI_J_COMMIT);
+        if (je.a != ctx->op_store)
+            diverged(ctx, loc, "the program commits to store %s, the journal has another store",
+                     st->name);
+        rc = je.b ? 0 : 1;
+        txn = je.txn;
+        if (rc && je.nvals == 1 && je.vals[0].tag == ZGRT_STR && je.vals[0].u.s)
+            snprintf(err, sizeof err, "%.*s", (int)je.vals[0].u.s->len, je.vals[0].u.s->data);
+        R->stores.drop(R->stores.impl, ctx->op);
+    } else {
+        /* the commit is an output: what the operation read (and the
+         * calls before it) are durable first.  Its key makes it happen
+         * once: a resumed run that repeats it gets the recorded outcome */
+        output_commit(ctx, loc);
+        zri_buf key = {0};
+        if (journaled(R))
+            zri_buf_printf(&key, "%s/%s/%s%" PRId64, R->run_id, lname(R, ctx->life->index),
+                           ctx->path, ctx->tpos + 1);
+        int tok = zfb_block_begin();
+        rc = R->stores.commit(R->stores.impl, ctx->op, key.data, &txn, err, sizeof err);
+        zfb_block_end(tok);
+        zri_buf_free(&key);
+        if (rc >= 0 && journaled(R)) {
+            zgrt_value why = {.tag = ZGRT_STR};
+            if (rc) why.u.s = zri_str(ctx->life->heap, err, strlen(err));
+            zri_jentry e = {.kind = ZRI_J_COMMIT,
+                            .pos = ctx->tpos + 1,
+                            .a = ctx->op_store,
+                            .b = rc == 0,
+                            .txn = txn,
+                            .nvals = rc ? 1 : 0,
+                            .vals = &why};
+            journal_record(ctx, &e);
+        }
+    }
     ctx->op = NULL; /* ended by the commit, whatever came of it */
     if (rc < 0) {
         op_clear(ctx);

@@ -463,6 +463,23 @@ static int resume_journal(const zgrt_program *prog, const zri_options *o, int32_
 static size_t trace_mark(void *u) { return zri_trace_mark(u); }
 static int trace_release(void *u, size_t mark) { return zri_trace_release(u, mark); }
 
+/* A durable run keeps where its stores live with its options, so that a
+ * resume finds the same stores and records (its paths are taken from
+ * the run's directory, like the others). */
+static void keep_store_options(zri_options *o)
+{
+    const char *names[] = {"--oprecords", "--store-file", "--store-dir"};
+    const char *vals[] = {o->oprecords, o->store_file, o->store_dir};
+    for (int k = 0; k < 3; k++) {
+        if (!vals[k]) continue;
+        size_t len = strlen(names[k]) + 1 + strlen(vals[k]) + 1;
+        char *item = zri_xmalloc(len);
+        snprintf(item, len, "%s=%s", names[k], vals[k]);
+        o->stored = zri_xrealloc(o->stored, (size_t)(o->nstored + 1) * sizeof *o->stored);
+        o->stored[o->nstored++] = item;
+    }
+}
+
 /* A resume: the run's stored options, then those of the command line (the
  * store, --exit-when-waiting, and what a launcher gives per process),
  * parsed again into o; and the run's directory.  0, or the exit status. */
@@ -537,6 +554,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
     zrd_run *D = NULL;
     zsr_stores *stores = NULL;
     void *store_conn = NULL; /* the stores' NATS connection (--nats) */
+    char defdir[4096];       /* a durable run's stores by default */
     uint8_t *ended = NULL;
     char **merged = NULL;
     int attempt = 0;
@@ -556,13 +574,6 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         status = 2;
         goto done;
     }
-    if (prog->nstores > 0 && opts.durable) {
-        zri_say("error",
-                "durable runs of a workflow with stores are not supported yet: the stores' "
-                "state is not part of the durable state (run it without --durable)\n");
-        status = 2;
-        goto done;
-    }
     if (opts.journal && !opts.durable) {
         zri_say("error", "--journal applies to durable runs only (--durable)\n");
         status = 2;
@@ -577,6 +588,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
             if ((status = open_kv_journal(prog, &opts, self, &kv)) != 0) goto done;
             be = &kv;
         }
+        if (!opts.resume) keep_store_options(&opts);
         if ((status = zrd_open(prog, &opts, self, be, &D)) != 0) goto done;
         const char *done_result = zrd_done_result(D);
         if (done_result) {
@@ -602,6 +614,15 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 
     R = zri_run_new(prog, &opts, self);
     if ((status = zri_run_setup(R)) != 0) goto done;
+    if (D && (status = zrd_start(D, R, &opts, &attempt)) != 0) goto done;
+    /* a durable run keeps its stores in SQLite files beside the run store,
+     * one directory per run (RUNSTORE-DIR/stores/RUN/S.db), unless
+     * --store-file, --store-dir or (per-lifeline) --nats place them */
+    if (D && prog->nstores > 0 && !opts.store_file && !opts.store_dir &&
+        !(opts.nats && self >= 0)) {
+        if ((status = zrd_store_dir(D, defdir, sizeof defdir)) != 0) goto done;
+        opts.store_dir = defdir;
+    }
     if (prog->nstores > 0) {
         char serr[1024];
         if (opts.nats && self >= 0 && !opts.store_file && !opts.store_dir) {
@@ -625,7 +646,6 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
         zri_stores si = zsr_interface(stores);
         zri_run_set_stores(R, &si);
     }
-    if (D && (status = zrd_start(D, R, &opts, &attempt)) != 0) goto done;
 
     char err[1024] = "";
     if (opts.trace) {

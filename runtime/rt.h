@@ -556,15 +556,21 @@ enum {
     ZRI_J_CHOICE = 3, /* a decision: recomputed on replay and compared */
     ZRI_J_TURN = 4,   /* inside a parallel region: the thread that made an event */
     ZRI_J_MSG = 5,    /* per-lifeline mode: a message taken from another process */
+    ZRI_J_READ = 6,   /* a store operation's read: the value, its writer and version */
+    ZRI_J_COMMIT = 7, /* a store operation's commit: committed or refused, its txn */
 };
 
 typedef struct zri_jentry {
     int32_t kind;  /* ZRI_J_* */
     int64_t pos;   /* position (above) */
-    int32_t a;     /* ACT: the action; PICK: the sender; CHOICE: the construct tag */
-    int32_t b;     /* ACT: attempts; CHOICE: the decision (0/1) */
+    int32_t a;     /* ACT: the action; PICK: the sender; CHOICE: the construct tag;
+                      READ: the cell; COMMIT: the store */
+    int32_t b;     /* ACT: attempts; CHOICE: the decision (0/1); COMMIT: committed (0/1) */
     int32_t c;     /* ACT: ZRI_SRC_* bits */
-    int32_t nvals; /* ACT: the results */
+    int32_t nvals; /* ACT: the results; READ: the value; COMMIT: the refusal's reason (a
+                      string) */
+    int64_t txn;   /* READ: the writer's transaction (0: default); COMMIT: the transaction */
+    int64_t ver;   /* READ: the cell's version */
     const zgrt_value *vals;
     const char *path;   /* TURN: the thread's path */
     const zri_msg *msg; /* MSG */
@@ -615,10 +621,14 @@ typedef struct zri_journal {
 typedef struct zri_stores {
     /* An attempt of an operation of lifeline l on store `store`. */
     void *(*begin)(void *impl, int32_t store, int32_t l, char *err, size_t errlen);
-    /* Reads cell `cell`: its value (copied into h) and the transaction
-     * whose write it is (0: the cell's default). */
+    /* Reads cell `cell`: its value (copied into h), the transaction
+     * whose write it is (0: the cell's default) and the cell's version. */
     int (*read)(void *impl, void *op, int32_t cell, zri_heap *h, zgrt_value *out, int64_t *by,
-                char *err, size_t errlen);
+                int64_t *ver, char *err, size_t errlen);
+    /* A durable run's replay: the read the journal has (the store is not
+     * read; the commit validates that version). */
+    int (*replay_read)(void *impl, void *op, int32_t cell, const zgrt_value *v, int64_t by,
+                       int64_t ver, char *err, size_t errlen);
     int (*write)(void *impl, void *op, int32_t cell, const zgrt_value *v, char *err, size_t errlen);
     int (*tools)(void *impl, void *op, int32_t n, const int32_t *tools, char *err, size_t errlen);
     /* A tool call (an effect action) of the operation: planned when it is
@@ -630,9 +640,14 @@ typedef struct zri_stores {
     /* Commits and ends the operation (freed in every case): 0 committed
      * (*txn its transaction), 1 refused by the discipline (*txn the
      * aborted attempt's, the reason in err), -1 failed. */
-    int (*commit)(void *impl, void *op, int64_t *txn, char *err, size_t errlen);
+    /* key: the operation's idempotency key, or NULL: a commit whose key
+     * the store has applies nothing and gives the recorded outcome. */
+    int (*commit)(void *impl, void *op, const char *key, int64_t *txn, char *err, size_t errlen);
     /* Ends an operation that will not commit (the run stops). */
     void (*abandon)(void *impl, void *op);
+    /* Ends an operation whose commit's outcome the journal has: nothing is
+     * recorded. */
+    void (*drop)(void *impl, void *op);
     void *impl;
 } zri_stores;
 

@@ -91,6 +91,15 @@ void zrd_encode(zri_buf *b, const char *path, const zri_jentry *e)
         put_varint(b, (uint64_t)e->a);
         put_u8(b, (uint8_t)(e->b != 0));
         break;
+    case ZRI_J_READ:
+    case ZRI_J_COMMIT:
+        put_varint(b, (uint64_t)e->a);
+        put_u8(b, (uint8_t)(e->b != 0));
+        put_varint(b, zigzag(e->txn));
+        put_varint(b, zigzag(e->ver));
+        put_varint(b, (uint64_t)e->nvals);
+        for (int32_t k = 0; k < e->nvals; k++) put_value(b, &e->vals[k]);
+        break;
     case ZRI_J_MSG: {
         const zri_msg *m = e->msg;
         put_varint(b, (uint64_t)m->from);
@@ -310,6 +319,22 @@ int zrd_decode(const uint8_t *buf, size_t len, size_t *pos, const zgrt_program *
         e->a = get_count(&r, INT32_MAX);
         e->b = get_u8(&r);
         if (e->b > 1) r.bad = 1;
+        break;
+    case ZRI_J_READ:
+    case ZRI_J_COMMIT:
+        e->a = get_count(&r, INT32_MAX);
+        e->b = get_u8(&r);
+        if (e->b > 1) r.bad = 1;
+        e->txn = unzigzag(get_varint(&r));
+        e->ver = unzigzag(get_varint(&r));
+        e->nvals = get_count(&r, 1);
+        if (r.bad) break;
+        if (h && e->nvals > *capvals) {
+            *vals = zri_xrealloc(*vals, (size_t)e->nvals * sizeof **vals);
+            *capvals = e->nvals;
+        }
+        for (int32_t k = 0; k < e->nvals && !r.bad; k++) get_value(&r, h, h ? &(*vals)[k] : NULL);
+        e->vals = h ? *vals : NULL;
         break;
     case ZRI_J_TURN: break;
     case ZRI_J_MSG: {

@@ -140,6 +140,9 @@ ZRI_HIDDEN int zrd_store_task_poll(zrd_store *st, int64_t rid, int64_t task, cha
  *   MSG     from, chan, kind, tag, value, seq, nvals varints, values,
  *           has_meta, nvc, nviews, nvarviews varints, nvc clock entries
  *           (zigzag varints), nviews bytes, nvarviews values
+ *   READ, COMMIT  cell / store varint, committed u8 (COMMIT), txn and
+ *           version zigzag varints, nvals varint (0 or 1), the value read /
+ *           the refusal's reason
  * A value: its tag u8, then bool, int and enum as a zigzag varint, float
  * as 8 bytes (IEEE 754, little-endian), str and json (JSON text) as a
  * varint length and bytes, undef as nothing.  Varints are LEB128. */
@@ -227,6 +230,11 @@ ZRI_HIDDEN char **zrd_stored(zrd_run *D, int *n);
 ZRI_HIDDEN const char *zrd_cwd(zrd_run *D);
 ZRI_HIDDEN const char *zrd_done_result(zrd_run *D);
 ZRI_HIDDEN const char *zrd_id(zrd_run *D);
+/* After zrd_start: the directory of the run's stores by default (made if
+ * missing): DIR/stores/RUN beside the SQLite run store DIR/FILE, the same
+ * for every process and attempt of the run.  Prints the error and returns
+ * the exit status (2: the run store is not a file), else 0. */
+ZRI_HIDDEN int zrd_store_dir(zrd_run *D, char *out, size_t n);
 /* After zri_run_setup: creates the run (or begins its next attempt),
  * loads its journal and gives it to R (zri_run_set_id, _journal, _tasks);
  * *attempt: this attempt's number.  Prints the error and returns the

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -278,6 +279,31 @@ const char *zrd_done_result(zrd_run *D)
 }
 
 const char *zrd_id(zrd_run *D) { return D->id; }
+
+static int make_dir(const char *d)
+{
+    if (mkdir(d, 0777) == 0 || errno == EEXIST) return 0;
+    return err_exit(1, "cannot make the stores' directory %s: %s", d, strerror(errno));
+}
+
+int zrd_store_dir(zrd_run *D, char *out, size_t n)
+{
+    if (!zrd_store_is_file(D->st))
+        return err_exit(2, "the stores of a durable run whose journal is not in a SQLite run "
+                           "store need --store-file or --store-dir (or --nats per lifeline)");
+    char *full = realpath(zrd_store_file(D->st), NULL);
+    if (!full) return err_exit(1, "run store %s: %s", zrd_store_file(D->st), strerror(errno));
+    char *slash = strrchr(full, '/');
+    if (slash) *slash = '\0';
+    int w = snprintf(out, n, "%s/stores", full);
+    int rc = w > 0 && (size_t)w < n ? make_dir(out) : err_exit(1, "the stores' path is too long");
+    if (rc == 0) {
+        w = snprintf(out, n, "%s/stores/%s", full, D->id);
+        rc = w > 0 && (size_t)w < n ? make_dir(out) : err_exit(1, "the stores' path is too long");
+    }
+    free(full);
+    return rc;
+}
 
 /* ---- start ------------------------------------------------------------------- */
 

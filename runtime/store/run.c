@@ -122,16 +122,28 @@ static const char *cell_name(op *o, int32_t cell)
 }
 
 static int s_read(void *impl, void *opv, int32_t cell, zri_heap *h, zgrt_value *out, int64_t *by,
-                  char *err, size_t errlen)
+                  int64_t *ver, char *err, size_t errlen)
 {
     (void)impl;
     op *o = opv;
     zgrt_value v;
-    if (zst_read_from(o->z, cell_name(o, cell), &v, by) != ZST_OK) {
+    if (zst_read_version(o->z, cell_name(o, cell), &v, by, ver) != ZST_OK) {
         zri_err(err, errlen, "%s", zst_error());
         return -1;
     }
     *out = zri_value_copy(h, &v);
+    return 0;
+}
+
+static int s_replay_read(void *impl, void *opv, int32_t cell, const zgrt_value *v, int64_t by,
+                         int64_t ver, char *err, size_t errlen)
+{
+    (void)impl;
+    op *o = opv;
+    if (zst_read_replay(o->z, cell_name(o, cell), *v, by, ver) != ZST_OK) {
+        zri_err(err, errlen, "%s", zst_error());
+        return -1;
+    }
     return 0;
 }
 
@@ -217,11 +229,12 @@ static int s_complete(void *impl, void *opv, int ticket, char *err, size_t errle
     return 0;
 }
 
-static int s_commit(void *impl, void *opv, int64_t *txn, char *err, size_t errlen)
+static int s_commit(void *impl, void *opv, const char *key, int64_t *txn, char *err, size_t errlen)
 {
     (void)impl;
     op *o = opv;
-    int rc = zst_commit(o->z);
+    int rc = key ? zst_op_key(o->z, key) : ZST_OK;
+    if (rc == ZST_OK) rc = zst_commit(o->z);
     *txn = zst_txn(o->z);
     if (rc == ZST_OK || rc == ZST_RETRY) {
         char why[1024];
@@ -252,8 +265,26 @@ static void s_abandon(void *impl, void *opv)
     free(o);
 }
 
+static void s_drop(void *impl, void *opv)
+{
+    (void)impl;
+    op *o = opv;
+    zst_drop(o->z);
+    free(o);
+}
+
 zri_stores zsr_interface(zsr_stores *S)
 {
-    zri_stores s = {s_begin, s_read, s_write, s_tools, s_issue, s_complete, s_commit, s_abandon, S};
+    zri_stores s = {.begin = s_begin,
+                    .read = s_read,
+                    .replay_read = s_replay_read,
+                    .write = s_write,
+                    .tools = s_tools,
+                    .issue = s_issue,
+                    .complete = s_complete,
+                    .commit = s_commit,
+                    .abandon = s_abandon,
+                    .drop = s_drop,
+                    .impl = S};
     return s;
 }

@@ -7,6 +7,8 @@
  *   meta/live   {TXN: 1, ...}: committed operations that are not final
  *   reg/tools   {TOOL: VERSION, ...}
  *   cell/NAME   {"t": TYPE, "v": VALUE, "ver": N, "by": TXN (0: default)}
+ *   key/KEY     {"txn": TXN, "ok": true | false, "why": "..."}: the outcome
+ *               of the commit of idempotency key KEY (zst_op_key)
  *   op/TXN      {"status": "committed" | "pending" | "final" | "aborted",
  *                "preds": [TXN, ...], and until final "w": {CELL: {"v":
  *                previous value, "by": previous writer}}, "rec": record}
@@ -49,6 +51,8 @@ struct zst_op {
     json_t *reads, *versions, *bys, *writes, *preds, *reg, *owned;
     json_t *reg_write; /* zst_write_tools: {TOOL: true}, or NULL */
     char *planned;
+    char *key;          /* zst_op_key, or NULL */
+    bool again;         /* the commit found its key: the outcome was recorded before */
     pthread_mutex_t mu; /* effects */
     json_t *io, *co, *argtags;
     bool *done;
@@ -339,8 +343,26 @@ static void op_free(zst_op *op)
     pthread_mutex_destroy(&op->mu);
     free(op->done);
     free(op->planned);
+    free(op->key);
     free(op->agent);
     free(op);
+}
+
+void zst_drop(zst_op *op)
+{
+    if (op) op_free(op);
+}
+
+int zst_op_key(zst_op *op, const char *key)
+{
+    if (!op || !key || !*key)
+        return zst_fail(ZST_EUSAGE, "zst_op_key needs an operation and a key");
+    if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "a key after the commit");
+    char *k = strdup(key);
+    if (!k) return zst_fail(ZST_ENOMEM, "out of memory");
+    free(op->key);
+    op->key = k;
+    return ZST_OK;
 }
 
 zst_op *zst_begin(zst_store *s, const char *agent)
@@ -427,6 +449,43 @@ int zst_read(zst_op *op, const char *cell, zgrt_value *out)
 
 int zst_read_from(zst_op *op, const char *cell, zgrt_value *out, int64_t *by)
 {
+    return zst_read_version(op, cell, out, by, NULL);
+}
+
+int zst_read_replay(zst_op *op, const char *cell, zgrt_value v, int64_t by, int64_t ver)
+{
+    if (!op || !cell || by < 0 || ver < 0)
+        return zst_fail(ZST_EUSAGE, "zst_read_replay needs an operation, a cell and a version");
+    if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "read of '%s' after the commit", cell);
+    int tag, rc;
+    if ((rc = type_of(op->s, cell, &tag)) != ZST_OK) return rc;
+    if (json_object_get(op->writes, cell) || json_object_get(op->reads, cell)) return ZST_OK;
+    json_t *j = zst_value_to_json(&v, tag);
+    if (!j) return ZST_ETYPE;
+    zst_store *s = op->s;
+    if (op->s->level >= 2) {
+        /* the predecessors as they are now (those final since drop out) */
+        if ((rc = s->b->lock(s->b, false)) != ZST_OK) {
+            json_decref(j);
+            return rc;
+        }
+        rc = add_preds(op, by);
+        s->b->unlock(s->b, rc == ZST_OK);
+    } else {
+        rc = add_preds(op, by);
+    }
+    if (rc == ZST_OK) {
+        json_object_set_new(op->reads, cell, j);
+        json_object_set_new(op->versions, cell, json_integer(ver));
+        json_object_set_new(op->bys, cell, json_integer(by));
+    } else {
+        json_decref(j);
+    }
+    return rc;
+}
+
+int zst_read_version(zst_op *op, const char *cell, zgrt_value *out, int64_t *by, int64_t *ver)
+{
     if (!op || !cell || !out)
         return zst_fail(ZST_EUSAGE, "zst_read needs an operation, a cell and a place");
     if (op->state != OP_ACTIVE) return zst_fail(ZST_EUSAGE, "read of '%s' after the commit", cell);
@@ -435,6 +494,7 @@ int zst_read_from(zst_op *op, const char *cell, zgrt_value *out, int64_t *by)
     json_t *known = json_object_get(op->writes, cell);
     if (!known) known = json_object_get(op->reads, cell);
     if (by) *by = json_integer_value(json_object_get(op->bys, cell));
+    if (ver) *ver = json_integer_value(json_object_get(op->versions, cell));
     if (known) return zst_value_from_json(known, tag, out, op->owned);
     zst_store *s = op->s;
     json_t *doc = NULL, *st = NULL;
@@ -451,6 +511,7 @@ int zst_read_from(zst_op *op, const char *cell, zgrt_value *out, int64_t *by)
         json_object_set_new(op->versions, cell, json_integer(jint(doc, "ver")));
         json_object_set_new(op->bys, cell, json_integer(jint(doc, "by")));
         if (by) *by = jint(doc, "by");
+        if (ver) *ver = jint(doc, "ver");
         op->read_time = jint(st, "clock");
     }
     json_decref(doc);
@@ -689,6 +750,18 @@ static int validate(zst_op *op, bool *ok)
 
 static int finish_committed(zst_store *s, const char *key, json_t *od);
 
+/* The outcome of a keyed commit (inside its writing section). */
+static int put_key(zst_op *op, bool ok, const char *why)
+{
+    if (!op->key) return ZST_OK;
+    json_t *kd = json_pack("{s:I,s:b}", "txn", (json_int_t)op->txn, "ok", ok);
+    if (!kd) return zst_fail(ZST_ENOMEM, "out of memory");
+    if (why) json_object_set_new(kd, "why", json_string(why));
+    int rc = op->s->b->put(op->s->b, "key", op->key, kd);
+    json_decref(kd);
+    return rc;
+}
+
 /* The commit; with finish, the end too, in the same section. */
 static int commit(zst_op *op, bool finish)
 {
@@ -704,12 +777,34 @@ static int commit(zst_op *op, bool finish)
     int rc = s->b->lock(s->b, true);
     if (rc != ZST_OK) return rc;
     bool ok = false;
+    if (op->key) {
+        json_t *kd = NULL;
+        rc = s->b->get(s->b, "key", op->key, &kd);
+        if (rc == 1) {
+            rc = ZST_OK;
+        } else if (rc == ZST_OK) {
+            /* committed (or refused) before: the recorded outcome */
+            bool was = json_is_true(json_object_get(kd, "ok"));
+            char why[512];
+            snprintf(why, sizeof why, "%s", json_string_value(json_object_get(kd, "why")) ?: "");
+            op->txn = jint(kd, "txn");
+            json_decref(kd);
+            if ((rc = s->b->unlock(s->b, true)) != ZST_OK) return rc;
+            op->again = true;
+            op->state = was ? OP_COMMITTED : OP_DONE;
+            return was ? ZST_OK : zst_fail(ZST_RETRY, "%s", why);
+        } else {
+            s->b->unlock(s->b, false);
+            return rc;
+        }
+    }
     json_t *undo = json_object(), *reg = NULL;
     rc = validate(op, &ok);
     if (rc == ZST_OK && !ok) {
         char why[512];
         snprintf(why, sizeof why, "%s", zst_error());
         rc = record_attempt(op);
+        if (rc == ZST_OK) rc = put_key(op, false, why);
         if (rc == ZST_OK && (rc = s->b->unlock(s->b, true)) == ZST_OK) {
             op->state = OP_DONE;
             json_decref(undo);
@@ -753,6 +848,7 @@ static int commit(zst_op *op, bool finish)
         txn_key(key, sizeof key, op->txn);
         rc = s->b->put(s->b, "op", key, od);
         if (rc == ZST_OK) rc = live_set(s, op->txn, true);
+        if (rc == ZST_OK) rc = put_key(op, true, NULL);
         if (rc == ZST_OK && finish) rc = finish_committed(s, key, od);
         json_decref(od);
     }
@@ -771,12 +867,40 @@ static int commit(zst_op *op, bool finish)
 
 /* ---- finishing and retraction (inside a writing section) -------------------- */
 
+/* Whether the record file has the committed record of txn: a process
+ * killed after appending it, before its section committed, left it there
+ * (the record is appended inside the section).  1, 0, or an error. */
+static int record_present(zst_store *s, int64_t txn)
+{
+    if (s->rec_fd < 0) return 0;
+    FILE *f = fopen(s->rec_path, "r");
+    if (!f) return zst_fail(ZST_EIO, "reading the OpRecords %s: %s", s->rec_path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    int found = 0;
+    while (!found && getline(&line, &cap, f) > 0) {
+        json_t *r = json_loads(line, 0, NULL);
+        found = r && jint(r, "txn") == txn && json_is_false(json_object_get(r, "aborted"));
+        json_decref(r);
+    }
+    free(line);
+    fclose(f);
+    return found;
+}
+
 static int finalise(zst_store *s, const char *key, json_t *od, bool aborted)
 {
     json_t *rec = json_object_get(od, "rec");
     if (!rec) return zst_fail(ZST_ECORRUPT, "operation %s has no record", key);
     json_object_set_new(rec, "aborted", json_boolean(aborted));
-    int rc = append_record(s, rec);
+    int rc = ZST_OK;
+    if (json_is_true(json_object_get(od, "again")) && !aborted) {
+        /* a keyed commit finished after a crash: its record may be there */
+        rc = record_present(s, strtoll(key, NULL, 10));
+        if (rc < 0) return rc;
+    }
+    json_object_del(od, "again");
+    rc = rc == 1 ? ZST_OK : append_record(s, rec);
     if (rc != ZST_OK) return rc;
     json_object_set_new(od, "status", json_string(aborted ? "aborted" : "final"));
     json_object_del(od, "rec");
@@ -991,7 +1115,11 @@ int zst_end(zst_op *op)
             if (rc == ZST_OK && strcmp(status, "aborted") == 0) {
                 rc = ZST_RETRACTED;
             } else if (rc == ZST_OK && strcmp(status, "committed") == 0) {
+                if (op->again) json_object_set_new(od, "again", json_true());
                 rc = finish_committed(s, key, od);
+            } else if (rc == ZST_OK && op->again &&
+                       (strcmp(status, "final") == 0 || strcmp(status, "pending") == 0)) {
+                rc = ZST_OK; /* its earlier execution ended it */
             } else if (rc == ZST_OK) {
                 rc = zst_fail(ZST_ECORRUPT, "operation %s is %s at its end", key, status);
             }

@@ -119,6 +119,15 @@ int zst_read(zst_op *op, const char *cell, zgrt_value *out);
  * the cell's default; the same for every read of the cell in the
  * operation). */
 int zst_read_from(zst_op *op, const char *cell, zgrt_value *out, int64_t *by);
+/* zst_read_from, and *ver: the version of the cell that was read (what
+ * L1 validates; the same for every read of the cell in the operation). */
+int zst_read_version(zst_op *op, const char *cell, zgrt_value *out, int64_t *by, int64_t *ver);
+/* Registers a read made by an earlier execution of this operation (a
+ * durable run's replay, docs/runtime.md "Stores"): the operation saw v,
+ * written by `by`, at version ver, without reading the store now; the
+ * commit validates that version like a read's.  A cell the operation has
+ * read or written already keeps what it has. */
+int zst_read_replay(zst_op *op, const char *cell, zgrt_value v, int64_t by, int64_t ver);
 /* The tool the generation chose, resolved against the registry seen at
  * begin (ZST_EUNKNOWN if it is not there). */
 int zst_plan(zst_op *op, const char *tool);
@@ -134,6 +143,11 @@ int zst_write(zst_op *op, const char *cell, zgrt_value v);
  * gets the version after the one the operation saw at begin, else 1.
  * The record's write_registry is the registry after the commit. */
 int zst_write_tools(zst_op *op, const char *const *tools, int n);
+/* The idempotency key of the operation (before its commit): the commit
+ * stores it with its outcome in the same backend section, and a commit
+ * whose key the store has already applies nothing and returns the
+ * recorded outcome (ZST_OK and that transaction, or ZST_RETRY). */
+int zst_op_key(zst_op *op, const char *key);
 /* Commits: ZST_OK, or ZST_RETRY (the attempt is recorded aborted; end
  * the operation and begin a new one).  Every issued effect must have
  * completed. */
@@ -156,6 +170,10 @@ int64_t zst_txn(const zst_op *op);
  * aborted); a committed one is finished.  Returns ZST_RETRACTED if it was
  * retracted. */
 int zst_end(zst_op *op);
+
+/* Frees an uncommitted operation and records nothing (its outcome is
+ * known from elsewhere: a durable run's replay). */
+void zst_drop(zst_op *op);
 
 /* The calling thread's last error message. */
 const char *zst_error(void);

@@ -17,8 +17,10 @@
 #   - the six susceptible topologies of examples/topologies (copies, at
 #     L0 … L4): at L0 some seed of 1..8 of --schedule gives A1, and at
 #     L1 … L4 none of those seeds does;
+#   - a durable run's store beside its run store, or where --store-file
+#     says;
 #   - clear errors: a SQLite store of another level or other cell types,
-#     an unwritable records file, --durable, --store-file with --store-dir,
+#     an unwritable records file, --store-file with --store-dir,
 #     --oprecords for a workflow without a store;
 #     several stores: one records file per store (FILE.S).
 #   run.sh ZGC
@@ -220,9 +222,17 @@ out=$("$zgc" run typed_int.zg --store-file s.db 2>&1); st=$?
 out=$("$zgc" run typed.zg --oprecords "$tmp/no/such/dir/ops" 2>&1); st=$?
 [ $st = 1 ] && grep -q "error: store S: cannot open the OpRecord file $tmp/no/such/dir/ops: No such file or directory" <<<"$out" &&
   ok || bad "unwritable records: exit $st: $out"
-out=$("$zgc" run typed.zg --durable="$tmp/runs.db" 2>&1); st=$?
-[ $st = 2 ] && grep -q 'durable runs of a workflow with stores are not supported yet' <<<"$out" && ok ||
+# a durable run keeps its store beside the run store (stores/RUN/S.db), a
+# new run starts from the default, --store-file keeps it where it says
+# (kills and resumes: tests/durable/run_stores.sh)
+out=$("$zgc" run typed.zg --durable="$tmp/runs.db" --run-id d1 2>&1); st=$?
+[ $st = 0 ] && [ "$(tail -1 <<<"$out")" = '""' ] && [ -s "$tmp/stores/d1/S.db" ] && ok ||
   bad "--durable: exit $st: $out"
+out=$("$zgc" run typed.zg --durable="$tmp/runs.db" --run-id d2 2>/dev/null) && [ "$out" = '""' ] &&
+  out=$("$zgc" run typed.zg --durable="$tmp/runs.db" --run-id d3 --store-file d.db 2>/dev/null) &&
+  [ "$out" = '""' ] &&
+  out=$("$zgc" run typed.zg --durable="$tmp/runs.db" --run-id d4 --store-file d.db 2>/dev/null) &&
+  [ "$out" = '"a"' ] && ok || bad "--durable with --store-file: $out"
 out=$("$zgc" run typed.zg --store-file a.db --store-dir . 2>&1); st=$?
 [ $st = 1 ] && grep -q -- '--store-file and --store-dir exclude each other' <<<"$out" && ok ||
   bad "--store-file with --store-dir: exit $st: $out"
