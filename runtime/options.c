@@ -211,7 +211,8 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
             /* what a durable run stores of its options (rt.h); a live view
              * belongs to one attempt, the NATS server and credentials to
              * one process (each lifeline's own, on its host); the stores'
-             * options concern workflows with stores, which are not durable */
+             * options are kept by main.c once it knows the workflow has
+             * stores (keep_store_options) */
             size_t len = n + 1 + strlen(val) + 1;
             char *item = zri_xmalloc(len);
             snprintf(item, len, "%s=%s", opt, val);
