@@ -7,32 +7,13 @@
 
 #include "helpers.h"
 
-typedef struct {
-    char *dir;
-    char db[600], rec[600];
-    zst_store *s;
-} k_store;
-
-static void k_open(k_store *t, int level, bool sqlite)
+static void k_open(t_store *t, int level, bool sqlite)
 {
-    t->dir = t_dir();
-    snprintf(t->db, sizeof t->db, "%s/store.db", t->dir);
-    snprintf(t->rec, sizeof t->rec, "%s/ops.jsonl", t->dir);
-    char err[512];
-    zst_config c = {.level = level, .sqlite = sqlite ? t->db : NULL, .oprecords = t->rec};
-    t->s = zst_open(&c, err, sizeof err);
-    cr_assert_not_null(t->s, "%s", err);
-    cr_assert_eq(zst_cell(t->s, "ctr", ZGRT_INT, t_int(0)), ZST_OK, "%s", zst_error());
-}
-
-static void k_close(k_store *t)
-{
-    zst_close(t->s);
-    t_rmdir(t->dir);
+    t_store_open(t, level, sqlite, (const char *const[]){"ctr", NULL});
 }
 
 /* lines of the records file containing `what` */
-static int k_count(const k_store *t, const char *what)
+static int k_count(const t_store *t, const char *what)
 {
     FILE *f = fopen(t->rec, "r");
     if (!f) return 0;
@@ -71,7 +52,7 @@ static int k_inc(zst_store *s, const char *key, int64_t *txn)
 
 static void commit_twice(int level, bool sqlite)
 {
-    k_store t;
+    t_store t;
     k_open(&t, level, sqlite);
     int64_t t1 = 0, t2 = 0, t3 = 0;
     cr_assert_eq(k_inc(t.s, "run/A/7", &t1), ZST_OK, "%s", zst_error());
@@ -85,7 +66,7 @@ static void commit_twice(int level, bool sqlite)
     cr_assert_gt(t3, t1);
     cr_assert_eq(k_ctr(t.s), 2);
     cr_assert_eq(k_count(&t, "\"aborted\":false"), 2);
-    k_close(&t);
+    t_close(&t);
 }
 
 Test(store_key, commit_twice_memory) { commit_twice(1, false); }
@@ -96,7 +77,7 @@ Test(store_key, commit_twice_sqlite_l3) { commit_twice(3, true); }
  * keyed commit again gives its outcome, and its end finishes it. */
 Test(store_key, commit_not_ended)
 {
-    k_store t;
+    t_store t;
     k_open(&t, 2, true);
     zst_op *op = zst_begin(t.s, "a");
     zgrt_value v;
@@ -112,14 +93,14 @@ Test(store_key, commit_not_ended)
     cr_assert_eq(again, first);
     cr_assert_eq(k_ctr(t.s), 5);
     cr_assert_eq(k_count(&t, "\"aborted\":false"), 1, "final once");
-    k_close(&t);
+    t_close(&t);
 }
 
 /* A refused keyed commit is refused again, with the same aborted txn,
  * and records nothing more. */
 Test(store_key, refused_twice)
 {
-    k_store t;
+    t_store t;
     k_open(&t, 1, true);
     zst_op *a = zst_begin(t.s, "a");
     zgrt_value v;
@@ -141,14 +122,14 @@ Test(store_key, refused_twice)
     zst_end(a2);
     cr_assert_eq(k_count(&t, "\"aborted\":true"), aborted, "nothing more recorded");
     cr_assert_eq(k_ctr(t.s), 1);
-    k_close(&t);
+    t_close(&t);
 }
 
 /* A replayed read is validated like a read: at its version the commit
  * goes through, at an older one it is refused (L1). */
 Test(store_key, replayed_read_validated)
 {
-    k_store t;
+    t_store t;
     k_open(&t, 1, true);
     zst_op *r = zst_begin(t.s, "a");
     zgrt_value v;
@@ -172,13 +153,13 @@ Test(store_key, replayed_read_validated)
     cr_assert_eq(zst_commit(b), ZST_RETRY);
     zst_end(b);
     cr_assert_eq(k_ctr(t.s), 1);
-    k_close(&t);
+    t_close(&t);
 }
 
 /* zst_drop records nothing; zst_op_key checks its arguments. */
 Test(store_key, drop_and_usage)
 {
-    k_store t;
+    t_store t;
     k_open(&t, 1, false);
     zst_op *a = zst_begin(t.s, "a");
     cr_assert_eq(zst_op_key(a, ""), ZST_EUSAGE);
@@ -186,5 +167,5 @@ Test(store_key, drop_and_usage)
     cr_assert_eq(zst_read_replay(a, "nope", t_int(1), 0, 0), ZST_EUNKNOWN);
     zst_drop(a);
     cr_assert_eq(k_count(&t, "\"txn\""), 0);
-    k_close(&t);
+    t_close(&t);
 }

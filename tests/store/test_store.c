@@ -16,31 +16,11 @@
 static const int excluded_at[ZGAN_NKINDS] = {
     [ZGAN_A1] = 1, [ZGAN_A3] = 2, [ZGAN_A6] = 3, [ZGAN_A2] = 4};
 
-typedef struct {
-    char *dir;
-    char db[600], rec[600];
-    zst_store *s;
-} t_store;
-
 static void t_open(t_store *t, int level, bool sqlite)
 {
-    t->dir = t_dir();
-    snprintf(t->db, sizeof t->db, "%s/store.db", t->dir);
-    snprintf(t->rec, sizeof t->rec, "%s/ops.jsonl", t->dir);
-    char err[512];
-    zst_config c = {.level = level, .sqlite = sqlite ? t->db : NULL, .oprecords = t->rec};
-    t->s = zst_open(&c, err, sizeof err);
-    cr_assert_not_null(t->s, "%s", err);
-    for (const char *const *n = (const char *const[]){"ctr", "plan", "result", NULL}; *n; n++)
-        cr_assert_eq(zst_cell(t->s, *n, ZGRT_INT, t_int(0)), ZST_OK, "%s", zst_error());
+    t_store_open(t, level, sqlite, (const char *const[]){"ctr", "plan", "result", NULL});
     cr_assert_eq(zst_tool_put(t->s, "t1", NULL), ZST_OK);
     cr_assert_eq(zst_tool_put(t->s, "t2", NULL), ZST_OK);
-}
-
-static void t_close(t_store *t)
-{
-    zst_close(t->s);
-    t_rmdir(t->dir);
 }
 
 /* ---- scenarios built to exhibit one anomaly -------------------------------- */
