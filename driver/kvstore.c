@@ -741,6 +741,33 @@ int zk_cancel(ZkStore *k, const char *id, char *err)
     return -1;
 }
 
+/* The key-value buckets of run id's stores (zgs-RUN-S, runtime/store:
+ * streams KV_zgs-RUN-S), when there are any. */
+static void gc_store_buckets(ZkStore *k, const char *id)
+{
+    jsStreamNamesList *names = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_StreamNames(&names, k->js, NULL, &jerr);
+    if (s == NATS_NOT_FOUND) return; /* no stream at all */
+    if (s != NATS_OK) {
+        fprintf(stderr, "zgc: warning: the stores of run %s stay: listing the streams: %s\n", id,
+                natsStatus_GetText(s));
+        return;
+    }
+    char prefix[200];
+    int pn = snprintf(prefix, sizeof prefix, "KV_zgs-%s-", id);
+    for (int i = 0; i < names->Count; i++) {
+        const char *nm = names->List[i];
+        if (pn <= 0 || (size_t)pn >= sizeof prefix || strncmp(nm, prefix, (size_t)pn)) continue;
+        jerr = 0;
+        s = js_DeleteStream(k->js, nm, NULL, &jerr);
+        if (s != NATS_OK && s != NATS_NOT_FOUND && jerr != JSStreamNotFoundErr)
+            fprintf(stderr, "zgc: warning: the store bucket %s of run %s stays: %s\n", nm + 3, id,
+                    natsStatus_GetText(s));
+    }
+    jsStreamNamesList_Destroy(names);
+}
+
 int zk_gc(ZkStore *k, bool failed, int *removed, char *err)
 {
     *removed = 0;
@@ -777,6 +804,7 @@ int zk_gc(ZkStore *k, bool failed, int *removed, char *err)
         if (s != NATS_OK && s != NATS_NOT_FOUND && jerr != JSStreamNotFoundErr)
             fprintf(stderr, "zgc: warning: the stream %s of run %s stays: %s\n", stream, r->id,
                     natsStatus_GetText(s));
+        gc_store_buckets(k, r->id);
         (*removed)++;
     }
     for (int i = 0; i < n; i++) zs_run_free(&runs[i]);

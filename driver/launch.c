@@ -295,7 +295,7 @@ static int write_secret(const char *path)
 /* A fresh run id for the subjects of a run over NATS (--run): 32 hex
  * digits, so that two runs on one server never share a subject.  0, or 1
  * after printing why. */
-static int new_nats_run(char out[33])
+static int new_nats_run(char *out) /* 33 bytes */
 {
     uint8_t b[16];
     size_t got = 0;
@@ -635,10 +635,26 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     const char *store = run_option(argc, argv, "--durable", &durable);
     const char *run_id = run_option(argc, argv, "--resume", &resuming);
     if (!resuming) run_id = run_option(argc, argv, "--run-id", NULL);
-    /* over NATS the lifelines find one another by the run's id */
+    /* over NATS the lifelines find one another by the run's id: a
+     * durable run's own (so that its journals, messages and stores are all
+     * under the run's id, and a resume finds them), else a fresh one */
     const char *nats = run_option(argc, argv, "--nats", NULL);
-    char nats_run[33] = "";
-    if (nats && new_nats_run(nats_run) != 0) return 1;
+    char nats_run[65] = "";
+    if (nats && run_id && (durable || resuming)) {
+        size_t len = strlen(run_id);
+        if (len == 0 || len >= sizeof nats_run ||
+            strspn(run_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+                len) {
+            fprintf(stderr,
+                    "zgc: error: run id '%s': a durable run over NATS is named by its run id, "
+                    "which must be 1 to %d letters, digits, '_' or '-'\n",
+                    run_id, (int)sizeof nats_run - 1);
+            return 2;
+        }
+        memcpy(nats_run, run_id, len + 1);
+    } else if (nats && new_nats_run(nats_run) != 0) {
+        return 1;
+    }
     const char *wait_text = run_option(argc, argv, "--peer-wait", NULL);
     double peer_wait = wait_text ? strtod(wait_text, NULL) : 300.0;
     bool keep = (durable || resuming) && run_id && peer_wait > 0;

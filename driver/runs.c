@@ -590,6 +590,40 @@ static int gc_cache(const char *store, char **keep)
     return removed;
 }
 
+/* The stores of durable runs (DIR/stores/RUN, runtime/durable: beside the
+ * run store DIR/FILE) whose run is no longer in the store. */
+static int gc_stores(ZsStore *s)
+{
+    const char *file = zs_file(s);
+    const char *slash = strrchr(file, '/');
+    char *dir;
+    if (asprintf(&dir, "%.*s/stores", slash ? (int)(slash - file) : 1, slash ? file : ".") < 0)
+        zu_oom();
+    int removed = 0;
+    struct dirent **ents;
+    int k = scandir(dir, &ents, NULL, alphasort);
+    for (int i = 0; i < k; i++) {
+        const char *nm = ents[i]->d_name;
+        char err[ZS_ERRLEN];
+        ZsRun r;
+        int have = nm[0] == '.' ? 1 : zs_run(s, nm, &r, err);
+        if (have > 0 && nm[0] != '.') zs_run_free(&r);
+        if (have == 0) {
+            char *path;
+            if (asprintf(&path, "%s/%s", dir, nm) < 0) zu_oom();
+            zo_remove_tree(path);
+            free(path);
+            removed++;
+        } else if (have < 0) {
+            fprintf(stderr, "zgc: warning: the stores of run %s stay: %s\n", nm, err);
+        }
+        free(ents[i]);
+    }
+    if (k > 0) free(ents);
+    free(dir);
+    return removed;
+}
+
 static int runs_gc(const Args *a)
 {
     if (a->nats) {
@@ -614,10 +648,13 @@ static int runs_gc(const Args *a)
         return store_error(err);
     }
     int builds = gc_cache(zs_file(s), keep);
+    int stores = gc_stores(s);
     for (char **k = keep; *k; k++) free(*k);
     free(keep);
-    printf("removed %d run%s and %d cached build%s\n", removed, removed == 1 ? "" : "s", builds,
+    printf("removed %d run%s and %d cached build%s", removed, removed == 1 ? "" : "s", builds,
            builds == 1 ? "" : "s");
+    if (stores) printf(", and the stores of %d run%s", stores, stores == 1 ? "" : "s");
+    printf("\n");
     zs_close(s);
     return 0;
 }

@@ -26,7 +26,14 @@
  * the head of its cursor until its commit: its attempt's reads and acts
  * in the items' order, then a commit or an abort, after which the next
  * attempt begins; each read is chained to the attempt's read before it
- * and its end to the last one (Ev.op_prev), for stores.c. */
+ * and its end to the last one (Ev.op_prev), for stores.c.  When the
+ * operations of several branches of a lifeline interleave, an event's
+ * "op" (the operation's position, the same for all its attempts) says
+ * which one it belongs to: the first event that names an operation binds
+ * it, and it then takes only events with that name.  The name only
+ * chooses among the interleavings; every check still applies to the one
+ * chosen, so a wrong name can only make a trace fail.  Without "op"
+ * (it is optional) an attempt's end goes to the operation it fits. */
 #include "zt.h"
 
 #include <stdarg.h>
@@ -49,8 +56,9 @@ typedef struct Exp {
     /* X_OP, a store operation (stmt: its S_ATOMIC), which stays at the
      * head of its queue until its commit: the attempt under way, the
      * position of its next item, the event id of the attempt's last read
-     * (-1: none yet) */
+     * (-1: none yet), and its "op" once an event named it */
     int attempt, pos, last_read;
+    const char *op_id;
     const ZStmt *op; /* X_ACT: the atomic block the act is an item of */
     bool used;
 } Exp;
@@ -83,6 +91,8 @@ typedef struct Replay {
     int ncur, capcur;
     int *inst; /* per construct: instances met by this lifeline (recipient side) */
     int group;
+    const char **ops; /* the operations' "op" names met so far */
+    int nops, capops;
 } Replay;
 
 static void part_list(const ZVec *list, bool *set, int nl);
@@ -406,6 +416,8 @@ static bool matches(Check *c, const Exp *x, const Ev *e);
 static bool op_matches(Check *c, const Exp *x, const Ev *e)
 {
     const ZStmt *s = x->stmt;
+    /* an operation named by its events takes only events that name it */
+    if (x->op_id && e->op_id && strcmp(x->op_id, e->op_id)) return false;
     int p = op_next(s, x->pos);
     if (p == s->body.len)
         return (e->kind == K_ST_COMMIT || e->kind == K_ST_ABORT) &&
@@ -1119,7 +1131,23 @@ static void replay_lifeline(Check *c, int L)
              * trace of 1,500 loop turns with a parallel region) */
             Cur *cur = r.cur;
             int ncur = r.ncur;
-            for (int k = 0; k < ncur && hit < 0; k++) {
+            /* an event of an operation under way ("op" names it: the
+             * branches' operations interleave) goes to that operation */
+            bool named = false;
+            for (int k = 0; e->op_id && k < ncur && hit < 0; k++) {
+                Cur *cu = &cur[k];
+                if (cu->done || cu->children > 0 || cu->qhead >= cu->qlen) continue;
+                Exp *x = &cu->q[cu->qhead];
+                if (x->kind == X_OP && !x->used && x->op_id && !strcmp(x->op_id, e->op_id)) {
+                    named = true;
+                    if (matches(c, x, e)) hit = k, hq = cu->qhead;
+                }
+            }
+            for (int k = 0; e->op_id && !named && k < r.nops; k++)
+                if (!strcmp(r.ops[k], e->op_id))
+                    zt_fail(c, e->line, "%s: \"op\" %s names an operation that has ended",
+                            zt_ev_where(c, e), e->op_id);
+            for (int k = 0; k < ncur && hit < 0 && !named; k++) {
                 Cur *cu = &cur[k];
                 if (cu->done || cu->children > 0 || cu->qhead >= cu->qlen) continue;
                 int g = cu->q[cu->qhead].group;
@@ -1137,7 +1165,7 @@ static void replay_lifeline(Check *c, int L)
             /* the end of an attempt that the operations of several
              * branches could take: the one it fits (op_fits), else the
              * first, whose check says what differs */
-            if (hit >= 0 && (e->kind == K_ST_COMMIT || e->kind == K_ST_ABORT) &&
+            if (hit >= 0 && !named && (e->kind == K_ST_COMMIT || e->kind == K_ST_ABORT) &&
                 !op_fits(&r, &cur[hit].q[hq], e, i))
                 for (int k = hit + 1; k < ncur; k++) {
                     Cur *cu = &cur[k];
@@ -1176,6 +1204,11 @@ static void replay_lifeline(Check *c, int L)
             Cur *cu = &r.cur[hit];
             e->pred = cu->last;
             cu->last = e->index;
+            if (cu->q[hq].kind == X_OP && !cu->q[hq].op_id && e->op_id) {
+                cu->q[hq].op_id = e->op_id;
+                r.ops = zt_grow(r.ops, &r.capops, r.nops + 1, sizeof *r.ops);
+                r.ops[r.nops++] = e->op_id;
+            }
             Exp x = cu->q[hq];
             if (x.kind == X_OP && e->kind != K_ST_COMMIT) {
                 /* an operation goes on: its next item, or after an abort
@@ -1235,6 +1268,7 @@ static void replay_lifeline(Check *c, int L)
     }
     free(r.cur);
     free(r.inst);
+    free(r.ops);
     if (failed) longjmp(c->fail_jb, 1);
 }
 

@@ -176,18 +176,18 @@ static const int event_nkeys[K__ALL] = {
  * a coregion's receive and an llm or human action record
  * (runtime/trace.c); replay.c checks where the latter stand and what they
  * say. */
-static const char *const event_opt_keys[K__ALL][6] = {
+static const char *const event_opt_keys[K__ALL][7] = {
     [K_SEND] = {"run_attempt"},
     [K_RECV] = {"run_attempt", "coregion"},
-    [K_ACT] = {"run_attempt", "prompt", "question", "answer", "subrun", "store"},
+    [K_ACT] = {"run_attempt", "prompt", "question", "answer", "subrun", "store", "op"},
     [K_CHOICE] = {"run_attempt"},
-    [K_ST_READ] = {"run_attempt"},
-    [K_ST_COMMIT] = {"run_attempt", "registry"},
-    [K_ST_ABORT] = {"run_attempt"},
+    [K_ST_READ] = {"run_attempt", "op"},
+    [K_ST_COMMIT] = {"run_attempt", "registry", "op"},
+    [K_ST_ABORT] = {"run_attempt", "op"},
 };
 static const int event_nopt_keys[K__ALL] = {
-    [K_SEND] = 1,    [K_RECV] = 2,      [K_ACT] = 6,      [K_CHOICE] = 1,
-    [K_ST_READ] = 1, [K_ST_COMMIT] = 2, [K_ST_ABORT] = 1,
+    [K_SEND] = 1,    [K_RECV] = 2,      [K_ACT] = 7,      [K_CHOICE] = 1,
+    [K_ST_READ] = 2, [K_ST_COMMIT] = 3, [K_ST_ABORT] = 2,
 };
 
 /* A non-negative integer field. */
@@ -296,7 +296,10 @@ static void read_event(Check *c, json_t *o, int k, int line)
     }
     read_optional(c, o, e, line);
     e->op_prev = -1;
-    if (k >= K__COUNT || json_object_get(o, "store")) read_store_fields(c, o, e, line);
+    if (k >= K__COUNT || json_object_get(o, "store"))
+        read_store_fields(c, o, e, line);
+    else if (json_object_get(o, "op"))
+        zt_fail(c, line, "\"op\" on an act event without \"store\"");
     /* a durable run's attempt: after a resume line, the attempt it begins */
     json_t *ra = json_object_get(o, "run_attempt");
     if (ra) {
@@ -334,6 +337,11 @@ static void read_store_fields(Check *c, json_t *o, Ev *e, int line)
     e->store = get_str(c, o, "store", line, false);
     const ZDecl *st = zt_store(c->m, e->store);
     if (!st) zt_fail(c, line, "unknown store \"%s\" in \"store\"", e->store);
+    /* optional: which operation of the lifeline the event is part of */
+    json_t *op = json_object_get(o, "op");
+    if (op && (!json_is_string(op) || !*json_string_value(op)))
+        zt_fail(c, line, "\"op\" must be a non-empty string, not %s", zt_jtext(c, op));
+    e->op_id = op ? json_string_value(op) : NULL;
     if (e->kind == K_ACT) return;
     e->op_attempt = get_count(c, o, "attempt", line);
     if (e->kind == K_ST_READ) {

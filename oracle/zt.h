@@ -128,8 +128,9 @@ typedef struct Ev {
      * the operation, a commit's cells (object) and registry (array, or
      * NULL); op_prev: the event id of the attempt's read before it (a
      * read) or of its last read (a commit or an abort), -1 for none
-     * (replay.c) */
-    const char *store, *cell;
+     * (replay.c); op_id: the operation's "op" (its position on the
+     * lifeline, the same for all its attempts), or NULL */
+    const char *store, *cell, *op_id;
     json_t *rvalue, *cells, *registry;
     int64_t version, txn, op_attempt;
     int op_prev;

@@ -284,6 +284,7 @@ struct zgrt_ctx {
     void *op;                     /* the store's handle, or NULL */
     int32_t op_store;             /* its store */
     int32_t op_attempt;           /* its attempt, from 1 */
+    char op_id[128];              /* the operation's position (its events' "op") */
     int32_t op_retry;             /* 1 + the store whose commit was just refused, or 0 */
     zgrt_value *op_cells;         /* the cells' written values (ZGRT_UNDEF: none) */
     int32_t op_ntools;            /* `write tools`: how many, or -1 */
@@ -1632,6 +1633,10 @@ void zgrt_op_begin(zgrt_ctx *ctx, int32_t store, int32_t loc)
     if (ctx->op) ctx_fail(ctx, loc, "internal error: an operation inside an operation");
     ctx->op_attempt = ctx->op_retry == store + 1 ? ctx->op_attempt + 1 : 1;
     ctx->op_retry = 0;
+    /* its position on the lifeline, kept by its next attempts: the trace
+     * names the operation of every store event with it */
+    if (ctx->op_attempt == 1)
+        snprintf(ctx->op_id, sizeof ctx->op_id, "%s%" PRId64, ctx->path, ctx->tpos + 1);
     ctx->op_store = store;
     char err[1024];
     int tok = zfb_block_begin();
@@ -1693,6 +1698,7 @@ void zgrt_op_read(zgrt_ctx *ctx, int32_t cell, int32_t var, int32_t loc)
     zri_event e = {.kind = ZRI_EV_READ,
                    .op_store = ctx->op_store + 1,
                    .op_attempt = ctx->op_attempt,
+                   .op_id = ctx->op_id,
                    .op_cell = cell,
                    .op_txn = by,
                    .op_value = &v,
@@ -1790,6 +1796,7 @@ int32_t zgrt_op_commit(zgrt_ctx *ctx, int32_t loc)
     zri_event e = {.kind = rc == 0 ? ZRI_EV_COMMIT : ZRI_EV_ABORT,
                    .op_store = ctx->op_store + 1,
                    .op_attempt = ctx->op_attempt,
+                   .op_id = ctx->op_id,
                    .op_txn = txn,
                    .op_cells = ctx->op_cells,
                    .op_ntools = ctx->op_ntools,
@@ -1877,7 +1884,8 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
             zri_event e = {.kind = ZRI_EV_ACT,
                            .action = A->name,
                            .attempts = 1,
-                           .op_store = ctx->op_store + 1};
+                           .op_store = ctx->op_store + 1,
+                           .op_id = ctx->op_id};
             do_event(ctx, &e, NULL, NULL, NULL, -1);
             return;
         }
@@ -1993,6 +2001,7 @@ void zgrt_act(zgrt_ctx *ctx, int32_t action, const zgrt_value *args, int32_t nou
                    .action = A->name,
                    .attempts = attempts,
                    .op_store = ticket >= 0 ? ctx->op_store + 1 : 0,
+                   .op_id = ticket >= 0 ? ctx->op_id : NULL,
                    .system = nu.detail[0],
                    .user = nu.detail[1],
                    .question = nu.detail[2],

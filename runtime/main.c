@@ -385,6 +385,15 @@ static int open_kv_journal(const zgrt_program *prog, const zri_options *o, int32
                 o->journal);
         return 2;
     }
+    /* the bucket's keys, the run's messages and its stores are all under
+     * the NATS run: the run's id is that one */
+    if (o->run_id && o->nats_run && strcmp(o->run_id, o->nats_run) != 0) {
+        zri_say("error",
+                "--journal %s: the run's id is its NATS run (--run %s): leave --run-id out or "
+                "give the same id\n",
+                o->journal, o->nats_run);
+        return 2;
+    }
     const char *bucket = o->journal[4] == ':' ? o->journal + 5 : ZRI_NATS_KV_BUCKET;
     char err[1024] = "";
     zri_nats_config c;

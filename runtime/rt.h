@@ -389,6 +389,8 @@ typedef struct zri_event {
      * (store >= 0; else -1 or 0 when not set: see op_store) */
     int32_t op_store;           /* 1 + the store's index; 0: not a store event */
     int32_t op_attempt;         /* read, commit, abort: the attempt, from 1 */
+    const char *op_id;          /* the operation's position on its lifeline
+                                   (the same for all its attempts) */
     int32_t op_cell;            /* read: the cell */
     int64_t op_txn;             /* read: the writer of the value read (0: the default);
                             commit, abort: the attempt's transaction */

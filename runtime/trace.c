@@ -31,16 +31,18 @@
  *    "value":true,"writes":{},"vc":{…}}
  *       a decision of an if/while owner and the guard's value;
  *   {"lifeline":"Writer","index":3,"kind":"read","store":"Board","cell":"plan",
- *    "value":"…","version":4,"attempt":1,"writes":{"p":"…"},"vc":{…}}
+ *    "value":"…","version":4,"attempt":1,"op":"3","writes":{"p":"…"},"vc":{…}}
  *   {"lifeline":"Writer","index":5,"kind":"commit","store":"Board","txn":6,
- *    "attempt":1,"cells":{"plan":"…"},"registry":["publish"],"writes":{},"vc":{…}}
+ *    "attempt":1,"op":"3","cells":{"plan":"…"},"registry":["publish"],"writes":{},"vc":{…}}
  *   {"lifeline":"Writer","index":5,"kind":"abort","store":"Board","txn":6,
- *    "attempt":1,"reason":"…","writes":{},"vc":{…}}
+ *    "attempt":1,"op":"3","reason":"…","writes":{},"vc":{…}}
  *       a store operation's read (version: the transaction whose write was
  *       read, 0: the default), its commit (the cells written; "registry"
  *       only when it wrote the registry) or its refused commit, after
- *       which the block runs again as the next attempt; the act event of
- *       a tool call inside the block has "store" after "attempts";
+ *       which the block runs again as the next attempt; "op" after
+ *       "attempt": the operation's position on the lifeline, the same for
+ *       all its attempts; the act event of a tool call inside the block
+ *       has "store" and "op" after "attempts";
  *   {"lifeline":"Writer","kind":"retry","action":"write_reply","attempt":1,
  *    "error":"HTTP 503: …","delay":2.0}
  *       a failed llm attempt that is retried after "delay" seconds; not
@@ -358,8 +360,10 @@ void zri_trace_line_event_attempt(zri_buf *bp, const zgrt_program *p, const zri_
         /* a JSON object made by agent/nested.c */
         if (e->subrun) zri_buf_puts(&b, ",\"subrun\":"), zri_buf_puts(&b, e->subrun);
         /* a tool call of a store operation */
-        if (e->op_store > 0)
+        if (e->op_store > 0) {
             zri_buf_puts(&b, ",\"store\":"), put_name(&b, p->stores[e->op_store - 1].name);
+            zri_buf_puts(&b, ",\"op\":"), put_name(&b, e->op_id ? e->op_id : "");
+        }
         break;
     case ZRI_EV_READ: {
         const zgrt_store_decl *st = &p->stores[e->op_store - 1];
@@ -371,6 +375,7 @@ void zri_trace_line_event_attempt(zri_buf *bp, const zgrt_program *p, const zri_
         zri_buf_json_value(&b, p, e->op_value);
         zri_buf_printf(&b, ",\"version\":%" PRId64 ",\"attempt\":%d", e->op_txn,
                        (int)e->op_attempt);
+        zri_buf_puts(&b, ",\"op\":"), put_name(&b, e->op_id ? e->op_id : "");
         break;
     }
     case ZRI_EV_COMMIT:
@@ -379,6 +384,7 @@ void zri_trace_line_event_attempt(zri_buf *bp, const zgrt_program *p, const zri_
         zri_buf_puts(&b, ",\"store\":");
         put_name(&b, st->name);
         zri_buf_printf(&b, ",\"txn\":%" PRId64 ",\"attempt\":%d", e->op_txn, (int)e->op_attempt);
+        zri_buf_puts(&b, ",\"op\":"), put_name(&b, e->op_id ? e->op_id : "");
         if (e->kind == ZRI_EV_ABORT) {
             zri_buf_puts(&b, ",\"reason\":");
             put_name(&b, e->op_reason ? e->op_reason : "");

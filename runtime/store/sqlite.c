@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "zst_internal.h"
 
@@ -144,9 +145,27 @@ zst_backend *zst_sqlite_open(const char *path, int busy_ms, char *err, size_t er
         "CREATE TABLE IF NOT EXISTS zst_docs (kind TEXT NOT NULL, key TEXT NOT NULL, "
         "body TEXT NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID",
     };
+    /* Processes that open a new file at once race to set it up: switching
+     * to WAL can answer SQLITE_BUSY without waiting through the busy
+     * handler, so each statement is tried again until busy_ms have
+     * passed. */
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long limit_ms = busy_ms > 0 ? busy_ms : 10000;
     for (size_t i = 0; i < sizeof setup / sizeof *setup; i++) {
         /* journal_mode answers a row; sqlite3_exec steps through it */
-        if (sqlite3_exec(q->db, setup[i], NULL, NULL, NULL) != SQLITE_OK) {
+        for (long wait_us = 100;; wait_us = wait_us < 20000 ? wait_us * 2 : 20000) {
+            rc = sqlite3_exec(q->db, setup[i], NULL, NULL, NULL);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long spent_ms =
+                (now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L;
+            if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
+                spent_ms >= limit_ms)
+                break;
+            struct timespec d = {0, wait_us * 1000L};
+            nanosleep(&d, NULL);
+        }
+        if (rc != SQLITE_OK) {
             snprintf(err, errlen, "store %s: %s", path, sqlite3_errmsg(q->db));
             sql_close(&q->b);
             return NULL;

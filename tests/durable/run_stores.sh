@@ -59,6 +59,12 @@ cd ..
 [ "$ref" = 12 ] || bad "uninterrupted run: result '$ref', not 12: $(tail -3 ref/err)"
 [ -s ref/runs.db ] && [ -n "$(ls ref/stores/*/S.db 2> /dev/null)" ] ||
   bad "uninterrupted run: no store beside the run store"
+# `zgc runs gc` removes a done run's stores with it, and the stores left
+# of a run the run store no longer has
+mkdir -p ref/stores/r-kept && : > ref/stores/r-kept/S.db
+gc=$("$zgc" runs gc --store "$PWD/ref/runs.db" 2>&1)
+[ -z "$(ls -d ref/stores/*/S.db 2> /dev/null)" ] && grep -q "the stores of 2 runs" <<<"$gc" ||
+  bad "runs gc: the done run's stores stay: $gc; $(ls -R ref/stores)"
 
 for c in $(seq "$cases"); do
   mode=single

@@ -483,10 +483,41 @@ static void action_call(Gen *g, VarSet vs, int a)
     }
 }
 
+/* stores: one atomic block on S, on lifeline a, reading into the
+ * branch's own variables. */
+static void atomic_block(Gen *g, VarSet vs, int a)
+{
+    int x = pick(g, 2), y = var(g, vs), z = var(g, vs);
+    line(g, "L%d: atomic S {", a);
+    g->indent++;
+    int shape = pick(g, 5);
+    if (shape != 4) line(g, "v%d = read x%d;", y, x);
+    if (shape == 1 || shape == 3) line(g, "v%d = read x%d;", z, 1 - x);
+    if (shape >= 2) line(g, "%s(v%d);", pick(g, 2) ? "tally" : "ping", y);
+    if (shape == 3) line(g, "ping(%d);", a);
+    switch (shape) {
+    case 0: line(g, "write x%d = inc(v%d);", x, y); break;
+    case 1: line(g, "write x%d = v%d %% 97 + v%d %% 89;", 1 - x, y, z); break;
+    case 2: break; /* a read and a tool call: no write */
+    case 3:
+        line(g, "write x%d = inc(v%d);", x, z);
+        line(g, "write x%d = inc(v%d);", 1 - x, y);
+        break;
+    default: line(g, "write x%d = %d;", x, pick(g, 9)); break; /* a blind write */
+    }
+    g->indent--;
+    line(g, "}");
+}
+
 static void simple(Gen *g, VarSet vs)
 {
     int n = g->o->lifelines;
     int a = pick(g, n);
+    if (g->o->stores && pick(g, 3) == 0) {
+        atomic_block(g, vs, a);
+        g->budget--;
+        return;
+    }
     if (g->o->actions && pick(g, 4) == 0) {
         action_call(g, vs, a);
         g->budget--;
@@ -643,6 +674,13 @@ void zggen_program(ZBuf *out, const ZGenOptions *opts)
         zu_buf_puts(out, "effect note(k: int) -> int;\n");
         zu_buf_puts(out, "human ask(k: int) -> (n: str) {\n    kind = input;\n"
                          "    prompt = \"a number for {k}\";\n}\n");
+    }
+    if (o->stores) {
+        zu_buf_puts(out, "effect tally(k: int);\neffect ping(k: int);\n");
+        zu_buf_printf(out,
+                      "store S {\n    cell x0: int = 0;\n    cell x1: int = 1;\n"
+                      "    tools tally, ping;\n    consistency L%d;\n}\n",
+                      o->store_level);
     }
     if (o->cpl_full) {
         zu_buf_puts(out, "var u0: int;\n");

@@ -33,6 +33,13 @@ typedef struct ZGenOptions {
      * human action ask(k: int) -> str (kind input), whose answer a
      * lifeline reads with int() (outside parallel regions only, into h0). */
     bool actions;
+    /* Off by default.  On: a store S (int cells x0, x1; tools tally and
+     * ping, effects of tests/storerun/effects.c) declared at level
+     * store_level (0..4), and atomic blocks on random lifelines: reads of
+     * one or both cells into the branch's own variables, tool calls, and
+     * writes computed from what was read (tests/storerun/random.sh). */
+    bool stores;
+    int store_level;
 } ZGenOptions;
 
 /* Appends a whole .zg program (one workflow named `gen`) to out. */

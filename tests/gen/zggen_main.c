@@ -1,6 +1,6 @@
 /* zggen — prints a random well-typed workflow.
  * usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] [--plain] [--no-parallel]
- *              [--rich] [--cpl-full] [--actions] */
+ *              [--rich] [--cpl-full] [--actions] [--stores LEVEL] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +31,13 @@ int main(int argc, char **argv)
             o.cpl_full = true;
         else if (!strcmp(a, "--actions"))
             o.actions = true;
+        else if (!strcmp(a, "--stores") && v && v[0] >= '0' && v[0] <= '4' && !v[1])
+            o.stores = true, o.store_level = v[0] - '0', i++;
         else {
-            fprintf(stderr, "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] "
-                            "[--plain] [--no-parallel] [--rich] [--cpl-full] [--actions]\n");
+            fprintf(
+                stderr,
+                "usage: zggen [--seed N] [--lifelines N] [--statements N] [--depth N] "
+                "[--plain] [--no-parallel] [--rich] [--cpl-full] [--actions] [--stores LEVEL]\n");
             return 2;
         }
     }

@@ -337,10 +337,10 @@ static const char par_workflow[] = "lifeline A;\n"
     PAR_EV(i, "\"kind\":\"" kind "\",\"store\":\"S\",\"txn\":" #txn ",\"attempt\":" #att rest \
               ",\"writes\":{}")
 
-static void expect_par(const char *trace, const char *want)
+static void expect_par_of(const char *workflow_text, const char *trace, const char *want)
 {
     FILE *diag = fopen("/dev/null", "w");
-    ZtModel *m = zt_model_new("p.zg", par_workflow, strlen(par_workflow), NULL, diag);
+    ZtModel *m = zt_model_new("p.zg", workflow_text, strlen(workflow_text), NULL, diag);
     fclose(diag);
     cr_assert_not_null(m, "the workflow does not compile");
     char *msg = NULL;
@@ -353,6 +353,11 @@ static void expect_par(const char *trace, const char *want)
     }
     free(msg);
     zt_model_free(m);
+}
+
+static void expect_par(const char *trace, const char *want)
+{
+    expect_par_of(par_workflow, trace, want);
 }
 
 Test(stores, operations_of_parallel_branches_on_one_lifeline)
@@ -389,4 +394,62 @@ Test(stores, operations_of_parallel_branches_on_one_lifeline)
     }
     expect_par(bad, "p.jsonl:4: lifeline A event 3: the value committed to S.c is 5, expected 1");
     free(bad);
+}
+
+/* Two operations of one lifeline whose commits write the same value: only
+ * the events' "op" tells which commit is whose. */
+static const char same_workflow[] = "lifeline A;\n"
+                                    "var y: int = 0;\n"
+                                    "store S {\n"
+                                    "    cell c: int = 0;\n"
+                                    "    consistency L1;\n"
+                                    "}\n"
+                                    "workflow w() -> int {\n"
+                                    "    parallel {\n"
+                                    "        branch {\n"
+                                    "            A: atomic S {\n"
+                                    "                write c = 2;\n"
+                                    "            }\n"
+                                    "        }\n"
+                                    "        branch {\n"
+                                    "            A: atomic S {\n"
+                                    "                y = read c;\n"
+                                    "                write c = 2;\n"
+                                    "            }\n"
+                                    "        }\n"
+                                    "    }\n"
+                                    "    return y @ A;\n"
+                                    "}\n";
+
+#define OP_READ(i, op)                                                        \
+    PAR_EV(i, "\"kind\":\"read\",\"store\":\"S\",\"cell\":\"c\",\"value\":0," \
+              "\"version\":0,\"attempt\":1,\"op\":\"" op "\",\"writes\":{\"y\":0}")
+#define OP_COMMIT(i, txn, op)                                                                   \
+    PAR_EV(i, "\"kind\":\"commit\",\"store\":\"S\",\"txn\":" #txn ",\"attempt\":1,\"op\":\"" op \
+              "\",\"cells\":{\"c\":2},\"writes\":{}")
+
+Test(stores, the_op_field_tells_interleaved_operations_apart)
+{
+    const char *start = "{\"kind\":\"start\",\"lifeline\":\"A\",\"store\":{\"y\":0}}\n";
+    const char *end = "{\"kind\":\"end\",\"result\":0}\n";
+    char t[2048];
+    /* the reading operation commits right after its read, then the blind
+     * write: valid at L1 */
+    snprintf(t, sizeof t, "%s%s%s%s%s", start, OP_READ(1, "1.2/1"), OP_COMMIT(2, 1, "1.2/1"),
+             OP_COMMIT(3, 2, "1.1/1"), end);
+    expect_par_of(same_workflow, t, NULL);
+    /* the blind write between the read and its commit: a stale read L1
+     * must have refused */
+    snprintf(t, sizeof t, "%s%s%s%s%s", start, OP_READ(1, "1.2/1"), OP_COMMIT(2, 1, "1.1/1"),
+             OP_COMMIT(3, 2, "1.2/1"), end);
+    expect_par_of(same_workflow, t, "a stale read");
+    /* a commit naming an operation that has ended */
+    snprintf(t, sizeof t, "%s%s%s%s%s", start, OP_READ(1, "1.2/1"), OP_COMMIT(2, 1, "1.2/1"),
+             OP_COMMIT(3, 2, "1.2/1"), end);
+    expect_par_of(same_workflow, t,
+                  "lifeline A event 3: \"op\" 1.2/1 names an operation that has ended");
+    /* "op" must be a non-empty string, and only on store events */
+    snprintf(t, sizeof t, "%s%s%s%s%s", start, OP_READ(1, ""), OP_COMMIT(2, 1, "1.2/1"),
+             OP_COMMIT(3, 2, "1.1/1"), end);
+    expect_par_of(same_workflow, t, "\"op\" must be a non-empty string");
 }

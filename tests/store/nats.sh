@@ -12,7 +12,11 @@
 #     locked;
 #   - the store outlives the server: killed with SIGKILL and restarted on
 #     its store directory, the cell keeps its value;
-#   - the errors: a server that is down, a store opened at another level.
+#   - a durable run over NATS (--journal nats) with its store in a bucket:
+#     named by its --run-id, `zgc runs show` finds it done, `zgc runs gc`
+#     removes it with its message stream and its store's bucket;
+#   - the errors: a server that is down, a store opened at another level,
+#     a durable run id that cannot name NATS subjects.
 #   nats.sh ZGC NATS_STORE
 set -u
 zgc=$(realpath "${1:?usage: nats.sh ZGC NATS_STORE}")
@@ -90,6 +94,34 @@ kill -9 "$pid"; wait "$pid" 2> /dev/null
 start 2
 got=$("$prog" "$url" l1 1 - get 2> "$tmp/err")
 if [ "$got" = 12345 ]; then ok; else bad "after a restart: '$got': $(cat "$tmp/err")"; fi
+
+# a durable run over NATS with its journals and its store in buckets: named
+# by its --run-id, shown and removed by `zgc runs` with its message stream
+# and its store's bucket
+durable=$(cd "$(dirname "$0")/../durable" && pwd)
+export ZGC_CACHE="$tmp/cache"
+streams() { ls "$tmp"/js/jetstream/*/streams 2> /dev/null | tr '\n' ' '; }
+got=$(cd "$tmp" && "$zgc" run --processes --nats "$url" --durable --journal nats --run-id kv-r1 \
+  "$durable/counter.zg" "$durable/effect.c" 2> "$tmp/err")
+if [ "$got" = 12 ] && [[ " $(streams) " == *" KV_zgs-kv-r1-S "* ]] && [[ " $(streams) " == *" ZG_kv-r1 "* ]]; then ok
+else bad "durable run over NATS: '$got', streams $(streams): $(tail -3 "$tmp/err")"; fi
+out=$("$zgc" runs show kv-r1 --nats "$url" --journal nats 2>&1)
+if grep -q "status: done" <<<"$out"; then ok; else bad "runs show kv-r1: $out"; fi
+out=$("$zgc" runs gc --nats "$url" --journal nats 2>&1)
+if grep -q "removed 1 run" <<<"$out" && [[ " $(streams) " != *"kv-r1"* ]]; then ok
+else bad "runs gc: $out; streams $(streams)"; fi
+# per lifeline, --journal nats names the run by --run only
+if (cd "$tmp" && "$zgc" run --processes --nats "$url" --durable --journal nats --run-id 'a.b' \
+  "$durable/counter.zg" "$durable/effect.c" > /dev/null 2> "$tmp/err"); then bad "run id a.b accepted"
+elif grep -q "must be 1 to 64 letters, digits" "$tmp/err"; then ok; else bad "run id a.b: $(cat "$tmp/err")"; fi
+
+"$zgc" build "$durable/counter.zg" "$durable/effect.c" -o "$tmp/out" > /dev/null 2>&1 &&
+  head -c 32 /dev/urandom > "$tmp/run.key" && chmod 600 "$tmp/run.key"
+"$tmp/out/counter.A" --nats "$url" --run x1 --run-id y1 --durable --journal nats \
+  --secret-file "$tmp/run.key" > /dev/null 2> "$tmp/err"
+st=$?
+if [ $st = 2 ] && grep -q "the run's id is its NATS run (--run x1)" "$tmp/err"; then ok
+else bad "--run x1 --run-id y1 --journal nats: exit $st: $(cat "$tmp/err")"; fi
 
 # errors
 if "$prog" "$url" l1 3 - get > /dev/null 2> "$tmp/err"; then bad "another level accepted"

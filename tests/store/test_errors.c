@@ -1,6 +1,7 @@
 /* Bad use of the store: every case is a clear error, never a crash. */
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "helpers.h"
 
@@ -218,5 +219,51 @@ Test(store_errors, sqlite_busy_timeout)
     cr_assert_eq(zst_commit(op), ZST_OK, "%s", zst_error());
     cr_assert_eq(zst_end(op), ZST_OK);
     zst_close(s);
+    t_rmdir(d);
+}
+
+/* Processes that open a new store file at the same moment (per-lifeline
+ * processes starting together): every one opens it, none answers "database
+ * is locked" while another sets the file up. */
+Test(store_errors, sqlite_opened_by_many_processes_at_once, .timeout = 60)
+{
+    enum { PROCS = 8, ROUNDS = 10 };
+    char *d = t_dir();
+    for (int round = 0; round < ROUNDS; round++) {
+        char db[600];
+        snprintf(db, sizeof db, "%s/fresh%d.db", d, round);
+        int go[2];
+        cr_assert_eq(pipe(go), 0);
+        pid_t pids[PROCS];
+        for (int i = 0; i < PROCS; i++) {
+            pids[i] = fork();
+            cr_assert_geq(pids[i], 0);
+            if (pids[i] == 0) {
+                char b, err[512];
+                close(go[1]);
+                /* all wait on the pipe, and start when it is closed */
+                if (read(go[0], &b, 1) < 0) _exit(3);
+                zst_config c = {.level = 1, .sqlite = db, .busy_ms = 5000};
+                zst_store *s = zst_open(&c, err, sizeof err);
+                if (!s) {
+                    fprintf(stderr, "process %d: %s\n", i, err);
+                    _exit(1);
+                }
+                int rc = zst_cell(s, "n", ZGRT_INT, t_int(0));
+                if (rc != ZST_OK) fprintf(stderr, "process %d: %s\n", i, zst_error());
+                zst_close(s);
+                _exit(rc == ZST_OK ? 0 : 2);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        for (int i = 0; i < PROCS; i++) {
+            int st = 0;
+            cr_assert_eq(waitpid(pids[i], &st, 0), pids[i]);
+            cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                      "round %d: process %d could not open the new store (status %d)", round, i,
+                      st);
+        }
+    }
     t_rmdir(d);
 }

@@ -40,16 +40,7 @@ ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 note() { case "$notes" in *"$1"*) ;; *) notes="$notes$1"$'\n' ;; esac; }
 
-# counts FILE: "A1 A2 A3 A6" of the history FILE
-counts() {
-  "$zgc" anomalies "$1" | sed -n 's/^  A1 \([0-9]*\), A2 \([0-9]*\), A3 \([0-9]*\).*, A6 \([0-9]*\)$/\1 \2 \3 \4/p'
-}
-# excluded LEVEL A1 A2 A3 A6: the anomalies level LEVEL excludes are 0
-excluded() {
-  local l=$1 a1=$2 a2=$3 a3=$4 a6=$5
-  { [ "$l" -lt 1 ] || [ "$a1" = 0 ]; } && { [ "$l" -lt 2 ] || [ "$a3" = 0 ]; } &&
-    { [ "$l" -lt 3 ] || [ "$a6" = 0 ]; } && { [ "$l" -lt 4 ] || [ "$a2" = 0 ]; }
-}
+. "$here/levels.sh"
 # at LEVEL FILE OUT: a copy of FILE declared at LEVEL
 at() { sed "s/consistency L[0-4];/consistency L$1;/" "$2" > "$3"; }
 # trace_check FILE.zg TRACE
