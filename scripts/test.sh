@@ -8,7 +8,7 @@
 #      check and the runtime's own unit tests (fibers, sockets, signals);
 #   2. every test built with AddressSanitizer + UndefinedBehaviorSanitizer
 #      (the unit, golden, rejected-program, CLI, documentation, run, NATS,
-#      durable, planner, oracle … tests), but the three named below, which
+#      durable, planner, oracle … tests), but the four named below, which
 #      run in stage 1; plan_sizes and the randomized tests take fewer
 #      cases there (the functional tests run once here rather than twice:
 #      the optimized runtime runs every program again in stage 3);
@@ -43,15 +43,17 @@ stage "build and tests (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build -j2
 # (ctest --test-dir build runs them all; CI runs the rest in stage 2)
-normal_tests='^(cpl|durable_crash|durable_restart|mutation|plan_sizes|planner_property|browser|lsp_perf|install|editors|layers|test_runtime|fiber_schedules|test_net|test_unicode|signals)$'
+normal_tests='^(cpl|storerun_random|durable_crash|durable_restart|mutation|plan_sizes|planner_property|browser|lsp_perf|install|editors|layers|test_runtime|fiber_schedules|test_net|test_unicode|signals)$'
 ctest --test-dir build --output-on-failure -j2 -LE conformance -R "$normal_tests"
 
 stage "build and tests (ASan + UBSan)"
 # not under the sanitizers: the editor files' test (it runs no zgc code), the
-# package's installation test (dpkg and the installed files) and the trace
+# package's installation test (dpkg and the installed files), the trace
 # checker's mutation campaign (its checking half runs under the sanitizers in
-# the trace fuzz target; recording its traces there took minutes)
-san_skip='^(editors|install|mutation)$'
+# the trace fuzz target; recording its traces there took minutes) and the
+# random workflows with stores (the store runtime runs under the sanitizers
+# in storerun, test_store and durable_stores)
+san_skip='^(editors|install|mutation|storerun_random)$'
 cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZGC_SANITIZE=ON > /dev/null
 cmake --build build-san -j2
 # every third run program over NATS here (every one runs over sockets here

@@ -215,8 +215,11 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
         }
         last[l] = -1;
     }
+    /* a read drawn without its version's commit above it (see below) */
+    char *loose = zu_xcalloc((size_t)t->nlines + 1, 1);
     int nwork = 0;
     for (int l = 0; l < nl; l++) work[nwork++] = l, queued[l] = 1;
+again:
     while (rc == 0 && nwork > 0) {
         int l = work[--nwork];
         queued[l] = 0;
@@ -238,7 +241,7 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
                 }
             }
             json_t *ver = json_object_get(ln->json, "version");
-            if (!strcmp(ln->kind, "read") && json_integer_value(ver) > 0) {
+            if (!strcmp(ln->kind, "read") && json_integer_value(ver) > 0 && !loose[i]) {
                 char key[256];
                 snprintf(key, sizeof key, "%s#%lld",
                          json_string_value(json_object_get(ln->json, "store")),
@@ -271,6 +274,22 @@ static int place_rows(ZvwTrace *t, char *err, size_t errlen)
                     }
         }
     }
+    /* Reads waiting for commits that wait for them: events of concurrent
+     * branches of one lifeline are numbered in the order they were
+     * recorded, and a read may be numbered before the commit of another
+     * branch whose value it read (docs/runtime.md, "Trace format").  Such
+     * a read is drawn in its lifeline's order, without the commit above
+     * it; a receive can never come before its send. */
+    if (rc == 0) {
+        for (int l = 0; l < nl && nwork == 0; l++) /* one at a time */
+            if (next[l] < nev[l] && on_commit[l]) {
+                loose[ev[l][next[l]]] = 1;
+                on_commit[l] = 0;
+                work[nwork++] = l, queued[l] = 1;
+            }
+        if (nwork > 0) goto again;
+    }
+    free(loose);
     for (int l = 0; l < nl && rc == 0; l++)
         if (next[l] < nev[l])
             rc = fail(err, errlen,

@@ -18,16 +18,16 @@
 # At the end it prints what the runs showed: operations, retries at
 # L1..L4, and the anomalies found at L0 (where they are allowed).
 #   random.sh ZGC ZGGEN
-# STORERANDOM_CASES (default 6), STORERANDOM_SEEDS (schedules per level,
-# default 3), STORERANDOM_PROCESSES (levels run over processes, default
+# STORERANDOM_CASES (default 3), STORERANDOM_SEEDS (schedules per level,
+# default 2), STORERANDOM_PROCESSES (levels run over processes, default
 # "0 1 2 3 4") and STORERANDOM_SEED (the first workflow's seed, default 1)
 # size it; the soak's command is in tests/storerun/README.md.
 set -u
 zgc=$(realpath "${1:?usage: random.sh ZGC ZGGEN}")
 zggen=$(realpath "${2:?usage: random.sh ZGC ZGGEN}")
 here=$(cd "$(dirname "$0")" && pwd)
-cases=${STORERANDOM_CASES:-6}
-seeds=${STORERANDOM_SEEDS:-3}
+cases=${STORERANDOM_CASES:-3}
+seeds=${STORERANDOM_SEEDS:-2}
 proc_levels=${STORERANDOM_PROCESSES-0 1 2 3 4}
 first=${STORERANDOM_SEED:-1}
 tmp=$(mktemp -d)

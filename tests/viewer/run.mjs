@@ -607,6 +607,24 @@ await check('store operations: reads, commits, aborts and tool calls drawn and l
   assert.match(shown, /commit #3 Board  \(attempt 2\)  cells \{"plan":"ab"\}  tools \[\]/);
 });
 
+await check('store operations: a read numbered before the commit it read is drawn in its lifeline\'s order', async () => {
+  // store_order.jsonl: the second branch's read (event 1) read the value
+  // of the first branch's commit (event 2) of the same lifeline
+  const zg = path.join(here, 'store_order.zg'), trace = path.join(here, 'store_order.jsonl');
+  zgcOk(['trace', 'check', zg, trace]);
+  const html = path.join(tmp, 'store_order.html');
+  zgcOk(['view', trace, '-o', html]);
+  const { page, log } = await open(pathToFileURL(html).href);
+  const { evs } = await collectChart(page, { events: true });
+  assert.deepEqual(Object.keys(evs).sort(), ['A#1', 'A#2', 'A#3'], 'every event drawn');
+  assert.ok(evs['A#1'].y < evs['A#2'].y && evs['A#2'].y < evs['A#3'].y, 'in the lifeline\'s order');
+  noNetwork(log, [pathToFileURL(html).href]);
+  await page.close();
+  const shown = zgcOk(['trace', 'show', trace]).stdout;
+  assert.match(shown, /0 +A +1 +read S\.c = 1 +\(version 1, attempt 1\)/);
+  assert.match(shown, /2 +A +3 +commit #2 S/);
+});
+
 await check('the command line of zgc view and zgc trace show', async () => {
   const trace = path.join(tmp, 'cli.jsonl');
   zgcOk(['run', path.join(root, 'examples/increment.zg'), '--trace', trace]);

@@ -86,7 +86,7 @@
      * its store (the commit wrote what it read), as a receive after its
      * send */
     this.commitRow = new Map(); /* "store#txn" -> row of that commit */
-    this.commitOf = new Set();  /* "store#txn" of the commits in */
+    this.commitOf = new Map();  /* "store#txn" of the commits in -> their event */
     this.readWait = new Map();  /* "store#txn" -> lifelines waiting for it */
     this.retries = [];        /* per lifeline: retry lines before the act */
     this.parts = new Map();   /* parallel branch instances, see addPar */
@@ -183,7 +183,7 @@
       this.nsends++;
       this.sendOf.set(o.msg, ev);
     }
-    if (k === 'commit') this.commitOf.add(String(o.store) + '#' + String(o.txn));
+    if (k === 'commit') this.commitOf.set(String(o.store) + '#' + String(o.txn), ev);
     this.pending[li].set(o.index, ev);
     this.drain(li);
   };
@@ -229,10 +229,15 @@
            * receive follows its lifeline alone) */
           if (sr !== undefined && sr + 1 > row) row = sr + 1;
         }
-        if (ev.kind === 'read' && +ev.o.version > 0) {
+        if (ev.kind === 'read' && +ev.o.version > 0 && !ev.loose) {
           var ck = String(ev.o.store) + '#' + String(ev.o.version);
           var cr = this.commitRow.get(ck);
-          if (cr === undefined && !(this.complete && !this.commitOf.has(ck))) {
+          /* the commit of another branch of this lifeline, numbered after
+           * the read (events of concurrent branches are numbered in the
+           * order they were recorded): the read follows its lifeline */
+          var ce = this.commitOf.get(ck);
+          if (cr === undefined && ce && ce.l === l && ce.idx > ev.idx) ev.loose = true;
+          else if (cr === undefined && !(this.complete && !ce)) {
             if (!this.readWait.has(ck)) this.readWait.set(ck, []);
             this.readWait.get(ck).push(l);
             break;
@@ -262,6 +267,17 @@
   Model.prototype.finish = function () {
     this.complete = true;
     for (var l = 0; l < this.lifelines.length; l++) this.drain(l);
+    /* reads still waiting for commits that wait for them, through other
+     * lifelines (see drain): drawn in their lifeline's order, one at a
+     * time */
+    while (this.readWait.size) {
+      var first = this.readWait.entries().next().value;
+      var lw = first[1].shift();
+      if (!first[1].length) this.readWait.delete(first[0]);
+      var ev = this.pending[lw].get(this.next[lw]);
+      if (ev && ev.kind === 'read') ev.loose = true;
+      this.drain(lw);
+    }
   };
 
   /* What lifeline l's store held after its event n (0: its start): the
