@@ -479,14 +479,8 @@ static void keep_store_options(zri_options *o)
 {
     const char *names[] = {"--oprecords", "--store-file", "--store-dir"};
     const char *vals[] = {o->oprecords, o->store_file, o->store_dir};
-    for (int k = 0; k < 3; k++) {
-        if (!vals[k]) continue;
-        size_t len = strlen(names[k]) + 1 + strlen(vals[k]) + 1;
-        char *item = zri_xmalloc(len);
-        snprintf(item, len, "%s=%s", names[k], vals[k]);
-        o->stored = zri_xrealloc(o->stored, (size_t)(o->nstored + 1) * sizeof *o->stored);
-        o->stored[o->nstored++] = item;
-    }
+    for (int k = 0; k < 3; k++)
+        if (vals[k]) zri_options_keep(o, names[k], vals[k]);
 }
 
 /* A resume: the run's stored options, then those of the command line (the

@@ -156,6 +156,15 @@ static int parse_route(const zgrt_program *p, const char *s, zri_options *o)
     return 0;
 }
 
+void zri_options_keep(zri_options *o, const char *opt, const char *val)
+{
+    size_t len = strlen(opt) + 1 + strlen(val) + 1;
+    char *item = zri_xmalloc(len);
+    snprintf(item, len, "%s=%s", opt, val);
+    o->stored = zri_xrealloc(o->stored, (size_t)(o->nstored + 1) * sizeof *o->stored);
+    o->stored[o->nstored++] = item;
+}
+
 int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -213,11 +222,7 @@ int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options 
              * one process (each lifeline's own, on its host); the stores'
              * options are kept by main.c once it knows the workflow has
              * stores (keep_store_options) */
-            size_t len = n + 1 + strlen(val) + 1;
-            char *item = zri_xmalloc(len);
-            snprintf(item, len, "%s=%s", opt, val);
-            o->stored = zri_xrealloc(o->stored, (size_t)(o->nstored + 1) * sizeof *o->stored);
-            o->stored[o->nstored++] = item;
+            zri_options_keep(o, opt, val);
         }
         const char *end;
         int bad = 0;

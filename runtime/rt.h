@@ -300,6 +300,8 @@ typedef struct zri_options {
  * help (--help: exit 0), or -1 after printing a usage error (exit 2). */
 ZRI_HIDDEN int zri_options_parse(const zgrt_program *p, int argc, char **argv, zri_options *o);
 ZRI_HIDDEN void zri_options_free(zri_options *o);
+/* Adds "OPT=VAL" to what a durable run stores of its options (o->stored). */
+ZRI_HIDDEN void zri_options_keep(zri_options *o, const char *opt, const char *val);
 
 /* ===================================================================== */
 /* core.c — messages, events and the interfaces of a run                  */
