@@ -304,30 +304,18 @@ Test(stores, store_fields_are_checked)
 
 /* Two operations of one lifeline in parallel branches: either may end
  * first, each attempt's end is matched to the operation it fits. */
-static const char par_workflow[] = "lifeline A;\n"
-                                   "var x: int = 0;\n"
-                                   "var y: int = 0;\n"
-                                   "store S {\n"
-                                   "    cell c: int = 0;\n"
-                                   "    consistency L1;\n"
-                                   "}\n"
-                                   "workflow w() -> int {\n"
-                                   "    parallel {\n"
-                                   "        branch {\n"
-                                   "            A: atomic S {\n"
-                                   "                x = read c;\n"
-                                   "                write c = x + 1;\n"
-                                   "            }\n"
-                                   "        }\n"
-                                   "        branch {\n"
-                                   "            A: atomic S {\n"
-                                   "                y = read c;\n"
-                                   "                write c = y + 2;\n"
-                                   "            }\n"
-                                   "        }\n"
-                                   "    }\n"
-                                   "    return x @ A;\n"
-                                   "}\n";
+/* A workflow of lifeline A with the variables VARS, store S (one int cell
+ * c, L1) and two parallel branches, each one atomic block on S. */
+#define TWO_BRANCHES(vars, first, second, result)                                       \
+    "lifeline A;\n" vars "store S {\n    cell c: int = 0;\n    consistency L1;\n}\n"    \
+    "workflow w() -> int {\n    parallel {\n"                                           \
+    "        branch {\n            A: atomic S {\n" first "            }\n        }\n"  \
+    "        branch {\n            A: atomic S {\n" second "            }\n        }\n" \
+    "    }\n    return " result " @ A;\n}\n"
+
+static const char par_workflow[] =
+    TWO_BRANCHES("var x: int = 0;\nvar y: int = 0;\n", "x = read c;\nwrite c = x + 1;\n",
+                 "y = read c;\nwrite c = y + 2;\n", "x");
 
 #define PAR_EV(i, rest) "{\"lifeline\":\"A\",\"index\":" #i "," rest ",\"vc\":{\"A\":" #i "}}\n"
 #define PAR_READ(i, var, val, ver, att)                                          \
@@ -398,28 +386,8 @@ Test(stores, operations_of_parallel_branches_on_one_lifeline)
 
 /* Two operations of one lifeline whose commits write the same value: only
  * the events' "op" tells which commit is whose. */
-static const char same_workflow[] = "lifeline A;\n"
-                                    "var y: int = 0;\n"
-                                    "store S {\n"
-                                    "    cell c: int = 0;\n"
-                                    "    consistency L1;\n"
-                                    "}\n"
-                                    "workflow w() -> int {\n"
-                                    "    parallel {\n"
-                                    "        branch {\n"
-                                    "            A: atomic S {\n"
-                                    "                write c = 2;\n"
-                                    "            }\n"
-                                    "        }\n"
-                                    "        branch {\n"
-                                    "            A: atomic S {\n"
-                                    "                y = read c;\n"
-                                    "                write c = 2;\n"
-                                    "            }\n"
-                                    "        }\n"
-                                    "    }\n"
-                                    "    return y @ A;\n"
-                                    "}\n";
+static const char same_workflow[] =
+    TWO_BRANCHES("var y: int = 0;\n", "write c = 2;\n", "y = read c;\nwrite c = 2;\n", "y");
 
 #define OP_READ(i, op)                                                        \
     PAR_EV(i, "\"kind\":\"read\",\"store\":\"S\",\"cell\":\"c\",\"value\":0," \
