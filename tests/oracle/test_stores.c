@@ -302,8 +302,6 @@ Test(stores, store_fields_are_checked)
     expect_fail("\"reason\":\"plan was written\"", "\"reason\":3", "\"reason\" must be a string");
 }
 
-/* Two operations of one lifeline in parallel branches: either may end
- * first, each attempt's end is matched to the operation it fits. */
 /* A workflow of lifeline A with the variables VARS, store S (one int cell
  * c, L1) and two parallel branches, each one atomic block on S. */
 #define TWO_BRANCHES(vars, first, second, result)                                       \
@@ -313,6 +311,8 @@ Test(stores, store_fields_are_checked)
     "        branch {\n            A: atomic S {\n" second "            }\n        }\n" \
     "    }\n    return " result " @ A;\n}\n"
 
+/* Two operations of one lifeline in parallel branches: either may end
+ * first, each attempt's end is matched to the operation it fits. */
 static const char par_workflow[] =
     TWO_BRANCHES("var x: int = 0;\nvar y: int = 0;\n", "x = read c;\nwrite c = x + 1;\n",
                  "y = read c;\nwrite c = y + 2;\n", "x");
