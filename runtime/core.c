@@ -929,7 +929,7 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     /* a message is often a few microseconds away: watch the queues for a
      * short while before sleeping */
     long budget = ctx->spin_ns && ++ctx->waits % SPIN_PROBE ? ctx->spin_ns : SPIN_NS;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!fib) clock_gettime(CLOCK_MONOTONIC, &t0); /* (a fiber does not spin) */
     for (int i = 1, yield = crowded(R); !fib; i++) {
         if ((k = pick_head(R, in, chan, n, peers, done_mask)) >= 0) {
             ctx->spin_ns = SPIN_NS;

@@ -17,7 +17,8 @@
  * per worker (`next`, atomic) for the last fiber a fiber of that worker
  * woke.  A worker takes its slot first, then the queue; with nothing
  * there it spins up to ZFB_SPIN_NS looking at the queue and at the other
- * workers' slots (taking a fiber that has sat in one for ZFB_STEAL_NS),
+ * workers' slots (taking a fiber that has sat in one for ZFB_STEAL_NS of
+ * its own looking: the waking path reads no clock),
  * then sleeps on `cv`.  A wake signals a sleeping worker only when no
  * worker spins.  With a seed (--schedule) the slot is not used and the
  * queue is taken in a seeded random order among its first entries.
@@ -279,11 +280,13 @@ struct zfb_fiber {
 
 typedef struct worker {
     zfb_sched *s;
-    zfb_context ctx; /* the thread's own context */
-    zfb_fiber *cur;  /* the fiber it runs */
-    zfb_fiber *next; /* atomic: a fiber woken by its fiber */
-    int64_t next_ns; /* atomic: when `next` was set */
-    int held;        /* its fiber is in a blocking call */
+    zfb_context ctx;   /* the thread's own context */
+    zfb_fiber *cur;    /* the fiber it runs */
+    zfb_fiber *next;   /* atomic: a fiber woken by its fiber */
+    uint64_t next_seq; /* atomic: how many times `next` was set (no clock
+                          on the waking path: a spinning worker times how
+                          long it sees the same value) */
+    int held;          /* its fiber is in a blocking call */
     pthread_t th;
 #ifdef ZFB_ASAN
     void *asan_fake;
@@ -436,17 +439,12 @@ static void make_runnable(zfb_fiber *f)
     zfb_sched *s = f->s;
     worker *w = cur_worker();
     if (w && w->s == s && w->cur && !w->held && !s->seed) {
-        __atomic_store_n(&w->next_ns, now_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&w->next_seq, w->next_seq + 1, __ATOMIC_RELAXED);
         zfb_fiber *old = __atomic_exchange_n(&w->next, f, __ATOMIC_ACQ_REL);
-        if (old) {
-            push_global(s, old);
-        } else if (__atomic_load_n(&s->nspin, __ATOMIC_SEQ_CST) == 0 &&
-                   __atomic_load_n(&s->nsleep, __ATOMIC_RELAXED) > 0) {
-            /* an idle worker takes it over if this one keeps running */
-            pthread_mutex_lock(&s->mu);
-            if (s->nsleep > 0) pthread_cond_signal(&s->cv);
-            pthread_mutex_unlock(&s->mu);
-        }
+        /* no signal: most often the waking fiber parks next and this
+         * worker runs f; if it keeps running, an idle worker looks at the
+         * slots while any worker is busy (find_work) and takes f over */
+        if (old) push_global(s, old);
         return;
     }
     push_global(s, f);
@@ -701,6 +699,13 @@ static zfb_fiber *spin_for_work(worker *w)
     __atomic_add_fetch(&s->nspin, 1, __ATOMIC_SEQ_CST);
     int64_t t0 = now_ns();
     zfb_fiber *f = NULL;
+    /* per other worker: the slot's count when this one first saw it, and
+     * when: a fiber still there ZFB_STEAL_NS later is taken over */
+    static __thread uint64_t seen_seq[MAX_THREADS];
+    static __thread int64_t seen_at[MAX_THREADS];
+    int nseen = __atomic_load_n(&s->nws, __ATOMIC_ACQUIRE);
+    for (int k = 0; k < nseen; k++)
+        seen_seq[k] = __atomic_load_n(&s->ws[k]->next_seq, __ATOMIC_RELAXED), seen_at[k] = t0;
     for (int i = 1;; i++) {
         if ((f = __atomic_exchange_n(&w->next, NULL, __ATOMIC_ACQ_REL))) break;
         if (__atomic_load_n(&s->qlen, __ATOMIC_RELAXED) > 0) {
@@ -718,7 +723,19 @@ static zfb_fiber *spin_for_work(worker *w)
             worker *o = s->ws[k];
             if (o == w) continue;
             zfb_fiber *c = __atomic_load_n(&o->next, __ATOMIC_ACQUIRE);
-            if (!c || t - __atomic_load_n(&o->next_ns, __ATOMIC_RELAXED) < ZFB_STEAL_NS) continue;
+            uint64_t seq = __atomic_load_n(&o->next_seq, __ATOMIC_RELAXED);
+            if (k >= nseen) { /* a worker started meanwhile */
+                for (int j = nseen; j <= k; j++)
+                    seen_seq[j] = __atomic_load_n(&s->ws[j]->next_seq, __ATOMIC_RELAXED),
+                    seen_at[j] = t;
+                nseen = k + 1;
+                continue;
+            }
+            if (seq != seen_seq[k]) {
+                seen_seq[k] = seq, seen_at[k] = t;
+                continue;
+            }
+            if (!c || t - seen_at[k] < ZFB_STEAL_NS) continue;
             if (__atomic_compare_exchange_n(&o->next, &c, NULL, 0, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE)) {
                 f = c;
@@ -738,6 +755,16 @@ static int slot_waiting(zfb_sched *s)
     for (int k = 0; k < n; k++)
         if (__atomic_load_n(&s->ws[k]->next, __ATOMIC_ACQUIRE) &&
             __atomic_load_n(&s->ws[k]->cur, __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
+
+/* Another worker than w runs a fiber (its slot may fill). */
+static int busy_elsewhere(zfb_sched *s, worker *w)
+{
+    int n = __atomic_load_n(&s->nws, __ATOMIC_ACQUIRE);
+    for (int k = 0; k < n; k++)
+        if (s->ws[k] != w && !s->ws[k]->held && __atomic_load_n(&s->ws[k]->cur, __ATOMIC_RELAXED))
             return 1;
     return 0;
 }
@@ -805,8 +832,9 @@ static zfb_fiber *find_work(worker *w)
         __atomic_add_fetch(&s->nsleep, 1, __ATOMIC_SEQ_CST);
         while (!s->qhead && !s->stop && !__atomic_load_n(&w->next, __ATOMIC_ACQUIRE)) {
             s->st.sleeps++;
-            if (slot_waiting(s)) {
-                /* a fiber waits in a busy worker's slot: look again soon */
+            if (busy_elsewhere(s, w)) {
+                /* a fiber may wait, or come to wait, in a busy worker's
+                 * slot (putting one there signals nobody): look again soon */
                 struct timespec t;
                 clock_gettime(CLOCK_REALTIME, &t);
                 t.tv_nsec += 100000;
