@@ -1016,6 +1016,7 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
                  "without sending it",
                  lname(R, peers[gone]), cname(R, chan), lname(R, peers[gone]));
     if (k < 0) unwind(ctx);
+    if (fib) return k; /* (a fiber does not spin) */
     /* adapt the budget to how long this wait lasted */
     clock_gettime(CLOCK_MONOTONIC, &t);
     long ns = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec);
