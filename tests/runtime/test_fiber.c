@@ -1,7 +1,7 @@
 /* test_fiber.c — fibers (runtime/fiber.c): the context switch alone, the
  * scheduler (park and wake across workers, the blocking hand-off, seeded
  * orders, 20,000 fibers suspended at once, an idle worker polling
- * instead of sleeping), and a run with 20,000 parallel branches waiting
+ * instead of sleeping, a woken fiber taken over from a busy worker), and a run with 20,000 parallel branches waiting
  * at once (fibers, the default scheduler). */
 #include <criterion/criterion.h>
 #include <poll.h>
@@ -445,3 +445,53 @@ static void poll_run(int workers)
 /* (one worker: only wake_fd can end its poll for the late fiber) */
 Test(fiber, an_idle_worker_polls_one_worker, .timeout = 60) { poll_run(1); }
 Test(fiber, an_idle_worker_polls_two_workers, .timeout = 60) { poll_run(2); }
+
+/* A fiber woken into the slot of a worker whose fiber keeps running (no
+ * park, no yield) is taken over by the idle worker: the wake signals
+ * nobody, the idle worker looks at the slots while another is busy. */
+static zfb_fiber *slot_b;
+static int slot_go;
+static double slot_b_ran;
+static int slot_b_done;
+
+static void slot_waiter(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&slot_b, zfb_self(), __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&slot_go, __ATOMIC_SEQ_CST)) zfb_park();
+    slot_b_ran = mono();
+    __atomic_store_n(&slot_b_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static double slot_woken_at, slot_busy_until;
+
+static void slot_waker(void *arg)
+{
+    (void)arg;
+    zfb_fiber *b;
+    while (!(b = __atomic_load_n(&slot_b, __ATOMIC_SEQ_CST))) zfb_yield();
+    for (int i = 0; i < 100; i++) zfb_yield(); /* b parks meanwhile */
+    /* busy 20 ms first: the other worker, with nothing to run, sleeps */
+    for (double t0 = mono(); mono() - t0 < 0.02;) {}
+    slot_woken_at = mono();
+    __atomic_store_n(&slot_go, 1, __ATOMIC_SEQ_CST);
+    zfb_wake(b);
+    /* busy, without giving the worker back, for up to 2 s */
+    while (!__atomic_load_n(&slot_b_done, __ATOMIC_SEQ_CST) && mono() - slot_woken_at < 2.0) {}
+    slot_busy_until = mono();
+}
+
+Test(fiber, a_woken_fiber_is_taken_over_from_a_busy_worker, .timeout = 30)
+{
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(2, 0, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    cr_assert_eq(zfb_spawn(s, slot_waiter, NULL, NULL), 0);
+    cr_assert_eq(zfb_spawn(s, slot_waker, NULL, NULL), 0);
+    zfb_sched_free(s);
+    cr_assert_gt(slot_b_ran, 0.0);
+    cr_assert_lt(slot_b_ran - slot_woken_at, 1.0,
+                 "the woken fiber waited %.3f s for its busy waker's worker",
+                 slot_b_ran - slot_woken_at);
+    cr_assert_lt(slot_b_ran, slot_busy_until + 1e-9, "it ran while its waker was busy");
+}
