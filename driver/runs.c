@@ -46,7 +46,7 @@ static const char usage_runs[] =
     "       zgc runs cancel RUN [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "       zgc runs gc [--failed] [--store STORE | --nats URL [--journal nats[:BUCKET]]]\n"
     "       zgc runs resume RUN [--exit-when-waiting] [--store STORE |\n"
-    "                       --nats URL [--journal nats[:BUCKET]] --secret-file FILE]\n"
+    "                       --nats URL [--journal nats[:BUCKET]] [--secret-file FILE]]\n"
     "\n"
     "Durable runs (zgc run --durable) in the run store STORE (default:\n"
     "$ZGC_STORE, else .zgc/runs.db):\n"
@@ -66,7 +66,8 @@ static const char usage_runs[] =
     "                       of the NATS server at URL (resume: starts here the\n"
     "                       executables of the lifelines that have not ended)\n"
     "  --journal nats:BUCKET  that bucket (default ZGC_JOURNAL)\n"
-    "  --secret-file FILE   resume --nats: the run's secret\n" NATS_AUTH_HELP
+    "  --secret-file FILE   resume --nats: the run's secret (default: the one `zgc run\n"
+    "                       --processes --nats --durable` kept, .zgc/secrets/RUN.key)\n" NATS_AUTH_HELP
     "  --failed             gc: remove failed runs too\n"
     "  --exit-when-waiting  resume: stop (exit 3) when only humans can go on\n"
     "  -h, --help           show this help\n"
@@ -721,13 +722,30 @@ static void add_opt(char ***args, int *n, const char *name, const char *value)
  * ended, each started here from the executable its record names, with
  * --resume, the server, the bucket, the run's secret and these
  * credentials; the result composed in the bucket is printed. */
+static int resume_nats_with(const Args *a);
 static int resume_nats(const Args *a)
 {
     const char *id = a->pos[0];
-    if (!a->secret_file)
+    /* without --secret-file: the secret `zgc run --processes --nats
+     * --durable` kept beside the run store (launch.c) */
+    char *kept = a->secret_file ? NULL : zs_secret_path(a->store, id);
+    if (kept && access(kept, R_OK) != 0) {
+        free(kept);
         return usage_error(usage_runs, "%s",
                            "runs resume --nats needs the run's secret: --secret-file FILE (the "
                            "file its lifelines were started with)");
+    }
+    Args with_key = *a;
+    if (kept) with_key.secret_file = kept;
+    int krc = resume_nats_with(&with_key);
+    if (kept && krc == 0) unlink(kept); /* the run is done: its kept secret goes */
+    free(kept);
+    return krc;
+}
+
+static int resume_nats_with(const Args *a)
+{
+    const char *id = a->pos[0];
     Src src;
     int rc = src_open(a, &src);
     if (rc) return rc;

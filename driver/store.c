@@ -76,6 +76,17 @@ char *zs_path(const char *given)
     return out;
 }
 
+char *zs_secret_path(const char *given, const char *run)
+{
+    char *store = zs_path(given), *out;
+    char *slash = strrchr(store, '/');
+    if (asprintf(&out, "%.*s/secrets/%s.key", slash ? (int)(slash - store) : 1, slash ? store : ".",
+                 run) < 0)
+        zu_oom();
+    free(store);
+    return out;
+}
+
 ZsStore *zs_open(const char *path, char *err)
 {
     struct stat sb;

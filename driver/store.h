@@ -24,6 +24,10 @@ typedef struct ZsStore ZsStore;
 /* The store's path: given, else $ZGC_STORE, else .zgc/runs.db in the
  * working directory, absolute (malloc'd). */
 char *zs_path(const char *given);
+/* Where a durable run over NATS started by `zgc run --processes` keeps
+ * its secret until it is done: DIR/secrets/RUN.key beside the store path
+ * (zs_path(given) = DIR/FILE), malloc'd. */
+char *zs_secret_path(const char *given, const char *run);
 /* Opens an existing store; a missing file is an error that says so. */
 ZsStore *zs_open(const char *path, char *err);
 void zs_close(ZsStore *s);

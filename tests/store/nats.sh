@@ -14,7 +14,10 @@
 #     its store directory, the cell keeps its value;
 #   - a durable run over NATS (--journal nats) with its store in a bucket:
 #     named by its --run-id, `zgc runs show` finds it done, `zgc runs gc`
-#     removes it with its message stream and its store's bucket;
+#     removes it with its message stream and its store's bucket; killed
+#     (SIGKILL of one lifeline) and resumed with `zgc runs resume` and the
+#     secret the launcher kept: the uninterrupted result, no increment
+#     lost or doubled;
 #   - the errors: a server that is down, a store opened at another level,
 #     a durable run id that cannot name NATS subjects.
 #   nats.sh ZGC NATS_STORE
@@ -110,6 +113,23 @@ if grep -q "status: done" <<<"$out"; then ok; else bad "runs show kv-r1: $out"; 
 out=$("$zgc" runs gc --nats "$url" --journal nats 2>&1)
 if grep -q "removed 1 run" <<<"$out" && [[ " $(streams) " != *"kv-r1"* ]]; then ok
 else bad "runs gc: $out; streams $(streams)"; fi
+# killed (a real SIGKILL of one lifeline's process, --peer-wait 0: the
+# launcher stops) and resumed by `zgc runs resume` with the secret the
+# launcher kept (.zgc/secrets/RUN.key): the uninterrupted result, every
+# increment committed once, the kept secret gone once the run is done
+mkdir -p "$tmp/kr" && rm -f "$tmp/kr/ops"
+export ZGC_TEST_EFFECT_LOG="$tmp/kr/effect.log"
+(cd "$tmp/kr" && ZGRT_KILL_AT_EVENT=9 setsid -w "$zgc" run --processes --nats "$url" --durable \
+  --journal nats --run-id kv-r2 --oprecords ops --peer-wait 0 "$durable/counter.zg" \
+  "$durable/effect.c" > /dev/null 2> err)
+st=$?
+if [ $st != 0 ] && [ -f "$tmp/kr/.zgc/secrets/kv-r2.key" ]; then ok
+else bad "killed durable run over NATS: exit $st, secret: $(ls -R "$tmp/kr/.zgc" 2>&1); $(tail -3 "$tmp/kr/err")"; fi
+got=$(cd "$tmp/kr" && "$zgc" runs resume kv-r2 --nats "$url" --journal nats 2> err2)
+incs=$(grep '"aborted":false' "$tmp/kr/ops" | grep -c '"write_set":\["c"\]')
+twice=$(grep '"aborted":false' "$tmp/kr/ops" | grep -o '"txn":[0-9]*' | sort | uniq -d)
+if [ "$got" = 12 ] && [ "$incs" = 12 ] && [ -z "$twice" ] && [ ! -e "$tmp/kr/.zgc/secrets/kv-r2.key" ]; then ok
+else bad "resumed durable run over NATS: '$got', $incs increments, twice '$twice': $(tail -3 "$tmp/kr/err2")"; fi
 # per lifeline, --journal nats names the run by --run only
 if (cd "$tmp" && "$zgc" run --processes --nats "$url" --durable --journal nats --run-id 'a.b' \
   "$durable/counter.zg" "$durable/effect.c" > /dev/null 2> "$tmp/err"); then bad "run id a.b accepted"
