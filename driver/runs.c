@@ -67,8 +67,8 @@ static const char usage_runs[] =
     "                       executables of the lifelines that have not ended)\n"
     "  --journal nats:BUCKET  that bucket (default ZGC_JOURNAL)\n"
     "  --secret-file FILE   resume --nats: the run's secret (default: the one `zgc run\n"
-    "                       --processes --nats --durable` kept, .zgc/secrets/RUN.key)\n" NATS_AUTH_HELP
-    "  --failed             gc: remove failed runs too\n"
+    "                       --processes --nats --durable` kept, "
+    ".zgc/secrets/RUN.key)\n" NATS_AUTH_HELP "  --failed             gc: remove failed runs too\n"
     "  --exit-when-waiting  resume: stop (exit 3) when only humans can go on\n"
     "  -h, --help           show this help\n"
     "\n"
