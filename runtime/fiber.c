@@ -441,10 +441,20 @@ static void make_runnable(zfb_fiber *f)
     if (w && w->s == s && w->cur && !w->held && !s->seed) {
         __atomic_store_n(&w->next_seq, w->next_seq + 1, __ATOMIC_RELAXED);
         zfb_fiber *old = __atomic_exchange_n(&w->next, f, __ATOMIC_ACQ_REL);
-        /* no signal: most often the waking fiber parks next and this
-         * worker runs f; if it keeps running, an idle worker looks at the
-         * slots while any worker is busy (find_work) and takes f over */
-        if (old) push_global(s, old);
+        /* in one process no signal: most often the waking fiber parks
+         * next and this worker runs f; if it keeps running, an idle worker
+         * looks at the slots while any worker is busy (find_work) and
+         * takes f over.  With a poll function (per-lifeline processes) an
+         * idle worker takes f over if this one keeps running. */
+        if (old) {
+            push_global(s, old);
+        } else if (__atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE) &&
+                   __atomic_load_n(&s->nspin, __ATOMIC_SEQ_CST) == 0 &&
+                   __atomic_load_n(&s->nsleep, __ATOMIC_RELAXED) > 0) {
+            pthread_mutex_lock(&s->mu);
+            if (s->nsleep > 0) pthread_cond_signal(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+        }
         return;
     }
     push_global(s, f);
@@ -832,7 +842,8 @@ static zfb_fiber *find_work(worker *w)
         __atomic_add_fetch(&s->nsleep, 1, __ATOMIC_SEQ_CST);
         while (!s->qhead && !s->stop && !__atomic_load_n(&w->next, __ATOMIC_ACQUIRE)) {
             s->st.sleeps++;
-            if (busy_elsewhere(s, w)) {
+            if (__atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE) ? slot_waiting(s)
+                                                               : busy_elsewhere(s, w)) {
                 /* a fiber may wait, or come to wait, in a busy worker's
                  * slot (putting one there signals nobody): look again soon */
                 struct timespec t;
