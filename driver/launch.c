@@ -666,11 +666,11 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
     char **socks = zu_xcalloc((size_t)n, sizeof *socks);
     char **results = zu_xcalloc((size_t)n, sizeof *results);
     char **errfiles = zu_xcalloc((size_t)n, sizeof *errfiles);
-    /* the run's secret: in the run's directory, or for a durable run over
-     * NATS beside the run store (DIR/secrets/RUN.key, until it is done),
+    /* the run's secret: in the run's directory, or for a new durable run
+     * over NATS beside the run store (DIR/secrets/RUN.key, until it is done),
      * where `zgc runs resume RUN --nats URL` finds it after this command
      * has ended: the messages in the run's stream are signed with it */
-    bool kept_key = nats && run_id && (durable || resuming);
+    bool kept_key = nats && run_id && durable && !resuming;
     char *key;
     if (kept_key)
         key = zs_secret_path(store, run_id);
@@ -685,34 +685,23 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         unlink(errfiles[i]);
     }
     int status = 0;
-    if (kept_key && resuming && access(key, R_OK) == 0) {
-        /* the run's own secret, kept when it started */
-    } else if (kept_key && resuming) {
-        fprintf(stderr,
-                "zgc: error: run %s: its secret %s is missing (it was kept there when the run "
-                "started here): resume it with `zgc runs resume %s --nats URL --secret-file "
-                "FILE`\n",
-                run_id, key, run_id);
-        status = 1;
-    } else {
-        if (kept_key) {
-            /* DIR/secrets, only this user's */
-            char *dir = strdup(key);
-            if (!dir) zu_oom();
-            *strrchr(dir, '/') = 0;
-            char *up = strrchr(dir, '/');
-            if (up) *up = 0;
-            if (mkdir(dir, 0700) != 0 && errno != EEXIST) status = 1;
-            if (up) *up = '/';
-            if (status == 0 && mkdir(dir, 0700) != 0 && errno != EEXIST) status = 1;
-            if (status)
-                fprintf(stderr, "zgc: error: cannot make %s for the run's secret: %s\n", dir,
-                        strerror(errno));
-            free(dir);
-        }
-        unlink(key);
-        if (status == 0) status = write_secret(key);
+    if (kept_key) {
+        /* DIR and DIR/secrets (only this user's) */
+        char *dir = strdup(key);
+        if (!dir) zu_oom();
+        *strrchr(dir, '/') = 0;
+        char *up = strrchr(dir, '/');
+        if (up) *up = 0;
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) status = 1;
+        if (up) *up = '/';
+        if (status == 0 && mkdir(dir, 0700) != 0 && errno != EEXIST) status = 1;
+        if (status)
+            fprintf(stderr, "zgc: error: cannot make %s for the run's secret: %s\n", dir,
+                    strerror(errno));
+        free(dir);
     }
+    unlink(key);
+    if (status == 0) status = write_secret(key);
     int started = 0;
     /* names are bounded (ZV_LIFELINE_NAME_MAX), but $TMPDIR is not */
     size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
