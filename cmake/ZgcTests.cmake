@@ -11,3 +11,19 @@ function(zgc_add_unit_test name)
   set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300
     ENVIRONMENT "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp")
 endfunction()
+
+# zgc_test_costs(NAME:SECONDS ...)
+# The longest tests first: ctest -j starts tests in descending COST (when
+# it has no timings of its own, as on a fresh checkout), so that no long
+# test is left running alone at the end.  SECONDS: about the test's time
+# under the sanitizers.  Tests this build does not define are skipped.
+function(zgc_test_costs)
+  foreach(pair ${ARGN})
+    string(REPLACE ":" ";" pair "${pair}")
+    list(GET pair 0 t)
+    list(GET pair 1 cost)
+    if(TEST ${t})
+      set_tests_properties(${t} PROPERTIES COST ${cost})
+    endif()
+  endforeach()
+endfunction()
