@@ -88,6 +88,9 @@
 #ifndef ZGC_FAST_LD
 #define ZGC_FAST_LD ""
 #endif
+#ifndef ZGC_KEEP_DEBUG
+#define ZGC_KEEP_DEBUG 0
+#endif
 
 static const ZSpan no_span = {0};
 
@@ -555,6 +558,7 @@ static void compile_job(Build *b, Job *j, const char *src, const char *obj)
     cc_words(b, &cmd);
     argv_push(&cmd, "-c");
     argv_push(&cmd, "-O2");
+    if (b->o->debug_info) argv_push(&cmd, "-g");
     argv_push(&cmd, "-fPIC");
     argv_push(&cmd, "-I");
     argv_push(&cmd, env_or("ZGC_RUNTIME_INCLUDE", ZGC_RUNTIME_INCLUDE));
@@ -613,6 +617,8 @@ static void link_job(Build *b, Job *j, const char *path, const char *exe, const 
     argv_push(&cmd, "-lnats");    /* the NATS transport (runtime/nats) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
+    /* the runtime library's DWARF: two thirds of an executable's bytes */
+    if (!b->o->debug_info && !ZGC_KEEP_DEBUG) argv_push(&cmd, "-Wl,--strip-debug");
     j->kind = JOB_LINK;
     j->argv = cmd.v;
     j->what = exe;

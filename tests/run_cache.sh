@@ -157,4 +157,19 @@ for o in "$tmp"/j1/*.o; do
     n=$((n + 1))
 done
 [ "$n" -ge 4 ] || fail "only $n objects"
+
+# ---- debugging information: dropped at the link unless -g -------------------
+# (a zgc built with the sanitizers keeps it always: their reports name lines)
+"$zgc" build -g -o "$tmp/g" "$wf"
+has_debug() { readelf -S "$1" | grep -c '\.debug_info' > /dev/null; }
+exe=$tmp/j1/diagnosis
+has_debug "$tmp/g/diagnosis" || fail "zgc build -g: no .debug_info in the executable"
+syms=$(nm "$exe") # (not piped into grep -q: nm would die of SIGPIPE)
+if grep -q -e '__asan_init' -e '__tsan_init' <<< "$syms"; then
+    has_debug "$exe" || fail "a sanitized zgc dropped the runtime's debugging information"
+else
+    ! has_debug "$exe" || fail "zgc build without -g: the executable keeps .debug_info"
+    grep -q ' zgrt_main$' <<< "$syms" || fail "zgc build without -g: the symbol table is gone"
+fi
+"$exe" --help > /dev/null || fail "the executable built without -g does not run"
 echo "run_cache: ok"
