@@ -74,7 +74,9 @@
  * Deadlocks (in-process mode only): the run counts its running threads
  * (`active`) and the threads blocked in a receive (`blocked`).  A thread
  * that blocks or ends takes `active` down; a sender that wakes a blocked
- * receiver brings it back up on the receiver's behalf; a parallel region
+ * receiver brings it back up on the receiver's behalf (a receiver that
+ * finds its message without that, having woken by itself, brings it up
+ * before it lets go of its inbox's lock: wait_heads); a parallel region
  * hands its count to its branches and gets it back from the last one.
  * When `active` reaches 0 with a thread still blocked, no message can ever
  * arrive: the run fails with "deadlock: …" instead of hanging.  Projected
@@ -994,6 +996,18 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
         }
         if (w.woken) w.counted = w.woken = 0; /* a sender counted us active again */
     }
+    /* A receive that found its message while still counted blocked (it
+     * woke by itself: a wake left from an earlier receive, or a spurious
+     * one) counts itself active again before it lets the lock go: until
+     * then its sender, still in deliver_local, is running; once it is
+     * unlinked the sender no longer counts it and may block in turn, and
+     * a thread preempted between the two would leave active at 0 while it
+     * runs — a deadlock reported that is none. */
+    if (w.counted && !w.woken && !deadlock) {
+        w.counted = 0;
+        __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
+    }
     pthread_mutex_unlock(&in->mu);
     if (deadlock) {
         /* describes this waiter too */
@@ -1005,10 +1019,6 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     pthread_mutex_lock(&in->mu);
     unlink_waiter(R, in, &w);
     __atomic_sub_fetch(&in->nwait, 1, __ATOMIC_SEQ_CST);
-    if (w.counted && !w.woken && !deadlock) {
-        __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
-        __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
-    }
     pthread_mutex_unlock(&in->mu);
     if (k < 0 && gone >= 0 && !cancelled(R))
         ctx_fail(ctx, loc,
