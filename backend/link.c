@@ -617,7 +617,7 @@ static void link_job(Build *b, Job *j, const char *path, const char *exe, const 
     argv_push(&cmd, "-lnats");    /* the NATS transport (runtime/nats) */
     argv_push(&cmd, "-lpthread");
     argv_push(&cmd, "-lm");
-    /* the runtime library's DWARF: two thirds of an executable's bytes */
+    /* the runtime library's DWARF: half of an executable's bytes */
     if (!b->o->debug_info && !ZGC_KEEP_DEBUG) argv_push(&cmd, "-Wl,--strip-debug");
     j->kind = JOB_LINK;
     j->argv = cmd.v;
