@@ -47,7 +47,7 @@ typedef struct ZBuildOptions {
     const char *const *c_files; /* user C files with zg_<action> functions */
     int n_c_files;
     const char *cc;    /* C compiler used to link (default: $CC or "cc") */
-    int opt_level;     /* 0..3 (default 2) */
+    int opt_level;     /* 0..3 (zgc build and run: 0) */
     bool keep_objects; /* keep the .o files in out_dir */
     bool verbose;      /* print the commands run */
     /* keep the debugging information of the runtime library (and of the
