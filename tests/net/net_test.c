@@ -457,18 +457,29 @@ void t_rmdir(char *dir)
 
 int t_free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = 0;
-    socklen_t len = sizeof sa;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
-        abort();
-    close(fd);
-    return ntohs(sa.sin_port);
+    /* the kernel may give the port it just gave again once it is closed:
+     * never the same one twice in a process (two lifelines' addresses of
+     * one test would be one, and a lifeline would dial itself) */
+    static int given[256];
+    static int ngiven;
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sa.sin_port = 0;
+        socklen_t len = sizeof sa;
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+            getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+            abort();
+        close(fd);
+        int port = ntohs(sa.sin_port), seen = 0;
+        for (int i = 0; i < ngiven && !seen; i++) seen = given[i] == port;
+        if (seen) continue;
+        if (ngiven < (int)(sizeof given / sizeof given[0])) given[ngiven++] = port;
+        return port;
+    }
 }
 
 double t_now(void)
