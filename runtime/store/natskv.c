@@ -96,7 +96,11 @@ static int get_doc(zst_nkv *q, const char *k, json_t **out, uint64_t *rev)
 {
     *out = NULL;
     kvEntry *e = NULL;
-    natsStatus s = kvStore_Get(&e, q->kv, k);
+    /* a read changes nothing: one that timed out (a server slowed by its
+     * host's load) is asked again until the busy timeout */
+    int64_t deadline = now_ms() + q->busy_ms;
+    natsStatus s;
+    while ((s = kvStore_Get(&e, q->kv, k)) == NATS_TIMEOUT && now_ms() < deadline) {}
     if (s == NATS_NOT_FOUND) return 1;
     if (s != NATS_OK) return nkv_fail(q, s, "reading");
     if (rev) *rev = kvEntry_Revision(e);
