@@ -2,7 +2,7 @@
  * hand-offs as the workflows, written directly with the NATS C client and
  * nothing else, one process per party (forked).
  *
- *   floor [--js [--state file:PATH|kv [--state-ms MS]]] [--decisions] [--workers N]
+ *   floor [--js [--state file:PATH|kv [--state-ms MS]]] [--workers N]
  *         URL ROUNDS
  *                                             prints nanoseconds per round
  *
@@ -36,10 +36,9 @@
  * Without --state, the coordinator acknowledges each reply when it takes
  * it, and a crash would lose the sum.
  *
- * --decisions (fan-out): each round the coordinator first sends every
- * worker its decision to go on (a message the worker takes), as the
- * workflows do (their loop's decision goes to every lifeline of the loop:
- * 3N messages a round rather than 2N).
+ * The floors send no loop decisions of their own: a durable run's
+ * decision travels with the message after it (one message of the stream,
+ * runtime/nats/nats.c: BATCH), so its messages are as many as theirs.
  *
  * --state-ms MS: the state is stored at the end of a round only once MS
  * milliseconds have passed since it was stored last (and after the last
@@ -74,7 +73,6 @@ enum { STATE_NONE, STATE_FILE, STATE_KV };
 static int state_kind = STATE_NONE;
 static const char *state_path; /* STATE_FILE */
 static long state_ms;          /* --state-ms: 0, every round */
-static int decisions;          /* --decisions */
 
 static void die(const char *what, natsStatus s)
 {
@@ -290,7 +288,6 @@ static void worker(const char *url, const char *name, int use_js, int ready_fd)
     for (;;) {
         int64_t n = take(&p);
         if (n < 0) break;            /* the coordinator's end */
-        if (decisions) n = take(&p); /* that was the decision: go on */
         send_to(&p, "c", n + 1);
     }
     ack_held(&p);
@@ -362,8 +359,6 @@ static double fanout(const char *url, int64_t rounds, int workers, int use_js)
     int64_t acc = 0;
     struct timespec stored = t0;
     for (int64_t i = 0; i < rounds; i++) {
-        if (decisions)
-            for (int k = 0; k < workers; k++) send_to(&c, names[k], 1);
         for (int k = 0; k < workers; k++) send_to(&c, names[k], i);
         for (int k = 0; k < workers; k++) acc += take(&c);
         if (state_kind != STATE_NONE &&
@@ -459,8 +454,8 @@ static double pingpong_core(const char *url, int64_t rounds)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: floor [--js [--state file:PATH|kv [--state-ms MS]]] [--decisions] "
-                    "[--workers N] URL ROUNDS\n");
+    fprintf(stderr, "usage: floor [--js [--state file:PATH|kv [--state-ms MS]]] [--workers N] URL "
+                    "ROUNDS\n");
     return 2;
 }
 
@@ -481,8 +476,6 @@ int main(int argc, char **argv)
                 fprintf(stderr, "floor: --state takes file:PATH or kv\n");
                 return 2;
             }
-        } else if (strcmp(argv[a], "--decisions") == 0) {
-            decisions = 1;
         } else if (strcmp(argv[a], "--state-ms") == 0 && a + 1 < argc) {
             char *end = NULL;
             state_ms = strtol(argv[++a], &end, 10);
@@ -502,9 +495,7 @@ int main(int argc, char **argv)
             return usage();
         }
     }
-    if (argc - a != 2 || (state_kind != STATE_NONE && !use_js) ||
-        (decisions && !use_js && workers == 0))
-        return usage();
+    if (argc - a != 2 || (state_kind != STATE_NONE && !use_js)) return usage();
     const char *url = argv[a];
     char *end = NULL;
     long long rounds = strtoll(argv[a + 1], &end, 10);

@@ -31,6 +31,12 @@
  *            --heartbeat, as in its HELLO, which a peer may never see)
  *     BYE    frame.c's BYE: the sender ended normally, its last frame
  *     STOP   magic version 10: the sender's run failed; its peers stop
+ *     BATCH  magic version 11 (u32 length, payload)...: durable runs, the
+ *            frames a lifeline sent to one peer between two flushes (the
+ *            runtime flushes before a lifeline may wait), as one message
+ *            of the stream, acknowledged once the journal has committed
+ *            every frame of it (a loop's decision and the message after
+ *            it cost one stored message, not two)
  *   A frame whose tag does not check (another run, a process without the
  *   secret, a forgery, a frame published under another lifeline's name)
  *   is dropped with a note (at most NOTES_MAX) and never delivered; a
@@ -104,6 +110,9 @@
 #define DEFAULT_TIMEOUT 30.0
 #define NOTES_MAX 20
 #define KIND_STOP 10
+#define KIND_BATCH 11
+#define BATCH_HEAD 3           /* magic version KIND_BATCH */
+#define BATCH_BYTES (256 << 10) /* a batch is published once it holds this */
 #define HELLO_LEN (3 + 2 + 2 + 1 + 4 + ZRI_HASH_BYTES)
 #define COUNTER_BYTES 8
 /* The client's reconnection: every 250 ms for 2 minutes (a server
@@ -149,7 +158,26 @@ typedef struct peer {
     double last;    /* when its last authentic frame came */
     uint32_t hb_ms; /* its --heartbeat */
     int away;       /* durable runs: silent beyond the limit, waited for */
+    /* durable runs: the frames sent since the last flush (under lock),
+     * published together as one message of the stream: BATCH_HEAD, then
+     * each frame's payload after its u32 length; oid: the first one's
+     * de-duplication id */
+    uint8_t *ob;
+    size_t olen, ocap;
+    int ocount;
+    char oid[96];
 } peer;
+
+/* Durable runs: a message of the stream taken by this lifeline, with one
+ * reference for each of its frames held until the journal commits it and
+ * one for the callback that takes its frames; acknowledged when the last
+ * goes, unless a frame of it was dropped to be delivered again (`keep`).
+ * Under zri_nats.ack_lock. */
+struct jref {
+    natsMsg *m;
+    int refs;
+    int keep;
+};
 
 struct zri_nats {
     const zgrt_program *p;
@@ -200,7 +228,7 @@ struct zri_nats {
     pthread_mutex_t ack_lock;
     struct held {
         int64_t seq;
-        natsMsg *m;
+        struct jref *r;
     } * *held;
     int *nheld, *capheld;
     int64_t *committed;
@@ -525,7 +553,8 @@ static int pub_drain(zri_nats *n, double timeout_s, int all, char *err, size_t e
 }
 
 /* Builds a tagged message of the stream (counter payload tag, under the
- * de-duplication id): NULL with a message. */
+ * de-duplication id): NULL with a message.  The caller holds the peer's
+ * lock. */
 static natsMsg *js_message(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
                            char *err, size_t errlen)
 {
@@ -534,9 +563,7 @@ static natsMsg *js_message(zri_nats *n, int to, const uint8_t *payload, size_t l
     uint8_t *d = zri_xmalloc(wire);
     put_u64(d, 1); /* not counted: the stream's order and seq numbers */
     memcpy(d + COUNTER_BYTES, payload, len);
-    pthread_mutex_lock(&pe->lock);
     int rc = zri_mac_tag(pe->out_mac, 1, d, COUNTER_BYTES + len, d + COUNTER_BYTES + len);
-    pthread_mutex_unlock(&pe->lock);
     if (rc < 0) {
         free(d);
         zri_err(err, errlen, "cannot tag a frame (libcrypto failed)");
@@ -558,12 +585,15 @@ static natsMsg *js_message(zri_nats *n, int to, const uint8_t *payload, size_t l
 /* Durable runs: a message into the run's stream, not waiting for the
  * stream's acknowledgement (on_pub_ack takes it; zri_nats_flush waits
  * for every one before the lifeline waits, and so before its end).  The
- * de-duplication id ("from.to.chan.seq"): a message published again (a
- * resumed sender, or on_pub_ack after a timeout) within the stream's
- * window is dropped by the server, later by the receiver's sequence
- * check; the receiver also drops a message that comes before an earlier
- * one that had to be published again, which the stream then delivers
- * again after it. */
+ * de-duplication id ("from.to.chan.seq" of its first frame, "+count" for
+ * a batch of count frames): a message published again (a resumed sender,
+ * or on_pub_ack after a timeout) within the stream's window is dropped by
+ * the server, later by the receiver's sequence check (a resumed sender
+ * may batch differently: the frames it had sent are copies then); the
+ * receiver also drops a message that comes before an earlier one that had
+ * to be published again, which the stream then delivers again after it.
+ * The caller holds the peer's lock (the stream keeps the order of the
+ * publishes). */
 static int js_publish_async(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
                             char *err, size_t errlen)
 {
@@ -592,6 +622,58 @@ static int js_publish_async(zri_nats *n, int to, const uint8_t *payload, size_t 
     return s == NATS_OK ? 0 : -1;
 }
 
+/* Durable runs: publishes the frames to peer `to` sent since the last
+ * flush (its lock held): one frame as itself, several as one BATCH.  0,
+ * or -1 with a message. */
+static int js_flush_peer(zri_nats *n, int to, char *err, size_t errlen)
+{
+    peer *pe = &n->peers[to];
+    if (pe->ocount == 0) return 0;
+    int rc;
+    if (pe->ocount == 1) {
+        rc = js_publish_async(n, to, pe->ob + BATCH_HEAD + 4, pe->olen - BATCH_HEAD - 4, pe->oid,
+                              err, errlen);
+    } else {
+        char id[128];
+        snprintf(id, sizeof id, "%s+%d", pe->oid, pe->ocount);
+        rc = js_publish_async(n, to, pe->ob, pe->olen, id, err, errlen);
+    }
+    pe->olen = 0, pe->ocount = 0;
+    return rc;
+}
+
+/* Durable runs: a frame (its payload) to peer `to` joins the frames that
+ * go out at the next flush. */
+static int js_queue(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
+                    char *err, size_t errlen)
+{
+    peer *pe = &n->peers[to];
+    pthread_mutex_lock(&pe->lock);
+    int rc = 0;
+    if (pe->ocount > 0 && pe->olen + 4 + len > BATCH_BYTES) rc = js_flush_peer(n, to, err, errlen);
+    if (rc == 0) {
+        if (pe->ocount == 0) {
+            snprintf(pe->oid, sizeof pe->oid, "%s", id);
+            pe->olen = BATCH_HEAD;
+        }
+        size_t need = pe->olen + 4 + len;
+        if (need > pe->ocap) {
+            pe->ocap = need > 2 * pe->ocap ? need : 2 * pe->ocap;
+            pe->ob = zri_xrealloc(pe->ob, pe->ocap);
+        }
+        uint8_t *o = pe->ob;
+        o[0] = ZRI_FRAME_MAGIC, o[1] = ZRI_FRAME_VERSION, o[2] = KIND_BATCH;
+        o += pe->olen;
+        o[0] = (uint8_t)(len >> 24), o[1] = (uint8_t)(len >> 16);
+        o[2] = (uint8_t)(len >> 8), o[3] = (uint8_t)len;
+        memcpy(o + 4, payload, len);
+        pe->olen = need;
+        pe->ocount++;
+    }
+    pthread_mutex_unlock(&pe->lock);
+    return rc;
+}
+
 /* Durable runs: a message or BYE into the run's stream, under its
  * de-duplication id ("from.to.chan.seq", "from.to.bye"): a resumed sender
  * that publishes it again within the stream's window is dropped by the
@@ -601,7 +683,9 @@ static int js_publish_async(zri_nats *n, int to, const uint8_t *payload, size_t 
 static int js_publish(zri_nats *n, int to, const uint8_t *payload, size_t len, const char *id,
                       char *err, size_t errlen)
 {
+    pthread_mutex_lock(&n->peers[to].lock);
     natsMsg *m = js_message(n, to, payload, len, id, err, errlen);
+    pthread_mutex_unlock(&n->peers[to].lock);
     if (!m) return -1;
     natsStatus s = NATS_OK;
     jsPubOptions po;
@@ -753,35 +837,45 @@ static void ack(zri_nats *n, natsMsg *m)
     if (reply && *reply) (void)natsConnection_PublishString(n->nc, reply, "+ACK");
 }
 
-/* Durable runs: keeps jm until the journal has committed message seq of
- * the stream from -> self on chan, or acknowledges it now when it has. */
-static void hold(zri_nats *n, int from, int32_t chan, int64_t seq, natsMsg *jm)
+/* Drops a reference to r (ack_lock held); the last acknowledges its
+ * message unless it is kept for a delivery again, and frees it. */
+static void unref(zri_nats *n, struct jref *r)
+{
+    if (--r->refs > 0) return;
+    if (!r->keep) ack(n, r->m);
+    natsMsg_Destroy(r->m);
+    free(r);
+}
+
+/* Durable runs: holds a reference to r until the journal has committed
+ * message seq of the stream from -> self on chan (none when it has). */
+static void hold(zri_nats *n, int from, int32_t chan, int64_t seq, struct jref *r)
 {
     int k = from * n->p->nchans + chan;
     pthread_mutex_lock(&n->ack_lock);
     if (seq <= n->committed[k]) {
         pthread_mutex_unlock(&n->ack_lock);
-        ack(n, jm);
-        natsMsg_Destroy(jm);
         return;
     }
+    r->refs++;
     if (n->nheld[k] == n->capheld[k]) {
         n->capheld[k] = n->capheld[k] ? 2 * n->capheld[k] : 8;
         n->held[k] = zri_xrealloc(n->held[k], (size_t)n->capheld[k] * sizeof *n->held[k]);
     }
     n->held[k][n->nheld[k]].seq = seq;
-    n->held[k][n->nheld[k]++].m = jm;
+    n->held[k][n->nheld[k]++].r = r;
     pthread_mutex_unlock(&n->ack_lock);
 }
 
-/* An authentic frame from `from`.  jm: the JetStream message it came in
- * (durable runs), which take_frame keeps (hold) or destroys. */
-static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len, natsMsg *jm)
+/* An authentic frame from `from`.  r: the JetStream message it came in
+ * (durable runs), which take_frame holds until the journal commits the
+ * frame, or marks to be delivered again. */
+static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len, struct jref *r)
 {
     pthread_mutex_lock(&n->lock);
     peer *pe = &n->peers[from];
     int back = 0;
-    if (!jm) {
+    if (!r) {
         /* a live frame (a stream's may be older than the peer's process) */
         pe->heard = pe->heard_me = 1; /* it numbers frames only after hearing from us */
         pe->last = now_s();
@@ -793,18 +887,18 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len, nat
     pthread_mutex_unlock(&n->lock);
     if (back) say_back(n, from);
     if (done) goto drop;
-    if (!jm && len == 7 && pl[2] == ZRI_KIND_BEAT) {
+    if (!r && len == 7 && pl[2] == ZRI_KIND_BEAT) {
         pthread_mutex_lock(&n->lock);
         pe->hb_ms = (uint32_t)pl[3] << 24 | (uint32_t)pl[4] << 16 | (uint32_t)pl[5] << 8 | pl[6];
         pthread_mutex_unlock(&n->lock);
         return;
     }
-    if (!jm && len == 3 && pl[2] == KIND_STOP) {
+    if (!r && len == 3 && pl[2] == KIND_STOP) {
         fail_peer(n, from, "lifeline %s (%s) stopped: its run failed (its own error says why)",
                   lname(n, from), n->url);
         return;
     }
-    if (n->durable && !jm) {
+    if (n->durable && !r) {
         note(n, "a message frame from lifeline %s outside the run's stream was dropped",
              lname(n, from));
         return;
@@ -846,10 +940,10 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len, nat
             free(m);
             if (c == ZRI_SEQ_COPY) {
                 /* (a stream's copy is acknowledged with the original) */
-                if (jm) hold(n, from, chan, seq, jm);
+                if (r) hold(n, from, chan, seq, r);
                 return;
             }
-            if (jm) goto drop; /* an earlier one is redelivered first */
+            if (r) goto drop; /* an earlier one is redelivered first */
             fail_peer(n, from,
                       "lifeline %s (%s) sent message %lld on channel %s, but %lld came before: "
                       "messages were lost",
@@ -857,11 +951,11 @@ static void take_frame(zri_nats *n, int from, const uint8_t *pl, size_t len, nat
             return;
         }
     }
-    if (jm) hold(n, from, m->chan, m->seq, jm);
+    if (r) hold(n, from, m->chan, m->seq, r);
     n->cb.deliver(n->cb.user, m);
     return;
 drop:
-    if (jm) natsMsg_Destroy(jm);
+    if (r) r->keep = 1;
 }
 
 void zri_nats_ack(zri_nats *n, int32_t from, int32_t chan, int64_t committed)
@@ -873,8 +967,7 @@ void zri_nats_ack(zri_nats *n, int32_t from, int32_t chan, int64_t committed)
     for (int i = 0; i < n->nheld[k]; i++) {
         struct held *h = &n->held[k][i];
         if (h->seq <= committed) {
-            ack(n, h->m);
-            natsMsg_Destroy(h->m);
+            unref(n, h->r);
         } else {
             n->held[k][keep++] = *h;
         }
@@ -945,7 +1038,31 @@ static void on_js_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, v
     const uint8_t *pl = authentic(n, from, subj, (const uint8_t *)natsMsg_GetData(msg),
                                   (size_t)natsMsg_GetDataLength(msg), &counter, &plen);
     if (pl && counter != 0) {
-        take_frame(n, from, pl, plen, msg); /* it keeps or destroys msg */
+        struct jref *r = zri_xmalloc(sizeof *r);
+        r->m = msg, r->refs = 1, r->keep = 0;
+        if (plen >= BATCH_HEAD && pl[0] == ZRI_FRAME_MAGIC && pl[1] == ZRI_FRAME_VERSION &&
+            pl[2] == KIND_BATCH) {
+            /* u32 length, payload, ... (the tag checked the whole) */
+            size_t at = BATCH_HEAD;
+            while (at < plen) {
+                size_t k = plen - at < 4 ? 0
+                                         : (size_t)pl[at] << 24 | (size_t)pl[at + 1] << 16 |
+                                               (size_t)pl[at + 2] << 8 | pl[at + 3];
+                if (plen - at < 4 || k == 0 || k > plen - at - 4) {
+                    r->keep = 1;
+                    fail_peer(n, from, "lifeline %s (%s) sent a malformed batch of frames",
+                              lname(n, from), n->url);
+                    break;
+                }
+                take_frame(n, from, pl + at + 4, k, r);
+                at += 4 + k;
+            }
+        } else {
+            take_frame(n, from, pl, plen, r);
+        }
+        pthread_mutex_lock(&n->ack_lock);
+        unref(n, r);
+        pthread_mutex_unlock(&n->ack_lock);
     } else {
         /* a foreign message in the stream: acknowledged, so that it is not
          * delivered again and again */
@@ -1304,7 +1421,10 @@ static void free_nats(zri_nats *n)
     /* what the journal did not commit is not acknowledged: the stream
      * delivers it again to the lifeline's next process */
     for (int k = 0; n->held && k < n->nl * n->p->nchans; k++) {
-        for (int i = 0; i < n->nheld[k]; i++) natsMsg_Destroy(n->held[k][i].m);
+        for (int i = 0; i < n->nheld[k]; i++) {
+            n->held[k][i].r->keep = 1;
+            unref(n, n->held[k][i].r);
+        }
         free(n->held[k]);
     }
     free(n->held);
@@ -1319,6 +1439,7 @@ static void free_nats(zri_nats *n)
         zri_mac_free(n->peers[l].in_mac);
         zri_mac_free(n->peers[l].hello_in);
         pthread_mutex_destroy(&n->peers[l].lock);
+        free(n->peers[l].ob);
     }
     free(n->peers);
     pthread_mutex_destroy(&n->lock);
@@ -1616,7 +1737,7 @@ int zri_nats_send(zri_nats *n, const zri_msg *m, char *err, size_t errlen)
         char id[96];
         snprintf(id, sizeof id, "%d.%d.%d.%lld", (int)m->from, (int)m->to, (int)m->chan,
                  (long long)m->seq);
-        rc = js_publish_async(n, m->to, buf + 4, len - 4, id, err, errlen);
+        rc = js_queue(n, m->to, buf + 4, len - 4, id, err, errlen);
     } else {
         rc = publish(n, m->to, 0, buf + 4, len - 4, err, errlen);
     }
@@ -1631,6 +1752,14 @@ int zri_nats_flush(zri_nats *n, char *err, size_t errlen)
      * durable run's messages are stored before the lifeline waits (the
      * stream's acknowledgements of all of them, not one after another) */
     if (!n->durable) return 0;
+    int rc = 0;
+    for (int l = 0; l < n->nl; l++) {
+        if (l == n->self) continue;
+        pthread_mutex_lock(&n->peers[l].lock);
+        if (js_flush_peer(n, l, err, errlen) != 0) rc = -1;
+        pthread_mutex_unlock(&n->peers[l].lock);
+        if (rc) return rc;
+    }
     return pub_drain(n, JS_PUBLISH_S + JS_PUBLISH_WAIT_MS / 1000.0 + 1, 0, err, errlen);
 }
 
@@ -1651,6 +1780,10 @@ static void say_all(zri_nats *n, int bye)
             size_t len;
             if (zri_frame_encode(n->p, &m, &buf, &len) == 0) {
                 if (n->durable) {
+                    /* (the runtime flushed before its end: nothing waits) */
+                    pthread_mutex_lock(&n->peers[l].lock);
+                    (void)js_flush_peer(n, l, err, sizeof err);
+                    pthread_mutex_unlock(&n->peers[l].lock);
                     char id[64];
                     snprintf(id, sizeof id, "%d.%d.bye", n->self, l);
                     (void)js_publish(n, l, buf + 4, len - 4, id, err, sizeof err);

@@ -8,6 +8,9 @@ the test can play an attacker that holds no secret.
       unchanged (a frame of one run or lifeline replayed as another's),
       and writes how many it forwarded to COUNT_FILE once subscribed (0)
       and after each one
+  natsraw.py request PORT SUBJECT [PAYLOAD]
+      one request (a reply subject of its own, 10 s at most); prints the
+      reply's data (e.g. $JS.API.STREAM.INFO.NAME: a stream's state)
   natsraw.py nkey SEED_FILE PUB_FILE
       writes a fresh NKey user seed (SU...) and its public key (U...), via
       openssl for the Ed25519 public key
@@ -77,9 +80,33 @@ def relay(port, src, dst, count_file):
                 c.write("%d\n" % n)
 
 
+def request(port, subject, payload=""):
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+    f = s.makefile("rb")
+    f.readline()  # INFO
+    data = payload.encode()
+    s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
+    s.sendall(b"SUB _raw.reply 1\r\n")
+    s.sendall(("PUB %s _raw.reply %d\r\n" % (subject, len(data))).encode() + data + b"\r\n")
+    while True:
+        line = f.readline()
+        if not line:
+            sys.exit("natsraw.py: the server closed the connection")
+        if line.startswith(b"PING"):
+            s.sendall(b"PONG\r\n")
+        elif line.startswith(b"-ERR"):
+            sys.exit("natsraw.py: " + line.decode().strip())
+        elif line.startswith(b"MSG "):
+            size = int(line.split()[-1])
+            sys.stdout.write(f.read(size + 2)[:size].decode() + "\n")
+            return
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "relay":
         relay(*sys.argv[2:6])
+    elif sys.argv[1] == "request":
+        request(*sys.argv[2:5])
     elif sys.argv[1] == "nkey":
         nkey(*sys.argv[2:4])
     else:

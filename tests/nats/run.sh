@@ -37,7 +37,10 @@
 #           --durable printing the restart command); the NATS server
 #           killed with SIGKILL and restarted on its file store while a
 #           message is being sent, several times: the run completes with
-#           its result and repeats no completed effect
+#           its result and repeats no completed effect; the frames a
+#           lifeline sends to one peer between two waits stored as one
+#           message of the stream (batch.zg; the stream's state asked of
+#           the server)
 # journal   --journal nats (journals in a JetStream key-value bucket): the
 #           restart campaign of run_restart.sh --journal-nats (the killed
 #           lifeline resumed from an empty directory, no run store
@@ -541,6 +544,20 @@ durable() {
     failed "the restart campaign over NATS:"
     grep -A3 '^FAIL' "$tmp/restart.out" | head -20
   fi
+
+  # the frames a lifeline sends to one peer between two waits are one
+  # message of the stream: batch.zg, 20 iterations of A's loop decision
+  # and two numbers to B (one message each) and B's sum back (one), then
+  # A's last decision and each lifeline's BYE: 43 messages (83 when every
+  # frame was a message of its own)
+  mkdir -p "$tmp/batch"
+  local got msgs
+  got=$(cd "$tmp/batch" && "$zgc" run --processes --nats "$url" --durable="$tmp/batch/runs.db" \
+    --run-id batch1 --arg rounds=20 "$here/batch.zg" 2> "$tmp/batch/err")
+  msgs=$(python3 "$here/natsraw.py" request "$port" '$JS.API.STREAM.INFO.ZG_batch1' |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["state"]["messages"])')
+  if [ "$got" = 40 ] && [ "$msgs" = 43 ]; then ok
+  else failed "batched frames: result '$got' (40), $msgs messages in the stream (43): $(tail -3 "$tmp/batch/err")"; fi
 
   # the server killed (SIGKILL) and restarted on its store while A sends
   build_relay
