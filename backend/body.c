@@ -429,7 +429,7 @@ static void stmts(ZbFn *f, const ZVec *v)
     }
 }
 
-bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, int life)
+bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, LLVMModuleRef em, int life)
 {
     const ZLocalProgram *lp = NULL;
     for (int i = 0; i < g->ls->programs.len; i++) {
@@ -446,7 +446,14 @@ bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, int life)
     stmts(&f, &lp->body);
     LLVMBuildRetVoid(f.b);
     zb_fn_end(&f);
-    zb_gen_eval(g, &md, life);
+    if (em == m) {
+        zb_gen_eval(g, &md, life);
+    } else if (zb_has_eval(g, life)) {
+        ZbMod emd;
+        zb_mod_init(&emd, g, em);
+        zb_gen_eval(g, &emd, life);
+        zb_mod_finish(&emd);
+    }
     zb_mod_finish(&md);
     return !g->failed;
 }

@@ -3,7 +3,8 @@
  * One ZbTarget per build: the native target for the default triple, a
  * generic CPU (executables of one workflow may run on different machines of
  * the same architecture), position-independent code.  Modules are optimised
- * with the new pass manager (LLVMRunPasses, "default<On>") and written with
+ * with the new pass manager (LLVMRunPasses, "default<On>"; at level 0 only
+ * a module of guards' evaluation, GUARD_PASSES) and written with
  * LLVMTargetMachineEmitToFile.  Every LLVM object and message is disposed;
  * the target and its error messages live in the compilation's arena.
  */
@@ -18,6 +19,8 @@
 struct ZbTarget {
     ZArena *a;
     LLVMTargetMachineRef tm;
+    LLVMTargetMachineRef tm_guards; /* level 0: for guards' modules, made when needed */
+    LLVMTargetRef target;
     LLVMTargetDataRef layout;
     char *triple;
     int opt_level;
@@ -58,6 +61,7 @@ ZbTarget *zb_target_new(ZArena *a, int opt_level, const char **err)
         return NULL;
     }
     LLVMDisposeMessage(msg);
+    t->target = target;
     static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                                  LLVMCodeGenLevelDefault,
                                                  LLVMCodeGenLevelAggressive};
@@ -77,6 +81,7 @@ void zb_target_free(ZbTarget *t)
     if (!t) return;
     if (t->layout) LLVMDisposeTargetData(t->layout);
     if (t->tm) LLVMDisposeTargetMachine(t->tm);
+    if (t->tm_guards) LLVMDisposeTargetMachine(t->tm_guards);
     LLVMDisposeMessage(t->triple);
 }
 
@@ -88,13 +93,29 @@ void zb_target_prepare(ZbTarget *t, LLVMModuleRef m)
     LLVMSetModuleDataLayout(m, t->layout);
 }
 
-static int optimise(ZbTarget *t, LLVMModuleRef m, const char **err)
+/* Level 0 leaves a module unoptimised and generates its code the fast
+ * way (every value goes to the stack and back), except a module of
+ * guards' evaluation (zb_gen_lifeline's em): its functions run at every
+ * event of a monitored lifeline, and compiled that way they cost two to
+ * three times as much per event as optimised (bench/README.md, "CPL
+ * monitor"), so it gets GUARD_PASSES (GVN and DSE matter most: the
+ * evaluation reads and writes its subformulas' values through pointers)
+ * and level 1's code generation, and costs about what level 2 does. */
+#define GUARD_PASSES "function(sroa,early-cse,instcombine,simplifycfg,gvn,dse,simplifycfg)"
+
+static int optimise(ZbTarget *t, LLVMTargetMachineRef tm, LLVMModuleRef m, bool guards,
+                    const char **err)
 {
-    if (t->opt_level == 0) return 0;
     char passes[32];
-    snprintf(passes, sizeof passes, "default<O%d>", t->opt_level);
+    const char *pipeline = passes;
+    if (t->opt_level > 0)
+        snprintf(passes, sizeof passes, "default<O%d>", t->opt_level);
+    else if (guards)
+        pipeline = GUARD_PASSES;
+    else
+        return 0;
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(m, passes, t->tm, opts);
+    LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, opts);
     LLVMDisposePassBuilderOptions(opts);
     if (e) {
         char *msg = LLVMGetErrorMessage(e);
@@ -105,15 +126,27 @@ static int optimise(ZbTarget *t, LLVMModuleRef m, const char **err)
     return 0;
 }
 
-int zb_target_emit(ZbTarget *t, LLVMModuleRef m, const char *path, const char **err)
+int zb_target_emit(ZbTarget *t, LLVMModuleRef m, const char *path, bool guards, const char **err)
 {
     *err = NULL;
     zb_target_prepare(t, m);
-    if (optimise(t, m, err)) return -1;
+    LLVMTargetMachineRef tm = t->tm;
+    if (guards && t->opt_level == 0) {
+        if (!t->tm_guards)
+            t->tm_guards =
+                LLVMCreateTargetMachine(t->target, t->triple, "generic", "", LLVMCodeGenLevelLess,
+                                        LLVMRelocPIC, LLVMCodeModelDefault);
+        if (!t->tm_guards) {
+            *err = dup_message(t->a, "cannot create a target machine for the host");
+            return -1;
+        }
+        tm = t->tm_guards;
+    }
+    if (optimise(t, tm, m, guards, err)) return -1;
     char *msg = NULL;
     /* the C API takes a non-const file name */
     char *file = zu_strdup(t->a, path);
-    LLVMBool failed = LLVMTargetMachineEmitToFile(t->tm, m, file, LLVMObjectFile, &msg);
+    LLVMBool failed = LLVMTargetMachineEmitToFile(tm, m, file, LLVMObjectFile, &msg);
     if (failed) {
         *err = dup_message(t->a, msg);
         LLVMDisposeMessage(msg);

@@ -208,6 +208,8 @@ static void gen_evals(ZbGen *g, ZbMod *md, LLVMValueRef fn, int life, const ZVec
     zb_fn_end(&f);
 }
 
+bool zb_has_eval(const ZbGen *g, int life) { return zm_has_eval(g->plan, life); }
+
 void zb_gen_eval(ZbGen *g, ZbMod *md, int life)
 {
     if (!zm_has_eval(g->plan, life)) return;

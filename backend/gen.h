@@ -305,10 +305,12 @@ void zb_mod_finish(ZbMod *md);
 
 /* Statements per part of a long statement list (body.c). */
 #define ZB_BODY_PART 200
-/* Adds lifeline `life`'s functions to m: its body and branches, its eval
- * function, the pure actions they use.  Returns false after reporting a
- * construct the backend cannot compile to g's diagnostics. */
-bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, int life);
+/* Adds lifeline `life`'s functions to m: its body and branches and the
+ * pure actions they use; and its eval function (zb_gen_eval) to em, which
+ * is m or a module of its own (zb_target_emit's `guards`).  Returns false
+ * after reporting a construct the backend cannot compile to g's
+ * diagnostics. */
+bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, LLVMModuleRef em, int life);
 
 /* ---- eval.c ------------------------------------------------------------- */
 
@@ -317,6 +319,8 @@ bool zb_gen_lifeline(ZbGen *g, LLVMModuleRef m, int life);
  * zg.eval.L.k of that many each. */
 #define ZB_EVAL_CHUNK 256
 void zb_gen_eval(ZbGen *g, ZbMod *md, int life);
+/* Whether lifeline `life` has an eval function. */
+bool zb_has_eval(const ZbGen *g, int life);
 
 /* ---- descriptor.c ------------------------------------------------------- */
 
@@ -338,8 +342,9 @@ void zb_target_free(ZbTarget *t);
 LLVMTargetDataRef zb_target_layout(ZbTarget *t);
 /* Sets m's target triple and data layout. */
 void zb_target_prepare(ZbTarget *t, LLVMModuleRef m);
-/* Optimises m and writes an object file.  Returns 0, or -1 with a
- * message in *err (in the target's arena). */
-int zb_target_emit(ZbTarget *t, LLVMModuleRef m, const char *path, const char **err);
+/* Optimises m and writes an object file.  `guards`: m holds only the
+ * evaluation of guards (zb_gen_eval), which is optimised even at level 0.
+ * Returns 0, or -1 with a message in *err (in the target's arena). */
+int zb_target_emit(ZbTarget *t, LLVMModuleRef m, const char *path, bool guards, const char **err);
 
 #endif

@@ -384,6 +384,7 @@ typedef struct Job {
     JobKind kind;
     LLVMMemoryBufferRef bc; /* JOB_OBJECT: the module as bitcode */
     const char *path;       /* JOB_OBJECT: the object to write */
+    bool guards;            /* JOB_OBJECT: a module of guards' evaluation */
     char **argv;            /* JOB_COMPILE, JOB_LINK: the command */
     const char *what;       /* the C file, or the executable's name */
     int rc;                 /* 0, or the command's status (-1, 127: not run) */
@@ -421,7 +422,7 @@ static void do_object(Job *j, ZbTarget **tm, ZArena *a, int opt_level)
         j->rc = -1;
         j->out = strdup("cannot read back the module's bitcode");
     } else {
-        if (zb_target_emit(*tm, m, j->path, &err)) {
+        if (zb_target_emit(*tm, m, j->path, j->guards, &err)) {
             j->rc = -1;
             j->out = strdup(err ? err : "");
         }
@@ -802,26 +803,38 @@ static int build(Build *b)
     /* The IR, in order: lifeline modules first (they number the source
      * locations), each hashed for the fingerprint and kept as bitcode. */
     int nu = o->n_c_files;
-    Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(2 * nl + nu + 3));
+    Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(3 * nl + nu + 3));
     int nj = 0;
     char *parts = NULL;
+    /* per lifeline its body and, in a module of its own (emit.c
+     * optimises it even at -O0), its evaluation of guards */
     LLVMMemoryBufferRef *bcs = zu_alloc(b->a, sizeof *bcs * (size_t)(nl + 1));
+    LLVMMemoryBufferRef *ebcs = zu_alloc(b->a, sizeof *ebcs * (size_t)(nl + 1));
     int ok = 1;
     for (int L = 0; L < nl && ok; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         char *name = zu_fmt(b->a, "%s.%s", wfn, ld->name);
         LLVMModuleRef m = zb_gen_module(b->gen, name);
         zb_target_prepare(b->tm, m);
-        if (!zb_gen_lifeline(b->gen, m, L)) {
+        LLVMModuleRef em = NULL;
+        if (zb_has_eval(b->gen, L)) {
+            em = zb_gen_module(b->gen, zu_fmt(b->a, "%s.eval", name));
+            zb_target_prepare(b->tm, em);
+        }
+        if (!zb_gen_lifeline(b->gen, m, em ? em : m, L)) {
             ok = 0;
-            LLVMDisposeModule(m);
-        } else if (!fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s", ld->name), m)) {
+        } else if (!fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s", ld->name), m) ||
+                   (em &&
+                    !fp_module(b->a, &parts, zu_fmt(b->a, "lifeline %s, guards", ld->name), em))) {
             zd_error(b->d, no_span, "cannot compute the program's fingerprint (libcrypto failed)");
             ok = 0;
-            LLVMDisposeModule(m);
         } else {
             bcs[L] = to_bitcode(m);
+            if (em) ebcs[L] = to_bitcode(em);
+            continue;
         }
+        LLVMDisposeModule(m);
+        if (em) LLVMDisposeModule(em);
     }
     if (ok && !fingerprint(b, &parts)) ok = 0;
     /* the caller may have this build already: then no object is made */
@@ -835,8 +848,10 @@ static int build(Build *b)
         ok = 2;
     }
     if (ok != 1) {
-        for (int L = 0; L < nl; L++)
+        for (int L = 0; L < nl; L++) {
             if (bcs[L]) LLVMDisposeMemoryBuffer(bcs[L]);
+            if (ebcs[L]) LLVMDisposeMemoryBuffer(ebcs[L]);
+        }
         return ok == 2 ? 0 : 1;
     }
 
@@ -848,16 +863,25 @@ static int build(Build *b)
         if (!mkdtemp(tpl)) {
             zd_error(b->d, no_span, "cannot create a temporary directory in `%s`: %s", tmp,
                      strerror(errno));
-            for (int L = 0; L < nl; L++) LLVMDisposeMemoryBuffer(bcs[L]);
+            for (int L = 0; L < nl; L++) {
+                LLVMDisposeMemoryBuffer(bcs[L]);
+                if (ebcs[L]) LLVMDisposeMemoryBuffer(ebcs[L]);
+            }
             return 1;
         }
         b->objdir = tpl;
     }
     const char **body_objs = zu_alloc(b->a, sizeof *body_objs * (size_t)(nl + 1));
+    const char **eval_objs = zu_alloc(b->a, sizeof *eval_objs * (size_t)(nl + 1));
     for (int L = 0; L < nl; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         body_objs[L] = zu_fmt(b->a, "%s/%s.body.%s.o", b->objdir, wfn, ld->name);
         object_job(b, &jobs[nj++], bcs[L], body_objs[L]);
+        if (ebcs[L]) {
+            eval_objs[L] = zu_fmt(b->a, "%s/%s.eval.%s.o", b->objdir, wfn, ld->name);
+            object_job(b, &jobs[nj], ebcs[L], eval_objs[L]);
+            jobs[nj++].guards = true;
+        }
     }
     const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
     const char *data_obj = NULL; /* the descriptors' shared tables, when split */
@@ -916,13 +940,17 @@ static int build(Build *b)
         const char *base = strrchr(final[e], '/') + 1;
         temp[e] = zu_fmt(b->a, "%s/.%s.zgc-%ld", out_dir, base, (long)getpid());
         zu_vec_push(b->a, &b->made, (void *)temp[e]); /* removed unless renamed */
-        const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(nl + nu + 3));
+        const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(2 * nl + nu + 3));
         int n = 0;
         if (e == 0) { /* out_dir/<wf>: every lifeline */
-            for (int L = 0; L < nl; L++) objs[n++] = body_objs[L];
+            for (int L = 0; L < nl; L++) {
+                objs[n++] = body_objs[L];
+                if (eval_objs[L]) objs[n++] = eval_objs[L];
+            }
             objs[n++] = prog_obj;
         } else { /* out_dir/<wf>.<L>: one lifeline */
             objs[n++] = body_objs[e - 1];
+            if (eval_objs[e - 1]) objs[n++] = eval_objs[e - 1];
             objs[n++] = prog_objs[e - 1];
         }
         if (data_obj) objs[n++] = data_obj;
@@ -969,7 +997,7 @@ LLVMModuleRef zb_gen_whole(LLVMContextRef lc, ZCompilation *c)
     ZbGen *gen = zb_gen_new(lc, c);
     LLVMModuleRef m = zb_gen_module(gen, c->wf->name);
     for (int L = 0; L < c->prog->lifelines.len; L++)
-        if (!zb_gen_lifeline(gen, m, L)) {
+        if (!zb_gen_lifeline(gen, m, m, L)) {
             LLVMDisposeModule(m);
             return NULL;
         }
@@ -998,7 +1026,7 @@ int zb_emit_llvm(FILE *out, ZCompilation *c)
     if (tm) zb_target_prepare(tm, m);
     int rc = 0;
     for (int L = 0; L < p->lifelines.len && rc == 0; L++)
-        if (!zb_gen_lifeline(gen, m, L)) rc = 1;
+        if (!zb_gen_lifeline(gen, m, m, L)) rc = 1;
     if (rc == 0) {
         zb_gen_descriptor(gen, m, -1);
         zb_verify(m);

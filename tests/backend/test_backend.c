@@ -87,7 +87,8 @@ static void gen_build_modules(TComp *c)
     int nl = c->comp.prog->lifelines.len;
     for (int L = 0; L < nl; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
-        cr_assert(zb_gen_lifeline(g, m, L), "lifeline %d: %s", L, c->diag_text ? c->diag_text : "");
+        cr_assert(zb_gen_lifeline(g, m, m, L), "lifeline %d: %s", L,
+                  c->diag_text ? c->diag_text : "");
         verify_module(m);
         LLVMDisposeModule(m);
     }
@@ -677,7 +678,7 @@ Test(backend, merge_descriptor_has_the_plan)
     LLVMContextRef lc = LLVMContextCreate();
     ZbGen *g = zb_gen_new(lc, &c->comp);
     LLVMModuleRef m = zb_gen_module(g, "life");
-    cr_assert(zb_gen_lifeline(g, m, 3));
+    cr_assert(zb_gen_lifeline(g, m, m, 3));
     Slot calls[8];
     int n = rt_calls(m, "zg.eval.Committer", "zgrt_view", calls, 8);
     cr_assert_eq(n, 2);
@@ -713,7 +714,7 @@ static void check_file_slots(const char *path)
     ZbGen *g = zb_gen_new(lc, &c->comp);
     for (int L = 0; L < c->comp.prog->lifelines.len; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
-        cr_assert(zb_gen_lifeline(g, m, L));
+        cr_assert(zb_gen_lifeline(g, m, m, L));
         char fname[300];
         snprintf(fname, sizeof fname, "zg.eval.%s",
                  ((const ZDecl *)ZU_VEC_AT(c->comp.prog->lifelines, L))->name);
@@ -1243,6 +1244,66 @@ static void remove_dir(const char *dir)
     waitpid(pid, &st, 0);
 }
 
+/* The size of file `path` in bytes (-1: none). */
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* A lifeline's evaluation of guards goes into a module of its own, which
+ * zb_target_emit optimises even at level 0 (`guards`): its object is much
+ * smaller than the same module compiled without optimisation, the body's
+ * module holds no evaluation, and the one module of zb_gen_whole keeps
+ * both. */
+Test(backend, guards_module_is_optimised_at_level_0)
+{
+    char text[8192];
+    int k = snprintf(text, sizeof text,
+                     "lifeline A, B;\nvar x: int = 0;\nvar i: int = 0;\n"
+                     "workflow w() -> int {\n    B: x = 1;\n    B(x) -> A(x);\n"
+                     "    while i < 3");
+    for (int t = 0; t < 24; t++)
+        k += snprintf(text + k, sizeof text - (size_t)k,
+                      t % 3 == 0   ? " && @B(x >= %d since x != %d)"
+                      : t % 3 == 1 ? " && (i >= %d since i != %d)"
+                                   : " && @B.x >= %d && x > %d",
+                      -t - 1, -t - 2);
+    snprintf(text + k, sizeof text - (size_t)k,
+             " @ A {\n        A: i = i + 1;\n    }\n    return i @ A;\n}\n");
+    TComp *c = compile_ok(text, "guards.zg");
+    const char *err = NULL;
+    ZbTarget *t = zb_target_new(c->comp.arena, 0, &err);
+    cr_assert_not_null(t, "%s", err ? err : "");
+    char *dir = temp_dir();
+    long size[2];
+    for (int guards = 0; guards < 2; guards++) {
+        LLVMContextRef lc = LLVMContextCreate();
+        ZbGen *g = zb_gen_new(lc, &c->comp);
+        cr_assert(zb_has_eval(g, 0), "lifeline A evaluates its guard");
+        LLVMModuleRef m = zb_gen_module(g, "body"), em = zb_gen_module(g, "eval");
+        cr_assert(zb_gen_lifeline(g, m, em, 0));
+        LLVMValueRef in_body = LLVMGetNamedFunction(m, "zg.eval.A");
+        cr_expect(in_body == NULL || LLVMIsDeclaration(in_body), "no evaluation in the body");
+        LLVMValueRef ev = LLVMGetNamedFunction(em, "zg.eval.A");
+        cr_assert(ev != NULL && !LLVMIsDeclaration(ev), "zg.eval.A in the guards' module");
+        zb_verify(em);
+        char path[512];
+        snprintf(path, sizeof path, "%s/eval%d.o", dir, guards);
+        cr_assert_eq(zb_target_emit(t, em, path, guards, &err), 0, "%s", err ? err : "");
+        size[guards] = file_size(path);
+        cr_assert_gt(size[guards], 0);
+        LLVMDisposeModule(m);
+        LLVMDisposeModule(em);
+        LLVMContextDispose(lc);
+    }
+    cr_expect_lt(size[1] * 4, size[0] * 3, "optimised: %ld bytes, not: %ld", size[1], size[0]);
+    remove_dir(dir);
+    free(dir);
+    zb_target_free(t);
+    t_free(c);
+}
+
 Test(backend, object_files_are_written)
 {
     char *text = slurp(ZGC_SOURCE_DIR "/examples/increment.zg");
@@ -1256,9 +1317,9 @@ Test(backend, object_files_are_written)
     char path[512];
     snprintf(path, sizeof path, "%s/a.o", dir);
     LLVMModuleRef m = zb_gen_module(g, "a");
-    cr_assert(zb_gen_lifeline(g, m, 0));
+    cr_assert(zb_gen_lifeline(g, m, m, 0));
     zb_verify(m);
-    cr_assert_eq(zb_target_emit(t, m, path, &err), 0, "%s", err ? err : "");
+    cr_assert_eq(zb_target_emit(t, m, path, false, &err), 0, "%s", err ? err : "");
     LLVMDisposeModule(m);
     FILE *fp = fopen(path, "rb");
     cr_assert_not_null(fp);
@@ -1269,7 +1330,7 @@ Test(backend, object_files_are_written)
     /* a bad path is an error, not a crash */
     m = zb_gen_module(g, "b");
     zb_gen_descriptor(g, m, -1);
-    cr_expect_neq(zb_target_emit(t, m, "/nonexistent-dir/x.o", &err), 0);
+    cr_expect_neq(zb_target_emit(t, m, "/nonexistent-dir/x.o", false, &err), 0);
     cr_expect_not_null(err);
     LLVMDisposeModule(m);
     remove_dir(dir);
@@ -1708,7 +1769,7 @@ Test(backend, descriptor_carries_the_fingerprint)
     ZbGen *g = zb_gen_new(lc, &c->comp);
     for (int L = 0; L < 2; L++) {
         LLVMModuleRef m = zb_gen_module(g, "life");
-        cr_assert(zb_gen_lifeline(g, m, L));
+        cr_assert(zb_gen_lifeline(g, m, m, L));
         LLVMDisposeModule(m);
     }
     enum { PF_SOURCE = 2 };
