@@ -287,7 +287,7 @@ static void worker(const char *url, const char *name, int use_js, int ready_fd)
     close(ready_fd);
     for (;;) {
         int64_t n = take(&p);
-        if (n < 0) break;            /* the coordinator's end */
+        if (n < 0) break; /* the coordinator's end */
         send_to(&p, "c", n + 1);
     }
     ack_held(&p);

@@ -111,7 +111,7 @@
 #define NOTES_MAX 20
 #define KIND_STOP 10
 #define KIND_BATCH 11
-#define BATCH_HEAD 3           /* magic version KIND_BATCH */
+#define BATCH_HEAD 3            /* magic version KIND_BATCH */
 #define BATCH_BYTES (256 << 10) /* a batch is published once it holds this */
 #define HELLO_LEN (3 + 2 + 2 + 1 + 4 + ZRI_HASH_BYTES)
 #define COUNTER_BYTES 8
