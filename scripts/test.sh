@@ -57,10 +57,11 @@ stage "build and tests (ASan + UBSan)"
 san_skip='^(editors|install|mutation|storerun_random)$'
 cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZGC_SANITIZE=ON > /dev/null
 cmake --build build-san -j2
-# every third run program over NATS here (every one runs over sockets here
-# and again in stage 3; the whole set over NATS is the default,
-# NATS_PROGRAMS_EVERY=1, as `ctest --test-dir build -R nats` runs it)
-NATS_PROGRAMS_EVERY=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+# every third run program over NATS here, and every second one in ctest
+# `run` (every one runs in both modes in stage 3, under ThreadSanitizer;
+# the whole sets are the defaults, NATS_PROGRAMS_EVERY=1 and RUN_EVERY=1,
+# as `ctest --test-dir build -R 'run|nats'` runs them)
+RUN_EVERY=2 NATS_PROGRAMS_EVERY=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-san --output-on-failure -j2 -LE conformance -E "$san_skip"
 
 stage "ThreadSanitizer: run programs and conformance"
