@@ -335,6 +335,26 @@ static LLVMValueRef fn_ref(ZbMod *md, const char *name, LLVMTypeRef ty)
     return as_ptr(md, fn);
 }
 
+/* The role record (zgrt_abi.h): the magic and -1, every lifeline;
+ * zb_build writes the per-lifeline executables as copies of the
+ * all-in-one one with the lifeline patched in. */
+static LLVMValueRef role_record(ZbMod *md)
+{
+    ZbGen *g = md->g;
+    LLVMTypeRef i8 = LLVMInt8TypeInContext(g->lc);
+    LLVMTypeRef ft[2] = {LLVMArrayType(i8, 16), LLVMInt32TypeInContext(g->lc)};
+    LLVMTypeRef t = LLVMStructTypeInContext(g->lc, ft, 2, 0);
+    LLVMValueRef f[2] = {
+        LLVMConstStringInContext(g->lc, ZGRT_ROLE_MAGIC, sizeof ZGRT_ROLE_MAGIC - 1, 0),
+        ci32(g, -1)};
+    LLVMValueRef gv = LLVMAddGlobal(md->m, t, "zg.role");
+    LLVMSetInitializer(gv, LLVMConstStructInContext(g->lc, f, 2, 0));
+    LLVMSetGlobalConstant(gv, 1);
+    LLVMSetLinkage(gv, LLVMPrivateLinkage);
+    LLVMSetAlignment(gv, 8);
+    return as_ptr(md, gv);
+}
+
 void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
 {
     ZbMod md;
@@ -493,6 +513,7 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
         g->fingerprint_parts ? zb_cstr(&md, g->fingerprint_parts) : cnull(g),
         ci32(g, p->stores.len),
         store_table(&md),
+        role_record(&md),
     };
     LLVMValueRef init = cstruct(g, ZB_TY_PROGRAM, f, sizeof f / sizeof f[0]);
     LLVMValueRef prog = LLVMAddGlobal(m, zb_desc_type(g->lc, ZB_TY_PROGRAM), "zg.program");

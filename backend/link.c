@@ -2,31 +2,31 @@
  *
  * zb_build writes, into a temporary directory (or out_dir with
  * keep_objects):
- *   <wf>.body.<L>.o    one per lifeline (body, branches, monitor, pure actions)
- *   <wf>.prog.o        descriptor + main of the all-in-one executable
- *   <wf>.prog.<L>.o    descriptor + main of lifeline L's executable
- *   <wf>.data.o        the tables every descriptor shares (when the
- *                      per-lifeline executables are built: see
- *                      "descriptors sharing their data" below)
+ *   <wf>.body.<L>.o    one per lifeline (body, branches, pure actions)
+ *   <wf>.eval.<L>.o    lifeline L's evaluation of guards, when it has one
+ *                      (optimised at every level: emit.c)
+ *   <wf>.prog.o        descriptor + main
  *   <wf>.user<k>.o     the user's C files, compiled once each
- * and links out_dir/<wf> (every body) and out_dir/<wf>.<L> (L's body),
- * each with the data object, with
- * the system C compiler, libzgrt, jansson, libcrypto (the handshake of
- * lifeline processes), SQLite (the run store of durable runs), pthreads
- * and libm; with gold when the default `cc` links with it (found when zgc
- * is built: ZGC_FAST_LD; ld.bfd takes three times as long).  Commands run through fork/execvp (no
- * shell); their output is shown when they fail.
+ * and links out_dir/<wf> (every lifeline) with the system C compiler,
+ * libzgrt, jansson, libcrypto (the handshake of lifeline processes),
+ * SQLite (the run store of durable runs), NATS, pthreads and libm; with
+ * gold when the default `cc` links with it (found when zgc is built:
+ * ZGC_FAST_LD; ld.bfd takes three times as long).  Each per-lifeline
+ * executable out_dir/<wf>.<L> is a copy of out_dir/<wf> whose role record
+ * (zgrt_abi.h) names L: one link for the program, not one per lifeline
+ * (a link costs about 0.1 s, most of a small build).  Commands run
+ * through fork/execvp (no shell); their output is shown when they fail.
  *
  * Parallel.  LLVM IR is generated in one context, in order (the lifeline
  * modules number the source locations the descriptors list), and each
  * module is kept as bitcode; objects are then optimised and emitted by
  * `jobs` threads, each with its own LLVM context, target machine and
  * arena, which also run the C compiler on the user's files; the
- * executables are linked by as many processes at once.  An object's
+ * executable is linked when they are done.  An object's
  * bytes do not depend on the thread that made it.  Errors of a job are
  * kept with it and reported, in order, after all have ended.
  *
- * Only what is asked is linked (ZBuildOptions.link): `zgc run` runs the
+ * Only what is asked is written (ZBuildOptions.link): `zgc run` runs the
  * all-in-one executable or, with --processes, the per-lifeline ones.
  *
  * Fingerprint.  Every descriptor carries the program's fingerprint
@@ -50,6 +50,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -675,103 +676,74 @@ static bool fingerprint(Build *b, char **parts)
     return true;
 }
 
-/* ---- descriptors sharing their data ------------------------------------- */
+/* ---- per-lifeline executables --------------------------------------------- */
 
-/* The descriptor of every executable holds the same tables (the monitor
- * plan, the variables, the actions, the source locations), and only the
- * arrays `bodies` and `evals` differ: the lifelines it runs.  Generated,
- * written and emitted once per executable, those tables were most of the
- * time of a build at -O0.  Instead the all-in-one descriptor is generated
- * once and split: its tables go to one data module (hidden symbols
- * zg.data.<k>), linked into every executable, and each executable's
- * module is a clone of it in which they are declarations, with its own
- * `bodies` and `evals`. */
-typedef struct Split {
-    LLVMValueRef prog, bodies, evals; /* in the whole descriptor */
-} Split;
-
-static bool starts(const char *s, size_t n, const char *prefix)
+/* Writes the executable of lifeline L, `path`, as a copy of the all-in-one
+ * one (`exe`, n bytes, file mode `mode`) whose role record, at offset
+ * `at`, names L (zgrt_abi.h).  false after reporting why. */
+static bool write_role_copy(Build *b, const char *path, const char *shown, char *exe, size_t n,
+                            size_t at, int32_t L, mode_t mode)
 {
-    size_t k = strlen(prefix);
-    return n > k && !strncmp(s, prefix, k);
-}
-
-/* Finds zg.program and the `bodies` and `evals` arrays of m (named
- * bodies.<k> and evals.<k> by descriptor.c); false when m is not shaped
- * so (the caller then generates every descriptor on its own). */
-static bool split_find(LLVMModuleRef m, Split *sp)
-{
-    memset(sp, 0, sizeof *sp);
-    for (LLVMValueRef gv = LLVMGetFirstGlobal(m); gv; gv = LLVMGetNextGlobal(gv)) {
-        size_t n = 0;
-        const char *name = LLVMGetValueName2(gv, &n);
-        LLVMValueRef *slot = !strcmp(name, "zg.program")  ? &sp->prog
-                             : starts(name, n, "bodies.") ? &sp->bodies
-                             : starts(name, n, "evals.")  ? &sp->evals
-                                                          : NULL;
-        if (!slot) continue;
-        if (*slot) return false; /* two of one kind */
-        *slot = gv;
+    memcpy(exe + at + offsetof(zgrt_role, lifeline), &L, sizeof L);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    const char *why = NULL;
+    if (fd < 0) {
+        why = strerror(errno);
+    } else {
+        for (size_t off = 0; off < n && !why;) {
+            ssize_t k = write(fd, exe + off, n - off);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) why = k < 0 ? strerror(errno) : "no byte written";
+            off += k > 0 ? (size_t)k : 0;
+        }
+        if (close(fd) != 0 && !why) why = strerror(errno);
     }
-    return sp->prog && sp->bodies && sp->evals && LLVMGetNamedFunction(m, "main");
+    if (why) zd_error(b->d, no_span, "cannot write `%s`: %s", shown, why);
+    return !why;
 }
 
-/* Deletes global gv of a module, its dead constant users first. */
-static void drop_global(LLVMValueRef gv)
+/* The per-lifeline executables, from the all-in-one one linked at `whole`:
+ * temp[L + 1] for every lifeline L (final[L + 1] in messages).  One link
+ * instead of one per lifeline: each link costs about as much as the
+ * all-in-one one. */
+static bool write_lifelines(Build *b, const char *whole, const char **temp, const char **final,
+                            int nl)
 {
-    LLVMReplaceAllUsesWith(gv, LLVMGetUndef(LLVMTypeOf(gv)));
-    LLVMDeleteGlobal(gv);
-}
-
-/* Splits m (the whole descriptor, found by split_find): returns the data
- * module, and m keeps the tables as declarations. */
-static LLVMModuleRef split_data(Build *b, LLVMModuleRef m, const Split *sp)
-{
-    int k = 0;
-    for (LLVMValueRef gv = LLVMGetFirstGlobal(m); gv; gv = LLVMGetNextGlobal(gv)) {
-        if (gv == sp->prog || gv == sp->bodies || gv == sp->evals) continue;
-        char name[32];
-        int n = snprintf(name, sizeof name, "zg.data.%d", k++);
-        LLVMSetValueName2(gv, name, (size_t)n);
-        LLVMSetLinkage(gv, LLVMExternalLinkage);
-        LLVMSetVisibility(gv, LLVMHiddenVisibility);
+    size_t n = 0;
+    const char *why = NULL;
+    char *exe = zu_read_file(whole, &n, &why);
+    struct stat st;
+    if (!exe || stat(whole, &st) != 0) {
+        zd_error(b->d, no_span, "cannot read the executable `%s`: %s", whole,
+                 why ? why : strerror(errno));
+        free(exe);
+        return false;
     }
-    LLVMModuleRef data = LLVMCloneModule(m);
-    const char *id = zu_fmt(b->a, "%s.data", b->wf->name);
-    LLVMSetModuleIdentifier(data, id, strlen(id));
-    LLVMDeleteFunction(LLVMGetNamedFunction(data, "main"));
-    Split dsp;
-    if (!split_find(data, &dsp)) dsp.prog = LLVMGetNamedGlobal(data, "zg.program");
-    drop_global(dsp.prog);
-    drop_global(dsp.bodies);
-    drop_global(dsp.evals);
-    for (LLVMValueRef gv = LLVMGetFirstGlobal(m); gv; gv = LLVMGetNextGlobal(gv))
-        if (gv != sp->prog && gv != sp->bodies && gv != sp->evals) LLVMSetInitializer(gv, NULL);
-    return data;
-}
-
-/* The descriptor of lifeline L's executable: a clone of the whole one
- * (after split_data) whose `bodies` and `evals` name L's functions only. */
-static LLVMModuleRef split_lifeline(Build *b, LLVMModuleRef m, int L)
-{
-    LLVMModuleRef ml = LLVMCloneModule(m);
-    const char *id = zu_fmt(b->a, "%s.prog.%s", b->wf->name,
-                            ((const ZDecl *)ZU_VEC_AT(b->p->lifelines, L))->name);
-    LLVMSetModuleIdentifier(ml, id, strlen(id));
-    Split sp;
-    if (!split_find(ml, &sp)) ZU_ICE("the clone of a descriptor lost its tables");
-    LLVMValueRef arrays[2] = {sp.bodies, sp.evals};
-    for (int a = 0; a < 2; a++) {
-        LLVMValueRef init = LLVMGetInitializer(arrays[a]);
-        if (!LLVMIsAConstantArray(init)) continue; /* all null already */
-        unsigned n = LLVMGetArrayLength(LLVMTypeOf(init));
-        LLVMTypeRef et = LLVMGetElementType(LLVMTypeOf(init));
-        LLVMValueRef *vals = zu_alloc(b->a, sizeof *vals * (n + 1));
-        for (unsigned i = 0; i < n; i++)
-            vals[i] = (int)i == L ? LLVMGetOperand(init, i) : LLVMConstNull(et);
-        LLVMSetInitializer(arrays[a], LLVMConstArray(et, vals, n));
+    /* the role record: its magic once, and the all-lifelines role */
+    static const char magic[] = ZGRT_ROLE_MAGIC;
+    size_t at = 0;
+    int found = 0;
+    for (const char *q = exe; n >= sizeof(zgrt_role) &&
+                              (q = memmem(q, n - (size_t)(q - exe), magic, sizeof magic));
+         q++) {
+        if (++found == 1) at = (size_t)(q - exe);
     }
-    return ml;
+    int32_t role = 0;
+    if (found == 1 && at + sizeof(zgrt_role) <= n)
+        memcpy(&role, exe + at + offsetof(zgrt_role, lifeline), sizeof role);
+    if (found != 1 || role != -1) {
+        zd_error(b->d, no_span,
+                 "internal error: the executable `%s` has %d role records (one with role -1 "
+                 "expected): the per-lifeline executables cannot be made from it",
+                 whole, found);
+        free(exe);
+        return false;
+    }
+    bool ok = true;
+    for (int L = 0; L < nl && ok; L++)
+        ok = write_role_copy(b, temp[L + 1], final[L + 1], exe, n, at, L, st.st_mode & 07777);
+    free(exe);
+    return ok;
 }
 
 static int build(Build *b)
@@ -897,33 +869,10 @@ static int build(Build *b)
         }
     }
     const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
-    const char *data_obj = NULL; /* the descriptors' shared tables, when split */
     LLVMModuleRef whole_m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
     zb_target_prepare(b->tm, whole_m);
     zb_gen_descriptor(b->gen, whole_m, -1);
-    Split sp;
-    if (per_life && split_find(whole_m, &sp)) {
-        data_obj = zu_fmt(b->a, "%s/%s.data.o", b->objdir, wfn);
-        object_job(b, &jobs[nj++], to_bitcode(split_data(b, whole_m, &sp)), data_obj);
-    }
-    const char **prog_objs = zu_alloc(b->a, sizeof *prog_objs * (size_t)(nl + 1));
-    for (int L = 0; L < nl && per_life; L++) {
-        const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
-        prog_objs[L] = zu_fmt(b->a, "%s/%s.prog.%s.o", b->objdir, wfn, ld->name);
-        LLVMModuleRef m;
-        if (data_obj) {
-            m = split_lifeline(b, whole_m, L);
-        } else {
-            m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog.%s", wfn, ld->name));
-            zb_target_prepare(b->tm, m);
-            zb_gen_descriptor(b->gen, m, L);
-        }
-        object_job(b, &jobs[nj++], to_bitcode(m), prog_objs[L]);
-    }
-    if (whole)
-        object_job(b, &jobs[nj++], to_bitcode(whole_m), prog_obj);
-    else
-        LLVMDisposeModule(whole_m);
+    object_job(b, &jobs[nj++], to_bitcode(whole_m), prog_obj);
     const char **user_objs = zu_alloc(b->a, sizeof *user_objs * (size_t)(nu + 1));
     for (int k = 0; k < nu; k++) {
         user_objs[k] = zu_fmt(b->a, "%s/%s.user%d.o", b->objdir, wfn, k + 1);
@@ -933,47 +882,42 @@ static int build(Build *b)
     if (!report_jobs(b, jobs, nj)) return 1;
     if (!check_linked(b, user_objs, nu)) return 1;
 
-    /* The executables are linked under temporary names in out_dir and
-     * renamed into place only when every one of them linked: a failed
-     * build leaves the executables of an earlier build as they were. */
+    /* One link: the all-in-one executable; each per-lifeline one is a copy
+     * of it whose role record names its lifeline (write_lifelines).  They
+     * are written under temporary names in out_dir and renamed into place
+     * only when every one of them is made: a failed build leaves the
+     * executables of an earlier build as they were. */
     const char **final = zu_alloc(b->a, sizeof *final * (size_t)(nl + 1));
     const char **temp = zu_alloc(b->a, sizeof *temp * (size_t)(nl + 1));
-    bool *linked = zu_alloc(b->a, sizeof *linked * (size_t)(nl + 1));
+    bool *made = zu_alloc(b->a, sizeof *made * (size_t)(nl + 1));
     final[0] = zu_fmt(b->a, "%s/%s", out_dir, wfn);
-    linked[0] = whole;
+    made[0] = whole;
     for (int L = 0; L < nl; L++) {
         const ZDecl *ld = ZU_VEC_AT(b->p->lifelines, L);
         final[L + 1] = zu_fmt(b->a, "%s/%s.%s", out_dir, wfn, ld->name);
-        linked[L + 1] = per_life;
+        made[L + 1] = per_life;
     }
-    Job *links = zu_alloc(b->a, sizeof *links * (size_t)(nl + 1));
-    int nk = 0;
     for (int e = 0; e <= nl; e++) {
-        if (!linked[e]) continue;
         const char *base = strrchr(final[e], '/') + 1;
         temp[e] = zu_fmt(b->a, "%s/.%s.zgc-%ld", out_dir, base, (long)getpid());
         zu_vec_push(b->a, &b->made, (void *)temp[e]); /* removed unless renamed */
-        const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(2 * nl + nu + 3));
-        int n = 0;
-        if (e == 0) { /* out_dir/<wf>: every lifeline */
-            for (int L = 0; L < nl; L++) {
-                objs[n++] = body_objs[L];
-                if (eval_objs[L]) objs[n++] = eval_objs[L];
-            }
-            objs[n++] = prog_obj;
-        } else { /* out_dir/<wf>.<L>: one lifeline */
-            objs[n++] = body_objs[e - 1];
-            if (eval_objs[e - 1]) objs[n++] = eval_objs[e - 1];
-            objs[n++] = prog_objs[e - 1];
-        }
-        if (data_obj) objs[n++] = data_obj;
-        for (int k = 0; k < nu; k++) objs[n++] = user_objs[k];
-        link_job(b, &links[nk++], temp[e], final[e], objs, n);
     }
-    run_jobs(b, links, nk);
-    if (!report_jobs(b, links, nk)) return 1;
+    const char **objs = zu_alloc(b->a, sizeof *objs * (size_t)(2 * nl + nu + 2));
+    int n = 0;
+    for (int L = 0; L < nl; L++) {
+        objs[n++] = body_objs[L];
+        if (eval_objs[L]) objs[n++] = eval_objs[L];
+    }
+    objs[n++] = prog_obj;
+    for (int k = 0; k < nu; k++) objs[n++] = user_objs[k];
+    Job link;
+    memset(&link, 0, sizeof link);
+    link_job(b, &link, temp[0], final[0], objs, n);
+    run_jobs(b, &link, 1);
+    if (!report_jobs(b, &link, 1)) return 1;
+    if (per_life && !write_lifelines(b, temp[0], temp, final, nl)) return 1;
     for (int e = 0; e <= nl; e++)
-        if (linked[e] && rename(temp[e], final[e]) != 0) {
+        if (made[e] && rename(temp[e], final[e]) != 0) {
             zd_error(b->d, no_span, "cannot write `%s`: %s", final[e], strerror(errno));
             return 1;
         }

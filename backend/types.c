@@ -140,6 +140,7 @@ LLVMTypeRef zb_desc_type(LLVMContextRef lc, ZbDescType k)
             p,   /* fingerprint_parts */
             i32, /* nstores */
             p,   /* stores */
+            p,   /* role */
         };
         return named_struct(lc, "zgrt_program", f, sizeof f / sizeof f[0]);
     }

@@ -109,6 +109,37 @@ static void watch_retry(void *user, int32_t lifeline, const char *action, int at
 
 static const char *lname(const zgrt_program *p, int32_t l) { return p->lifelines[l]; }
 
+/* A per-lifeline executable is a copy of the all-in-one one whose role
+ * record names its lifeline (zgrt_abi.h, backend/link.c): its descriptor
+ * is then the program's with the other lifelines' bodies and evaluations
+ * left out (kept in statics: they live as long as the process).  Returns
+ * prog itself when the role is every lifeline, NULL after reporting a
+ * role that names no lifeline of the program. */
+static const zgrt_program *apply_role(const zgrt_program *prog)
+{
+    static zgrt_program one;
+    static zgrt_body_fn *bodies;
+    static zgrt_eval_fn *evals;
+    if (!prog->role || prog->role->lifeline == -1) return prog;
+    int32_t l = prog->role->lifeline, nl = prog->nlifelines;
+    if (l < 0 || l >= nl || !prog->bodies[l]) {
+        zri_say("error",
+                "this executable is damaged: its role names lifeline %" PRId32
+                ", and the program has %" PRId32 " (rebuild it with zgc build)\n",
+                l, nl);
+        return NULL;
+    }
+    bodies = zri_xcalloc((size_t)nl, sizeof *bodies);
+    evals = zri_xcalloc((size_t)nl, sizeof *evals);
+    bodies[l] = prog->bodies[l];
+    if (prog->evals) evals[l] = prog->evals[l];
+    one = *prog;
+    one.bodies = bodies;
+    one.evals = evals;
+    one.role = NULL;
+    return &one;
+}
+
 /* The lifeline this executable runs alone (per-lifeline mode), or -1 when
  * it runs every lifeline; peer_addrs[l] (nlifelines entries, per-lifeline
  * mode) the address of lifeline l.  Returns 0, or the exit status after
@@ -540,6 +571,7 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
 {
     zri_set_name(argc > 0 ? argv[0] : NULL);
     if (zri_program_check(prog) < 0) return 1;
+    if (!(prog = apply_role(prog))) return 1;
     zri_options opts;
     int rc = zri_options_parse(prog, argc > 0 ? argc - 1 : 0, argc > 0 ? argv + 1 : argv, &opts);
     if (rc != 0) return rc > 0 ? 0 : 2;

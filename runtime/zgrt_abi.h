@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define ZGRT_ABI_VERSION 7
+#define ZGRT_ABI_VERSION 8
 
 typedef struct zgrt_ctx zgrt_ctx; /* one running lifeline (opaque) */
 
@@ -210,6 +210,18 @@ typedef struct zgrt_store_decl {
     const int32_t *tools; /* action indices */
 } zgrt_store_decl;
 
+/* Which lifeline an executable runs.  zgc build links one executable, the
+ * all-in-one <wf>, whose role record says -1 (every lifeline), and writes
+ * each per-lifeline executable <wf>.<L> as a copy of it with `lifeline`
+ * set to L (backend/link.c finds the record by its magic, which appears
+ * nowhere else in the executable: the runtime never names it).  A
+ * renamed copy keeps its role. */
+#define ZGRT_ROLE_MAGIC "\177zgrt-role:v1\001\002" /* 15 bytes and the NUL */
+typedef struct zgrt_role {
+    char magic[16];
+    int32_t lifeline; /* -1: every lifeline; L: lifeline L only */
+} zgrt_role;
+
 typedef struct zgrt_program {
     int32_t abi_version; /* ZGRT_ABI_VERSION */
     int32_t nlifelines;
@@ -253,11 +265,13 @@ typedef struct zgrt_program {
     /* the stores, in declaration order */
     int32_t nstores;
     const zgrt_store_decl *stores;
+    const zgrt_role *role; /* NULL: every lifeline whose body is present */
 } zgrt_program;
 
 /* The executable's entry point: parses the run options (see docs/runtime.md),
  * runs the lifelines whose bodies are present (all of them in the
- * all-in-one executable, one in a per-lifeline executable), prints the
+ * all-in-one executable, one in a per-lifeline executable: the one its
+ * role names), prints the
  * result as JSON on stdout and returns the exit status. */
 int zgrt_main(const zgrt_program *prog, int argc, char **argv);
 

@@ -277,14 +277,35 @@ expect 1 'extern action `readability` is not linked' -- "$zgc" run --allow-unlin
 expect 1 'extern pure `readability` needs `int zg_readability' -- "$zgc" run "$score" --arg draft=x
 expect 0 '' -- "$zgc" build -O "$hello" -o "$tmp/atomic"
 before=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
-printf '#!/bin/sh\ncase "$*" in *hello.Writer*) echo "refusing to link" >&2; exit 1;; esac\nexec cc "$@"\n' > "$tmp/failcc"
+printf '#!/bin/sh\ncase "$*" in *atomic/.hello.zgc-*) echo "refusing to link" >&2; exit 1;; esac\nexec cc "$@"\n' > "$tmp/failcc"
 chmod +x "$tmp/failcc"
 # -O0 (the default) makes the new executables differ from the earlier
 # ones (-O, that is -O2)
-expect 1 'linking `.*atomic/hello.Writer` failed' -- env CC="$tmp/failcc" "$zgc" build -O0 "$hello" -o "$tmp/atomic"
+expect 1 'linking `.*atomic/hello` failed' -- env CC="$tmp/failcc" "$zgc" build -O0 "$hello" -o "$tmp/atomic"
 after=$(cat "$tmp/atomic/hello" "$tmp/atomic/hello.Writer" | cksum)
 if [ "$before" = "$after" ] && [ "$(ls -A "$tmp/atomic" | wc -l)" = 4 ]; then pass=$((pass + 1)); else
     echo "FAIL: a failed build changed $tmp/atomic: $(ls -A "$tmp/atomic")"; fail=$((fail + 1)); fi
+
+# the per-lifeline executables: copies of the all-in-one one that differ
+# from it in the role record only (four bytes: the lifeline's number);
+# a renamed copy still runs its lifeline alone, a damaged role is a clear
+# error
+expect 0 '' -- "$zgc" build "$hello" -o "$tmp/roles"
+r=$tmp/roles
+ndiff=$(cmp -l "$r/hello" "$r/hello.Writer" | wc -l)
+if [ "$(stat -c %s "$r/hello")" = "$(stat -c %s "$r/hello.Writer")" ] && [ "$ndiff" -ge 1 ] &&
+    [ "$ndiff" -le 4 ] && [ "$(cmp -l "$r/hello.User" "$r/hello.Writer" | wc -l)" = 1 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: hello.Writer is not hello with its role (${ndiff} bytes differ)"; fail=$((fail + 1))
+fi
+cp "$r/hello.Writer" "$r/writer"
+expect 2 'this executable runs lifeline Writer only' -- "$r/writer" --arg topic=x
+# Writer is lifeline 1: -1 (ff ff ff ff) and 1 (01 00 00 00) differ in all
+# four bytes, so the first difference is where the role is
+off=$(cmp -l "$r/hello" "$r/hello.Writer" | awk 'NR == 1 { print $1 - 1 }')
+printf '\007\000\000\000' | dd of="$r/writer" bs=1 seek="$off" conv=notrunc status=none
+expect 1 'this executable is damaged: its role names lifeline 7, and the program has 2' -- "$r/writer"
 
 # names: a lifeline name of the longest length runs as processes; a
 # TMPDIR too long for the sockets is a clear error, not a late one

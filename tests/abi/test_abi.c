@@ -66,11 +66,13 @@ Test(abi, value_layout)
  * then four pointers), per edge a zgrt_edge (six int32, then three
  * pointers) with its zgrt_group (five int32) and zgrt_pair (two int32)
  * tables; the descriptor has nedges after nsubs, then the keep and
- * edge pointers, then the fingerprint's two strings (backend/types.c mirrors the fields; tests/backend checks
- * the LLVM layout against these offsets). */
+ * edge pointers, then the fingerprint's two strings, the stores and (ABI
+ * 8) the role record: 16 bytes of magic, then the lifeline (backend/types.c
+ * mirrors the fields; tests/backend checks the LLVM layout against these
+ * offsets). */
 Test(abi, monitor_plan_layout)
 {
-    cr_expect_eq(ZGRT_ABI_VERSION, 7);
+    cr_expect_eq(ZGRT_ABI_VERSION, 8);
     cr_expect_eq(sizeof(zgrt_slot), 8);
     cr_expect_eq(offsetof(zgrt_slot, lifeline), 0);
     cr_expect_eq(offsetof(zgrt_slot, index), 4);
@@ -96,7 +98,11 @@ Test(abi, monitor_plan_layout)
     cr_expect_eq(offsetof(zgrt_program, nstores),
                  offsetof(zgrt_program, fingerprint_parts) + sizeof(void *));
     cr_expect_eq(offsetof(zgrt_program, stores), offsetof(zgrt_program, nstores) + sizeof(void *));
-    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, stores) + sizeof(void *));
+    cr_expect_eq(offsetof(zgrt_program, role), offsetof(zgrt_program, stores) + sizeof(void *));
+    cr_expect_eq(sizeof(zgrt_program), offsetof(zgrt_program, role) + sizeof(void *));
+    cr_expect_eq(sizeof ZGRT_ROLE_MAGIC, 16);
+    cr_expect_eq(offsetof(zgrt_role, lifeline), 16);
+    cr_expect_eq(sizeof(zgrt_role), 20);
 }
 
 /* The stores (ABI 7): a zgrt_cell (name, type, default) and a

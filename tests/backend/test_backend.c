@@ -333,6 +333,7 @@ enum {
     PF_FINGERPRINT_PARTS,
     PF_NSTORES,
     PF_STORES,
+    PF_ROLE,
     PF__COUNT
 };
 
@@ -1107,7 +1108,7 @@ static const Layout layouts[] = {
      "zgrt_program",
      sizeof(zgrt_program),
      _Alignof(zgrt_program),
-     33,
+     34,
      {OFF(zgrt_program, abi_version),
       OFF(zgrt_program, nlifelines),
       OFF(zgrt_program, source),
@@ -1140,7 +1141,8 @@ static const Layout layouts[] = {
       OFF(zgrt_program, fingerprint),
       OFF(zgrt_program, fingerprint_parts),
       OFF(zgrt_program, nstores),
-      OFF(zgrt_program, stores)}},
+      OFF(zgrt_program, stores),
+      OFF(zgrt_program, role)}},
 };
 
 Test(backend, descriptor_types_have_the_c_layout)
