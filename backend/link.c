@@ -723,8 +723,8 @@ static bool write_lifelines(Build *b, const char *whole, const char **temp, cons
     static const char magic[] = ZGRT_ROLE_MAGIC;
     size_t at = 0;
     int found = 0;
-    for (const char *q = exe; n >= sizeof(zgrt_role) &&
-                              (q = memmem(q, n - (size_t)(q - exe), magic, sizeof magic));
+    for (const char *q = exe;
+         n >= sizeof(zgrt_role) && (q = memmem(q, n - (size_t)(q - exe), magic, sizeof magic));
          q++) {
         if (++found == 1) at = (size_t)(q - exe);
     }
