@@ -30,12 +30,10 @@
 
 #include "anomalies.h"
 #include "backend.h"
-#include "cache.h"
 #include "fmt.h"
 #include "lsp.h"
 #include "zgc_build_id.h"
 #include "grammar.h"
-#include "launch.h"
 #include "oracle.h"
 #include "outdir.h"
 #include "paths.h"
@@ -43,8 +41,7 @@
 #include "usage.h"
 #include "viewer.h"
 #include "racetable.h"
-#include "runs.h"
-#include "store.h"
+#include "runsmod.h"
 
 #define ZGC_VERSION "0.1.0"
 
@@ -754,7 +751,8 @@ static int cmd_run(int argc, char **argv)
     }
     /* from here on, SIGINT, SIGTERM and SIGHUP stop the run, which is then
      * cleaned up (launch.h) */
-    zx_signals_catch();
+    const ZoModule *M = zo_module();
+    M->signals_catch();
     const char *tmpdir = getenv("TMPDIR");
     char *dir;
     if (asprintf(&dir, "%s/zgc-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0) zu_oom();
@@ -766,7 +764,7 @@ static int cmd_run(int argc, char **argv)
         return 1;
     }
     ZCompilation c;
-    char *store_path = durable ? zs_path(store) : NULL, *exe_dir = NULL, *fresh_id = NULL;
+    char *store_path = durable ? M->store_path(store) : NULL, *exe_dir = NULL, *fresh_id = NULL;
     char *store_opt = NULL, *view_opt = NULL;
     rc = compile(&c, &o, ZC_PLAN, false);
     if (rc == 0) {
@@ -782,11 +780,11 @@ static int cmd_run(int argc, char **argv)
                           .link = durable    ? ZB_LINK_WHOLE | ZB_LINK_LIFELINES
                                   : per_life ? ZB_LINK_LIFELINES
                                              : ZB_LINK_WHOLE};
-        rc = zca_get(&c, &req, &exe_dir);
+        rc = M->cache_get(&c, &req, &exe_dir);
     }
-    if (rc == 0 && zx_signal_received()) rc = 1; /* stopped while compiling */
+    if (rc == 0 && M->signal_received()) rc = 1; /* stopped while compiling */
     if (rc == 0 && resume) {
-        rc = zo_resume(store_path, resume, exe_dir, exit_when_waiting);
+        rc = M->resume(store_path, resume, exe_dir, exit_when_waiting);
         goto finish;
     }
     if (rc == 0 && durable) {
@@ -822,7 +820,7 @@ static int cmd_run(int argc, char **argv)
     if (rc == 0 && (!processes || c.prog->lifelines.len == 1)) {
         char *exe;
         if (asprintf(&exe, "%s/%s", exe_dir ? exe_dir : dir, c.wf->name) < 0) zu_oom();
-        rc = zx_run_single(exe, npass, pass);
+        rc = M->run_single(exe, npass, pass);
         free(exe);
     } else if (rc == 0) {
         int nl = c.prog->lifelines.len;
@@ -842,7 +840,7 @@ static int cmd_run(int argc, char **argv)
                           .trace = trace,
                           .view = view,
                           .exes = exe_dir ? (const char *const *)exes : NULL};
-        rc = zx_run_processes(&r, npass, pass);
+        rc = M->run_processes(&r, npass, pass);
         for (int i = 0; i < nl; i++) free(exes[i]);
         free(exes);
         free(names);
@@ -858,7 +856,7 @@ finish:
     free(cfiles);
     free(pass);
     free(view_opt);
-    zx_signal_exit(); /* stopped by a signal: die of it, now that all is clean */
+    M->signal_exit(); /* stopped by a signal: die of it, now that all is clean */
     return rc;
 }
 
@@ -1055,6 +1053,12 @@ static int cmd_trace(int argc, char **argv)
     return rc;
 }
 
+/* the commands of the runs module (runsmod.h), loaded when one of them runs */
+static int cmd_runs(int argc, char **argv) { return zo_module()->runs_main(argc, argv); }
+static int cmd_tasks(int argc, char **argv) { return zo_module()->tasks_main(argc, argv); }
+static int cmd_answer(int argc, char **argv) { return zo_module()->answer_main(argc, argv); }
+static int cmd_cache(int argc, char **argv) { return zo_module()->cache_main(argc, argv); }
+
 typedef struct Command {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -1072,10 +1076,10 @@ static const Command commands[] = {
     {"anomalies", cmd_anomalies, NULL},
     {"trace", cmd_trace, NULL},
     {"view", cmd_view, usage_view},
-    {"runs", zo_runs_main, NULL},
-    {"tasks", zo_tasks_main, NULL},
-    {"answer", zo_answer_main, NULL},
-    {"cache", zca_main, NULL},
+    {"runs", cmd_runs, NULL},
+    {"tasks", cmd_tasks, NULL},
+    {"answer", cmd_answer, NULL},
+    {"cache", cmd_cache, NULL},
     {"fmt", zf_main, zf_usage},
     {"lsp", zl_main, zl_usage},
 };

@@ -55,6 +55,8 @@ void zpa_init(void)
     if (!exists(module)) return;
     snprintf(where, sizeof where, "installation in %s", prefix);
     set_default("ZGC_BACKEND", module);
+    snprintf(path, sizeof path, "%s/%s/zgc/zgc-runs.so", prefix, ZGC_INSTALL_LIBDIR);
+    set_default("ZGC_RUNS_MODULE", path);
     snprintf(path, sizeof path, "%s/%s/libzgrt.a", prefix, ZGC_INSTALL_LIBDIR);
     set_default("ZGC_RUNTIME_LIB", path);
     snprintf(path, sizeof path, "%s/%s/zgc/libzgplanner.so", prefix, ZGC_INSTALL_LIBDIR);

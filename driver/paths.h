@@ -8,6 +8,7 @@
  *
  *   PREFIX/bin/zgc
  *   PREFIX/LIBDIR/zgc/zgc-backend.so     the backend module
+ *   PREFIX/LIBDIR/zgc/zgc-runs.so        the runs module (runsmod.h)
  *   PREFIX/LIBDIR/libzgrt.a              the runtime executables link
  *   PREFIX/INCLUDEDIR/zgrt/zgrt.h        for the C files of actions
  *   PREFIX/DATADIR/zgc/stdlib/           the standard library
@@ -15,10 +16,10 @@
  * (LIBDIR, INCLUDEDIR, DATADIR: GNUInstallDirs' lib, include and share,
  * relative to the prefix; cmake/Install.cmake)
  * and nothing in it names the build tree, so a moved or unpacked
- * installation works.  The variables ZGC_BACKEND, ZGC_RUNTIME_LIB,
- * ZGC_RUNTIME_INCLUDE and ZGC_STDLIB, when set, win in either case:
- * zpa_init sets the first three for an installation (the backend module
- * reads them) unless they are set already. */
+ * installation works.  The variables ZGC_BACKEND, ZGC_RUNS_MODULE,
+ * ZGC_RUNTIME_LIB, ZGC_RUNTIME_INCLUDE and ZGC_STDLIB, when set, win in
+ * either case: zpa_init sets the first four for an installation (the
+ * backend module reads them) unless they are set already. */
 #ifndef ZGC_DRIVER_PATHS_H
 #define ZGC_DRIVER_PATHS_H
 

@@ -20,7 +20,8 @@
 # with libLLVM) that the zgc command loads with dlopen: the driver may
 # include backend/backend.h and call only backend/load.c (part
 # backend/load), and the zgc executable must not need libLLVM (readelf -d;
-# LAYERS_NO_LLVM replaces the list of executables checked).  Prints every
+# LAYERS_NO_LLVM replaces the list of executables checked), nor SQLite,
+# libnats or libcrypto (the runs module's: driver/runsmod.h).  Prints every
 # violation and exits 1 if there is one.
 set -euo pipefail
 # pathspecs such as runtime/*.c go to git as they are (git matches them in
@@ -203,6 +204,16 @@ for exe in ${LAYERS_NO_LLVM:-$build/zgc}; do
     fi
 done
 [ -f "$build/zgc-backend.so" ] || problem "$build/zgc-backend.so is not built"
+
+# ---- SQLite, libnats and libcrypto only in the modules ---------------------
+# (the runs module, zgc-runs.so, and the backend module: commands that
+# neither build nor run do not pay for their relocations; driver/runsmod.h)
+for exe in ${LAYERS_NO_LLVM:-$build/zgc}; do
+    if [ -f "$exe" ] && readelf -d "$exe" | grep -Eq 'NEEDED.*(libsqlite3|libnats|libcrypto|libssl)'; then
+        problem "$exe needs $(readelf -d "$exe" | grep -Eo '(libsqlite3|libnats|libcrypto|libssl)[^]]*' | tr '\n' ' ')- only the modules (zgc-runs.so, zgc-backend.so) may"
+    fi
+done
+[ -f "$build/zgc-runs.so" ] || problem "$build/zgc-runs.so is not built"
 
 n_inc=$(wc -l < "$tmp/inc_edges")
 n_call=$(awk '{ print $1, $2 }' "$tmp/calls" | sort -u | wc -l)

@@ -2,7 +2,8 @@
 # The compiler's shape and the cache of builds, with the real zgc:
 #   - the commands that make no code never map libLLVM (LD_DEBUG=libs
 #     lists every library the loader maps, dlopen'ed ones too); build and
-#     run do, through the backend module;
+#     run do, through the backend module; the commands that neither run
+#     nor build never map SQLite, libnats or libcrypto (the runs module);
 #   - a second `zgc run` of an unchanged program compiles nothing (the
 #     notes of ZGC_CACHE_NOTES, and the cached executable's inode); a
 #     program that differs only in comments is found by its fingerprint;
@@ -44,6 +45,25 @@ ZGC_BACKEND=/nonexistent/zgc-backend.so "$zgc" build "$hello" -o "$tmp/out" 2> "
     fail "a missing backend module was not an error"
 grep -q "cannot load the backend module /nonexistent/zgc-backend.so" "$tmp/err" ||
     fail "missing module: $(cat "$tmp/err")"
+
+# ---- SQLite, libnats and libcrypto only where runs are handled ---------------
+# (the runs module, zgc-runs.so: driver/runsmod.h)
+maps_runs() { # (whatever the command's status)
+    local libs
+    libs=$(LD_DEBUG=libs "$@" 2>&1 >/dev/null || true)
+    grep -Eq 'find library=(libsqlite3|libnats|libcrypto)' <<< "$libs"
+}
+for cmd in "check $hello" "project $hello" "guards $hello" "parse --ast $hello" \
+    "view -o $tmp/h.html $hello" "trace show $tmp/t.jsonl" "anomalies $tmp/none.jsonl" \
+    "fmt $hello" "help run" "--version"; do
+    # shellcheck disable=SC2086
+    if maps_runs "$zgc" $cmd; then fail "zgc $cmd maps SQLite, libnats or libcrypto"; fi
+done
+maps_runs "$zgc" runs list --store "$tmp/s.db" || fail "zgc runs does not load the runs module?"
+ZGC_RUNS_MODULE=/nonexistent/zgc-runs.so "$zgc" cache dir 2> "$tmp/err" &&
+    fail "a missing runs module was not an error"
+grep -q "cannot load the runs module /nonexistent/zgc-runs.so" "$tmp/err" ||
+    fail "missing runs module: $(cat "$tmp/err")"
 
 # ---- the cache --------------------------------------------------------------
 run() { # expected-note args...
