@@ -1,7 +1,8 @@
 /* cache.c — the cache of builds (cache.h).
  *
- * A lookup costs a SHA-256 of the source and C files and of the runtime
- * library (2 MB: about 1 ms here) and one of each executable it returns;
+ * A lookup costs a SHA-256 of the source and C files (the runtime
+ * library's is remembered with its identity: runtime_id) and one of each
+ * executable it returns;
  * a miss on the source key loads the backend, generates the IR and looks
  * the fingerprint up before any object is emitted (ZBuildOptions.have),
  * so a program that differs only in its formatting or comments still hits.
@@ -13,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +232,48 @@ static int write_atomic(const char *path, const char *text)
     return ok ? 0 : -1;
 }
 
+/* The runtime library's SHA-256 (the cache's identity of the runtime),
+ * remembered in CACHE/runtime.id beside the library's path and identity
+ * (device, inode, size, modification and change times): hashing its 3 MB
+ * on every lookup was about a third of the CPU of a cached `zgc run`.  A
+ * library that is rewritten changes its change time, so the hash is made
+ * again.  The memo is only a shortcut: when it cannot be written, the
+ * next lookup hashes again.  -1 when the library cannot be read. */
+static int runtime_id(const char *cache, const char *lib, char out[65])
+{
+    struct stat st;
+    if (stat(lib, &st) != 0) return -1;
+    char *key, *memo;
+    if (asprintf(&key, "zgc runtime id 1\n%s\n%ju %ju %jd %lld.%09ld %lld.%09ld\n", lib,
+                 (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
+                 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+                 st.st_ctim.tv_nsec) < 0 ||
+        asprintf(&memo, "%s/runtime.id", cache) < 0)
+        zu_oom();
+    size_t len = 0, klen = strlen(key);
+    const char *why = NULL;
+    char *text = zu_read_file(memo, &len, &why);
+    int rc = 1; /* 1: not remembered */
+    if (text && len == klen + 65 && !memcmp(text, key, klen) && text[len - 1] == '\n') {
+        memcpy(out, text + klen, 64);
+        out[64] = 0;
+        rc = strspn(out, "0123456789abcdef") == 64 ? 0 : 1;
+    }
+    free(text);
+    if (rc == 1) {
+        rc = hash_file(lib, out);
+        char *line;
+        if (rc == 0) {
+            if (asprintf(&line, "%s%s\n", key, out) < 0) zu_oom();
+            (void)write_atomic(memo, line); /* a shortcut only (above) */
+            free(line);
+        }
+    }
+    free(key);
+    free(memo);
+    return rc;
+}
+
 /* Moves the executables of a fresh build (in tmp) into the entry, each
  * after its hash. */
 static int move_in(const char *tmp, const char *entry)
@@ -344,7 +388,7 @@ int zca_get(ZCompilation *c, const ZcaRequest *r, char **dir)
     const char *lib = getenv("ZGC_RUNTIME_LIB");
     if (!lib || !*lib) lib = ZGC_RUNTIME_LIB;
     char rt[65];
-    if (hash_file(lib, rt) != 0) {
+    if (runtime_id(cache, lib, rt) != 0) {
         fprintf(stderr, "zgc: error: cannot read the runtime library %s: %s\n", lib,
                 strerror(errno));
         free(src_dir);

@@ -94,6 +94,14 @@ echo 'int zgc_cache_test_extra;' > "$tmp/extra.c"
 cc -c "$tmp/extra.c" -o "$tmp/extra.o"
 ar r "$tmp/libzgrt.a" "$tmp/extra.o" 2>/dev/null
 ZGC_RUNTIME_LIB=$tmp/libzgrt.a run compiled "$tmp/h.zg" --arg topic=hi
+# the runtime library's hash is remembered with its identity (runtime.id):
+# the same library is found again, and one changed in place misses
+ZGC_RUNTIME_LIB=$tmp/libzgrt.a run "found by source" "$tmp/h.zg" --arg topic=hi
+grep -q "^$tmp/libzgrt.a\$" "$ZGC_CACHE/runtime.id" || fail "no runtime.id for $tmp/libzgrt.a"
+echo 'int zgc_cache_test_extra2;' > "$tmp/extra2.c"
+cc -c "$tmp/extra2.c" -o "$tmp/extra2.o"
+ar r "$tmp/libzgrt.a" "$tmp/extra2.o" 2>/dev/null
+ZGC_RUNTIME_LIB=$tmp/libzgrt.a run compiled "$tmp/h.zg" --arg topic=hi
 # C files
 ex=$root/examples/extern
 cp "$ex/actions.c" "$tmp/actions.c"
