@@ -28,7 +28,8 @@ const ZoModule *zo_module(void)
         char self[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
         if (n <= 0) {
-            fprintf(stderr, "zgc: error: cannot find the zgc executable (/proc/self/exe) to find %s\n",
+            fprintf(stderr,
+                    "zgc: error: cannot find the zgc executable (/proc/self/exe) to find %s\n",
                     ZO_MODULE_FILE);
             exit(1);
         }
