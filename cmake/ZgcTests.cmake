@@ -7,7 +7,9 @@ function(zgc_add_unit_test name)
   target_link_libraries(${name} PRIVATE ${T_LIBS} ${CRITERION_LIB})
   target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
   # Criterion forks one process per test; keep it to one job per core.
-  add_test(NAME ${name} COMMAND ${name} --jobs 2)
+  # A test that hangs is stopped after 120 s and reported by its name
+  # (the binary's own time limit, ctest's TIMEOUT, would name none).
+  add_test(NAME ${name} COMMAND ${name} --jobs 2 --timeout 120)
   set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300
     ENVIRONMENT "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp")
 endfunction()
