@@ -1381,7 +1381,16 @@ int32_t zgrt_wait_any(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t *pee
     int32_t k = wait_heads(ctx, chan, n, peers, done_mask, loc);
     ctx->any = 1;
     if (journaled(ctx->run)) {
-        zri_jentry e = {.kind = ZRI_J_PICK, .pos = ctx->tpos + 1, .a = peers[k]};
+        /* A coregion's receives bind distinct variables, so the state
+         * after it is the same in any order: a re-execution that picks
+         * otherwise sends and decides the same, and no output waits for
+         * the pick's commit.  Only the CPL monitor sees the order (its
+         * past operators read the lifeline's order of events, and its
+         * values travel with messages): with a monitor, it does. */
+        zri_jentry e = {.kind = ZRI_J_PICK,
+                        .pos = ctx->tpos + 1,
+                        .a = peers[k],
+                        .again = !ctx->run->prog->monitor};
         journal_record(ctx, &e);
     }
     return k;

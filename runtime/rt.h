@@ -581,8 +581,10 @@ typedef struct zri_jentry {
     const char *raw;    /* ACT: a network model's raw answer, or NULL (kept, not replayed) */
     /* A re-execution makes this entry again, exactly: decisions, messages
      * a resumed sender sends again, and results of mock models and extern
-     * pure actions outside parallel regions.  No output waits for such an
-     * entry's commit (zri_journal.commit); the others (picks, turns, the
+     * pure actions outside parallel regions; or one it may make otherwise
+     * without changing any output: a coregion's picks in a program without
+     * the CPL monitor.  No output waits for such an entry's commit
+     * (zri_journal.commit); the others (picks under a monitor, turns, the
      * results of scripts and of calls inside parallel regions) it waits
      * for, and calls the outside saw are committed as soon as they return. */
     int32_t again;

@@ -13,6 +13,7 @@ pkgs=(
   libjansson-dev    # JSON reading/writing (traces, histories)
   libcurl4-openssl-dev  # HTTP client for OpenAI-compatible model servers
   libsqlite3-dev    # the run store of durable runs (runtime/durable, driver/store.c)
+  sqlite3           # its shell: tests read the run store's tables (tests/durable/run_commits.sh)
   libssl-dev        # libcrypto: authenticated connections between lifelines, program fingerprints
   libicu-dev        # Unicode case mapping of the trace oracle (oracle/eval.c)
   libnats-dev       # the NATS C client: the --nats transport between lifelines (runtime/nats)
