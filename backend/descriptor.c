@@ -355,7 +355,7 @@ static LLVMValueRef role_record(ZbMod *md)
     return as_ptr(md, gv);
 }
 
-void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
+void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m)
 {
     ZbMod md;
     zb_mod_init(&md, g, m);
@@ -373,11 +373,9 @@ void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only)
     for (int i = 0; i < nl; i++) {
         const char *ln = life_decl(g, i)->name;
         names[i] = zb_cstr(&md, ln);
-        bool here = only < 0 || only == i;
-        bodies[i] = here ? fn_ref(&md, zu_fmt(g->a, "zg.body.%s", ln), zb_body_type(g)) : cnull(g);
-        evals[i] = here && zm_has_eval(g->plan, i)
-                       ? fn_ref(&md, zu_fmt(g->a, "zg.eval.%s", ln), eval_ty)
-                       : cnull(g);
+        bodies[i] = fn_ref(&md, zu_fmt(g->a, "zg.body.%s", ln), zb_body_type(g));
+        evals[i] = zm_has_eval(g->plan, i) ? fn_ref(&md, zu_fmt(g->a, "zg.eval.%s", ln), eval_ty)
+                                           : cnull(g);
     }
     LLVMValueRef lifelines_v = zb_const_array(&md, pt, names, nl, "lifelines");
     LLVMValueRef bodies_v = zb_const_array(&md, pt, bodies, nl, "bodies");

@@ -325,9 +325,10 @@ bool zb_has_eval(const ZbGen *g, int life);
 /* ---- descriptor.c ------------------------------------------------------- */
 
 /* Adds the zgrt_program descriptor and `main` to m: with the bodies and
- * evaluation functions of every lifeline (only < 0) or of lifeline `only`
- * (NULL elsewhere), and the program's fingerprint (g->fingerprint). */
-void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m, int only);
+ * evaluation functions of every lifeline, the role record (every
+ * lifeline; a per-lifeline executable is a copy with it patched) and the
+ * program's fingerprint (g->fingerprint). */
+void zb_gen_descriptor(ZbGen *g, LLVMModuleRef m);
 
 /* ---- emit.c ------------------------------------------------------------- */
 

@@ -648,7 +648,7 @@ static bool fingerprint(Build *b, char **parts)
     LLVMModuleRef m = zb_gen_module(g, "declarations");
     zb_target_prepare(b->tm, m);
     g->for_hash = true;
-    zb_gen_descriptor(g, m, -1);
+    zb_gen_descriptor(g, m);
     g->for_hash = false;
     bool ok = fp_module(b->a, parts, "declarations", m);
     LLVMDisposeModule(m);
@@ -788,7 +788,8 @@ static int build(Build *b)
     /* The IR, in order: lifeline modules first (they number the source
      * locations), each hashed for the fingerprint and kept as bitcode. */
     int nu = o->n_c_files;
-    Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(3 * nl + nu + 3));
+    /* jobs: per lifeline its body and its guards, the descriptor, the C files */
+    Job *jobs = zu_alloc(b->a, sizeof *jobs * (size_t)(2 * nl + nu + 1));
     int nj = 0;
     char *parts = NULL;
     /* per lifeline its body and, in a module of its own (emit.c
@@ -871,7 +872,7 @@ static int build(Build *b)
     const char *prog_obj = zu_fmt(b->a, "%s/%s.prog.o", b->objdir, wfn);
     LLVMModuleRef whole_m = zb_gen_module(b->gen, zu_fmt(b->a, "%s.prog", wfn));
     zb_target_prepare(b->tm, whole_m);
-    zb_gen_descriptor(b->gen, whole_m, -1);
+    zb_gen_descriptor(b->gen, whole_m);
     object_job(b, &jobs[nj++], to_bitcode(whole_m), prog_obj);
     const char **user_objs = zu_alloc(b->a, sizeof *user_objs * (size_t)(nu + 1));
     for (int k = 0; k < nu; k++) {
@@ -958,7 +959,7 @@ LLVMModuleRef zb_gen_whole(LLVMContextRef lc, ZCompilation *c)
             LLVMDisposeModule(m);
             return NULL;
         }
-    zb_gen_descriptor(gen, m, -1);
+    zb_gen_descriptor(gen, m);
     /* no `main`: the descriptor is what the caller runs, by its name */
     LLVMValueRef mainf = LLVMGetNamedFunction(m, "main");
     if (mainf) LLVMDeleteFunction(mainf);
@@ -985,7 +986,7 @@ int zb_emit_llvm(FILE *out, ZCompilation *c)
     for (int L = 0; L < p->lifelines.len && rc == 0; L++)
         if (!zb_gen_lifeline(gen, m, m, L)) rc = 1;
     if (rc == 0) {
-        zb_gen_descriptor(gen, m, -1);
+        zb_gen_descriptor(gen, m);
         zb_verify(m);
         char *ir = LLVMPrintModuleToString(m);
         fputs(ir, out);

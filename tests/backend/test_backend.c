@@ -77,8 +77,8 @@ static void verify_module(LLVMModuleRef m)
     check_runtime_decls(m);
 }
 
-/* Generates every module of a build (one per lifeline, one descriptor per
- * executable), verifying each. */
+/* Generates every module of a build (one per lifeline, and the
+ * descriptor), verifying each. */
 static void gen_build_modules(TComp *c)
 {
     LLVMContextRef lc = LLVMContextCreate();
@@ -92,13 +92,11 @@ static void gen_build_modules(TComp *c)
         verify_module(m);
         LLVMDisposeModule(m);
     }
-    for (int only = -1; only < nl; only++) {
-        LLVMModuleRef m = zb_gen_module(g, "prog");
-        zb_gen_descriptor(g, m, only);
-        verify_module(m);
-        cr_assert_not_null(LLVMGetNamedFunction(m, "main"));
-        LLVMDisposeModule(m);
-    }
+    LLVMModuleRef m = zb_gen_module(g, "prog");
+    zb_gen_descriptor(g, m);
+    verify_module(m);
+    cr_assert_not_null(LLVMGetNamedFunction(m, "main"));
+    LLVMDisposeModule(m);
     LLVMContextDispose(lc);
 }
 
@@ -433,7 +431,7 @@ static void read_desc(TComp *c, Desc *d)
     LLVMContextRef lc = LLVMContextCreate();
     ZbGen *g = zb_gen_new(lc, &c->comp);
     LLVMModuleRef m = zb_gen_module(g, "prog");
-    zb_gen_descriptor(g, m, -1);
+    zb_gen_descriptor(g, m);
     LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
     cr_assert_not_null(init);
     cr_assert_eq(LLVMCountStructElementTypes(LLVMTypeOf(init)), (unsigned)PF__COUNT);
@@ -1331,7 +1329,7 @@ Test(backend, object_files_are_written)
     cr_expect(magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F');
     /* a bad path is an error, not a crash */
     m = zb_gen_module(g, "b");
-    zb_gen_descriptor(g, m, -1);
+    zb_gen_descriptor(g, m);
     cr_expect_neq(zb_target_emit(t, m, "/nonexistent-dir/x.o", false, &err), 0);
     cr_expect_not_null(err);
     LLVMDisposeModule(m);
@@ -1776,7 +1774,7 @@ Test(backend, descriptor_carries_the_fingerprint)
     }
     enum { PF_SOURCE = 2 };
     LLVMModuleRef m = zb_gen_module(g, "prog");
-    zb_gen_descriptor(g, m, -1);
+    zb_gen_descriptor(g, m);
     LLVMValueRef init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
     cr_assert(LLVMIsNull(agg_elem(init, PF_FINGERPRINT)), "a fingerprint before there is one");
     cr_assert(LLVMIsNull(agg_elem(init, PF_FINGERPRINT_PARTS)));
@@ -1784,27 +1782,25 @@ Test(backend, descriptor_carries_the_fingerprint)
 
     g->fingerprint = "00ff";
     g->fingerprint_parts = "lifeline A 00\n";
-    for (int only = -1; only < 2; only++) {
-        m = zb_gen_module(g, "prog");
-        zb_gen_descriptor(g, m, only);
-        verify_module(m);
-        init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
-        size_t n = 0;
-        const char *fp = LLVMGetAsString(pointee(agg_elem(init, PF_FINGERPRINT)), &n);
-        cr_assert_eq(n, 5, "descriptor %d: fingerprint of %zu bytes", only, n);
-        cr_assert_str_eq(fp, "00ff");
-        const char *parts = LLVMGetAsString(pointee(agg_elem(init, PF_FINGERPRINT_PARTS)), &n);
-        cr_assert_str_eq(parts, "lifeline A 00\n");
-        LLVMDisposeModule(m);
-    }
+    m = zb_gen_module(g, "prog");
+    zb_gen_descriptor(g, m);
+    verify_module(m);
+    init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
+    size_t n = 0;
+    const char *fp = LLVMGetAsString(pointee(agg_elem(init, PF_FINGERPRINT)), &n);
+    cr_assert_eq(n, 5, "fingerprint of %zu bytes", n);
+    cr_assert_str_eq(fp, "00ff");
+    const char *parts = LLVMGetAsString(pointee(agg_elem(init, PF_FINGERPRINT_PARTS)), &n);
+    cr_assert_str_eq(parts, "lifeline A 00\n");
+    LLVMDisposeModule(m);
 
     g->fingerprint = g->fingerprint_parts = NULL;
     g->for_hash = true;
     m = zb_gen_module(g, "prog");
-    zb_gen_descriptor(g, m, -1);
+    zb_gen_descriptor(g, m);
     verify_module(m);
     init = LLVMGetInitializer(LLVMGetNamedGlobal(m, "zg.program"));
-    size_t n = 0;
+    n = 0;
     LLVMGetAsString(pointee(agg_elem(init, PF_SOURCE)), &n);
     cr_assert_eq(n, 1, "the hashed descriptor names a source"); /* "" and its NUL */
     LLVMDisposeModule(m);
