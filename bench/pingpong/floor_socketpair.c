@@ -1,15 +1,32 @@
 /* floor_socketpair.c — the hand-offs of pingpong.zg between two processes
  * over a Unix socketpair: A writes the decision and the counter (one write
  * of 16 bytes), B reads them, increments and writes the reply (8 bytes).
- * usage: floor_socketpair ROUNDS    prints nanoseconds per iteration */
+ *
+ * --tag: every write also carries a 16-byte tag, the first bytes of
+ * HMAC-SHA256(K, seq || len || payload) as the transport between lifeline
+ * processes computes it (runtime/net/auth.c: libcrypto's HMAC, its context
+ * re-initialised per frame; a key per direction; seq the write's number,
+ * u64 big-endian, len u32 big-endian), and the reader checks it (a
+ * mismatch exits 1): the floor with the transport's authentication and
+ * nothing else of the runtime.
+ *
+ * usage: floor_socketpair [--tag] ROUNDS    prints nanoseconds per iteration */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#define TAG 16
 
 static int full(ssize_t (*io)(int, void *, size_t), int fd, void *buf, size_t n)
 {
@@ -26,9 +43,78 @@ static int full(ssize_t (*io)(int, void *, size_t), int fd, void *buf, size_t n)
 static ssize_t rd(int fd, void *b, size_t n) { return read(fd, b, n); }
 static ssize_t wr(int fd, void *b, size_t n) { return write(fd, b, n); }
 
+/* One direction's key and frame count (--tag). */
+typedef struct {
+    EVP_MAC_CTX *c;
+    uint64_t seq;
+} dir;
+
+static int use_tags;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "floor_socketpair: %s\n", what);
+    exit(1);
+}
+
+static void dir_init(dir *d, const unsigned char key[32])
+{
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    d->c = mac ? EVP_MAC_CTX_new(mac) : NULL;
+    EVP_MAC_free(mac);
+    OSSL_PARAM ps[2] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+                        OSSL_PARAM_construct_end()};
+    if (!d->c || EVP_MAC_init(d->c, key, 32, ps) != 1) die("cannot set up HMAC-SHA256");
+    d->seq = 0;
+}
+
+static void tag_of(dir *d, const void *payload, size_t len, unsigned char tag[TAG])
+{
+    unsigned char head[12], md[32];
+    for (int i = 0; i < 8; i++) head[i] = (unsigned char)(d->seq >> (56 - 8 * i));
+    for (int i = 0; i < 4; i++) head[8 + i] = (unsigned char)((uint64_t)len >> (24 - 8 * i));
+    size_t n = 0;
+    if (EVP_MAC_init(d->c, NULL, 0, NULL) != 1 || EVP_MAC_update(d->c, head, 12) != 1 ||
+        EVP_MAC_update(d->c, payload, len) != 1 || EVP_MAC_final(d->c, md, &n, sizeof md) != 1)
+        die("HMAC-SHA256 failed");
+    memcpy(tag, md, TAG);
+    d->seq++;
+}
+
+/* Writes len bytes (and their tag). */
+static int send_frame(int fd, dir *d, const void *payload, size_t len)
+{
+    unsigned char buf[64];
+    memcpy(buf, payload, len);
+    if (use_tags) tag_of(d, payload, len, buf + len);
+    return full(wr, fd, buf, len + (use_tags ? TAG : 0));
+}
+
+/* Reads len bytes (and checks their tag). */
+static int recv_frame(int fd, dir *d, void *payload, size_t len)
+{
+    unsigned char buf[64], want[TAG];
+    if (full(rd, fd, buf, len + (use_tags ? TAG : 0)) < 0) return -1;
+    if (use_tags) {
+        tag_of(d, buf, len, want);
+        if (CRYPTO_memcmp(want, buf + len, TAG) != 0) die("a frame's tag does not check");
+    }
+    memcpy(payload, buf, len);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int64_t rounds = argc > 1 ? atoll(argv[1]) : 1000000;
+    int a = 1;
+    if (a < argc && strcmp(argv[a], "--tag") == 0) use_tags = 1, a++;
+    int64_t rounds = a < argc ? atoll(argv[a]) : 1000000;
+    unsigned char k_ab[32], k_ba[32];
+    dir ab = {0}, ba = {0};
+    if (use_tags) {
+        if (RAND_bytes(k_ab, 32) != 1 || RAND_bytes(k_ba, 32) != 1) die("no random bytes");
+        dir_init(&ab, k_ab);
+        dir_init(&ba, k_ba);
+    }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) return 1;
     struct timespec t0, t1;
@@ -37,9 +123,9 @@ int main(int argc, char **argv)
     if (pid == 0) {
         close(sv[0]);
         int64_t m[2];
-        while (full(rd, sv[1], m, sizeof m) == 0 && m[0]) {
+        while (recv_frame(sv[1], &ab, m, sizeof m) == 0 && m[0]) {
             int64_t r = m[1] + 1;
-            if (full(wr, sv[1], &r, sizeof r) < 0) _exit(1);
+            if (send_frame(sv[1], &ba, &r, sizeof r) < 0) _exit(1);
         }
         _exit(0);
     }
@@ -47,11 +133,14 @@ int main(int argc, char **argv)
     int64_t n = 0;
     while (n < rounds) {
         int64_t m[2] = {1, n};
-        if (full(wr, sv[0], m, sizeof m) < 0 || full(rd, sv[0], &n, sizeof n) < 0) return 1;
+        if (send_frame(sv[0], &ab, m, sizeof m) < 0 || recv_frame(sv[0], &ba, &n, sizeof n) < 0)
+            return 1;
     }
     int64_t stop[2] = {0, 0};
-    full(wr, sv[0], stop, sizeof stop);
-    waitpid(pid, NULL, 0);
+    send_frame(sv[0], &ab, stop, sizeof stop);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("the reader failed");
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
     printf("%.1f\n", ns / (double)rounds);
