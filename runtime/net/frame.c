@@ -461,12 +461,54 @@ bad:
 /* decoding                                                               */
 /* ===================================================================== */
 
+/* The name of a value in messages: "value N" of a message's values, or
+ * "value of L.x" of a variable view (var set), or a lifeline (life only).
+ * Formatted only when a message is written: a frame that decodes formats
+ * nothing. */
+typedef struct vname {
+    uint64_t n;
+    const char *life, *var;
+} vname;
+
+static const char *vname_text(const vname *v, char *buf, size_t len)
+{
+    if (v->var)
+        snprintf(buf, len, "value of %s.%s", v->life, v->var);
+    else if (v->life)
+        snprintf(buf, len, "%s", v->life);
+    else
+        snprintf(buf, len, "value %llu", (unsigned long long)v->n);
+    return buf;
+}
+
 typedef struct rbuf {
     const uint8_t *p;
     size_t n, pos;
     char *err;
     size_t errlen;
+    /* what the reads given no `what` are of (r_about): pre, then type and
+     * a space, then the value's name */
+    const char *w_pre, *w_type;
+    const vname *w_val;
 } rbuf;
+
+static void r_about(rbuf *r, const char *pre, const char *type, const vname *val)
+{
+    r->w_pre = pre;
+    r->w_type = type;
+    r->w_val = val;
+}
+
+/* what, or when it is NULL the text r_about set: built only for a message */
+static const char *what_text(const rbuf *r, const char *what, char *buf, size_t len)
+{
+    if (what) return what;
+    char v[160] = "";
+    if (r->w_val) vname_text(r->w_val, v, sizeof v);
+    snprintf(buf, len, "%s%s%s%s", r->w_pre ? r->w_pre : "", r->w_type ? r->w_type : "",
+             r->w_type ? " " : "", v);
+    return buf;
+}
 
 static int rfail(rbuf *r, const char *fmt, ...) ZRI_PRINTF(2, 3);
 static int rfail(rbuf *r, const char *fmt, ...)
@@ -482,25 +524,32 @@ static int rfail(rbuf *r, const char *fmt, ...)
 
 static size_t r_left(const rbuf *r) { return r->n - r->pos; }
 
+/* The readers: what a read is of, for its message, or NULL for the
+ * text r_about set. */
 static int r_u8(rbuf *r, uint8_t *out, const char *what)
 {
+    char wb[160];
     *out = 0;
-    if (r->pos >= r->n) return rfail(r, "frame truncated in %s", what);
+    if (r->pos >= r->n) return rfail(r, "frame truncated in %s", what_text(r, what, wb, sizeof wb));
     *out = r->p[r->pos++];
     return 0;
 }
 
 static int r_varint(rbuf *r, uint64_t *out, const char *what)
 {
+    char wb[160];
     uint64_t v = 0;
     *out = 0;
     for (int i = 0;; i++) {
-        if (r->pos >= r->n) return rfail(r, "frame truncated in %s", what);
+        if (r->pos >= r->n)
+            return rfail(r, "frame truncated in %s", what_text(r, what, wb, sizeof wb));
         uint8_t b = r->p[r->pos++];
-        if (i == 9 && b > 1) return rfail(r, "varint too large in %s", what);
+        if (i == 9 && b > 1)
+            return rfail(r, "varint too large in %s", what_text(r, what, wb, sizeof wb));
         v |= (uint64_t)(b & 0x7F) << (7 * i);
         if (!(b & 0x80)) {
-            if (b == 0 && i > 0) return rfail(r, "non-minimal varint in %s", what);
+            if (b == 0 && i > 0)
+                return rfail(r, "non-minimal varint in %s", what_text(r, what, wb, sizeof wb));
             break;
         }
     }
@@ -510,8 +559,9 @@ static int r_varint(rbuf *r, uint64_t *out, const char *what)
 
 static int r_fixed(rbuf *r, size_t k, const uint8_t **out, const char *what)
 {
+    char wb[160];
     *out = NULL;
-    if (r_left(r) < k) return rfail(r, "frame truncated in %s", what);
+    if (r_left(r) < k) return rfail(r, "frame truncated in %s", what_text(r, what, wb, sizeof wb));
     *out = r->p + r->pos;
     r->pos += k;
     return 0;
@@ -532,17 +582,17 @@ static int r_index(rbuf *r, int32_t limit, int32_t *out, const char *what, const
 
 /* A length-prefixed byte string of a value: checked against the bytes
  * left before anything is done with it. */
-static int r_blob(rbuf *r, const char *type, const char *label, const uint8_t **d, size_t *n)
+static int r_blob(rbuf *r, const char *type, const vname *label, const uint8_t **d, size_t *n)
 {
-    char what[160];
     *d = NULL;
     *n = 0;
-    snprintf(what, sizeof what, "the length of %s %s", type, label);
+    r_about(r, "the length of ", type, label);
     uint64_t len;
-    if (r_varint(r, &len, what) < 0) return -1;
+    if (r_varint(r, &len, NULL) < 0) return -1;
+    char lb[160];
     if (len > r_left(r))
-        return rfail(r, "%s %s: length %llu exceeds the frame (%zu bytes left)", type, label,
-                     (unsigned long long)len, r_left(r));
+        return rfail(r, "%s %s: length %llu exceeds the frame (%zu bytes left)", type,
+                     vname_text(label, lb, sizeof lb), (unsigned long long)len, r_left(r));
     *d = r->p + r->pos;
     *n = (size_t)len;
     r->pos += (size_t)len;
@@ -551,34 +601,36 @@ static int r_blob(rbuf *r, const char *type, const char *label, const uint8_t **
 
 /* One value.  label: "value 2", "value of Writer.draft".  want: the
  * declared type (varviews) or NULL. */
-static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *label, int allow_undef,
+static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const vname *name, int allow_undef,
                    const zgrt_type *want, zgrt_value *out)
 {
-    char what[160];
-    snprintf(what, sizeof what, "the type of %s", label);
+    /* the value's name, formatted for a message only (lb) */
+    char lb[160];
+#define LABEL vname_text(name, lb, sizeof lb)
+    r_about(r, "the type of ", NULL, name);
     uint8_t tag;
-    if (r_u8(r, &tag, what) < 0) return -1;
-    if (tag > ZGRT_ENUM) return rfail(r, "%s has unknown type tag %u", label, (unsigned)tag);
-    if (tag == ZGRT_UNDEF && !allow_undef) return rfail(r, "%s is undefined", label);
+    if (r_u8(r, &tag, NULL) < 0) return -1;
+    if (tag > ZGRT_ENUM) return rfail(r, "%s has unknown type tag %u", LABEL, (unsigned)tag);
+    if (tag == ZGRT_UNDEF && !allow_undef) return rfail(r, "%s is undefined", LABEL);
     if (want && tag != ZGRT_UNDEF && tag != want->tag)
-        return rfail(r, "%s is a %s, but the variable is declared %s", label, tag_name(tag),
+        return rfail(r, "%s is a %s, but the variable is declared %s", LABEL, tag_name(tag),
                      tag_name(want->tag));
     out->tag = tag;
     out->u.i = 0;
-    snprintf(what, sizeof what, "%s %s", tag_name(tag), label);
+    r_about(r, "", tag_name(tag), name);
     const uint8_t *d;
     switch (tag) {
     case ZGRT_UNDEF: return 0;
     case ZGRT_BOOL: {
         uint8_t b;
-        if (r_u8(r, &b, what) < 0) return -1;
-        if (b > 1) return rfail(r, "bool %s is %u, not 0 or 1", label, (unsigned)b);
+        if (r_u8(r, &b, NULL) < 0) return -1;
+        if (b > 1) return rfail(r, "bool %s is %u, not 0 or 1", LABEL, (unsigned)b);
         out->u.i = b;
         return 0;
     }
     case ZGRT_INT:
     case ZGRT_FLOAT: {
-        if (r_fixed(r, 8, &d, what) < 0) return -1;
+        if (r_fixed(r, 8, &d, NULL) < 0) return -1;
         uint64_t bits = 0;
         for (int i = 0; i < 8; i++) bits = (bits << 8) | d[i];
         if (tag == ZGRT_INT) {
@@ -586,32 +638,32 @@ static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *labe
         } else {
             double f;
             memcpy(&f, &bits, sizeof f);
-            if (!isfinite(f)) return rfail(r, "float %s is not finite", label);
+            if (!isfinite(f)) return rfail(r, "float %s is not finite", LABEL);
             out->u.f = f;
         }
         return 0;
     }
     case ZGRT_STR: {
         size_t n;
-        if (r_blob(r, "string", label, &d, &n) < 0) return -1;
-        if (memchr(d, 0, n)) return rfail(r, "string %s contains a NUL byte", label);
+        if (r_blob(r, "string", name, &d, &n) < 0) return -1;
+        if (memchr(d, 0, n)) return rfail(r, "string %s contains a NUL byte", LABEL);
         if (!zri_utf8_valid((const char *)d, n))
-            return rfail(r, "string %s is not valid UTF-8", label);
+            return rfail(r, "string %s is not valid UTF-8", LABEL);
         out->u.s = zri_str(h, (const char *)d, n);
         return 0;
     }
     case ZGRT_JSON: {
         size_t n;
-        if (r_blob(r, "json", label, &d, &n) < 0) return -1;
-        if (memchr(d, 0, n)) return rfail(r, "json %s contains a NUL byte", label);
+        if (r_blob(r, "json", name, &d, &n) < 0) return -1;
+        if (memchr(d, 0, n)) return rfail(r, "json %s contains a NUL byte", LABEL);
         if (!zri_utf8_valid((const char *)d, n))
-            return rfail(r, "json %s is not valid UTF-8", label);
+            return rfail(r, "json %s is not valid UTF-8", LABEL);
         if (json_depth_exceeds(d, n, ZRI_JSON_DEPTH_MAX))
-            return rfail(r, "json %s nests deeper than %d levels", label, ZRI_JSON_DEPTH_MAX);
+            return rfail(r, "json %s nests deeper than %d levels", LABEL, ZRI_JSON_DEPTH_MAX);
         json_error_t jerr;
         json_t *j = json_loadb((const char *)d, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
         if (!j)
-            return rfail(r, "json %s is not valid JSON: %s at byte %d", label, jerr.text,
+            return rfail(r, "json %s is not valid JSON: %s at byte %d", LABEL, jerr.text,
                          jerr.position);
         out->u.j = zri_json_keep(h, j);
         json_decref(j);
@@ -619,20 +671,20 @@ static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *labe
     }
     default: { /* ZGRT_ENUM */
         uint64_t e, mem;
-        snprintf(what, sizeof what, "the enum index of %s", label);
-        if (r_varint(r, &e, what) < 0) return -1;
+        r_about(r, "the enum index of ", NULL, name);
+        if (r_varint(r, &e, NULL) < 0) return -1;
         if (e >= (uint64_t)(p->nenums > 0 ? p->nenums : 0))
             return rfail(r, "enum %s: enum index %llu out of range (the program has %d enums)",
-                         label, (unsigned long long)e, (int)p->nenums);
-        snprintf(what, sizeof what, "the member of enum %s", label);
-        if (r_varint(r, &mem, what) < 0) return -1;
+                         LABEL, (unsigned long long)e, (int)p->nenums);
+        r_about(r, "the member of enum ", NULL, name);
+        if (r_varint(r, &mem, NULL) < 0) return -1;
         const zgrt_enum *en = &p->enums[e];
         if (mem >= (uint64_t)(en->nmembers > 0 ? en->nmembers : 0))
-            return rfail(r, "enum %s: member %llu out of range for enum %s (%d members)", label,
+            return rfail(r, "enum %s: member %llu out of range for enum %s (%d members)", LABEL,
                          (unsigned long long)mem, en->name, (int)en->nmembers);
         if (want && (int64_t)e != want->enum_id)
             return rfail(r, "%s is a member of enum %s, but the variable is declared enum %s",
-                         label, en->name,
+                         LABEL, en->name,
                          want->enum_id >= 0 && want->enum_id < p->nenums
                              ? p->enums[want->enum_id].name
                              : "?");
@@ -641,18 +693,19 @@ static int r_value(rbuf *r, const zgrt_program *p, zri_heap *h, const char *labe
     }
     }
 }
+#undef LABEL
 
 static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
 {
     const zgrt_edge *e = zri_program_edge(p, m->from, m->to);
     int full = m->has_meta == ZRI_META_FULL;
-    char what[160];
     for (int32_t k = 0; k < m->nvc; k++) {
         uint64_t v;
         int32_t l = full ? k : e->groups[k].lifeline;
         if (!index_ok(l, p->nlifelines)) return rfail(r, "the plan's edge is malformed");
-        snprintf(what, sizeof what, "the vector clock entry of %s", p->lifelines[l]);
-        if (r_varint(r, &v, what) < 0) return -1;
+        vname life = {.life = p->lifelines[l]};
+        r_about(r, "the vector clock entry of ", NULL, &life);
+        if (r_varint(r, &v, NULL) < 0) return -1;
         if (v > (uint64_t)INT64_MAX)
             return rfail(r, "the vector clock entry of %s is out of range", p->lifelines[l]);
         m->vc[k] = (int64_t)v;
@@ -668,10 +721,8 @@ static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
     for (size_t k = 0; k < nvv; k++) {
         const zgrt_slot *s = edge_varview(p, e, k);
         if (!s) return rfail(r, "variable view %zu of the plan's edge is malformed", k);
-        char label[160];
-        snprintf(label, sizeof label, "value of %s.%s", p->lifelines[s->lifeline],
-                 p->vars[s->index].name);
-        if (r_value(r, p, h, label, 1, &p->vars[s->index].type, &m->varviews[k]) < 0) return -1;
+        vname name = {.life = p->lifelines[s->lifeline], .var = p->vars[s->index].name};
+        if (r_value(r, p, h, &name, 1, &p->vars[s->index].type, &m->varviews[k]) < 0) return -1;
     }
     return 0;
 }
@@ -679,7 +730,7 @@ static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
 int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload, size_t len,
                      zri_msg **out, char *err, size_t errlen)
 {
-    rbuf r = {payload, payload ? len : 0, 0, err, errlen};
+    rbuf r = {.p = payload, .n = payload ? len : 0, .err = err, .errlen = errlen};
     zri_msg *m = NULL;
     *out = NULL;
     if (err && errlen) err[0] = 0;
@@ -773,9 +824,8 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
     m->tag = tag;
     m->value = value;
     for (uint64_t i = 0; i < nvals; i++) {
-        char label[48];
-        snprintf(label, sizeof label, "value %llu", (unsigned long long)i + 1);
-        if (r_value(&r, p, h, label, 0, NULL, &m->vals[i]) < 0) goto fail;
+        vname name = {.n = i + 1};
+        if (r_value(&r, p, h, &name, 0, NULL, &m->vals[i]) < 0) goto fail;
     }
     if ((flags & FRAME_HAS_META) && r_meta(&r, p, h, m) < 0) goto fail;
     if (r.pos != r.n) goto trailing;
@@ -843,7 +893,7 @@ int zri_counts_decode(const zgrt_program *p, const uint8_t *payload, size_t len,
                       int32_t *from, int32_t *to, zri_count **out, int32_t *nout, char *err,
                       size_t errlen)
 {
-    rbuf r = {payload, payload ? len : 0, 0, err, errlen};
+    rbuf r = {.p = payload, .n = payload ? len : 0, .err = err, .errlen = errlen};
     *out = NULL;
     *nout = 0;
     if (err && errlen) err[0] = 0;

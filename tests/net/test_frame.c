@@ -848,6 +848,16 @@ Test(frame, rejects_values)
          5, "json value 2 is not valid JSON: end of file expected near '2' at byte 3"},
         {"\x05\x02\"\xff", 4, "json value 2 is not valid UTF-8"},
         {"\x05\x03[\0]", 5, "json value 2 contains a NUL byte"},
+        /* the names of what was cut short, formatted only for the message */
+        {"", 0, "frame truncated in the type of value 2"},
+        {"\x01", 1, "frame truncated in bool value 2"},
+        {"\x02\x00\x00", 3, "frame truncated in int value 2"},
+        {"\x03\x00", 2, "frame truncated in float value 2"},
+        {"\x04", 1, "frame truncated in the length of string value 2"},
+        {"\x05\x80", 2, "frame truncated in the length of json value 2"},
+        {"\x04\x80\x00", 3, "non-minimal varint in the length of string value 2"},
+        {"\x06", 1, "frame truncated in the enum index of value 2"},
+        {"\x06\x00", 2, "frame truncated in the member of enum value 2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tbytes b = {.n = 0};
