@@ -1,5 +1,31 @@
-# Shell functions shared by the durable-run campaigns (run_crash.sh,
-# run_restart.sh); sourced, not run.
+# Shell functions shared by the durable-run tests (run_crash.sh,
+# run_restart.sh, run_stores.sh, run_commits.sh); sourced, not run.
+
+# One attempt of a run in a process group of its own (setsid): its output
+# in OUT, its stderr appended to ERR.  KILL: 0 (none), or an event N at
+# which the first process to reach it kills itself (ZGRT_KILL_AT_EVENT);
+# then the whole group goes (a resumed per-lifeline run may wait for its
+# killed lifeline: once the kill is 10 s old the group is killed).  Sets
+# att (the attempt's exit status); an attempt that failed is counted in
+# kills and, when $ZGC_TEST_EFFECT_LOG is set, logged there as KILL.
+kill_attempt() { # KILL OUT ERR COMMAND...
+  local k=$1 out=$2 err=$3
+  shift 3
+  ZGRT_KILL_AT_EVENT=$k setsid -w "$@" > "$out" 2>> "$err" < /dev/null &
+  local pid=$!
+  if [ "$k" != 0 ]; then
+    for _ in $(seq 1000); do kill -0 "$pid" 2> /dev/null || break; sleep 0.01; done
+    kill -9 -- "-$pid" 2> /dev/null
+  fi
+  { wait "$pid"; } 2> /dev/null
+  att=$?
+  if [ "$att" -ne 0 ]; then
+    kill -9 -- "-$pid" 2> /dev/null
+    for _ in $(seq 200); do kill -0 -- "-$pid" 2> /dev/null || break; sleep 0.01; done
+    [ -z "${ZGC_TEST_EFFECT_LOG:-}" ] || echo KILL >> "$ZGC_TEST_EFFECT_LOG"
+    kills=$((kills + 1))
+  fi
+}
 
 # Merges per-lifeline traces FILE.<L> as zgc run --processes does: the start
 # lines, the other lines, the end line with the result.

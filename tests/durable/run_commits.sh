@@ -21,6 +21,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ZGC_CACHE="$tmp/cache"
 cd "$tmp"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 pass=0 fail=0
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 rounds=200
@@ -52,21 +54,8 @@ fi
 # resumed, the first two resumes killed again the same way
 big=1000
 bigwant=$((big * (big + 1)))
-attempt() { # KILL COMMAND...: one attempt in a process group of its own
-  local k=$1
-  shift
-  ZGRT_KILL_AT_EVENT=$k setsid -w "$@" > k.out 2>> k.err < /dev/null &
-  local pid=$!
-  { wait "$pid"; } 2> /dev/null
-  att=$?
-  if [ "$att" -ne 0 ]; then
-    kill -9 -- "-$pid" 2> /dev/null
-    for _ in $(seq 200); do kill -0 -- "-$pid" 2> /dev/null || break; sleep 0.01; done
-    kills=$((kills + 1))
-  fi
-}
 kills=0
-attempt $((200 + RANDOM % 4000)) "$zgc" run --processes --durable="$tmp/k.db" --run-id k1 \
+kill_attempt $((200 + RANDOM % 4000)) k.out k.err "$zgc" run --processes --durable="$tmp/k.db" --run-id k1 \
   --trace k.jsonl --peer-wait 0 "$here/fan.zg" --arg rounds=$big
 [ "$kills" = 1 ] || bad "the run to kill was not killed (exit $att): $(tail -3 k.err)"
 n=0
@@ -74,7 +63,7 @@ while [ "$att" -ne 0 ] && [ $n -lt 6 ]; do
   n=$((n + 1))
   again=0
   [ $n -le 2 ] && again=$((200 + RANDOM % 4000))
-  attempt "$again" "$zgc" runs resume k1 --store "$tmp/k.db"
+  kill_attempt "$again" k.out k.err "$zgc" runs resume k1 --store "$tmp/k.db"
 done
 out=$(cat k.out)
 if [ "$att" = 0 ] && [ "$out" = "$bigwant" ]; then pass=$((pass + 1)); else

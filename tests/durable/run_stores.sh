@@ -27,27 +27,8 @@ pass=0 fail=0
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 t0=$SECONDS
 
-# ONE attempt in a process group of its own; KILL: 0 (none) or an event
-attempt() { # KILL OUT COMMAND...
-  local k=$1 out=$2
-  shift 2
-  ZGRT_KILL_AT_EVENT=$k setsid -w "$@" > "$out" 2>> err < /dev/null &
-  local pid=$!
-  if [ "$k" != 0 ]; then
-    # a resumed per-lifeline run may wait for its killed lifeline (the
-    # peer wait): once the kill is 10 s old the whole attempt goes
-    for _ in $(seq 1000); do kill -0 "$pid" 2> /dev/null || break; sleep 0.01; done
-    kill -9 -- "-$pid" 2> /dev/null
-  fi
-  { wait "$pid"; } 2> /dev/null
-  att=$?
-  if [ "$att" -ne 0 ]; then
-    kill -9 -- "-$pid" 2> /dev/null
-    for _ in $(seq 200); do kill -0 -- "-$pid" 2> /dev/null || break; sleep 0.01; done
-    echo KILL >> "$ZGC_TEST_EFFECT_LOG"
-    kills=$((kills + 1))
-  fi
-}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 # the uninterrupted run
 mkdir ref && cd ref
@@ -78,9 +59,9 @@ for c in $(seq "$cases"); do
   opts=("$here/counter.zg" "$here/effect.c" --durable="$PWD/runs.db" --run-id "r$c"
     --oprecords ops --trace t.jsonl)
   if [ $mode = single ]; then
-    attempt "$k" out "$zgc" run "${opts[@]}"
+    kill_attempt "$k" out err "$zgc" run "${opts[@]}"
   else
-    attempt "$k" out "$zgc" run --processes "${opts[@]}" --peer-wait 0
+    kill_attempt "$k" out err "$zgc" run --processes "${opts[@]}" --peer-wait 0
   fi
   what="case $c ($mode, killed at event $k)"
   n=0
@@ -89,7 +70,7 @@ for c in $(seq "$cases"); do
     again=0
     [ $n = 1 ] && [ $((RANDOM % 2)) = 0 ] && again=$((1 + RANDOM % events))
     before=$kills
-    attempt "$again" out "$zgc" runs resume "r$c" --store "$PWD/runs.db"
+    kill_attempt "$again" out err "$zgc" runs resume "r$c" --store "$PWD/runs.db"
     if [ "$att" -ne 0 ] && [ "$again" = 0 ]; then break; fi
     [ "$att" -ne 0 ] && [ $kills = "$before" ] && break
   done
