@@ -549,15 +549,17 @@ durable() {
   # message of the stream: batch.zg, 20 iterations of A's loop decision
   # and two numbers to B (one message each) and B's sum back (one), then
   # A's last decision and each lifeline's BYE: 43 messages (83 when every
-  # frame was a message of its own)
+  # frame was a message of its own); 42 when B's BYE reached A before A
+  # ended (a lifeline sends no BYE to a peer that has ended: on a loaded
+  # machine B can end first)
   mkdir -p "$tmp/batch"
   local got msgs
   got=$(cd "$tmp/batch" && "$zgc" run --processes --nats "$url" --durable="$tmp/batch/runs.db" \
     --run-id batch1 --arg rounds=20 "$here/batch.zg" 2> "$tmp/batch/err")
   msgs=$(python3 "$here/natsraw.py" request "$port" '$JS.API.STREAM.INFO.ZG_batch1' |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["state"]["messages"])')
-  if [ "$got" = 40 ] && [ "$msgs" = 43 ]; then ok
-  else failed "batched frames: result '$got' (40), $msgs messages in the stream (43): $(tail -3 "$tmp/batch/err")"; fi
+  if [ "$got" = 40 ] && { [ "$msgs" = 43 ] || [ "$msgs" = 42 ]; }; then ok
+  else failed "batched frames: result '$got' (40), $msgs messages in the stream (43, or 42 without A's BYE): $(tail -3 "$tmp/batch/err")"; fi
 
   # the server killed (SIGKILL) and restarted on its store while A sends
   build_relay
