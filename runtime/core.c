@@ -987,9 +987,11 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
             }
         }
         if (fib) {
-            /* a wake after the unlock is kept: the park then returns */
+            /* a wake after the unlock is kept: the park then returns.
+             * Per-lifeline mode: with nothing else to run, the fiber reads
+             * the transport itself instead of parking (zfb_poll_here) */
             pthread_mutex_unlock(&in->mu);
-            zfb_park();
+            if (!zfb_poll_here()) zfb_park();
             pthread_mutex_lock(&in->mu);
         } else {
             pthread_cond_wait(&in->cv, &in->mu);
@@ -1008,15 +1010,15 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
         __atomic_add_fetch(&R->active, 1, __ATOMIC_SEQ_CST);
         __atomic_sub_fetch(&R->blocked, 1, __ATOMIC_SEQ_CST);
     }
-    pthread_mutex_unlock(&in->mu);
     if (deadlock) {
+        pthread_mutex_unlock(&in->mu);
         /* describes this waiter too */
         if (__atomic_load_n(&R->humans, __ATOMIC_SEQ_CST) > 0)
             stop_waiting(R);
         else
             report_deadlock(R);
+        pthread_mutex_lock(&in->mu);
     }
-    pthread_mutex_lock(&in->mu);
     unlink_waiter(R, in, &w);
     __atomic_sub_fetch(&in->nwait, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&in->mu);

@@ -29,7 +29,11 @@
  * or spins writes wake_fd (once per poll: `poked`) and calls poke_fn,
  * unless it is the poller itself (the fibers its poll_fn wakes are
  * queued, and it runs them when poll_fn returns).  Its spin before
- * polling is ZFB_POLL_SPIN_NS (none: one look).
+ * polling is ZFB_POLL_SPIN_NS (none: one look).  A fiber about to park
+ * may poll instead, on its own stack (zfb_poll_here), when nothing else
+ * is runnable and nobody polls: it then becomes the poller itself, with
+ * no switch to its worker and back; a wake of that fiber from another
+ * thread writes wake_fd (`polling`).
  *
  * Blocking hand-off: zfb_block_begin takes the worker out of the pool
  * (`free_workers`) and lets a spare thread in, or starts a new one (up to
@@ -267,8 +271,9 @@ struct zfb_fiber {
     zfb_fn fn, fail;
     void *arg;
     zfb_sched *s;
-    int state; /* atomic */
-    int after; /* what the worker does when the fiber switches back */
+    int state;   /* atomic */
+    int after;   /* what the worker does when the fiber switches back */
+    int polling; /* atomic: in poll_fn on its own stack (zfb_poll_here) */
     zfb_fiber *qnext;
 #ifdef ZFB_ASAN
     void *asan_fake;
@@ -333,6 +338,7 @@ struct zfb_sched {
 static __thread worker *tls_worker;
 
 static void *worker_main(void *arg);
+static int slot_waiting(zfb_sched *s);
 
 /* The calling thread's worker.  Not inlined and with a compiler barrier:
  * a fiber may resume on another thread, so the address of the
@@ -473,8 +479,16 @@ void zfb_wake(zfb_fiber *f)
             }
         } else if (st == F_RUNNING || st == F_PARKING) {
             if (__atomic_compare_exchange_n(&f->state, &st, F_NOTIFIED, 0, __ATOMIC_SEQ_CST,
-                                            __ATOMIC_SEQ_CST))
+                                            __ATOMIC_SEQ_CST)) {
+                /* it polls on its own stack: its poll returns (unless
+                 * the wake comes from that poll) */
+                if (__atomic_load_n(&f->polling, __ATOMIC_SEQ_CST) && zfb_self() != f) {
+                    pthread_mutex_lock(&f->s->mu);
+                    poke_poller(f->s);
+                    pthread_mutex_unlock(&f->s->mu);
+                }
                 return;
+            }
         } else {
             return; /* NOTIFIED or RUNNABLE: it will look again */
         }
@@ -527,6 +541,48 @@ void zfb_park(void)
     }
     f->after = A_PARK;
     to_worker(f, 0);
+}
+
+int zfb_poll_here(void)
+{
+    worker *w = cur_worker();
+    zfb_fiber *f = w ? w->cur : NULL;
+    if (!f || w->held) return 0;
+    zfb_sched *s = w->s;
+    /* with a seed (--schedule) every wait goes through the queue, where
+     * the seed orders what runs */
+    if (!__atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE) || s->seed) return 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->poller || s->qhead || s->stop || __atomic_load_n(&w->next, __ATOMIC_ACQUIRE) ||
+        slot_waiting(s)) {
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    s->poller = w;
+    s->poked = 0;
+    s->st.polls++;
+    pthread_mutex_unlock(&s->mu);
+    /* polling is set before the state is read, and a waker sets the state
+     * before it reads polling: one of the two sees the other */
+    __atomic_store_n(&f->polling, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&f->state, __ATOMIC_SEQ_CST) != F_NOTIFIED)
+        s->poll_fn(s->poll_user, s->wake_fd);
+    __atomic_store_n(&f->polling, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&s->mu);
+    s->poller = NULL;
+    if (s->poked) {
+        uint64_t v;
+        while (read(s->wake_fd, &v, sizeof v) < 0 && errno == EINTR) {}
+        s->poked = 0;
+    }
+    /* what the poll made runnable waits for a worker while this fiber
+     * runs on: a sleeping one takes it */
+    if (s->nsleep > 0 && s->qhead) pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    /* a wake that came while it polled is seen: the caller looks again */
+    int st = F_NOTIFIED;
+    __atomic_compare_exchange_n(&f->state, &st, F_RUNNING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return 1;
 }
 
 void zfb_yield(void)

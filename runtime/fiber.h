@@ -95,6 +95,13 @@ zfb_fiber *zfb_self(void);
  * their condition in a loop. */
 void zfb_park(void);
 void zfb_wake(zfb_fiber *f);
+/* For a fiber about to park until something arrives through the poll
+ * function (zfb_set_poll): when no other fiber is runnable and no worker
+ * polls, calls it here, on the fiber's own stack, and returns 1 (a wake
+ * of this fiber from another thread makes it return); the caller then
+ * looks again at what it waits for.  0 when it did not poll (the caller
+ * parks).  Never polls with a seed (zfb_sched_new). */
+int zfb_poll_here(void);
 /* Lets the other runnable fibers run first. */
 void zfb_yield(void);
 /* Around a call that may block the thread: returns a token for

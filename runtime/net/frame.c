@@ -212,10 +212,25 @@ static const char *tag_name(int64_t tag)
 typedef struct wbuf {
     uint8_t *b;
     size_t len, cap;
-    int bad; /* the frame would exceed ZRI_FRAME_MAX */
+    int bad;       /* the frame would exceed ZRI_FRAME_MAX */
+    uint8_t *room; /* the caller's buffer (b, until it is outgrown) */
 } wbuf;
 
-static uint8_t *w_room(wbuf *w, size_t k)
+static uint8_t *w_grow(wbuf *w, size_t k);
+
+/* k more bytes at the end of w, or NULL once w went bad (a frame past
+ * ZRI_FRAME_MAX, which zri_frame_encode_in also checks at its end). */
+static inline uint8_t *w_room(wbuf *w, size_t k)
+{
+    if (__builtin_expect(k <= w->cap - w->len && !w->bad, 1)) {
+        uint8_t *r = w->b + w->len;
+        w->len += k;
+        return r;
+    }
+    return w_grow(w, k);
+}
+
+static uint8_t *w_grow(wbuf *w, size_t k)
 {
     if (w->bad) return NULL;
     if (k > (size_t)ZRI_FRAME_MAX + 4 - w->len) {
@@ -225,7 +240,13 @@ static uint8_t *w_room(wbuf *w, size_t k)
     if (w->len + k > w->cap) {
         size_t cap = w->cap ? w->cap : 256;
         while (cap < w->len + k) cap *= 2;
-        w->b = zri_xrealloc(w->b, cap);
+        if (w->b && w->b == w->room) {
+            uint8_t *b = zri_xmalloc(cap);
+            memcpy(b, w->b, w->len);
+            w->b = b;
+        } else {
+            w->b = zri_xrealloc(w->b, cap);
+        }
         w->cap = cap;
     }
     uint8_t *r = w->b + w->len;
@@ -367,10 +388,15 @@ static int meta_shape(const zgrt_program *p, int32_t from, int32_t to, int full,
 
 /* The frame in w (its first 4 bytes reserved): fills in the length and
  * hands the buffer over; -1 (and frees it) when w went bad. */
+static void w_free(wbuf *w)
+{
+    if (w->b != w->room) free(w->b);
+}
+
 static int w_finish(wbuf *w, uint8_t **buf, size_t *len)
 {
     if (w->bad) {
-        free(w->b);
+        w_free(w);
         return -1;
     }
     size_t plen = w->len - 4;
@@ -385,13 +411,19 @@ static int w_finish(wbuf *w, uint8_t **buf, size_t *len)
 
 int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, size_t *len)
 {
+    return zri_frame_encode_in(p, m, NULL, 0, buf, len);
+}
+
+int zri_frame_encode_in(const zgrt_program *p, const zri_msg *m, uint8_t *room, size_t cap,
+                        uint8_t **buf, size_t *len)
+{
     *buf = NULL;
     *len = 0;
     if (m->kind != ZRI_MSG_USER && m->kind != ZRI_MSG_CTL && m->kind != ZRI_MSG_BYE) return -1;
     if (!index_ok(m->from, p->nlifelines) || !index_ok(m->to, p->nlifelines) || m->from == m->to)
         return -1;
 
-    wbuf w = {0};
+    wbuf w = {.b = room, .cap = room ? cap : 0, .room = room};
     w_room(&w, 4); /* the length, filled in at the end */
     w_u8(&w, FRAME_MAGIC);
     w_u8(&w, FRAME_VERSION);
@@ -453,7 +485,7 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
     if (w.len - 4 > ZRI_FRAME_MAX) w.bad = 1;
     return w_finish(&w, buf, len);
 bad:
-    free(w.b);
+    w_free(&w);
     return -1;
 }
 

@@ -86,6 +86,10 @@ ZRI_HIDDEN zri_msg *zri_msg_new(const zgrt_program *p, int32_t nvals, int32_t fr
  * h.  Returns 0, or -1 with a message in err. */
 ZRI_HIDDEN int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf,
                                 size_t *len);
+/* The same, into room (cap bytes, may be NULL) when the frame fits: *buf
+ * is then room, else a malloc'd buffer (free it when it is not room). */
+ZRI_HIDDEN int zri_frame_encode_in(const zgrt_program *p, const zri_msg *m, uint8_t *room,
+                                   size_t cap, uint8_t **buf, size_t *len);
 ZRI_HIDDEN int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
                                 size_t len, zri_msg **out, char *err, size_t errlen);
 #define ZRI_FRAME_MAX (64u << 20) /* largest accepted payload */

@@ -184,6 +184,8 @@
  * polled for this long (the lifeline is in a long action, say), so that
  * heartbeats are heard and failures seen.  It looks this often. */
 #define HANDBACK_S 0.02
+/* An upper bound on the coarse clock's tick (coarse_s), in milliseconds. */
+#define COARSE_TICK_MS 10
 
 /* ===================================================================== */
 /* small helpers                                                          */
@@ -203,6 +205,16 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* CLOCK_MONOTONIC read from the kernel's last tick (a few milliseconds
+ * behind at most, and several times cheaper): for the deadlines of a
+ * worker's poll, which are heartbeat limits of a second or more. */
+static double coarse_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void sleep_s(double s)
 {
     if (s <= 0) return;
@@ -217,6 +229,15 @@ static int ms_left(double deadline)
     double left = deadline - now_s();
     if (left <= 0) return 0;
     return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+}
+
+/* ms_left on the coarse clock: one tick more, so that the poll never
+ * ends before the deadline it waits for. */
+static int ms_left_coarse(double deadline)
+{
+    double left = deadline - coarse_s();
+    if (left <= 0) return 0;
+    return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1 + COARSE_TICK_MS;
 }
 
 static int set_nonblock(int fd, int on)
@@ -1791,7 +1812,7 @@ static void net_free(zri_net *n)
 {
     if (n->thread_started) {
         pthread_mutex_lock(&n->mu);
-        n->phase = PHASE_CLOSING;
+        __atomic_store_n(&n->phase, PHASE_CLOSING, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&n->mu);
         wake_thread(n);
         pthread_join(n->thread, NULL);
@@ -1980,7 +2001,7 @@ zri_net *zri_net_open(const zgrt_program *p, int self, const zri_net_config *c, 
     }
     int ok = n->nin == want && !n->setup_err[0];
     if (ok) {
-        n->phase = PHASE_RUNNING;
+        __atomic_store_n(&n->phase, PHASE_RUNNING, __ATOMIC_RELEASE);
     } else if (n->setup_err[0]) {
         zri_err(err, errlen, "%s", n->setup_err);
     } else {
@@ -2020,9 +2041,9 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     }
     peer *pe = &n->peers[m->to];
     const char *name = p->lifelines[m->to];
-    uint8_t *buf;
+    uint8_t *buf, room[512]; /* most frames fit: no allocation */
     size_t len;
-    if (zri_frame_encode(p, m, &buf, &len) < 0) {
+    if (zri_frame_encode_in(p, m, room, sizeof room, &buf, &len) < 0) {
         zri_err(err, errlen,
                 "cannot send a message to lifeline %s: a value cannot be encoded (invalid value, "
                 "or the message exceeds %u bytes)",
@@ -2034,6 +2055,10 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     if (pe->khead && !pe->out_broken) {
         /* keep mode: kept until acknowledged; written once the link is up */
         kept *k = zri_xmalloc(sizeof *k);
+        if (buf == room) {
+            buf = zri_xmalloc(len);
+            memcpy(buf, room, len);
+        }
         *k = (kept){NULL, m->seq, buf, len};
         if (pe->ktail[m->chan])
             pe->ktail[m->chan]->next = k;
@@ -2061,7 +2086,7 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
     }
     if (rc < 0) zri_err(err, errlen, "%s", pe->out_err);
     pthread_mutex_unlock(&pe->send_mu);
-    free(buf);
+    if (buf != room) free(buf);
     return rc;
 }
 
@@ -2127,9 +2152,7 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms)
     int nl = n->p->nlifelines;
     struct pollfd pf[65];
     int who[65];
-    pthread_mutex_lock(&n->mu);
-    int phase = n->phase;
-    pthread_mutex_unlock(&n->mu);
+    int phase = __atomic_load_n(&n->phase, __ATOMIC_ACQUIRE); /* written under mu */
     if (phase != PHASE_RUNNING || nl > 64) {
         /* not (or no longer) running, or more peers than this poll
          * takes: the reader thread reads; this waits for local work */
@@ -2139,7 +2162,7 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms)
     }
     pthread_mutex_lock(&n->rd_mu);
     __atomic_store_n(&n->polling, 1, __ATOMIC_RELEASE);
-    double now = now_s(), due = 0;
+    double now, due = 0;
     int k = 0;
     pf[k] = (struct pollfd){wake_fd, POLLIN, 0};
     who[k++] = -1;
@@ -2151,10 +2174,10 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms)
         if (pe->in_limit > 0 && (due == 0 || pe->last_rx + pe->in_limit < due))
             due = pe->last_rx + pe->in_limit;
     }
-    int ms = due > 0 ? ms_left(due) : -1;
+    int ms = due > 0 ? ms_left_coarse(due) : -1;
     if (timeout_ms >= 0 && (ms < 0 || timeout_ms < ms)) ms = timeout_ms;
     int rc = poll(pf, (nfds_t)k, ms);
-    now = now_s();
+    now = coarse_s();
     uint8_t seen[64] = {0};
     for (int i = 1; i < k && rc > 0; i++) {
         if (!pf[i].revents) continue;
@@ -2164,7 +2187,7 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms)
     for (int i = 1; i < k; i++)
         if (!seen[who[i]] && !n->peers[who[i]].done && n->peers[who[i]].in_fd >= 0)
             check_silence(n, who[i], now);
-    __atomic_store_n(&n->poll_end, mono_ns(), __ATOMIC_RELEASE);
+    __atomic_store_n(&n->poll_end, (int64_t)(now * 1e9), __ATOMIC_RELEASE);
     __atomic_store_n(&n->polling, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&n->rd_mu);
 }
@@ -2226,7 +2249,7 @@ static void net_close(zri_net *n, int bye_ok)
     const zgrt_program *p = n->p;
     /* stop reading first: the end of a peer's connection is no failure now */
     pthread_mutex_lock(&n->mu);
-    n->phase = PHASE_CLOSING;
+    __atomic_store_n(&n->phase, PHASE_CLOSING, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&n->mu);
     wake_thread(n);
     pthread_join(n->thread, NULL);

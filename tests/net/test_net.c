@@ -728,6 +728,32 @@ Test(net, bye_then_close_is_no_failure)
 
 static void ok_frame(tbytes *b, int64_t seq) { writer_frame(b, seq, 1, "\x04\x02ok", 4); }
 
+/* The runtime's frame tag (auth.c: HMAC-SHA256 from the key's two
+ * precomputed pad states) is the bytes of libcrypto's one-shot HMAC (the
+ * tests' wire.c), for payloads across SHA-256's block boundaries, frame
+ * numbers of every byte length, and keys of every byte value. */
+Test(net, frame_tags_are_hmac_sha256)
+{
+    uint8_t key[ZRI_HASH_BYTES], payload[300];
+    srand(16);
+    for (int k = 0; k < 8; k++) {
+        for (size_t i = 0; i < sizeof key; i++) key[i] = (uint8_t)(k == 0 ? 0xff : rand());
+        char err[200];
+        zri_mac *m = zri_mac_new(key, err, sizeof err);
+        cr_assert(m, "%s", err);
+        for (size_t len = 0; len <= sizeof payload; len += 1 + (len > 130) * 7) {
+            for (size_t i = 0; i < len; i++) payload[i] = (uint8_t)rand();
+            uint64_t seq = len == 0 ? 0 : (uint64_t)rand() << (len % 40);
+            uint8_t got[ZRI_TAG_BYTES], want[TW_TAG];
+            cr_assert_eq(zri_mac_tag(m, seq, payload, len, got), 0);
+            tw_tag(key, seq, payload, len, want);
+            cr_assert(memcmp(got, want, TW_TAG) == 0, "key %d, seq %llu, %zu bytes: tags differ", k,
+                      (unsigned long long)seq, len);
+        }
+        zri_mac_free(m);
+    }
+}
+
 Test(net, modified_frame_is_refused)
 {
     fake f;
