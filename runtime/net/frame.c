@@ -262,6 +262,10 @@ static void w_u8(wbuf *w, unsigned v)
 
 static void w_varint(wbuf *w, uint64_t v)
 {
+    if (v < 0x80) { /* most of a frame's varints */
+        w_u8(w, (unsigned)v);
+        return;
+    }
     uint8_t tmp[10];
     size_t n = 0;
     do {
@@ -558,16 +562,33 @@ static size_t r_left(const rbuf *r) { return r->n - r->pos; }
 
 /* The readers: what a read is of, for its message, or NULL for the
  * text r_about set. */
-static int r_u8(rbuf *r, uint8_t *out, const char *what)
+static int r_truncated(rbuf *r, const char *what)
 {
     char wb[160];
+    return rfail(r, "frame truncated in %s", what_text(r, what, wb, sizeof wb));
+}
+
+static inline int r_u8(rbuf *r, uint8_t *out, const char *what)
+{
     *out = 0;
-    if (r->pos >= r->n) return rfail(r, "frame truncated in %s", what_text(r, what, wb, sizeof wb));
+    if (__builtin_expect(r->pos >= r->n, 0)) return r_truncated(r, what);
     *out = r->p[r->pos++];
     return 0;
 }
 
-static int r_varint(rbuf *r, uint64_t *out, const char *what)
+static int r_varint_long(rbuf *r, uint64_t *out, const char *what);
+
+/* (most varints of a frame are one byte: read here, the rest out of line) */
+static inline int r_varint(rbuf *r, uint64_t *out, const char *what)
+{
+    if (__builtin_expect(r->pos < r->n && !(r->p[r->pos] & 0x80), 1)) {
+        *out = r->p[r->pos++];
+        return 0;
+    }
+    return r_varint_long(r, out, what);
+}
+
+static int r_varint_long(rbuf *r, uint64_t *out, const char *what)
 {
     char wb[160];
     uint64_t v = 0;
@@ -589,11 +610,10 @@ static int r_varint(rbuf *r, uint64_t *out, const char *what)
     return 0;
 }
 
-static int r_fixed(rbuf *r, size_t k, const uint8_t **out, const char *what)
+static inline int r_fixed(rbuf *r, size_t k, const uint8_t **out, const char *what)
 {
-    char wb[160];
     *out = NULL;
-    if (r_left(r) < k) return rfail(r, "frame truncated in %s", what_text(r, what, wb, sizeof wb));
+    if (__builtin_expect(r_left(r) < k, 0)) return r_truncated(r, what);
     *out = r->p + r->pos;
     r->pos += k;
     return 0;
