@@ -543,6 +543,33 @@ void zfb_park(void)
     to_worker(f, 0);
 }
 
+/* Under s->mu: a poll function is set, nothing is runnable and nobody
+ * polls: w may poll. */
+static int may_poll(zfb_sched *s, worker *w)
+{
+    return s->poll_fn && !s->poller && !s->qhead && !s->stop &&
+           !__atomic_load_n(&w->next, __ATOMIC_ACQUIRE) && !slot_waiting(s);
+}
+
+/* Under s->mu: w polls from now on. */
+static void poll_begin(zfb_sched *s, worker *w)
+{
+    s->poller = w;
+    s->poked = 0;
+    s->st.polls++;
+}
+
+/* Under s->mu: the poll has returned; a write to wake_fd is read. */
+static void poll_end(zfb_sched *s)
+{
+    s->poller = NULL;
+    if (s->poked) {
+        uint64_t v;
+        while (read(s->wake_fd, &v, sizeof v) < 0 && errno == EINTR) {}
+        s->poked = 0;
+    }
+}
+
 int zfb_poll_here(void)
 {
     worker *w = cur_worker();
@@ -553,14 +580,11 @@ int zfb_poll_here(void)
      * the seed orders what runs */
     if (!__atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE) || s->seed) return 0;
     pthread_mutex_lock(&s->mu);
-    if (s->poller || s->qhead || s->stop || __atomic_load_n(&w->next, __ATOMIC_ACQUIRE) ||
-        slot_waiting(s)) {
+    if (!may_poll(s, w)) {
         pthread_mutex_unlock(&s->mu);
         return 0;
     }
-    s->poller = w;
-    s->poked = 0;
-    s->st.polls++;
+    poll_begin(s, w);
     pthread_mutex_unlock(&s->mu);
     /* polling is set before the state is read, and a waker sets the state
      * before it reads polling: one of the two sees the other */
@@ -569,12 +593,7 @@ int zfb_poll_here(void)
         s->poll_fn(s->poll_user, s->wake_fd);
     __atomic_store_n(&f->polling, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&s->mu);
-    s->poller = NULL;
-    if (s->poked) {
-        uint64_t v;
-        while (read(s->wake_fd, &v, sizeof v) < 0 && errno == EINTR) {}
-        s->poked = 0;
-    }
+    poll_end(s);
     /* what the poll made runnable waits for a worker while this fiber
      * runs on: a sleeping one takes it */
     if (s->nsleep > 0 && s->qhead) pthread_cond_signal(&s->cv);
@@ -871,22 +890,14 @@ static zfb_fiber *find_work(worker *w)
         if (stop) return NULL;
         if ((f = spin_for_work(w))) return f;
         pthread_mutex_lock(&s->mu);
-        if (s->poll_fn && !s->poller && !s->qhead && !s->stop &&
-            !__atomic_load_n(&w->next, __ATOMIC_ACQUIRE) && !slot_waiting(s)) {
+        if (may_poll(s, w)) {
             /* nothing to run: this worker receives the transport's
              * messages itself (their fibers are queued as it reads) */
-            s->poller = w;
-            s->poked = 0;
-            s->st.polls++;
+            poll_begin(s, w);
             pthread_mutex_unlock(&s->mu);
             s->poll_fn(s->poll_user, s->wake_fd);
             pthread_mutex_lock(&s->mu);
-            s->poller = NULL;
-            if (s->poked) {
-                uint64_t v;
-                while (read(s->wake_fd, &v, sizeof v) < 0 && errno == EINTR) {}
-                s->poked = 0;
-            }
+            poll_end(s);
             /* more than this worker takes next, or other fibers that may
              * wait for messages while it runs: a sleeping one helps (and
              * polls in its turn) */

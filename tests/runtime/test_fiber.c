@@ -365,6 +365,10 @@ static struct {
     pthread_t deliverer; /* the thread of the last delivery */
     int same_thread;     /* wakes that ran the fiber on the delivering thread */
     int late_ran;        /* atomic */
+    int on_fiber;        /* atomic: messages read on a fiber (zfb_poll_here) */
+    int here;            /* zfb_poll_here returned 1 */
+    int woken;           /* atomic: the last wake is due */
+    double wake_at, woke_at;
 } pl;
 
 static void pl_poll(void *user, int wake_fd)
@@ -375,6 +379,7 @@ static void pl_poll(void *user, int wake_fd)
     char b;
     if (read(pl.pipe[0], &b, 1) != 1) return;
     pl.deliverer = pthread_self();
+    if (zfb_self()) __atomic_add_fetch(&pl.on_fiber, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&pl.got, 1, __ATOMIC_SEQ_CST);
     zfb_wake(__atomic_load_n(&pl.receiver, __ATOMIC_ACQUIRE));
 }
@@ -411,18 +416,25 @@ static void pl_late(void *arg)
  * on the same thread (no hand-off to another thread); a fiber started
  * from outside while the worker polls runs (the scheduler's wake_fd ends
  * the poll). */
-static void poll_run(int workers)
+/* A scheduler polling pl's pipe, whose receiver has had every message. */
+static zfb_sched *pl_start(int workers, uint64_t seed, zfb_fn receiver)
 {
     memset(&pl, 0, sizeof pl);
     cr_assert_eq(pipe(pl.pipe), 0);
     char err[128] = "";
-    zfb_sched *s = zfb_sched_new(workers, 0, err, sizeof err);
+    zfb_sched *s = zfb_sched_new(workers, seed, err, sizeof err);
     cr_assert_not_null(s, "%s", err);
     cr_assert_eq(zfb_set_poll(s, pl_poll, NULL, NULL, err, sizeof err), 0, "%s", err);
     pthread_t feeder;
     cr_assert_eq(pthread_create(&feeder, NULL, pl_feeder, NULL), 0);
-    cr_assert_eq(zfb_spawn(s, pl_receiver, NULL, NULL), 0);
+    cr_assert_eq(zfb_spawn(s, receiver, NULL, NULL), 0);
     pthread_join(feeder, NULL);
+    return s;
+}
+
+static void poll_run(int workers)
+{
+    zfb_sched *s = pl_start(workers, 0, pl_receiver);
     /* the worker now polls a pipe that stays empty */
     while (__atomic_load_n(&pl.got, __ATOMIC_SEQ_CST) < NPOLL_MSGS) usleep(1000);
     usleep(50000);
@@ -451,99 +463,52 @@ Test(fiber, an_idle_worker_polls_two_workers, .timeout = 60) { poll_run(2); }
  * wake from another thread ends such a poll, and so does a fiber started
  * from outside, which then runs while the poller keeps its worker.  With
  * a seed the fiber never polls itself (the seed orders every wait). */
-static struct {
-    int pipe[2];
-    int got, waiting, on_fiber; /* atomic */
-    int woken, late_ran;        /* atomic */
-    zfb_fiber *receiver;        /* atomic */
-    int here;                   /* zfb_poll_here returned 1 */
-    double wake_at, woke_at;
-} ph;
-
-static void ph_poll(void *user, int wake_fd)
-{
-    (void)user;
-    struct pollfd pf[2] = {{ph.pipe[0], POLLIN, 0}, {wake_fd, POLLIN, 0}};
-    if (poll(pf, 2, -1) <= 0 || !(pf[0].revents & POLLIN)) return;
-    char b;
-    if (read(ph.pipe[0], &b, 1) != 1) return;
-    if (zfb_self()) __atomic_add_fetch(&ph.on_fiber, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&ph.got, 1, __ATOMIC_SEQ_CST);
-    zfb_wake(__atomic_load_n(&ph.receiver, __ATOMIC_ACQUIRE));
-}
-
-static void ph_late(void *arg)
+static void pl_polling_receiver(void *arg)
 {
     (void)arg;
-    __atomic_store_n(&ph.late_ran, 1, __ATOMIC_SEQ_CST);
-}
-
-static void ph_receiver(void *arg)
-{
-    (void)arg;
-    __atomic_store_n(&ph.receiver, zfb_self(), __ATOMIC_RELEASE);
+    __atomic_store_n(&pl.receiver, zfb_self(), __ATOMIC_RELEASE);
     for (int k = 1; k <= NPOLL_MSGS; k++) {
-        __atomic_store_n(&ph.waiting, k, __ATOMIC_SEQ_CST);
-        while (__atomic_load_n(&ph.got, __ATOMIC_SEQ_CST) < k)
+        __atomic_store_n(&pl.waiting, k, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&pl.got, __ATOMIC_SEQ_CST) < k)
             if (zfb_poll_here())
-                ph.here++;
+                pl.here++;
             else
                 zfb_park();
     }
     /* nothing more comes: only a wake from another thread ends this */
-    __atomic_store_n(&ph.waiting, NPOLL_MSGS + 1, __ATOMIC_SEQ_CST);
-    while (!__atomic_load_n(&ph.woken, __ATOMIC_SEQ_CST))
+    __atomic_store_n(&pl.waiting, NPOLL_MSGS + 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&pl.woken, __ATOMIC_SEQ_CST))
         if (!zfb_poll_here()) zfb_park();
-    ph.woke_at = mono();
-}
-
-static void *ph_feeder(void *arg)
-{
-    (void)arg;
-    for (int k = 1; k <= NPOLL_MSGS; k++) {
-        while (__atomic_load_n(&ph.waiting, __ATOMIC_SEQ_CST) < k) sched_yield();
-        char b = 1;
-        if (write(ph.pipe[1], &b, 1) != 1) abort();
-    }
-    return NULL;
+    pl.woke_at = mono();
 }
 
 static void poll_here_run(uint64_t seed)
 {
-    memset(&ph, 0, sizeof ph);
-    cr_assert_eq(pipe(ph.pipe), 0);
-    char err[128] = "";
-    zfb_sched *s = zfb_sched_new(2, seed, err, sizeof err);
-    cr_assert_not_null(s, "%s", err);
-    cr_assert_eq(zfb_set_poll(s, ph_poll, NULL, NULL, err, sizeof err), 0, "%s", err);
-    pthread_t feeder;
-    cr_assert_eq(pthread_create(&feeder, NULL, ph_feeder, NULL), 0);
-    cr_assert_eq(zfb_spawn(s, ph_receiver, NULL, NULL), 0);
-    pthread_join(feeder, NULL);
-    while (__atomic_load_n(&ph.waiting, __ATOMIC_SEQ_CST) <= NPOLL_MSGS) usleep(1000);
+    zfb_sched *s = pl_start(2, seed, pl_polling_receiver);
+    while (__atomic_load_n(&pl.waiting, __ATOMIC_SEQ_CST) <= NPOLL_MSGS) usleep(1000);
     usleep(50000);
     /* a fiber started from outside runs while the receiver polls */
-    cr_assert_eq(zfb_spawn(s, ph_late, NULL, NULL), 0);
+    cr_assert_eq(zfb_spawn(s, pl_late, NULL, NULL), 0);
     double t0 = mono();
-    while (!__atomic_load_n(&ph.late_ran, __ATOMIC_SEQ_CST) && mono() - t0 < 10) usleep(1000);
-    cr_assert(ph.late_ran, "a fiber started while a fiber polled did not run");
+    while (!__atomic_load_n(&pl.late_ran, __ATOMIC_SEQ_CST) && mono() - t0 < 10) usleep(1000);
+    cr_assert(pl.late_ran, "a fiber started while a fiber polled did not run");
     usleep(50000);
-    ph.wake_at = mono();
-    __atomic_store_n(&ph.woken, 1, __ATOMIC_SEQ_CST);
-    zfb_wake(__atomic_load_n(&ph.receiver, __ATOMIC_ACQUIRE));
+    pl.wake_at = mono();
+    __atomic_store_n(&pl.woken, 1, __ATOMIC_SEQ_CST);
+    zfb_wake(__atomic_load_n(&pl.receiver, __ATOMIC_ACQUIRE));
     zfb_sched_free(s);
-    close(ph.pipe[0]);
-    close(ph.pipe[1]);
-    cr_assert_eq(ph.got, NPOLL_MSGS);
-    cr_assert_lt(ph.woke_at - ph.wake_at, 1.0, "the wake ended the fiber's poll after %.3f s",
-                 ph.woke_at - ph.wake_at);
+    close(pl.pipe[0]);
+    close(pl.pipe[1]);
+    cr_assert_eq(pl.got, NPOLL_MSGS);
+    cr_assert_lt(pl.woke_at - pl.wake_at, 1.0, "the wake ended the fiber's poll after %.3f s",
+                 pl.woke_at - pl.wake_at);
     if (seed) {
-        cr_assert_eq(ph.here, 0, "a fiber polled itself with a seed");
-        cr_assert_eq(ph.on_fiber, 0);
+        cr_assert_eq(pl.here, 0, "a fiber polled itself with a seed");
+        cr_assert_eq(pl.on_fiber, 0);
     } else {
         /* (a worker that is just ending its own poll may read one) */
-        cr_assert_geq(ph.on_fiber, NPOLL_MSGS * 9 / 10, "%d of %d messages read on the fiber",
-                      ph.on_fiber, NPOLL_MSGS);
+        cr_assert_geq(pl.on_fiber, NPOLL_MSGS * 9 / 10, "%d of %d messages read on the fiber",
+                      pl.on_fiber, NPOLL_MSGS);
     }
 }
 
