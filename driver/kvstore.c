@@ -522,6 +522,45 @@ int zk_runs(ZkStore *k, ZsRun **out, int *n, char *err)
     return 0;
 }
 
+int zk_run_names(ZkStore *k, const char *id, char ***out, int *n, char *err)
+{
+    *out = NULL;
+    *n = 0;
+    char key[256];
+    snprintf(key, sizeof key, "%s.run", id);
+    json_t *j = NULL;
+    int got = get_json(k, key, &j, NULL, NULL, err);
+    if (got <= 0) return got;
+    json_t *a = json_object_get(j, "lifelines");
+    size_t m = json_is_array(a) ? json_array_size(a) : 0;
+    char **v = calloc(m + 1, sizeof *v);
+    if (!v) {
+        json_decref(j);
+        snprintf(err, ZS_ERRLEN, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < m; i++) {
+        const char *name = json_string_value(json_array_get(a, i));
+        if (!name || !(v[i] = strdup(name))) {
+            if (name)
+                snprintf(err, ZS_ERRLEN, "out of memory");
+            else
+                snprintf(err, ZS_ERRLEN,
+                         "the %s is damaged: run %.100s names a lifeline "
+                         "that is no string",
+                         k->where, id);
+            for (size_t x = 0; x < i; x++) free(v[x]);
+            free(v);
+            json_decref(j);
+            return -1;
+        }
+    }
+    json_decref(j);
+    *out = v;
+    *n = (int)m;
+    return 0;
+}
+
 int zk_lifelines(ZkStore *k, const ZsRun *r, ZsLife **out, int *n, char *err)
 {
     *out = NULL;

@@ -45,6 +45,9 @@ int zk_run(ZkStore *k, const char *id, ZsRun *out, char *err);
 /* The records of the lifelines that have started, in the order of their
  * names. */
 int zk_lifelines(ZkStore *k, const ZsRun *r, ZsLife **out, int *n, char *err);
+/* The names of run id's lifelines, as its record keeps them (none, *n 0,
+ * for a run whose record does not: made by an earlier zgc).  0, or -1. */
+int zk_run_names(ZkStore *k, const char *id, char ***out, int *n, char *err);
 /* The tasks of run id (every run's: NULL), pending ones only unless all,
  * by run and number. */
 int zk_tasks(ZkStore *k, const char *id, bool all, ZsTask **out, int *n, char *err);

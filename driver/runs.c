@@ -743,6 +743,64 @@ static int resume_nats(const Args *a)
     return krc;
 }
 
+/* The executables of run r's lifelines that have no record (their
+ * processes never started): beside a started one's, DIR/<workflow>.<Lifeline>,
+ * as zgc build names them.  0 with *out, or 1 after a message. */
+static int never_started(ZkStore *k, const ZsRun *r, const ZsLife *lives, int nl, char ***out,
+                         int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    char err[ZS_ERRLEN], **names = NULL;
+    int nn = 0;
+    if (zk_run_names(k, r->id, &names, &nn, err) < 0) return store_error(err);
+    const char *beside = NULL;
+    for (int i = 0; i < nl && !beside; i++)
+        if (lives[i].executable && strrchr(lives[i].executable, '/')) beside = lives[i].executable;
+    int rc = 0;
+    if (nn != r->nlifelines || !beside) {
+        /* a record of an earlier zgc (no names), or no started lifeline
+         * with an executable to look beside */
+        fprintf(stderr,
+                "zgc: error: run %s cannot be resumed here: %d of its %d lifelines never "
+                "started (start them with their executables and --run %s)\n",
+                r->id, r->nlifelines - nl, r->nlifelines, r->id);
+        rc = 1;
+    }
+    char **exes = zu_xcalloc((size_t)nn + 1, sizeof *exes);
+    int m = 0;
+    int dirlen = beside ? (int)(strrchr(beside, '/') - beside) : 0;
+    for (int i = 0; i < nn && rc == 0; i++) {
+        bool started = false;
+        for (int j = 0; j < nl && !started; j++)
+            started = lives[j].name && !strcmp(lives[j].name, names[i]);
+        if (started) continue;
+        char *exe;
+        if (asprintf(&exe, "%.*s/%s.%s", dirlen, beside, r->workflow, names[i]) < 0) zu_oom();
+        if (access(exe, X_OK) != 0) {
+            fprintf(stderr,
+                    "zgc: error: run %s cannot be resumed here: lifeline %s never started and "
+                    "its executable is not beside the others (%s); start it with its executable "
+                    "and --run %s\n",
+                    r->id, names[i], exe, r->id);
+            free(exe);
+            rc = 1;
+        } else {
+            exes[m++] = exe;
+        }
+    }
+    for (int i = 0; i < nn; i++) free(names[i]);
+    free(names);
+    if (rc) {
+        for (int i = 0; i < m; i++) free(exes[i]);
+        free(exes);
+        return rc;
+    }
+    *out = exes;
+    *nout = m;
+    return 0;
+}
+
 static int resume_nats_with(const Args *a)
 {
     const char *id = a->pos[0];
@@ -761,7 +819,8 @@ static int resume_nats_with(const Args *a)
         return found < 0 ? ZS_EXIT_STORE : 1;
     }
     ZsLife *lives = NULL;
-    int nl = 0;
+    int nl = 0, nfresh = 0;
+    char **fresh = NULL; /* the executables of lifelines that never started */
     rc = 0;
     if (!strcmp(r.status, "done")) {
         fprintf(stderr, "zgc: note: run %s has finished; its result:\n", id);
@@ -779,11 +838,7 @@ static int resume_nats_with(const Args *a)
     } else if (zk_lifelines(src.k, &r, &lives, &nl, err) < 0) {
         rc = store_error(err);
     } else if (nl < r.nlifelines) {
-        fprintf(stderr,
-                "zgc: error: run %s cannot be resumed here: %d of its %d lifelines never "
-                "started (start them with their executables and --run %s)\n",
-                id, r.nlifelines - nl, r.nlifelines, id);
-        rc = 1;
+        rc = never_started(src.k, &r, lives, nl, &fresh, &nfresh);
     }
     for (int i = 0; rc == 0 && i < nl && strcmp(r.status, "done") != 0; i++)
         if (strcmp(lives[i].status ? lives[i].status : "", "done") != 0 &&
@@ -799,19 +854,26 @@ static int resume_nats_with(const Args *a)
     if (rc == 0 && strcmp(r.status, "done") != 0) {
         char journal[200];
         snprintf(journal, sizeof journal, "nats:%s", a->bucket);
-        pid_t *pids = zu_xcalloc((size_t)nl + 1, sizeof *pids);
+        /* the lifelines not done, and those that never started (which
+         * --resume starts from the beginning) */
+        int nstart = 0;
+        const char **start = zu_xcalloc((size_t)(nl + nfresh) + 1, sizeof *start);
+        for (int i = 0; i < nl; i++)
+            if (!lives[i].status || strcmp(lives[i].status, "done") != 0)
+                start[nstart++] = lives[i].executable;
+        for (int i = 0; i < nfresh; i++) start[nstart++] = fresh[i];
+        pid_t *pids = zu_xcalloc((size_t)nstart + 1, sizeof *pids);
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         /* each lifeline prints its part of the result: the whole one is
          * printed below, from the bucket */
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
         extern char **environ;
-        for (int i = 0; i < nl && rc == 0; i++) {
-            if (lives[i].status && !strcmp(lives[i].status, "done")) continue;
+        for (int i = 0; i < nstart && rc == 0; i++) {
             char **args = NULL;
             int n = 0;
             args = zu_xcalloc(2, sizeof *args);
-            args[n++] = lives[i].executable;
+            args[n++] = (char *)start[i];
             add_opt(&args, &n, "--nats", a->nats);
             add_opt(&args, &n, "--run", id);
             add_opt(&args, &n, "--resume", id);
@@ -830,19 +892,19 @@ static int resume_nats_with(const Args *a)
                 args[n++] = "--exit-when-waiting";
                 args[n] = NULL;
             }
-            int e = posix_spawn(&pids[i], lives[i].executable, &fa, NULL, args, environ);
+            int e = posix_spawn(&pids[i], start[i], &fa, NULL, args, environ);
             free(args);
             if (e != 0) {
-                fprintf(stderr, "zgc: error: cannot start %s: %s\n", lives[i].executable,
-                        strerror(e));
+                fprintf(stderr, "zgc: error: cannot start %s: %s\n", start[i], strerror(e));
                 pids[i] = 0;
                 rc = 1;
             }
         }
         posix_spawn_file_actions_destroy(&fa);
+        free(start);
         /* every process started is waited for (one that failed stops its
          * peers: they fail or stop at once) */
-        for (int i = 0; i < nl; i++) {
+        for (int i = 0; i < nstart; i++) {
             if (pids[i] <= 0) continue;
             int st = 0;
             while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR) {}
@@ -867,6 +929,8 @@ static int resume_nats_with(const Args *a)
     }
     for (int i = 0; i < nl; i++) zs_life_free(&lives[i]);
     free(lives);
+    for (int i = 0; i < nfresh; i++) free(fresh[i]);
+    free(fresh);
     zs_run_free(&r);
     src_close(&src);
     return rc;

@@ -334,6 +334,12 @@ static int kv_begin(void *u, zrd_runrow *r, int nlives, const zrd_liferow *lives
         set_str(j, "executable", r->executable);
         set_str(j, "options", r->options);
         set_int(j, "nlifelines", r->nlifelines);
+        /* the lifelines' names: a resume starts those that never did */
+        json_t *names = json_array();
+        if (!names) zri_oom();
+        for (int32_t l = 0; l < k->p->nlifelines; l++)
+            if (json_array_append_new(names, json_string(k->p->lifelines[l])) != 0) zri_oom();
+        if (json_object_set_new(j, "lifelines", names) != 0) zri_oom();
         char journal[160];
         snprintf(journal, sizeof journal, "nats:%s", k->bucket);
         set_str(j, "journal", journal);

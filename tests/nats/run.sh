@@ -52,8 +52,10 @@
 #           (a resume without --journal finds the run's bucket or run
 #           store; another --journal is refused); zgc runs list, show and
 #           cancel --nats on a bucket's runs; zgc runs resume --nats (the
-#           run's killed processes started again by zgc, its result from
-#           the bucket, no completed effect repeated; the refusals) and
+#           run's killed processes started again by zgc, and those of
+#           lifelines that never started, found beside the others; its
+#           result from the bucket, no completed effect repeated; the
+#           refusals) and
 #           zgc runs gc --nats; human tasks of a bucket's run (zgc tasks
 #           and zgc answer --nats), also by a lifeline with exactly the
 #           documented permissions
@@ -1054,6 +1056,41 @@ resume_gc_nats() { # URL
   expect_exit "runs resume --nats, an executable elsewhere" 1 \
     "the executable of lifeline B ($d/relay.B) is not on this host" \
     "$zgc" runs resume kvr2 "${kvr[@]}" --secret-file "$k"
+  # a lifeline that never started: A alone, killed at its gate; the
+  # resume starts A again and B for the first time, B's executable found
+  # beside A's
+  rm -f "$d/gate3"
+  export ZGC_TEST_EFFECT_LOG=$d/effect3.log
+  ZGC_TEST_GATE=$d/gate3 "$exe.A" --nats "$url" --run kvr3 --secret-file "$k" --arg topic=t \
+    --durable --journal nats:KVG > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  pa=$!
+  wait_events kvr3 A "${kvr[@]}" || failed "runs resume --nats: A journaled nothing"
+  kill -9 $pa 2> /dev/null
+  wait $pa 2> /dev/null
+  echo open > "$d/gate3"
+  ZGC_TEST_GATE=$d/gate3 "$zgc" runs resume kvr3 "${kvr[@]}" --secret-file "$k" > "$d/out" \
+    2> "$d/err" < /dev/null
+  st=$?
+  unset ZGC_TEST_EFFECT_LOG
+  if [ $st = 0 ] && [ "$(cat "$d/out")" = '"t/open!"' ] &&
+    [ "$(sort "$d/effect3.log" | uniq -d | wc -l)" = 0 ] && [ "$(wc -l < "$d/effect3.log")" = 2 ]; then
+    ok
+  else
+    failed "runs resume --nats, B never started: exit $st, result $(cat "$d/out"): $(head -c 600 "$d/err"); effects: $(cat "$d/effect3.log")"
+  fi
+  # … and one whose executable is not beside the started one's
+  mkdir -p "$d/alone"
+  cp "$exe.A" "$d/alone/relay.A"
+  rm -f "$d/gate4"
+  ZGC_TEST_GATE=$d/gate4 "$d/alone/relay.A" --nats "$url" --run kvr4 --secret-file "$k" \
+    --arg topic=t --durable --journal nats:KVG > "$d/out.A" 2> "$d/err.A" < /dev/null &
+  pa=$!
+  wait_events kvr4 A "${kvr[@]}" || failed "runs resume --nats: A journaled nothing"
+  kill -9 $pa 2> /dev/null
+  wait $pa 2> /dev/null
+  expect_exit "runs resume --nats, B never started and not beside A" 1 \
+    "lifeline B never started and its executable is not beside the others ($d/alone/relay.B)" \
+    "$zgc" runs resume kvr4 "${kvr[@]}" --secret-file "$k"
 }
 
 runs_nats() { # URL
