@@ -576,11 +576,12 @@ int zfb_poll_here(void)
     zfb_fiber *f = w ? w->cur : NULL;
     if (!f || w->held) return 0;
     zfb_sched *s = w->s;
-    /* with a seed (--schedule) every wait goes through the queue, where
-     * the seed orders what runs */
-    if (!__atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE) || s->seed) return 0;
+    if (!__atomic_load_n(&s->poll_fn, __ATOMIC_ACQUIRE)) return 0;
     pthread_mutex_lock(&s->mu);
-    if (!may_poll(s, w)) {
+    /* with a seed (--schedule), half of the waits at random park and go
+     * through the queue, where the seed orders what runs: both ways of
+     * waiting are explored */
+    if (!may_poll(s, w) || (s->seed && ((s->rng = mix(s->rng)) & 1))) {
         pthread_mutex_unlock(&s->mu);
         return 0;
     }

@@ -100,7 +100,8 @@ void zfb_wake(zfb_fiber *f);
  * polls, calls it here, on the fiber's own stack, and returns 1 (a wake
  * of this fiber from another thread makes it return); the caller then
  * looks again at what it waits for.  0 when it did not poll (the caller
- * parks).  Never polls with a seed (zfb_sched_new). */
+ * parks).  With a seed (zfb_sched_new), only in a seeded half of the
+ * calls. */
 int zfb_poll_here(void);
 /* Lets the other runnable fibers run first. */
 void zfb_yield(void);

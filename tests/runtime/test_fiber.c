@@ -462,7 +462,8 @@ Test(fiber, an_idle_worker_polls_two_workers, .timeout = 60) { poll_run(2); }
  * when nothing else is runnable: the messages are read on the fiber; a
  * wake from another thread ends such a poll, and so does a fiber started
  * from outside, which then runs while the poller keeps its worker.  With
- * a seed the fiber never polls itself (the seed orders every wait). */
+ * a seed it polls itself in a seeded half of its waits and parks in the
+ * others (both ways are explored). */
 static void pl_polling_receiver(void *arg)
 {
     (void)arg;
@@ -503,8 +504,8 @@ static void poll_here_run(uint64_t seed)
     cr_assert_lt(pl.woke_at - pl.wake_at, 1.0, "the wake ended the fiber's poll after %.3f s",
                  pl.woke_at - pl.wake_at);
     if (seed) {
-        cr_assert_eq(pl.here, 0, "a fiber polled itself with a seed");
-        cr_assert_eq(pl.on_fiber, 0);
+        cr_assert(pl.on_fiber > NPOLL_MSGS / 4 && pl.on_fiber < NPOLL_MSGS * 3 / 4,
+                  "with a seed, %d of %d messages read on the fiber", pl.on_fiber, NPOLL_MSGS);
     } else {
         /* (a worker that is just ending its own poll may read one) */
         cr_assert_geq(pl.on_fiber, NPOLL_MSGS * 9 / 10, "%d of %d messages read on the fiber",
@@ -513,7 +514,10 @@ static void poll_here_run(uint64_t seed)
 }
 
 Test(fiber, a_waiting_fiber_polls_itself, .timeout = 60) { poll_here_run(0); }
-Test(fiber, a_waiting_fiber_does_not_poll_itself_with_a_seed, .timeout = 60) { poll_here_run(7); }
+Test(fiber, a_waiting_fiber_polls_itself_half_the_time_with_a_seed, .timeout = 60)
+{
+    poll_here_run(7);
+}
 
 /* A fiber woken into the slot of a worker whose fiber keeps running (no
  * park, no yield) is taken over by the idle worker: the wake signals
