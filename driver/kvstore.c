@@ -219,6 +219,14 @@ ZkStore *zk_open(const char *url, const ZkAuth *auth, const char *bucket, char *
         return NULL;
     }
     if (s == NATS_OK) s = natsConnection_Connect(&k->nc, o);
+    /* a key-signed login refused is tried twice more (runtime/nats/nats.c,
+     * zri_nats_dial: the client sometimes leaves the signature out) */
+    for (int i = 1; i < 3 && (auth->nkey || auth->creds) &&
+                    (s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED);
+         i++) {
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        s = natsConnection_Connect(&k->nc, o);
+    }
     natsOptions_Destroy(o);
     char what[700];
     if (s != NATS_OK) {

@@ -11,6 +11,9 @@
 /* The authentication and TLS of c (--nats-creds, --nats-user, a token,
  * --nats-nkey, --nats-ca, --nats-cert/--nats-key) set on o. */
 ZRI_HIDDEN natsStatus zri_nats_auth_options(natsOptions *o, const zri_nats_config *c);
+/* natsConnection_Connect, tried up to three times when the server refused
+ * a key-signed login (--nats-nkey, --nats-creds; nats.c has the why). */
+ZRI_HIDDEN natsStatus zri_nats_dial(natsConnection **nc, natsOptions *o, const zri_nats_config *c);
 /* Connects to c's servers with its credentials, reconnecting for up to
  * two minutes; the connection's name `name`, on_error (or NULL) its
  * asynchronous error handler. */

@@ -861,7 +861,7 @@ natsStatus zri_nats_connect(natsConnection **nc, const zri_nats_config *c, const
     if (s == NATS_OK) s = natsOptions_SetSendAsap(o, true);
     if (s == NATS_OK && on_error) s = natsOptions_SetErrorHandler(o, on_error, u);
     if (s == NATS_OK) s = zri_nats_auth_options(o, c);
-    if (s == NATS_OK) s = natsConnection_Connect(nc, o);
+    if (s == NATS_OK) s = zri_nats_dial(nc, o, c);
     natsOptions_Destroy(o);
     return s;
 }
