@@ -2917,6 +2917,10 @@ void zri_run_exec(zri_run *R)
     if (!cancelled(R)) {
         R->active = nthreads;
         R->running = nthreads;
+        /* all lifelines count as alive from the first one's start: a
+         * model call it makes before the others are spawned still hands
+         * its worker over */
+        if (R->fibers) zfb_expect(R->fibers, nthreads);
         for (; started < nthreads; started++) {
             int32_t l = R->self >= 0 ? R->self : started;
             ctxs[started].mon = &R->lives[l].mon;
@@ -2932,6 +2936,7 @@ void zri_run_exec(zri_run *R)
             }
         }
         if (started < nthreads) {
+            if (R->fibers) zfb_expect(R->fibers, -(nthreads - started));
             pthread_mutex_lock(&R->done_mu);
             R->running -= nthreads - started;
             pthread_mutex_unlock(&R->done_mu);

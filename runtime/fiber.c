@@ -318,7 +318,8 @@ struct zfb_sched {
     worker *ws[MAX_THREADS];
     int nws; /* atomic */
     int stop;
-    int live; /* fibers not yet ended */
+    int live;     /* fibers not yet ended, and those expected (zfb_expect) */
+    int expected; /* fibers expected, not yet spawned */
     uint64_t seed, rng;
     zfb_stack pool[POOL_KEEP];
     int npool;
@@ -1019,7 +1020,11 @@ int zfb_spawn(zfb_sched *s, zfb_fn fn, zfb_fn fail, void *arg)
         free(f);
         return -1;
     }
-    if (++s->live > s->st.max_live) s->st.max_live = s->live;
+    if (s->expected > 0)
+        s->expected--; /* counted already */
+    else
+        s->live++;
+    if (s->live > s->st.max_live) s->st.max_live = s->live;
     /* new fibers queue up behind the runnable ones */
     q_push(s, f);
     if (__atomic_load_n(&s->nspin, __ATOMIC_SEQ_CST) == 0) {
@@ -1030,6 +1035,16 @@ int zfb_spawn(zfb_sched *s, zfb_fn fn, zfb_fn fail, void *arg)
     }
     pthread_mutex_unlock(&s->mu);
     return 0;
+}
+
+void zfb_expect(zfb_sched *s, int n)
+{
+    pthread_mutex_lock(&s->mu);
+    if (n < -s->expected) n = -s->expected;
+    s->expected += n;
+    s->live += n;
+    if (n < 0 && s->live == 0) pthread_cond_broadcast(&s->done_cv);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void zfb_sched_free(zfb_sched *s)

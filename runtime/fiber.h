@@ -88,6 +88,12 @@ void zfb_sched_free(zfb_sched *s);
  * the scheduler is stopping. */
 int zfb_spawn(zfb_sched *s, zfb_fn fn, zfb_fn fail, void *arg);
 
+/* n more fibers are about to be started with zfb_spawn (n < 0: that many
+ * will not be after all): they count as alive from now on, so that a
+ * blocking call of one started before them hands its worker over
+ * (zfb_block_begin) as if they were queued already. */
+void zfb_expect(zfb_sched *s, int n);
+
 /* The calling fiber, or NULL on a thread that is not running a fiber. */
 zfb_fiber *zfb_self(void);
 /* Suspends the calling fiber until zfb_wake (returns at once if a wake

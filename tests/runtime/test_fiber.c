@@ -519,6 +519,55 @@ Test(fiber, a_waiting_fiber_polls_itself_half_the_time_with_a_seed, .timeout = 6
     poll_here_run(7);
 }
 
+/* Fibers announced with zfb_expect count as alive before they are
+ * spawned: the first one's blocking call, made before the second exists,
+ * hands the only worker over, and the second runs during the call. */
+static double ex_block_end, ex_second_ran;
+
+static void ex_blocker(void *arg)
+{
+    (void)arg;
+    int token = zfb_block_begin();
+    usleep(300000);
+    ex_block_end = mono();
+    zfb_block_end(token);
+}
+
+static void ex_second(void *arg)
+{
+    (void)arg;
+    ex_second_ran = mono();
+}
+
+Test(fiber, expected_fibers_let_a_blocking_call_hand_over, .timeout = 30)
+{
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(1, 0, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    ex_block_end = ex_second_ran = 0;
+    zfb_expect(s, 2);
+    cr_assert_eq(zfb_spawn(s, ex_blocker, NULL, NULL), 0);
+    usleep(50000); /* the first one is in its call */
+    cr_assert_eq(zfb_spawn(s, ex_second, NULL, NULL), 0);
+    zfb_sched_free(s);
+    cr_assert_gt(ex_second_ran, 0.0);
+    cr_assert_lt(ex_second_ran, ex_block_end,
+                 "the second fiber waited for the first one's blocking call");
+}
+
+/* An expectation taken back (a fiber that was not spawned after all)
+ * lets the scheduler end. */
+Test(fiber, an_expectation_taken_back, .timeout = 30)
+{
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(1, 0, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    zfb_expect(s, 3);
+    cr_assert_eq(zfb_spawn(s, ex_second, NULL, NULL), 0);
+    zfb_expect(s, -2);
+    zfb_sched_free(s); /* returns: nothing is alive */
+}
+
 /* A fiber woken into the slot of a worker whose fiber keeps running (no
  * park, no yield) is taken over by the idle worker: the wake signals
  * nobody, the idle worker looks at the slots while another is busy. */
