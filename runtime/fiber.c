@@ -31,16 +31,20 @@
  * queued, and it runs them when poll_fn returns).  Its spin before
  * polling is ZFB_POLL_SPIN_NS (none: one look).  A fiber about to park
  * may poll instead, on its own stack (zfb_poll_here), when nothing else
- * is runnable and nobody polls: it then becomes the poller itself, with
- * no switch to its worker and back; a wake of that fiber from another
- * thread writes wake_fd (`polling`).
+ * is runnable and nobody polls (with a seed, in a seeded half of its
+ * waits): it then becomes the poller itself, with no switch to its
+ * worker and back; a wake of that fiber from another thread writes
+ * wake_fd (`polling`).
  *
  * Blocking hand-off: zfb_block_begin takes the worker out of the pool
  * (`free_workers`) and lets a spare thread in, or starts a new one (up to
  * MAX_THREADS; past it the fiber keeps its worker while it blocks);
  * zfb_block_end switches to the worker's context, which puts the fiber
  * on the queue; a worker finding more free workers than wanted becomes a
- * spare (sleeps on spare_cv). */
+ * spare (sleeps on spare_cv).  With no other fiber alive nothing is
+ * handed off; fibers announced with zfb_expect count as alive before
+ * their zfb_spawn (`expected`), so that a run's first lifeline does not
+ * keep its worker through a call made before the others are spawned. */
 #define _GNU_SOURCE
 #include "fiber.h"
 

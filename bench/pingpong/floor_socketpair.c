@@ -7,10 +7,10 @@
  * processes computes it (runtime/net/auth.c: libcrypto's SHA-256 from the
  * two states after the key's inner and outer pad blocks, made once; a key
  * per direction; seq the write's number, u64 big-endian, len u32
- * big-endian), and the reader checks it against libcrypto's one-shot
- * HMAC() on the first frames and its own tag after that (a mismatch exits
- * 1): the floor with the transport's authentication and nothing else of
- * the runtime.
+ * big-endian), and the reader checks it (a mismatch exits 1); the tags of
+ * each direction's first three frames are also compared with libcrypto's
+ * one-shot HMAC().  The floor with the transport's authentication and
+ * nothing else of the runtime.
  *
  * usage: floor_socketpair [--tag] ROUNDS    prints nanoseconds per iteration */
 #define _GNU_SOURCE

@@ -27,11 +27,12 @@
  * copies them (plain structures) and hashes seq || len || payload, then
  * the inner digest, with libcrypto's SHA-256.  The bytes are those of
  * libcrypto's HMAC (tests/net/test_net.c, frame_tags_are_hmac_sha256,
- * compares them); what it saves is the EVP layer's work per frame: an EVP_MAC re-initialised per frame
- * frees and allocates its digest contexts and looks its parameters up by
- * name (on the project machine, OpenSSL 3.0, a 40-byte payload in a warm
- * loop: 100 ns against 190 ns, and several times that difference in a
- * run, where each frame finds the caches cold).  The SHA256_* calls are
+ * compares them); what it saves is the EVP layer's work per frame: an
+ * EVP_MAC re-initialised per frame frees and allocates its digest
+ * contexts and looks its parameters up by name (on the project machine,
+ * OpenSSL 3.0, a 40-byte payload in a warm loop: 100 ns against 190 ns,
+ * and several times that difference in a run, where each frame finds the
+ * caches cold).  The SHA256_* calls are
  * marked deprecated in OpenSSL 3 in favour of EVP, which has no way to
  * copy a digest state without allocating; they are part of OpenSSL 3's
  * API, and OPENSSL_SUPPRESS_DEPRECATED below says so.

@@ -394,13 +394,14 @@ static int meta_shape(const zgrt_program *p, int32_t from, int32_t to, int full,
     return *nvc > 0 ? 0 : -1;
 }
 
-/* The frame in w (its first 4 bytes reserved): fills in the length and
- * hands the buffer over; -1 (and frees it) when w went bad. */
+/* Frees w's buffer unless it is the caller's. */
 static void w_free(wbuf *w)
 {
     if (w->b != w->room) free(w->b);
 }
 
+/* The frame in w (its first 4 bytes reserved): fills in the length and
+ * hands the buffer over; -1 (and frees it) when w went bad. */
 static int w_finish(wbuf *w, uint8_t **buf, size_t *len)
 {
     if (w->bad) {
@@ -598,8 +599,7 @@ static int r_varint_long(rbuf *r, uint64_t *out, const char *what)
     uint64_t v = 0;
     *out = 0;
     for (int i = 0;; i++) {
-        if (r->pos >= r->n)
-            return rfail(r, "frame truncated in %s", what_text(r, what, wb, sizeof wb));
+        if (r->pos >= r->n) return r_truncated(r, what);
         uint8_t b = r->p[r->pos++];
         if (i == 9 && b > 1)
             return rfail(r, "varint too large in %s", what_text(r, what, wb, sizeof wb));

@@ -205,9 +205,13 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* CLOCK_MONOTONIC read from the kernel's last tick (a few milliseconds
- * behind at most, and several times cheaper): for the deadlines of a
- * worker's poll, which are heartbeat limits of a second or more. */
+/* CLOCK_MONOTONIC as of the kernel's last tick (at most a tick behind,
+ * a few milliseconds, and several times cheaper to read): for a worker's
+ * poll, on every message's path.  Its deadlines are heartbeat limits (5 s
+ * by default, heartbeats sent BEATS_PER_LIMIT times within one), so a
+ * silence judged up to a tick early or a poll a tick longer than needed
+ * changes nothing; `poll_end` the reader thread compares with mono_ns()
+ * within HANDBACK_S, so it may take the peers back a tick early. */
 static double coarse_s(void)
 {
     struct timespec ts;
@@ -580,7 +584,7 @@ struct zri_net {
      * thread, or a worker of the run in zri_net's wait: "direct"), which
      * guards the peers' incoming state (in_fd, rx, tags, done, last_rx),
      * the chunk and the heap h.  `polling` (atomic) is set while a worker
-     * polls, `poll_end` (atomic, now_ns) when one last stopped; the reader
+     * polls, `poll_end` (atomic, ns on the coarse clock: coarse_s) when one last stopped; the reader
      * thread leaves the connections to the workers until none has polled
      * for HANDBACK_S. */
     pthread_mutex_t rd_mu;

@@ -188,6 +188,52 @@ Test(frame, round_trip_str)
     free(big);
 }
 
+/* zri_frame_encode_in: a frame that fits is written into the caller's
+ * room, one that does not (a room too small from the start, or outgrown
+ * by a long string) into a buffer of its own; the bytes are those of
+ * zri_frame_encode in every case, and a frame that cannot be encoded
+ * leaves nothing allocated (ASan) and the room untouched as a result. */
+Test(frame, encode_into_a_room)
+{
+    char *big = malloc(2001);
+    memset(big, 'y', 2000);
+    big[2000] = 0;
+    const zgrt_value vs[] = {tv_int(7), tv_str(heap, "short"), tv_str(heap, big)};
+    const size_t rooms[] = {0, 3, 16, 64, 512, 4096};
+    for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++) {
+        zri_msg *m = user_msg(&t_prog3, 1, ZRI_META_NONE);
+        m->vals[0] = vs[v];
+        uint8_t *want;
+        size_t wlen;
+        cr_assert_eq(zri_frame_encode(&t_prog3, m, &want, &wlen), 0);
+        for (size_t r = 0; r < sizeof rooms / sizeof rooms[0]; r++) {
+            uint8_t room[4096], *buf;
+            size_t len;
+            cr_assert_eq(
+                zri_frame_encode_in(&t_prog3, m, rooms[r] ? room : NULL, rooms[r], &buf, &len), 0);
+            cr_assert_eq(len, wlen);
+            cr_assert(memcmp(buf, want, len) == 0, "value %zu, room %zu: other bytes", v, rooms[r]);
+            if (rooms[r] >= len)
+                cr_assert(buf == room, "value %zu, room %zu: not in the room", v, rooms[r]);
+            else
+                cr_assert(buf != room, "value %zu, room %zu: past the room", v, rooms[r]);
+            if (buf != room) free(buf);
+        }
+        free(want);
+        free(m);
+    }
+    /* cannot be encoded: a string with a NUL */
+    zri_msg *m = user_msg(&t_prog3, 1, ZRI_META_NONE);
+    m->vals[0] = (zgrt_value){ZGRT_STR, {.s = zri_str(heap, "a\0b", 3)}};
+    uint8_t room[64], *buf = room;
+    size_t len = 1;
+    cr_assert_eq(zri_frame_encode_in(&t_prog3, m, room, sizeof room, &buf, &len), -1);
+    cr_assert_null(buf);
+    cr_assert_eq(len, 0);
+    free(m);
+    free(big);
+}
+
 Test(frame, round_trip_json)
 {
     check_one(tv_json(heap, "null"));
