@@ -580,8 +580,16 @@ durable() {
       < /dev/null &
     local pb=$!
     # A has made its first effect call: it runs, its stream and consumer
-    # exist (a loaded machine may take seconds to get there)
+    # exist (a loaded machine may take seconds to get there); and B is
+    # connected: its consumer exists too (a lifeline that cannot reach
+    # the server when it starts stops at once, which is not this case)
     for _ in $(seq 600); do [ -s "$d/effect.log" ] && break; sleep 0.05; done
+    for _ in $(seq 600); do
+      [ "$(python3 "$here/natsraw.py" request "$port" "\$JS.API.STREAM.INFO.ZG_srv$i" 2> /dev/null |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["state"].get("consumer_count", 0))' \
+          2> /dev/null)" = 2 ] && break
+      sleep 0.05
+    done
     # open the gate, then kill the server 0, 20 or 40 ms later: A's
     # message is before, in or after the server's hands
     echo open > "$d/gate"
