@@ -2600,10 +2600,10 @@ void zri_run_ended(void *user, int32_t lifeline)
 
 /* Fibers, per-lifeline mode: an idle worker receives the transport's
  * messages itself (zfb_set_poll); the fibers they wake run on it next. */
-static void net_poll(void *user, int wake_fd)
+static void net_poll(void *user, int wake_fd, int alone)
 {
     run *R = user;
-    R->net.wait(R->net.impl, wake_fd, -1);
+    R->net.wait(R->net.impl, wake_fd, -1, alone);
 }
 
 static void net_poke(void *user)

@@ -34,7 +34,10 @@
  * is runnable and nobody polls (with a seed, in a seeded half of its
  * waits): it then becomes the poller itself, with no switch to its
  * worker and back; a wake of that fiber from another thread writes
- * wake_fd (`polling`).
+ * wake_fd (`polling`).  When it is the only live fiber its poll is told
+ * so (`alone`): nothing but another thread can wake it then, and the
+ * poll function may leave wake_fd out (one descriptor less to wait on
+ * per message) and return within a short time instead.
  *
  * Blocking hand-off: zfb_block_begin takes the worker out of the pool
  * (`free_workers`) and lets a spare thread in, or starts a new one (up to
@@ -332,7 +335,7 @@ struct zfb_sched {
     /* zfb_set_poll: an idle worker polls instead of sleeping (one at a
      * time, `poller`, under mu); wake_fd (an eventfd) ends its poll,
      * `poked` says it was written since the poll began */
-    void (*poll_fn)(void *user, int wake_fd);
+    void (*poll_fn)(void *user, int wake_fd, int alone);
     void (*poke_fn)(void *user);
     void *poll_user;
     int wake_fd;
@@ -591,12 +594,15 @@ int zfb_poll_here(void)
         return 0;
     }
     poll_begin(s, w);
+    /* the only live fiber: no fiber can wake it, so the poll need not
+     * watch wake_fd (zfb_set_poll) */
+    int alone = s->live == 1;
     pthread_mutex_unlock(&s->mu);
     /* polling is set before the state is read, and a waker sets the state
      * before it reads polling: one of the two sees the other */
     __atomic_store_n(&f->polling, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&f->state, __ATOMIC_SEQ_CST) != F_NOTIFIED)
-        s->poll_fn(s->poll_user, s->wake_fd);
+        s->poll_fn(s->poll_user, s->wake_fd, alone);
     __atomic_store_n(&f->polling, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&s->mu);
     poll_end(s);
@@ -901,7 +907,7 @@ static zfb_fiber *find_work(worker *w)
              * messages itself (their fibers are queued as it reads) */
             poll_begin(s, w);
             pthread_mutex_unlock(&s->mu);
-            s->poll_fn(s->poll_user, s->wake_fd);
+            s->poll_fn(s->poll_user, s->wake_fd, 0);
             pthread_mutex_lock(&s->mu);
             poll_end(s);
             /* more than this worker takes next, or other fibers that may
@@ -1088,8 +1094,8 @@ void zfb_sched_stats(zfb_sched *s, zfb_stats *out)
     pthread_mutex_unlock(&s->mu);
 }
 
-int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void (*poke)(void *user),
-                 void *user, char *err, size_t errlen)
+int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd, int alone),
+                 void (*poke)(void *user), void *user, char *err, size_t errlen)
 {
     int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0) {

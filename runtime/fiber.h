@@ -117,17 +117,21 @@ int zfb_block_begin(void);
 void zfb_block_end(int token);
 
 /* Polling instead of sleeping (a transport's sockets): from now on, a
- * worker with nothing to run calls fn(user, wake_fd) instead of sleeping
- * on its condition variable, one worker at a time.  fn blocks until it
- * has something (it makes fibers runnable with zfb_wake on the calling
- * thread: the worker runs them when fn returns) or wake_fd (an eventfd
- * the scheduler writes when a fiber becomes runnable elsewhere or the
- * scheduler stops) is readable; it must not read wake_fd.  poke (may be
- * NULL) is called with wake_fd's writes, under the scheduler's lock, for
- * an fn that cannot watch wake_fd: it must make fn return soon.  Call it
- * before the first fiber waits.  0, or -1 with a message in err. */
-int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd), void (*poke)(void *user),
-                 void *user, char *err, size_t errlen);
+ * worker with nothing to run calls fn(user, wake_fd, alone) instead of
+ * sleeping on its condition variable, one worker at a time.  fn blocks
+ * until it has something (it makes fibers runnable with zfb_wake on the
+ * calling thread: the worker runs them when fn returns) or wake_fd (an
+ * eventfd the scheduler writes when a fiber becomes runnable elsewhere or
+ * the scheduler stops) is readable; it must not read wake_fd.  alone: fn
+ * runs on the stack of the scheduler's only live fiber (zfb_poll_here),
+ * so no fiber can wake it — only another thread (the end of a run, from
+ * outside), which still writes wake_fd: fn may leave wake_fd out of its
+ * wait then, and return within a short time instead.  poke (may be NULL)
+ * is called with wake_fd's writes, under the scheduler's lock, for an fn
+ * that cannot watch wake_fd: it must make fn return soon.  Call it before
+ * the first fiber waits.  0, or -1 with a message in err. */
+int zfb_set_poll(zfb_sched *s, void (*fn)(void *user, int wake_fd, int alone),
+                 void (*poke)(void *user), void *user, char *err, size_t errlen);
 
 /* Counters of a scheduler (for tests and benchmarks). */
 typedef struct zfb_stats {

@@ -444,16 +444,23 @@ typedef struct zri_observer {
  * work appeared, or the run stops; it does not read wake_fd) or
  * timeout_ms passed (-1: no limit), and delivers what arrived with
  * zri_run_deliver (and zri_run_lost, zri_run_ended) on the calling
- * thread before it returns.  So a message's receiver runs on the thread
+ * thread before it returns.  alone: the caller is the run's only live
+ * fiber, which only the run's end can wake from another thread: the wait
+ * may leave wake_fd out, returning within ZRI_ALONE_MS instead.  So a message's receiver runs on the thread
  * that read it, without a hand-off between threads.  The transport's own
  * thread still reads while nobody waits this way (the lifeline runs a long
  * action), so that heartbeats and failures are seen in time.
  *   wake (may be NULL): for a wait that cannot watch wake_fd; makes a wait
  * in progress return soon (any thread; cheap, never blocks long). */
+/* The longest wait of a lone fiber that does not watch wake_fd
+ * (zri_transport.wait): how late a run's end from another thread (its
+ * --timeout, an error) may reach it. */
+#define ZRI_ALONE_MS 50
+
 typedef struct zri_transport {
     int (*send)(void *impl, const zri_msg *m, char *err, size_t errlen);
     int (*flush)(void *impl, char *err, size_t errlen);
-    void (*wait)(void *impl, int wake_fd, int timeout_ms);
+    void (*wait)(void *impl, int wake_fd, int timeout_ms, int alone);
     void (*wake)(void *impl);
     void *impl;
 } zri_transport;

@@ -1850,9 +1850,10 @@ static int t_flush(void *impl, char *err, size_t errlen)
  * messages itself (rt.h: zri_transport.wait); t_wake ends its wait when
  * local work appears (an empty message to its own subject, which only
  * this lifeline may publish). */
-static void t_wait(void *impl, int wake_fd, int timeout_ms)
+static void t_wait(void *impl, int wake_fd, int timeout_ms, int alone)
 {
     zri_nats *n = impl;
+    (void)alone; /* its wake is a message on the subscription it pumps */
     __atomic_store_n(&n->want, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&n->rd_mu);
     __atomic_store_n(&n->want, 0, __ATOMIC_RELEASE);

@@ -1,8 +1,9 @@
 /* auth.c — the cryptography of the transport, on OpenSSL's libcrypto: the
  * run's secret, random nonces, SHA-256, HMAC-SHA256 and the keyed tag of
  * every frame.  Nothing here is hand-written cryptography: every digest,
- * MAC and random byte comes from libcrypto, and this file only says which
- * bytes go in.
+ * MAC, compression and random byte comes from libcrypto, and this file
+ * only says which bytes go in (for a frame's tag, block by block and the
+ * padded last block too: below).
  *
  * The secret.  Every lifeline of a run reads the same secret file
  * (--secret-file; `zgc run --processes` writes a fresh one per run).  It
@@ -32,15 +33,22 @@
  * contexts and looks its parameters up by name (on the project machine,
  * OpenSSL 3.0, a 40-byte payload in a warm loop: 100 ns against 190 ns,
  * and several times that difference in a run, where each frame finds the
- * caches cold).  The SHA256_* calls are
- * marked deprecated in OpenSSL 3 in favour of EVP, which has no way to
- * copy a digest state without allocating; they are part of OpenSSL 3's
- * API, and OPENSSL_SUPPRESS_DEPRECATED below says so.
+ * caches cold).  The inner and the outer hash then go block by block
+ * into libcrypto's compression (SHA256_Transform), their last block
+ * padded here as SHA-256 pads a message (FIPS 180-4, 5.1.1: 0x80, zeros,
+ * the length in bits), without SHA256_Update's buffering and
+ * SHA256_Final's clean-up: one block each for a frame of up to 43 bytes
+ * of payload, most of them (95 ns against 110 ns a tag with
+ * SHA256_Update and SHA256_Final); the same test covers payloads across
+ * the block boundaries.
+ * The SHA256_* calls are marked deprecated in OpenSSL 3 in favour of EVP,
+ * which has no way to copy a digest state without allocating; they are
+ * part of OpenSSL 3's API, and OPENSSL_SUPPRESS_DEPRECATED below says so.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_Init/Update/Final: see above */
+#define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_Init/Update/Final/Transform: see above */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,20 +228,72 @@ zri_mac *zri_mac_new(const uint8_t key[ZRI_HASH_BYTES], char *err, size_t errlen
     return m;
 }
 
+/* A SHA-256 hash in progress: its state, the bytes of its last block so
+ * far, and how many bytes it has hashed (a pad block's 64 included). */
+typedef struct sha_run {
+    SHA256_CTX c;
+    uint8_t block[SHA256_CBLOCK];
+    size_t at;
+    uint64_t total;
+} sha_run;
+
+/* Hashes n more bytes, a block at a time. */
+static void run_bytes(sha_run *r, const uint8_t *p, size_t n)
+{
+    r->total += n;
+    if (r->at + n < SHA256_CBLOCK) { /* most frames: within the block */
+        memcpy(r->block + r->at, p, n);
+        r->at += n;
+        return;
+    }
+    while (n) {
+        size_t k = SHA256_CBLOCK - r->at < n ? SHA256_CBLOCK - r->at : n;
+        memcpy(r->block + r->at, p, k);
+        r->at += k, p += k, n -= k;
+        if (r->at == SHA256_CBLOCK) {
+            SHA256_Transform(&r->c, r->block);
+            r->at = 0;
+        }
+    }
+}
+
+/* Ends the hash as SHA-256 pads a message (FIPS 180-4, 5.1.1: 0x80,
+ * zeros, the length in bits; two blocks when the length does not fit
+ * after the last bytes) and writes the first `words` words of the
+ * digest, big-endian. */
+static void run_end(sha_run *r, uint8_t *out, int words)
+{
+    r->block[r->at++] = 0x80;
+    if (r->at > SHA256_CBLOCK - 8) {
+        memset(r->block + r->at, 0, SHA256_CBLOCK - r->at);
+        SHA256_Transform(&r->c, r->block);
+        r->at = 0;
+    }
+    memset(r->block + r->at, 0, SHA256_CBLOCK - 8 - r->at);
+    uint64_t bits = __builtin_bswap64(r->total * 8);
+    memcpy(r->block + SHA256_CBLOCK - 8, &bits, 8);
+    SHA256_Transform(&r->c, r->block);
+    for (int i = 0; i < words; i++) {
+        uint32_t w = __builtin_bswap32(r->c.h[i]);
+        memcpy(out + 4 * i, &w, 4);
+    }
+}
+
 int zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
                 uint8_t tag[ZRI_TAG_BYTES])
 {
-    uint8_t head[12];
-    for (int i = 0; i < 8; i++) head[i] = (uint8_t)(seq >> (56 - 8 * i));
-    for (int i = 0; i < 4; i++) head[8 + i] = (uint8_t)((uint64_t)len >> (24 - 8 * i));
-    uint8_t full[SHA256_DIGEST_LENGTH];
-    SHA256_CTX c = m->inner;
-    int ok = SHA256_Update(&c, head, sizeof head) == 1 && SHA256_Update(&c, payload, len) == 1 &&
-             SHA256_Final(full, &c) == 1;
-    c = m->outer;
-    ok = ok && SHA256_Update(&c, full, sizeof full) == 1 && SHA256_Final(full, &c) == 1;
-    if (!ok) return -1;
-    memcpy(tag, full, ZRI_TAG_BYTES);
+    uint8_t head[12], inner[SHA256_DIGEST_LENGTH]; /* seq and len, big-endian */
+    uint64_t s = __builtin_bswap64(seq);
+    uint32_t l = __builtin_bswap32((uint32_t)len);
+    memcpy(head, &s, 8);
+    memcpy(head + 8, &l, 4);
+    sha_run r = {.c = m->inner, .total = SHA256_CBLOCK};
+    run_bytes(&r, head, sizeof head);
+    run_bytes(&r, payload, len);
+    run_end(&r, inner, SHA256_DIGEST_LENGTH / 4);
+    r = (sha_run){.c = m->outer, .total = SHA256_CBLOCK};
+    run_bytes(&r, inner, sizeof inner);
+    run_end(&r, tag, ZRI_TAG_BYTES / 4);
     return 0;
 }
 

@@ -2149,8 +2149,11 @@ static int transport_flush(void *n, char *err, size_t errlen)
 /* A worker of the run with nothing to do reads the peers' connections
  * itself (rt.h: zri_transport.wait): one poll of the connections and
  * wake_fd, then what arrived is delivered on this thread, and silent
- * peers are found as the reader thread finds them. */
-static void transport_wait(void *impl, int wake_fd, int timeout_ms)
+ * peers are found as the reader thread finds them.  The run's only
+ * fiber (alone) polls the connections without wake_fd, for at most
+ * ZRI_ALONE_MS: a descriptor more in a poll costs about as much as the
+ * rest of the wait (two wait queues joined and left per message). */
+static void transport_wait(void *impl, int wake_fd, int timeout_ms, int alone)
 {
     zri_net *n = impl;
     int nl = n->p->nlifelines;
@@ -2168,7 +2171,7 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms)
     __atomic_store_n(&n->polling, 1, __ATOMIC_RELEASE);
     double now, due = 0;
     int k = 0;
-    pf[k] = (struct pollfd){wake_fd, POLLIN, 0};
+    pf[k] = (struct pollfd){alone ? -1 : wake_fd, POLLIN, 0}; /* poll skips -1 */
     who[k++] = -1;
     for (int l = 0; l < nl; l++) {
         peer *pe = &n->peers[l];
@@ -2180,6 +2183,7 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms)
     }
     int ms = due > 0 ? ms_left_coarse(due) : -1;
     if (timeout_ms >= 0 && (ms < 0 || timeout_ms < ms)) ms = timeout_ms;
+    if (alone && (ms < 0 || ms > ZRI_ALONE_MS)) ms = ZRI_ALONE_MS;
     int rc = poll(pf, (nfds_t)k, ms);
     now = coarse_s();
     uint8_t seen[64] = {0};

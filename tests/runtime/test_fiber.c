@@ -369,11 +369,21 @@ static struct {
     int here;            /* zfb_poll_here returned 1 */
     int woken;           /* atomic: the last wake is due */
     double wake_at, woke_at;
+    int alone, not_alone; /* atomic: polls on a fiber told it is alone, or not */
+    int worker_alone;     /* atomic: polls on a worker told it is alone (never) */
+    zfb_fiber *companion; /* atomic: a fiber that lives while the receiver polls */
+    int companion_go;     /* atomic: it may end */
 } pl;
 
-static void pl_poll(void *user, int wake_fd)
+static void pl_poll(void *user, int wake_fd, int alone)
 {
     (void)user;
+    if (!zfb_self())
+        __atomic_add_fetch(&pl.worker_alone, alone, __ATOMIC_SEQ_CST);
+    else
+        __atomic_add_fetch(alone ? &pl.alone : &pl.not_alone, 1, __ATOMIC_SEQ_CST);
+    /* (the test's poll watches wake_fd even when alone: a fiber is
+     * started from outside while it polls) */
     struct pollfd pf[2] = {{pl.pipe[0], POLLIN, 0}, {wake_fd, POLLIN, 0}};
     if (poll(pf, 2, -1) <= 0 || !(pf[0].revents & POLLIN)) return;
     char b;
@@ -416,8 +426,16 @@ static void pl_late(void *arg)
  * on the same thread (no hand-off to another thread); a fiber started
  * from outside while the worker polls runs (the scheduler's wake_fd ends
  * the poll). */
-/* A scheduler polling pl's pipe, whose receiver has had every message. */
-static zfb_sched *pl_start(int workers, uint64_t seed, zfb_fn receiver)
+static void pl_companion(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&pl.companion, zfb_self(), __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&pl.companion_go, __ATOMIC_SEQ_CST)) zfb_park();
+}
+
+/* A scheduler polling pl's pipe, whose receiver has had every message
+ * (and pl_companion alive beside it, if companion). */
+static zfb_sched *pl_start_with(int workers, uint64_t seed, zfb_fn receiver, int companion)
 {
     memset(&pl, 0, sizeof pl);
     cr_assert_eq(pipe(pl.pipe), 0);
@@ -425,11 +443,20 @@ static zfb_sched *pl_start(int workers, uint64_t seed, zfb_fn receiver)
     zfb_sched *s = zfb_sched_new(workers, seed, err, sizeof err);
     cr_assert_not_null(s, "%s", err);
     cr_assert_eq(zfb_set_poll(s, pl_poll, NULL, NULL, err, sizeof err), 0, "%s", err);
+    if (companion) {
+        cr_assert_eq(zfb_spawn(s, pl_companion, NULL, NULL), 0);
+        while (!__atomic_load_n(&pl.companion, __ATOMIC_ACQUIRE)) usleep(1000);
+    }
     pthread_t feeder;
     cr_assert_eq(pthread_create(&feeder, NULL, pl_feeder, NULL), 0);
     cr_assert_eq(zfb_spawn(s, receiver, NULL, NULL), 0);
     pthread_join(feeder, NULL);
     return s;
+}
+
+static zfb_sched *pl_start(int workers, uint64_t seed, zfb_fn receiver)
+{
+    return pl_start_with(workers, seed, receiver, 0);
 }
 
 static void poll_run(int workers)
@@ -463,7 +490,8 @@ Test(fiber, an_idle_worker_polls_two_workers, .timeout = 60) { poll_run(2); }
  * wake from another thread ends such a poll, and so does a fiber started
  * from outside, which then runs while the poller keeps its worker.  With
  * a seed it polls itself in a seeded half of its waits and parks in the
- * others (both ways are explored). */
+ * others (both ways are explored).  Its poll is told when it is the
+ * only live fiber (alone), and not while another one lives. */
 static void pl_polling_receiver(void *arg)
 {
     (void)arg;
@@ -483,9 +511,9 @@ static void pl_polling_receiver(void *arg)
     pl.woke_at = mono();
 }
 
-static void poll_here_run(uint64_t seed)
+static void poll_here_run(uint64_t seed, int companion)
 {
-    zfb_sched *s = pl_start(2, seed, pl_polling_receiver);
+    zfb_sched *s = pl_start_with(2, seed, pl_polling_receiver, companion);
     while (__atomic_load_n(&pl.waiting, __ATOMIC_SEQ_CST) <= NPOLL_MSGS) usleep(1000);
     usleep(50000);
     /* a fiber started from outside runs while the receiver polls */
@@ -494,15 +522,26 @@ static void poll_here_run(uint64_t seed)
     while (!__atomic_load_n(&pl.late_ran, __ATOMIC_SEQ_CST) && mono() - t0 < 10) usleep(1000);
     cr_assert(pl.late_ran, "a fiber started while a fiber polled did not run");
     usleep(50000);
+    int alone = __atomic_load_n(&pl.alone, __ATOMIC_SEQ_CST);
     pl.wake_at = mono();
     __atomic_store_n(&pl.woken, 1, __ATOMIC_SEQ_CST);
     zfb_wake(__atomic_load_n(&pl.receiver, __ATOMIC_ACQUIRE));
+    if (companion) {
+        __atomic_store_n(&pl.companion_go, 1, __ATOMIC_SEQ_CST);
+        zfb_wake(__atomic_load_n(&pl.companion, __ATOMIC_ACQUIRE));
+    }
     zfb_sched_free(s);
     close(pl.pipe[0]);
     close(pl.pipe[1]);
     cr_assert_eq(pl.got, NPOLL_MSGS);
     cr_assert_lt(pl.woke_at - pl.wake_at, 1.0, "the wake ended the fiber's poll after %.3f s",
                  pl.woke_at - pl.wake_at);
+    cr_assert_eq(pl.worker_alone, 0, "a worker's poll was told it was alone");
+    if (companion)
+        cr_assert_eq(alone, 0, "%d polls told alone while another fiber lived", alone);
+    else /* (all but those while the late fiber lived) */
+        cr_assert_geq(alone, pl.on_fiber - 2, "%d of %d polls on the fiber told alone", alone,
+                      pl.on_fiber);
     if (seed) {
         cr_assert(pl.on_fiber > NPOLL_MSGS / 4 && pl.on_fiber < NPOLL_MSGS * 3 / 4,
                   "with a seed, %d of %d messages read on the fiber", pl.on_fiber, NPOLL_MSGS);
@@ -513,11 +552,12 @@ static void poll_here_run(uint64_t seed)
     }
 }
 
-Test(fiber, a_waiting_fiber_polls_itself, .timeout = 60) { poll_here_run(0); }
+Test(fiber, a_waiting_fiber_polls_itself, .timeout = 60) { poll_here_run(0, 0); }
 Test(fiber, a_waiting_fiber_polls_itself_half_the_time_with_a_seed, .timeout = 60)
 {
-    poll_here_run(7);
+    poll_here_run(7, 0);
 }
+Test(fiber, a_polling_fiber_with_company_is_not_alone, .timeout = 60) { poll_here_run(0, 1); }
 
 /* Fibers announced with zfb_expect count as alive before they are
  * spawned: the first one's blocking call, made before the second exists,
