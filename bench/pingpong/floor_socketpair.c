@@ -12,13 +12,29 @@
  * one-shot HMAC().  The floor with the transport's authentication and
  * nothing else of the runtime.
  *
- * usage: floor_socketpair [--tag] ROUNDS    prints nanoseconds per iteration */
+ * Variants, to measure a part of the runtime's cost in isolation:
+ * --wait read (the default: a blocking read), poll (poll on the socket
+ * and an eventfd, as a poller that other threads can wake, then a
+ * non-blocking recv), poll-socket (the same on the socket alone), epoll
+ * (epoll_wait on both, registered once) or ppoll (ppoll on the socket
+ * with a signal unblocked while it waits, a signal's wake instead of the
+ * eventfd's); --touch BYTES: every iteration each process writes one byte
+ * in every 64-byte line of a buffer of BYTES (memory touched between two
+ * waits, which a switch on one core must bring back).
+ *
+ * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] ROUNDS
+ *        prints nanoseconds per iteration */
 #define _GNU_SOURCE
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*, as runtime/net/auth.c */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +53,7 @@ static int full(ssize_t (*io)(int, void *, size_t), int fd, void *buf, size_t n)
     char *p = buf;
     while (n > 0) {
         ssize_t r = io(fd, p, n);
+        if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue; /* (--wait: woken early) */
         if (r <= 0) return -1;
         p += r;
         n -= (size_t)r;
@@ -44,7 +61,51 @@ static int full(ssize_t (*io)(int, void *, size_t), int fd, void *buf, size_t n)
     return 0;
 }
 
-static ssize_t rd(int fd, void *b, size_t n) { return read(fd, b, n); }
+enum { W_READ, W_POLL, W_POLL_SOCKET, W_EPOLL, W_PPOLL };
+static int wait_how = W_READ;
+static int wake_fd = -1, ep_fd = -1; /* this process's (after the fork) */
+static sigset_t while_waiting;       /* --wait ppoll: the mask during ppoll */
+static size_t touch;
+static unsigned char *touched;
+
+static void on_signal(int sig) { (void)sig; }
+
+/* --touch: one byte in every line of the buffer. */
+static void touch_lines(void)
+{
+    for (size_t i = 0; i < touch; i += 64) touched[i]++;
+}
+
+/* This process's waiting set-up (after the fork): its eventfd, epoll. */
+static void wait_setup(int fd)
+{
+    if (wait_how == W_POLL || wait_how == W_EPOLL)
+        if ((wake_fd = eventfd(0, EFD_NONBLOCK)) < 0) exit(1);
+    if (wait_how == W_EPOLL) {
+        struct epoll_event e = {.events = EPOLLIN, .data.fd = fd};
+        if ((ep_fd = epoll_create1(0)) < 0 || epoll_ctl(ep_fd, EPOLL_CTL_ADD, fd, &e) < 0) exit(1);
+        e.data.fd = wake_fd;
+        if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, wake_fd, &e) < 0) exit(1);
+    }
+    if (touch && !(touched = calloc(1, touch))) exit(1);
+}
+
+/* Waits for bytes as --wait says, then reads what is there. */
+static ssize_t rd(int fd, void *b, size_t n)
+{
+    if (wait_how == W_READ) return read(fd, b, n);
+    if (wait_how == W_POLL || wait_how == W_POLL_SOCKET) {
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+        if (poll(p, wait_how == W_POLL ? 2 : 1, -1) < 0) return -1;
+    } else if (wait_how == W_EPOLL) {
+        struct epoll_event e[2];
+        if (epoll_wait(ep_fd, e, 2, -1) < 0) return -1;
+    } else {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (ppoll(&p, 1, NULL, &while_waiting) < 0) return -1;
+    }
+    return recv(fd, b, n, MSG_DONTWAIT);
+}
 static ssize_t wr(int fd, void *b, size_t n) { return write(fd, b, n); }
 
 /* One direction's key, its two pad states and frame count (--tag). */
@@ -123,8 +184,32 @@ static int recv_frame(int fd, dir *d, void *payload, size_t len)
 int main(int argc, char **argv)
 {
     int a = 1;
-    if (a < argc && strcmp(argv[a], "--tag") == 0) use_tags = 1, a++;
+    for (; a < argc && argv[a][0] == '-'; a++) {
+        if (strcmp(argv[a], "--tag") == 0) {
+            use_tags = 1;
+        } else if (strcmp(argv[a], "--wait") == 0 && a + 1 < argc) {
+            const char *how = argv[++a];
+            wait_how = !strcmp(how, "read")          ? W_READ
+                       : !strcmp(how, "poll")        ? W_POLL
+                       : !strcmp(how, "poll-socket") ? W_POLL_SOCKET
+                       : !strcmp(how, "epoll")       ? W_EPOLL
+                       : !strcmp(how, "ppoll")       ? W_PPOLL
+                                                     : -1;
+            if (wait_how < 0) die("--wait: read, poll, poll-socket, epoll or ppoll");
+        } else if (strcmp(argv[a], "--touch") == 0 && a + 1 < argc) {
+            touch = (size_t)atoll(argv[++a]);
+        } else {
+            die("usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] ROUNDS");
+        }
+    }
     int64_t rounds = a < argc ? atoll(argv[a]) : 1000000;
+    if (wait_how == W_PPOLL) { /* the signal blocked but while waiting */
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, SIGUSR1);
+        signal(SIGUSR1, on_signal);
+        if (sigprocmask(SIG_BLOCK, &block, &while_waiting) < 0) die("sigprocmask");
+    }
     unsigned char k_ab[32], k_ba[32];
     dir ab = {0}, ba = {0};
     if (use_tags) {
@@ -139,16 +224,20 @@ int main(int argc, char **argv)
     pid_t pid = fork();
     if (pid == 0) {
         close(sv[0]);
+        wait_setup(sv[1]);
         int64_t m[2];
         while (recv_frame(sv[1], &ab, m, sizeof m) == 0 && m[0]) {
+            touch_lines();
             int64_t r = m[1] + 1;
             if (send_frame(sv[1], &ba, &r, sizeof r) < 0) _exit(1);
         }
         _exit(0);
     }
     close(sv[1]);
+    wait_setup(sv[0]);
     int64_t n = 0;
     while (n < rounds) {
+        touch_lines();
         int64_t m[2] = {1, n};
         if (send_frame(sv[0], &ab, m, sizeof m) < 0 || recv_frame(sv[0], &ba, &n, sizeof n) < 0)
             return 1;
