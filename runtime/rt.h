@@ -444,12 +444,13 @@ typedef struct zri_observer {
  * work appeared, or the run stops; it does not read wake_fd) or
  * timeout_ms passed (-1: no limit), and delivers what arrived with
  * zri_run_deliver (and zri_run_lost, zri_run_ended) on the calling
- * thread before it returns.  alone: the caller is the run's only live
- * fiber, which only the run's end can wake from another thread: the wait
- * may leave wake_fd out, returning within ZRI_ALONE_MS instead.  So a message's receiver runs on the thread
+ * thread before it returns.  So a message's receiver runs on the thread
  * that read it, without a hand-off between threads.  The transport's own
  * thread still reads while nobody waits this way (the lifeline runs a long
- * action), so that heartbeats and failures are seen in time.
+ * action), so that heartbeats and failures are seen in time.  alone: the
+ * caller is the run's only live fiber, which only the run's end can wake
+ * from another thread: the wait may leave wake_fd out, and then returns
+ * within ZRI_ALONE_MS.
  *   wake (may be NULL): for a wait that cannot watch wake_fd; makes a wait
  * in progress return soon (any thread; cheap, never blocks long). */
 /* The longest wait of a lone fiber that does not watch wake_fd

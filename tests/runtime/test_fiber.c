@@ -537,9 +537,11 @@ static void poll_here_run(uint64_t seed, int companion)
     cr_assert_lt(pl.woke_at - pl.wake_at, 1.0, "the wake ended the fiber's poll after %.3f s",
                  pl.woke_at - pl.wake_at);
     cr_assert_eq(pl.worker_alone, 0, "a worker's poll was told it was alone");
-    if (companion)
+    if (companion) {
         cr_assert_eq(alone, 0, "%d polls told alone while another fiber lived", alone);
-    else /* (all but those while the late fiber lived) */
+        cr_assert_geq(pl.not_alone, pl.on_fiber, "%d of %d polls on the fiber told not alone",
+                      pl.not_alone, pl.on_fiber);
+    } else /* (all but those while the late fiber lived) */
         cr_assert_geq(alone, pl.on_fiber - 2, "%d of %d polls on the fiber told alone", alone,
                       pl.on_fiber);
     if (seed) {
