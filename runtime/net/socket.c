@@ -1503,6 +1503,7 @@ static void *reader_main(void *arg)
                 snprintf(msg, sizeof msg, "%s; it did not come back within %g s (--peer-wait)",
                          pe->away_why, n->peer_wait);
                 pe->away = 0;
+                pe->away_until = 0; /* reported once; no more deadline to wake for */
                 pe->done = 1;
                 __atomic_store_n(&pe->gone, 1, __ATOMIC_RELEASE);
                 if (n->cb.fail) n->cb.fail(n->cb.user, msg);

@@ -204,6 +204,9 @@ Test(restart, peer_wait_expires)
     kill_net(&w);
     cr_assert_eq(sink_wait_fail(&u.s, 10), 1);
     cr_assert(t_now() - t0 >= 0.45, "failed after %g s", t_now() - t0);
+    usleep(200000); /* reported once, not again at every look of the reader thread */
+    cr_assert_eq(sink_fail_count(&u.s), 1, "%d failures: %s / %s", sink_fail_count(&u.s),
+                 u.s.fails[0], u.s.fails[1]);
     cr_assert(strstr(u.s.fails[0], "did not come back within 0.5 s (--peer-wait)"), "%s",
               u.s.fails[0]);
     zri_net_abort(u.net);

@@ -116,6 +116,26 @@ async function open(url) {
   return { page, log };
 }
 
+// Clicks the first (or the last) element the selector finds.  The chart
+// redraws what is in view when it scrolls, and a click scrolls its
+// element into view first: so the element is brought into view, the
+// redraw let through (two frames), and a fresh one clicked; a handle the
+// redraw replaced meanwhile ("detached") is looked up again.
+async function clickOn(page, selector, { last = false } = {}) {
+  for (let attempt = 0; ; attempt++) {
+    await page.$$eval(selector, (els, last) => (last ? els[els.length - 1] : els[0]).scrollIntoView({ block: 'center' }), last);
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const els = await page.$$(selector);
+    assert.ok(els.length, `nothing matches ${selector}`);
+    try {
+      await (last ? els[els.length - 1] : els[0]).click();
+      return;
+    } catch (e) {
+      if (attempt >= 3 || !/detached/i.test(String(e && e.message))) throw e;
+    }
+  }
+}
+
 function noNetwork(log, allowed) {
   const other = log.requests.filter((u) => !allowed.includes(u));
   assert.deepEqual(other, [], 'the page made requests of its own');
@@ -224,7 +244,7 @@ async function checkTracePage(name, traceFile, refDir) {
     if (acts.length) {
       const box = await page.$('#svg g.act');
       assert.ok(box, 'an action box is drawn');
-      await box.click();
+      await clickOn(page, '#svg g.act');
       await page.waitForSelector('#details:not([hidden])');
       const text = await page.$eval('#details-body', (e) => e.innerText);
       const lineText = await page.$$eval('#details-body pre', (ps) => ps[ps.length - 1].textContent);
@@ -514,7 +534,7 @@ await check('human answers, retried model calls and errors are shown', async () 
   let html = path.join(tmp, 'human.html');
   zgcOk(['view', trace, '-o', html]);
   let { page, log } = await open(pathToFileURL(html).href);
-  await (await page.$('#svg g.act')).click();
+  await clickOn(page, '#svg g.act');
   let text = await page.$eval('#details-body', (e) => e.textContent);
   assert.ok(text.includes('Send this reply?\ndraft') && text.includes('{"value":true}'), 'the question and the answer');
   assert.equal(await page.$$eval('#svg g.act.human', (e) => e.length), 2, 'human actions marked');
@@ -532,7 +552,7 @@ await check('human answers, retried model calls and errors are shown', async () 
   const box = await page.$('#svg g.act.retried');
   assert.ok(box, 'the retried action is marked');
   assert.match(await box.evaluate((e) => e.textContent), /×2/);
-  await box.click();
+  await clickOn(page, '#svg g.act.retried');
   text = await page.$eval('#details-body', (e) => e.textContent);
   assert.ok(text.includes('failed attempt 1'), 'the failed attempt');
   assert.ok(text.includes('Write a concise reply.') && text.includes('{"draft":"fine"}'), 'the prompt and the raw answer');
@@ -585,11 +605,10 @@ await check('store operations: reads, commits, aborts and tool calls drawn and l
       assert.ok(evs[`${o.lifeline}#${o.index}`].y > evs[`${c.lifeline}#${c.index}`].y, 'a read below its version\'s commit');
     }
   // the details of an abort and of a commit
-  await (await page.$('#svg g.store.abort')).click();
+  await clickOn(page, '#svg g.store.abort');
   let text = await page.$eval('#details-body', (e) => e.textContent);
   assert.ok(text.includes('reason') && text.includes('plan was written'), 'the abort\'s reason');
-  const commits = await page.$$('#svg g.store.commit');
-  await commits[commits.length - 1].click();
+  await clickOn(page, '#svg g.store.commit', { last: true });
   text = await page.$eval('#details-body', (e) => e.textContent);
   assert.ok(text.includes('cells committed') && text.includes('plan = ab') && text.includes('tools'), 'the commit\'s cells and registry');
   noNetwork(log, [pathToFileURL(html).href]);
