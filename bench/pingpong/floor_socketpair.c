@@ -195,11 +195,17 @@ int main(int argc, char **argv)
                        : !strcmp(how, "epoll")       ? W_EPOLL
                        : !strcmp(how, "ppoll")       ? W_PPOLL
                                                      : -1;
-            if (wait_how < 0) die("--wait: read, poll, poll-socket, epoll or ppoll");
+            if (wait_how < 0) {
+                fprintf(stderr,
+                        "floor_socketpair: --wait: read, poll, poll-socket, epoll or ppoll\n");
+                return 2;
+            }
         } else if (strcmp(argv[a], "--touch") == 0 && a + 1 < argc) {
             touch = (size_t)atoll(argv[++a]);
         } else {
-            die("usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] ROUNDS");
+            fprintf(stderr,
+                    "usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] ROUNDS\n");
+            return 2;
         }
     }
     int64_t rounds = a < argc ? atoll(argv[a]) : 1000000;

@@ -32,8 +32,7 @@ int main(void)
         double best = 1e9;
         for (int round = 0; round < 5; round++) {
             double t0 = now();
-            for (int i = 0; i < n; i++)
-                if (zri_mac_tag(m, (uint64_t)i, payload, (size_t)size, tag) < 0) return 1;
+            for (int i = 0; i < n; i++) zri_mac_tag(m, (uint64_t)i, payload, (size_t)size, tag);
             double ns = (now() - t0) / n * 1e9;
             if (ns < best) best = ns;
         }

@@ -60,9 +60,10 @@ ZRI_HIDDEN int zri_equal(const uint8_t *a, const uint8_t *b, size_t n);
  * one thread at a time. */
 typedef struct zri_mac zri_mac;
 ZRI_HIDDEN zri_mac *zri_mac_new(const uint8_t key[ZRI_HASH_BYTES], char *err, size_t errlen);
-/* The tag of frame number seq with this payload; -1 when libcrypto fails. */
-ZRI_HIDDEN int zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
-                           uint8_t tag[ZRI_TAG_BYTES]);
+/* The tag of frame number seq with this payload (libcrypto's SHA-256
+ * compression, which cannot fail, on states zri_mac_new made). */
+ZRI_HIDDEN void zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
+                            uint8_t tag[ZRI_TAG_BYTES]);
 ZRI_HIDDEN void zri_mac_free(zri_mac *m);
 
 /* ===================================================================== */

@@ -664,8 +664,8 @@ static void unlink_ours(zri_net *n)
 /* ---- sending --------------------------------------------------------------- */
 
 /* Appends one frame — payload (plen bytes) and its tag — to peer l's
- * output (its send_mu held).  -1 when it cannot be tagged (out_broken). */
-static int out_append(zri_net *n, int l, const uint8_t *payload, size_t plen)
+ * output (its send_mu held). */
+static void out_append(zri_net *n, int l, const uint8_t *payload, size_t plen)
 {
     peer *pe = &n->peers[l];
     size_t need = 4 + plen + ZRI_TAG_BYTES;
@@ -678,15 +678,9 @@ static int out_append(zri_net *n, int l, const uint8_t *payload, size_t plen)
     uint8_t *d = pe->obuf + pe->olen;
     put_be32(d, (uint32_t)(plen + ZRI_TAG_BYTES));
     memcpy(d + 4, payload, plen);
-    if (zri_mac_tag(pe->out_mac, pe->out_seq, d + 4, plen, d + 4 + plen) < 0) {
-        snprintf(pe->out_err, sizeof pe->out_err,
-                 "cannot tag a frame to lifeline %s: libcrypto failed", n->p->lifelines[l]);
-        pe->out_broken = 1;
-        return -1;
-    }
+    zri_mac_tag(pe->out_mac, pe->out_seq, d + 4, plen, d + 4 + plen);
     pe->out_seq++;
     pe->olen += need;
-    return 0;
 }
 
 /* Writes peer l's output buffer (its send_mu held).  block: wait until
@@ -796,7 +790,7 @@ static int append_sync(zri_net *n, int l)
     int rc = zri_counts_encode(p, ZRI_KIND_SYNC, n->self, l, c, k, &buf, &len);
     free(c);
     if (rc == 0) {
-        rc = out_append(n, l, buf + 4, len - 4);
+        out_append(n, l, buf + 4, len - 4);
         free(buf);
     }
     return rc;
@@ -815,7 +809,7 @@ static void apply_sync(zri_net *n, int l)
             got = pe->sync[j].received, com = pe->sync[j++].committed;
         kept_free_upto(pe, ch, com);
         for (kept *k = pe->khead[ch]; k; k = k->next)
-            if (k->seq > got && out_append(n, l, k->frame + 4, k->len - 4) < 0) break;
+            if (k->seq > got) out_append(n, l, k->frame + 4, k->len - 4);
     }
     free(pe->sync);
     pe->sync = NULL;
@@ -854,8 +848,10 @@ static double beat_all(zri_net *n, double now)
             if (pthread_mutex_trylock(&pe->send_mu) == 0) {
                 if (pe->out_fd >= 0 && !pe->out_broken && (!pe->khead || pe->link != LINK_DOWN)) {
                     /* the first look at a new connection only plans */
-                    if (pe->beat_at > 0 && out_append(n, l, beat, sizeof beat) == 0)
+                    if (pe->beat_at > 0) {
+                        out_append(n, l, beat, sizeof beat);
                         flush_peer(n, l, 0, 0);
+                    }
                     pe->beat_at = now + interval;
                 } else if (pe->out_fd < 0 || pe->khead) {
                     pe->beat_at = 0; /* not connected (yet, or again): look again */
@@ -1021,10 +1017,7 @@ static int on_frame(void *user, const uint8_t *d, size_t len)
     }
     size_t plen = len - ZRI_TAG_BYTES;
     uint8_t tag[ZRI_TAG_BYTES];
-    if (zri_mac_tag(pe->in_mac, pe->in_seq, d, plen, tag) < 0) {
-        snprintf(c->msg, sizeof c->msg, "cannot check a frame from %s: libcrypto failed", who);
-        return c->stop = 2;
-    }
+    zri_mac_tag(pe->in_mac, pe->in_seq, d, plen, tag);
     if (!zri_equal(tag, d + plen, ZRI_TAG_BYTES)) {
         snprintf(c->msg, sizeof c->msg,
                  "frame %llu from lifeline %s (%s) failed its integrity check: it was modified, "
@@ -2076,19 +2069,16 @@ int zri_net_send(zri_net *n, const zri_msg *m, char *err, size_t errlen)
             pthread_mutex_unlock(&pe->send_mu);
             return 0;
         }
-        if (out_append(n, m->to, k->frame + 4, k->len - 4) < 0)
-            rc = -1;
-        else if (pe->olen >= OUT_FLUSH)
-            rc = flush_peer(n, m->to, 1, 0);
-        else
-            __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
-    } else if (pe->out_broken || out_append(n, m->to, buf + 4, len - 4) < 0) {
+        out_append(n, m->to, k->frame + 4, k->len - 4);
+    } else if (pe->out_broken) {
         rc = -1;
-    } else if (pe->olen >= OUT_FLUSH) {
-        rc = flush_peer(n, m->to, 1, 0);
     } else {
-        __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
+        out_append(n, m->to, buf + 4, len - 4);
     }
+    if (rc == 0 && pe->olen >= OUT_FLUSH)
+        rc = flush_peer(n, m->to, 1, 0);
+    else if (rc == 0)
+        __atomic_store_n(&n->dirty, 1, __ATOMIC_RELEASE);
     if (rc < 0) zri_err(err, errlen, "%s", pe->out_err);
     pthread_mutex_unlock(&pe->send_mu);
     if (buf != room) free(buf);
@@ -2111,7 +2101,8 @@ void zri_net_ack(zri_net *n, int32_t from, int32_t chan, int64_t committed)
             uint8_t *buf;
             size_t len;
             if (zri_counts_encode(p, ZRI_KIND_ACK, n->self, from, &c, 1, &buf, &len) == 0) {
-                if (out_append(n, from, buf + 4, len - 4) == 0) flush_peer(n, from, 0, 0);
+                out_append(n, from, buf + 4, len - 4);
+                flush_peer(n, from, 0, 0);
                 free(buf);
             }
         }

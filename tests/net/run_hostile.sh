@@ -224,6 +224,23 @@ for hb in default 1; do
   kill -KILL "$pb"
 done
 
+# a stopped peer and --timeout: A waits for B alone (its poll leaves the
+# scheduler's eventfd out and looks again every 50 ms), and the run's
+# timeout, fired from another thread, still ends it at once, long before
+# the heartbeat limit (5 s)
+reset
+lifeline B "$tmp/loop" $(b_args); pb=$!; pids+=("$pb")
+t0=$(now)
+lifeline A "$tmp/loop" $(a_args) --arg rounds=1000000000 --timeout 2; pa=$!; pids+=("$pa")
+sleep 0.5
+kill -STOP "$pb"
+hang "sigstop-timeout" 2 "$pa" "loop.A: error: timeout after 2 s" "$t0" "$tmp/A.err"
+took=$(elapsed "$t0")
+if awk -v t="$took" 'BEGIN { exit !(t > 3.5) }'; then
+  fail "hang sigstop-timeout: --timeout 2 ended the run after ${took}s"
+fi
+kill -KILL "$pb"
+
 # a relay between A and B (A -> B through it) that does something to a frame
 relayed() { # NAME TEXT RELAY-ARGS...
   local name=$1 text=$2
