@@ -22,7 +22,16 @@
  * in every 64-byte line of a buffer of BYTES (memory touched between two
  * waits, which a switch on one core must bring back).
  *
- * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] ROUNDS
+ * --pair two (the default: a socketpair per direction, each used one way,
+ * as the transport's two connections between two lifeline processes) or
+ * one (a single socketpair both ways).  With one, each read also frees
+ * room in the writer's send buffer, and the kernel then wakes the writer,
+ * which is waiting to read on that very socket: a wake-up for nothing
+ * per message (2 context switches an iteration with two pairs, about 3.4
+ * with one, `perf stat -e context-switches`), so one pair is not the
+ * floor.
+ *
+ * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] [--pair two|one] ROUNDS
  *        prints nanoseconds per iteration */
 #define _GNU_SOURCE
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*, as runtime/net/auth.c */
@@ -67,6 +76,7 @@ static int wake_fd = -1, ep_fd = -1; /* this process's (after the fork) */
 static sigset_t while_waiting;       /* --wait ppoll: the mask during ppoll */
 static size_t touch;
 static unsigned char *touched;
+static int pairs = 2; /* --pair */
 
 static void on_signal(int sig) { (void)sig; }
 
@@ -202,9 +212,16 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[a], "--touch") == 0 && a + 1 < argc) {
             touch = (size_t)atoll(argv[++a]);
+        } else if (strcmp(argv[a], "--pair") == 0 && a + 1 < argc) {
+            const char *how = argv[++a];
+            pairs = !strcmp(how, "two") ? 2 : !strcmp(how, "one") ? 1 : -1;
+            if (pairs < 0) {
+                fprintf(stderr, "floor_socketpair: --pair: two or one\n");
+                return 2;
+            }
         } else {
-            fprintf(stderr,
-                    "usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] ROUNDS\n");
+            fprintf(stderr, "usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] "
+                            "[--pair two|one] ROUNDS\n");
             return 2;
         }
     }
@@ -223,33 +240,44 @@ int main(int argc, char **argv)
         dir_init(&ab, k_ab);
         dir_init(&ba, k_ba);
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) return 1;
+    /* ab: A writes ab[0], B reads ab[1]; ba: B writes ba[0], A reads
+     * ba[1] (with one pair, ba is ab the other way round) */
+    int ab_fd[2], ba_fd[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, ab_fd) < 0) return 1;
+    if (pairs == 2) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, ba_fd) < 0) return 1;
+    } else {
+        ba_fd[0] = ab_fd[1];
+        ba_fd[1] = ab_fd[0];
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid = fork();
     if (pid == 0) {
-        close(sv[0]);
-        wait_setup(sv[1]);
+        close(ab_fd[0]);
+        if (pairs == 2) close(ba_fd[1]);
+        wait_setup(ab_fd[1]);
         int64_t m[2];
-        while (recv_frame(sv[1], &ab, m, sizeof m) == 0 && m[0]) {
+        while (recv_frame(ab_fd[1], &ab, m, sizeof m) == 0 && m[0]) {
             touch_lines();
             int64_t r = m[1] + 1;
-            if (send_frame(sv[1], &ba, &r, sizeof r) < 0) _exit(1);
+            if (send_frame(ba_fd[0], &ba, &r, sizeof r) < 0) _exit(1);
         }
         _exit(0);
     }
-    close(sv[1]);
-    wait_setup(sv[0]);
+    close(ab_fd[1]);
+    if (pairs == 2) close(ba_fd[0]);
+    wait_setup(ba_fd[1]);
     int64_t n = 0;
     while (n < rounds) {
         touch_lines();
         int64_t m[2] = {1, n};
-        if (send_frame(sv[0], &ab, m, sizeof m) < 0 || recv_frame(sv[0], &ba, &n, sizeof n) < 0)
+        if (send_frame(ab_fd[0], &ab, m, sizeof m) < 0 ||
+            recv_frame(ba_fd[1], &ba, &n, sizeof n) < 0)
             return 1;
     }
     int64_t stop[2] = {0, 0};
-    send_frame(sv[0], &ab, stop, sizeof stop);
+    send_frame(ab_fd[0], &ab, stop, sizeof stop);
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("the reader failed");

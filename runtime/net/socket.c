@@ -521,6 +521,7 @@ typedef struct peer {
     size_t olen, ocap;
     /* the incoming connection, on the reader thread */
     int in_fd;
+    int in_waits; /* in_fd blocks, for at most ZRI_ALONE_MS (SO_RCVTIMEO): a recv may wait */
     zri_mac *in_mac;
     uint64_t in_seq; /* number of the next frame expected */
     double in_limit; /* silence limit (0: none) */
@@ -1143,16 +1144,22 @@ static void peer_done(zri_net *n, int l, const char *failure, int fatal)
     }
 }
 
-static void read_peer(zri_net *n, int l, double now)
+static int read_peer(zri_net *n, int l, double now, int wait)
 {
     peer *pe = &n->peers[l];
-    in_ctx c = {n, l, 0, ""};
+    in_ctx c = {.n = n, .l = l};
+    c.msg[0] = '\0';
     int rc_bad = 0; /* a malformed length: fatal */
     const char *who = n->p->lifelines[l];
     for (int rounds = 0; rounds < 16; rounds++) { /* then let the others in */
-        ssize_t k = recv(pe->in_fd, n->chunk, READ_CHUNK, 0);
+        ssize_t k = recv(pe->in_fd, n->chunk, READ_CHUNK, wait ? 0 : MSG_DONTWAIT);
+        if (wait) {
+            /* it waited (up to ZRI_ALONE_MS): the time is now */
+            wait = 0;
+            now = coarse_s();
+        }
         if (k < 0 && errno == EINTR) continue;
-        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return rounds > 0;
         if (k == 0) {
             snprintf(c.msg, sizeof c.msg,
                      "lifeline %s (%s) closed its connection without BYE: its process ended "
@@ -1169,7 +1176,7 @@ static void read_peer(zri_net *n, int l, double now)
         uint32_t badlen = 0;
         int rc = rx_feed(&pe->in, n->chunk, (size_t)k, WIRE_MAX, on_frame, &c, &badlen);
         /* a short read emptied the socket: no recv to hear EAGAIN */
-        if (rc != -2 && !c.stop && k < READ_CHUNK) return;
+        if (rc != -2 && !c.stop && k < READ_CHUNK) return 1;
         if (rc == -2) {
             rc_bad = 1;
             if (badlen)
@@ -1182,11 +1189,12 @@ static void read_peer(zri_net *n, int l, double now)
         }
         if (c.stop == 1) { /* BYE: whatever follows is not read */
             peer_done(n, l, NULL, 0);
-            return;
+            return 1;
         }
         if (c.stop) break;
     }
     if (c.msg[0]) peer_done(n, l, c.msg, c.stop == 2 || rc_bad);
+    return 1;
 }
 
 /* A peer that has sent nothing for its limit (not read in this round). */
@@ -1297,6 +1305,12 @@ static int pending_payload(zri_net *n, int i, double now)
     }
     pe->in_mac = mac;
     pe->in_seq = 0;
+    /* a lone fiber's wait for this peer alone is a recv that blocks
+     * (transport_wait), for at most ZRI_ALONE_MS; every other read of it
+     * passes MSG_DONTWAIT.  Without the bound it stays non-blocking. */
+    struct timeval tv = {0, ZRI_ALONE_MS * 1000};
+    pe->in_waits = setsockopt(pd->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+                   set_nonblock(pd->fd, 0) == 0;
     pe->in_limit = pair_limit(n, pd->hs.peer_heartbeat_ms);
     pe->last_rx = now;
     pthread_mutex_lock(&n->mu);
@@ -1583,7 +1597,7 @@ static void *reader_main(void *arg)
                 read_pending(n, -1 - who[i], now);
             } else if (watch && n->peers[who[i]].in_fd == pf[i].fd && !n->peers[who[i]].done) {
                 seen[who[i]] = 1;
-                read_peer(n, who[i], now);
+                read_peer(n, who[i], now, 0);
             }
         }
         /* silence: only peers with nothing to read in this round (what
@@ -2176,13 +2190,26 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms, int alone)
     int ms = due > 0 ? ms_left_coarse(due) : -1;
     if (timeout_ms >= 0 && (ms < 0 || timeout_ms < ms)) ms = timeout_ms;
     if (alone && (ms < 0 || ms > ZRI_ALONE_MS)) ms = ZRI_ALONE_MS;
+    if (alone && k == 2 && ms == ZRI_ALONE_MS && n->peers[who[1]].in_waits) {
+        /* the one connection to wait on: a recv that waits (for at most
+         * ZRI_ALONE_MS, its SO_RCVTIMEO) instead of a poll and a recv —
+         * one system call and one wait queue less per message */
+        int l = who[1];
+        int got = read_peer(n, l, 0, 1);
+        now = coarse_s();
+        if (!got && !n->peers[l].done && n->peers[l].in_fd >= 0) check_silence(n, l, now);
+        __atomic_store_n(&n->poll_end, (int64_t)(now * 1e9), __ATOMIC_RELEASE);
+        __atomic_store_n(&n->polling, 0, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&n->rd_mu);
+        return;
+    }
     int rc = poll(pf, (nfds_t)k, ms);
     now = coarse_s();
     uint8_t seen[64] = {0};
     for (int i = 1; i < k && rc > 0; i++) {
         if (!pf[i].revents) continue;
         seen[who[i]] = 1;
-        read_peer(n, who[i], now);
+        read_peer(n, who[i], now, 0);
     }
     for (int i = 1; i < k; i++)
         if (!seen[who[i]] && !n->peers[who[i]].done && n->peers[who[i]].in_fd >= 0)

@@ -754,6 +754,82 @@ Test(net, frame_tags_are_hmac_sha256)
     }
 }
 
+/* A fake's frame (seq) sent by a thread after delay seconds. */
+typedef struct later {
+    fake *f;
+    int64_t seq;
+    double delay;
+} later;
+
+static void *send_later(void *arg)
+{
+    later *x = arg;
+    usleep((useconds_t)(x->delay * 1e6));
+    tbytes b;
+    ok_frame(&b, x->seq);
+    tw_send(&x->f->out, b.d, b.n);
+    return NULL;
+}
+
+/* The run's only fiber waiting (alone) on its one peer: its wait returns
+ * within ZRI_ALONE_MS when nothing comes (the connection's recv waits at
+ * most that long), delivers what comes meanwhile, and a shorter timeout
+ * is kept. */
+Test(net, a_lone_wait_on_one_peer_is_bounded)
+{
+    fake f;
+    fake_open(&f);
+    zri_transport t = zri_net_transport(f.user.net);
+    cr_assert_not_null(t.wait);
+    /* should a wait not end by itself, this frame ends it, 3 s late */
+    later late = {&f, 1, 3.0};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, send_later, &late), 0);
+    for (int i = 0; i < 5; i++) {
+        double t0 = t_now();
+        t.wait(t.impl, -1, -1, 1);
+        double dt = t_now() - t0;
+        cr_assert_lt(dt, 1.0, "a lone wait with nothing to read took %.3f s", dt);
+        cr_assert_geq(dt, 0.9 * ZRI_ALONE_MS / 1000.0, "a lone wait returned after %.4f s", dt);
+        cr_assert_null(sink_pop(&f.user.s, 0));
+    }
+    /* a timeout below ZRI_ALONE_MS is kept */
+    double t0 = t_now();
+    t.wait(t.impl, -1, 5, 1);
+    cr_assert_lt(t_now() - t0, 0.9 * ZRI_ALONE_MS / 1000.0);
+    pthread_join(th, NULL);
+    /* what comes during a wait is delivered by it: the frame sent 3 s in
+     * is there once the waits have taken it */
+    zri_msg *m = NULL;
+    for (int i = 0; i < 100 && !m; i++) {
+        t.wait(t.impl, -1, -1, 1);
+        m = sink_pop(&f.user.s, 0);
+    }
+    cr_assert_not_null(m);
+    cr_assert_eq(m->seq, 1);
+    free(m);
+    m = NULL;
+    /* and one sent while it waits */
+    late = (later){&f, 2, 0.01};
+    cr_assert_eq(pthread_create(&th, NULL, send_later, &late), 0);
+    for (int i = 0; i < 100 && !m; i++) {
+        t.wait(t.impl, -1, -1, 1);
+        m = sink_pop(&f.user.s, 0);
+    }
+    pthread_join(th, NULL);
+    cr_assert_not_null(m);
+    cr_assert_eq(m->seq, 2);
+    free(m);
+    /* the peer's end is heard by the wait */
+    close(f.out.fd);
+    f.out.fd = -1;
+    for (int i = 0; i < 100 && !sink_fail_count(&f.user.s); i++) t.wait(t.impl, -1, -1, 1);
+    cr_assert_eq(sink_fail_count(&f.user.s), 1);
+    cr_assert(strstr(f.user.s.fails[0], "closed its connection without BYE"), "%s",
+              f.user.s.fails[0]);
+    fake_close(&f);
+}
+
 Test(net, modified_frame_is_refused)
 {
     fake f;
