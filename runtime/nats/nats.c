@@ -110,8 +110,6 @@
 #define DEFAULT_TIMEOUT 30.0
 #define NOTES_MAX 20
 #define KIND_STOP 10
-#define KIND_BATCH 11
-#define BATCH_HEAD 3            /* magic version KIND_BATCH */
 #define BATCH_BYTES (256 << 10) /* a batch is published once it holds this */
 #define HELLO_LEN (3 + 2 + 2 + 1 + 4 + ZRI_HASH_BYTES)
 #define COUNTER_BYTES 8
@@ -159,7 +157,7 @@ typedef struct peer {
     uint32_t hb_ms; /* its --heartbeat */
     int away;       /* durable runs: silent beyond the limit, waited for */
     /* durable runs: the frames sent since the last flush (under lock),
-     * published together as one message of the stream: BATCH_HEAD, then
+     * published together as one message of the stream: ZRI_BATCH_HEAD, then
      * each frame's payload after its u32 length; oid: the first one's
      * de-duplication id */
     uint8_t *ob;
@@ -622,8 +620,8 @@ static int js_flush_peer(zri_nats *n, int to, char *err, size_t errlen)
     if (pe->ocount == 0) return 0;
     int rc;
     if (pe->ocount == 1) {
-        rc = js_publish_async(n, to, pe->ob + BATCH_HEAD + 4, pe->olen - BATCH_HEAD - 4, pe->oid,
-                              err, errlen);
+        rc = js_publish_async(n, to, pe->ob + ZRI_BATCH_HEAD + 4, pe->olen - ZRI_BATCH_HEAD - 4,
+                              pe->oid, err, errlen);
     } else {
         char id[128];
         snprintf(id, sizeof id, "%s+%d", pe->oid, pe->ocount);
@@ -645,7 +643,7 @@ static int js_queue(zri_nats *n, int to, const uint8_t *payload, size_t len, con
     if (rc == 0) {
         if (pe->ocount == 0) {
             snprintf(pe->oid, sizeof pe->oid, "%s", id);
-            pe->olen = BATCH_HEAD;
+            pe->olen = ZRI_BATCH_HEAD;
         }
         size_t need = pe->olen + 4 + len;
         if (need > pe->ocap) {
@@ -653,7 +651,7 @@ static int js_queue(zri_nats *n, int to, const uint8_t *payload, size_t len, con
             pe->ob = zri_xrealloc(pe->ob, pe->ocap);
         }
         uint8_t *o = pe->ob;
-        o[0] = ZRI_FRAME_MAGIC, o[1] = ZRI_FRAME_VERSION, o[2] = KIND_BATCH;
+        o[0] = ZRI_FRAME_MAGIC, o[1] = ZRI_FRAME_VERSION, o[2] = ZRI_KIND_BATCH;
         o += pe->olen;
         o[0] = (uint8_t)(len >> 24), o[1] = (uint8_t)(len >> 16);
         o[2] = (uint8_t)(len >> 8), o[3] = (uint8_t)len;
@@ -1030,22 +1028,17 @@ static void on_js_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, v
     if (pl && counter != 0) {
         struct jref *r = zri_xmalloc(sizeof *r);
         r->m = msg, r->refs = 1, r->keep = 0;
-        if (plen >= BATCH_HEAD && pl[0] == ZRI_FRAME_MAGIC && pl[1] == ZRI_FRAME_VERSION &&
-            pl[2] == KIND_BATCH) {
-            /* u32 length, payload, ... (the tag checked the whole) */
-            size_t at = BATCH_HEAD;
-            while (at < plen) {
-                size_t k = plen - at < 4 ? 0
-                                         : (size_t)pl[at] << 24 | (size_t)pl[at + 1] << 16 |
-                                               (size_t)pl[at + 2] << 8 | pl[at + 3];
-                if (plen - at < 4 || k == 0 || k > plen - at - 4) {
-                    r->keep = 1;
-                    fail_peer(n, from, "lifeline %s (%s) sent a malformed batch of frames",
-                              lname(n, from), n->url);
-                    break;
-                }
-                take_frame(n, from, pl + at + 4, k, r);
-                at += 4 + k;
+        if (zri_is_batch(pl, plen)) {
+            /* (the tag checked the whole) */
+            size_t at = ZRI_BATCH_HEAD, k;
+            const uint8_t *item;
+            int more;
+            while ((more = zri_batch_next(pl, plen, &at, &item, &k)) > 0)
+                take_frame(n, from, item, k, r);
+            if (more < 0) {
+                r->keep = 1;
+                fail_peer(n, from, "lifeline %s (%s) sent a malformed batch of frames",
+                          lname(n, from), n->url);
             }
         } else {
             take_frame(n, from, pl, plen, r);

@@ -14,7 +14,8 @@
  *              handshake's frames carry its own version (hello.c)
  *   kind     = u8: 0 user message, 1 control message, 2 BYE, 3 to 6 the
  *              handshake (hello.c), 7 heartbeat (socket.c: no body),
- *              8 ACK and 9 SYNC (counts frames, durable runs)
+ *              8 ACK and 9 SYNC (counts frames, durable runs), 10 STOP
+ *              (NATS), 11 a batch
  *
  *   body of a user message (kind 0):
  *       flags from to chan seq nvals value{nvals} [meta]
@@ -27,6 +28,10 @@
  *   body of a SYNC (kind 9), the first frame on a new connection of a
  *   durable run:
  *       from to n (chan received committed){n}
+ *   body of a batch (kind 11), frames under one tag (zri_batch_next):
+ *       (length payload)...   each length u32, big-endian, >= 1; no
+ *       payload a batch itself.  Sockets: the frames written together to
+ *       a peer; NATS: a durable run's frames to a peer between flushes
  *   kinds 3 to 6, the connection handshake, are encoded and checked by
  *       hello.c (their layout is described there), a heartbeat (kind 7)
  *       by socket.c, and ACK and SYNC by zri_counts_decode;
@@ -898,6 +903,26 @@ fail:
 /* ===================================================================== */
 /* streams and counts frames                                              */
 /* ===================================================================== */
+
+int zri_is_batch(const uint8_t *payload, size_t len)
+{
+    return len >= ZRI_BATCH_HEAD && payload[0] == FRAME_MAGIC && payload[1] == FRAME_VERSION &&
+           payload[2] == ZRI_KIND_BATCH;
+}
+
+int zri_batch_next(const uint8_t *payload, size_t len, size_t *at, const uint8_t **item,
+                   size_t *ilen)
+{
+    if (*at >= len) return 0;
+    if (len - *at < 4) return -1;
+    const uint8_t *d = payload + *at;
+    size_t k = (size_t)d[0] << 24 | (size_t)d[1] << 16 | (size_t)d[2] << 8 | d[3];
+    if (k == 0 || k > len - *at - 4) return -1;
+    *item = d + 4;
+    *ilen = k;
+    *at += 4 + k;
+    return 1;
+}
 
 int zri_seq_check(int64_t received, int64_t seq)
 {

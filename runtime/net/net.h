@@ -101,6 +101,20 @@ ZRI_HIDDEN int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_
  * else) and the counts frames (zri_counts_decode). */
 enum { ZRI_KIND_HELLO = 3, ZRI_KIND_ANSWER = 4, ZRI_KIND_PROOF = 5, ZRI_KIND_ACCEPT = 6 };
 enum { ZRI_KIND_BEAT = 7, ZRI_KIND_ACK = 8, ZRI_KIND_SYNC = 9 };
+/* A frame of frames, under one tag: magic, version, ZRI_KIND_BATCH
+ * (ZRI_BATCH_HEAD bytes), then each frame's payload after its length
+ * (u32, big-endian, at least 1).  Sockets: the frames written together to
+ * a peer (socket.c); NATS: a durable run's frames to a peer between two
+ * flushes, one message of the stream (nats.c).  Kind 10 is NATS's STOP. */
+enum { ZRI_KIND_BATCH = 11 };
+#define ZRI_BATCH_HEAD 3
+/* Whether payload (len bytes) is a batch. */
+ZRI_HIDDEN int zri_is_batch(const uint8_t *payload, size_t len);
+/* The batch's next frame from *at (ZRI_BATCH_HEAD first): 1 with *item
+ * and *ilen set and *at past it, 0 at its end, -1 when a length is 0 or
+ * overruns the batch. */
+ZRI_HIDDEN int zri_batch_next(const uint8_t *payload, size_t len, size_t *at, const uint8_t **item,
+                              size_t *ilen);
 
 /* A stream (sender, receiver, channel) numbers its messages 1, 2, ...:
  * with `received` of them in, message seq is the next one, a copy of one

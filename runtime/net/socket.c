@@ -165,6 +165,7 @@
 #define NOTES_MAX 20 /* notes of dropped connections, then one more saying so */
 #define DEFAULT_TIMEOUT 60.0
 #define OUT_FLUSH (64u << 10) /* output buffer size that is written at once */
+#define BATCH_MAX (64u << 10) /* frames appended beyond this start another frame */
 #define BYE_TIMEOUT 5.0       /* zri_net_close gives up on peers that do not read */
 #define READ_CHUNK 65536
 /* Heartbeats per silence limit: with 5, a peer may miss four in a row
@@ -519,6 +520,10 @@ typedef struct peer {
     char out_err[320];
     uint8_t *obuf; /* frames not yet written */
     size_t olen, ocap;
+    /* the last of them still open (out_append): a batch at obuf + open_at
+     * of open_n frames, its length and tag written when it is sealed */
+    size_t open_at;
+    int open_n;
     /* the incoming connection, on the reader thread */
     int in_fd;
     int in_waits; /* in_fd blocks, for at most ZRI_ALONE_MS (SO_RCVTIMEO): a recv may wait */
@@ -664,24 +669,52 @@ static void unlink_ours(zri_net *n)
 
 /* ---- sending --------------------------------------------------------------- */
 
-/* Appends one frame — payload (plen bytes) and its tag — to peer l's
- * output (its send_mu held). */
+/* Seals peer l's open frame (its send_mu held): a batch of one becomes
+ * that frame alone; the length and the tag are written. */
+static void out_seal(zri_net *n, int l)
+{
+    peer *pe = &n->peers[l];
+    if (!pe->open_n) return;
+    uint8_t *f = pe->obuf + pe->open_at;
+    size_t plen;
+    if (pe->open_n == 1) {
+        plen = be32(f + 4 + ZRI_BATCH_HEAD);
+        memmove(f + 4, f + 4 + ZRI_BATCH_HEAD + 4, plen);
+    } else {
+        plen = pe->olen - pe->open_at - 4;
+    }
+    put_be32(f, (uint32_t)(plen + ZRI_TAG_BYTES));
+    zri_mac_tag(pe->out_mac, pe->out_seq, f + 4, plen, f + 4 + plen);
+    pe->out_seq++;
+    pe->olen = pe->open_at + 4 + plen + ZRI_TAG_BYTES;
+    pe->open_n = 0;
+}
+
+/* Appends one frame's payload (plen bytes) to peer l's output (its
+ * send_mu held): frames appended until the output is written go out as
+ * one frame under one tag (ZRI_KIND_BATCH; out_seal). */
 static void out_append(zri_net *n, int l, const uint8_t *payload, size_t plen)
 {
     peer *pe = &n->peers[l];
-    size_t need = 4 + plen + ZRI_TAG_BYTES;
+    if (pe->open_n && pe->olen - pe->open_at + 4 + plen > BATCH_MAX) out_seal(n, l);
+    size_t need = (pe->open_n ? 0 : 4 + ZRI_BATCH_HEAD) + 4 + plen + ZRI_TAG_BYTES;
     if (pe->olen + need > pe->ocap) {
         size_t cap = pe->ocap ? pe->ocap : 4096;
         while (cap < pe->olen + need) cap *= 2;
         pe->obuf = zri_xrealloc(pe->obuf, cap);
         pe->ocap = cap;
     }
+    if (!pe->open_n) {
+        uint8_t *h = pe->obuf + pe->olen;
+        pe->open_at = pe->olen;
+        h[4] = ZRI_FRAME_MAGIC, h[5] = ZRI_FRAME_VERSION, h[6] = ZRI_KIND_BATCH;
+        pe->olen += 4 + ZRI_BATCH_HEAD;
+    }
     uint8_t *d = pe->obuf + pe->olen;
-    put_be32(d, (uint32_t)(plen + ZRI_TAG_BYTES));
+    put_be32(d, (uint32_t)plen);
     memcpy(d + 4, payload, plen);
-    zri_mac_tag(pe->out_mac, pe->out_seq, d + 4, plen, d + 4 + plen);
-    pe->out_seq++;
-    pe->olen += need;
+    pe->olen += 4 + plen;
+    pe->open_n++;
 }
 
 /* Writes peer l's output buffer (its send_mu held).  block: wait until
@@ -694,6 +727,7 @@ static int flush_peer(zri_net *n, int l, int block, double deadline)
     peer *pe = &n->peers[l];
     const char *name = n->p->lifelines[l];
     if (pe->out_broken) return -1;
+    out_seal(n, l);
     size_t off = 0;
     double progress = 0;
     while (off < pe->olen) {
@@ -740,6 +774,7 @@ static int flush_peer(zri_net *n, int l, int block, double deadline)
     }
     if (pe->out_broken) {
         pe->olen = 0;
+        pe->open_n = 0;
         __atomic_store_n(&pe->opending, 0, __ATOMIC_RELAXED);
         if (n->peer_wait > 0 && pe->khead) {
             /* keep mode: every message is kept; the connection closes, and
@@ -1004,7 +1039,10 @@ static int on_counts(in_ctx *c, const uint8_t *d, size_t len)
     return c->stop;
 }
 
-/* One frame (payload and tag) from established peer l. */
+static int on_payload(in_ctx *c, const uint8_t *d, size_t plen);
+
+/* One frame (payload and tag) from established peer l: a frame, or a
+ * batch of them (ZRI_KIND_BATCH) under the one tag. */
 static int on_frame(void *user, const uint8_t *d, size_t len)
 {
     in_ctx *c = user;
@@ -1027,6 +1065,34 @@ static int on_frame(void *user, const uint8_t *d, size_t len)
         return c->stop = 2;
     }
     pe->in_seq++;
+    if (!zri_is_batch(d, plen)) return on_payload(c, d, plen);
+    size_t at = ZRI_BATCH_HEAD, k;
+    const uint8_t *item;
+    int more;
+    while ((more = zri_batch_next(d, plen, &at, &item, &k)) > 0) {
+        if (zri_is_batch(item, k)) {
+            snprintf(c->msg, sizeof c->msg, "malformed frame from %s: a batch inside a batch", who);
+            return c->stop = 2;
+        }
+        if (on_payload(c, item, k)) return c->stop;
+    }
+    if (more < 0) {
+        snprintf(c->msg, sizeof c->msg,
+                 "malformed frame from %s: in a batch, the frame at byte %zu has a length of 0 "
+                 "or one past the batch's end",
+                 who, at);
+        return c->stop = 2;
+    }
+    return 0;
+}
+
+/* One frame's payload, its tag checked (alone or in a batch): a
+ * heartbeat, counts or a message.  Non-zero: c->stop. */
+static int on_payload(in_ctx *c, const uint8_t *d, size_t plen)
+{
+    zri_net *n = c->n;
+    const zgrt_program *p = n->p;
+    const char *who = p->lifelines[c->l];
     if (plen == 3 && d[0] == ZRI_FRAME_MAGIC && d[1] == ZRI_FRAME_VERSION && d[2] == ZRI_KIND_BEAT)
         return 0;
     char err[400];
@@ -1109,6 +1175,7 @@ static void go_away(zri_net *n, int l, const char *why, double now)
     pe->out_mac = NULL;
     pe->out_seq = 0;
     pe->olen = 0;
+    pe->open_n = 0;
     pe->out_broken = 0;
     pe->link = LINK_DOWN;
     free(pe->sync);
@@ -1733,6 +1800,7 @@ static int handshake(zri_net *n, int l, int fd, double deadline, char *err, size
     pe->out_mac = mac;
     pe->out_seq = 0;
     pe->olen = 0;
+    pe->open_n = 0;
     pe->out_broken = 0;
     pe->link = LINK_DOWN; /* keep mode: start_link follows */
     pe->out_limit = pair_limit(n, hs->peer_heartbeat_ms);

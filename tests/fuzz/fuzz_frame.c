@@ -1,5 +1,5 @@
-/* libFuzzer target: the frame decoders (runtime/net/frame.c: messages and
- * the counts frames ACK and SYNC) on arbitrary payloads, for a fixed small program with a monitor.  Any crash,
+/* libFuzzer target: the frame decoders (runtime/net/frame.c: messages,
+ * the counts frames ACK and SYNC, and batches of frames) on arbitrary payloads, for a fixed small program with a monitor.  Any crash,
  * sanitizer report or hang is a bug, and so is a broken round trip: a
  * payload that decodes must encode again, the encoding must decode, and
  * without json values (whose text jansson may respell) the encoding must
@@ -116,6 +116,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(m);
     } else if (!err[0]) {
         abort(); /* a rejection without a message */
+    }
+    /* a batch (ZRI_KIND_BATCH): its frames lie inside it one after the
+     * other, each decoded as a frame; a failure leaves the position */
+    if (zri_is_batch(data, size)) {
+        size_t at = ZRI_BATCH_HEAD, prev = at, k;
+        const uint8_t *item;
+        int more;
+        while ((more = zri_batch_next(data, size, &at, &item, &k)) > 0) {
+            if (item != data + prev + 4 || k == 0 || k > size - (prev + 4) || at != prev + 4 + k)
+                abort();
+            if (zri_frame_decode(&prog, h, item, k, &m, err, sizeof err) == 0) free(m);
+            prev = at;
+        }
+        if (at != prev) abort();
     }
     /* the counts frames (ACK, SYNC): canonical too */
     int kind;
@@ -296,6 +310,34 @@ int main(int argc, char **argv)
     meta(h, m);
     seed(m, "user_meta_forwarded");
     free(m);
+
+    /* a batch: a control decision and a message, as written together */
+    {
+        uint8_t b[512] = {ZRI_FRAME_MAGIC, ZRI_FRAME_VERSION, ZRI_KIND_BATCH};
+        size_t n = ZRI_BATCH_HEAD;
+        zri_msg *parts[2] = {zri_msg_new(&prog, 0, 0, 1, ZRI_META_NONE), user(1, ZRI_META_NONE)};
+        parts[0]->kind = ZRI_MSG_CTL;
+        parts[0]->to = 1, parts[0]->seq = 4, parts[0]->tag = 1, parts[0]->value = 1;
+        parts[1]->from = 0, parts[1]->to = 1, parts[1]->seq = 5;
+        parts[1]->vals[0] = v_int(41);
+        for (int i = 0; i < 2; i++) {
+            uint8_t *buf;
+            size_t len;
+            if (zri_frame_encode(&prog, parts[i], &buf, &len) != 0 || n + len > sizeof b) abort();
+            memcpy(b + n, buf, len); /* its length, then the payload */
+            n += len;
+            free(buf);
+            free(parts[i]);
+        }
+        char path[1024];
+        snprintf(path, sizeof path, "%s/batch", dir);
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(b, 1, n, f) != n || fclose(f)) {
+            perror(path);
+            exit(1);
+        }
+        nseeds++;
+    }
 
     zri_msg bye;
     memset(&bye, 0, sizeof bye);

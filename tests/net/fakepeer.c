@@ -164,15 +164,30 @@ static void relay_one(int c, const char *target, const script *sc)
     long count = 0;
     int stalled = 0;
     while ((n = read_whole(c, &buf, &cap))) {
-        int kind = n >= 7 ? buf[6] : -1;
-        if (sc->kind < 0 || kind == sc->kind) count++;
-        int counted = sc->kind < 0 || kind == sc->kind;
+        /* frames are counted; with --kind, the frames of that kind, also
+         * those inside a batch (which the script's action then hits as a
+         * whole, a flip in that frame's last byte) */
+        long before = count;
+        size_t flip_at = 0;
+        if (sc->kind >= 0 && n >= 7 + TW_TAG && buf[6] == TW_BATCH) {
+            size_t at = 7, end = n - TW_TAG;
+            while (end - at >= 4) {
+                size_t k = (size_t)buf[at] << 24 | (size_t)buf[at + 1] << 16 |
+                           (size_t)buf[at + 2] << 8 | buf[at + 3];
+                if (k < 3 || k > end - at - 4) break;
+                if (buf[at + 4 + 2] == sc->kind && ++count == sc->flip) flip_at = at + 4 + k - 1;
+                at += 4 + k;
+            }
+        } else if (sc->kind < 0 || (n >= 7 && buf[6] == sc->kind)) {
+            if (++count == sc->flip && n > 4 + TW_TAG) flip_at = n - TW_TAG - 1;
+        }
+        int counted = count > before;
         if (counted && sc->stall && count >= sc->stall) stalled = 1;
         if (stalled) continue;
-        if (counted && count == sc->drop) continue;
-        if (counted && count == sc->flip && n > 4 + TW_TAG) buf[n - TW_TAG - 1] ^= 1;
+        if (counted && sc->drop > before && sc->drop <= count) continue;
+        if (flip_at) buf[flip_at] ^= 1;
         if (tw_write(s, buf, n) < 0) break;
-        if (counted && count == sc->dup && tw_write(s, buf, n) < 0) break;
+        if (counted && sc->dup > before && sc->dup <= count && tw_write(s, buf, n) < 0) break;
     }
     _exit(0);
 }

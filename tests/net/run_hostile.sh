@@ -257,8 +257,9 @@ relayed() { # NAME TEXT RELAY-ARGS...
 integrity="failed its integrity check: it was modified, or frames were dropped, duplicated or reordered on the way"
 relayed dropped-frame "loop.B: error: frame 8 from lifeline A (unix:$sock/A) $integrity" --drop 9
 relayed duplicated-frame "loop.B: error: frame 7 from lifeline A (unix:$sock/A) $integrity" --dup 7
-# A's 3rd control frame is its 5th frame (decision, value, decision, …)
-relayed flipped-decision "loop.B: error: frame 4 from lifeline A (unix:$sock/A) $integrity" \
+# A's 3rd control decision is in its 3rd frame (each iteration's decision
+# and value are written together, one batch under one tag)
+relayed flipped-decision "loop.B: error: frame 2 from lifeline A (unix:$sock/A) $integrity" \
   --kind ctl --flip 3
 relayed stalled-relay \
   "loop.B: error: lifeline A (unix:$sock/A) has sent nothing for 1 s: its process is stopped, hung or cut off" \

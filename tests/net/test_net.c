@@ -754,6 +754,122 @@ Test(net, frame_tags_are_hmac_sha256)
     }
 }
 
+/* ---- batches: the frames written together, under one tag ------------------------ */
+
+/* A batch of the given payloads (frames without their tags). */
+static void batch_of(tbytes *b, const tbytes *items, int n)
+{
+    b->n = 0;
+    tb_header(b, TW_BATCH, 0);
+    for (int i = 0; i < n; i++) {
+        uint8_t len[4] = {(uint8_t)(items[i].n >> 24), (uint8_t)(items[i].n >> 16),
+                          (uint8_t)(items[i].n >> 8), (uint8_t)items[i].n};
+        tb_raw(b, len, 4);
+        tb_raw(b, items[i].d, items[i].n);
+    }
+}
+
+/* User -> Writer on main, message seq */
+static zri_msg *user_msg(fake *f, int64_t seq)
+{
+    zri_msg *m = zri_msg_new(&t_prog2, 1, 0, 1, ZRI_META_NONE);
+    m->kind = ZRI_MSG_USER;
+    m->chan = 0;
+    m->seq = seq;
+    m->vals[0] = tv_str(f->user.heap, "ok");
+    return m;
+}
+
+/* The frames a lifeline sends a peer between two writes go out as one
+ * batch under one tag; one frame alone goes as itself. */
+Test(net, frames_written_together_are_one_batch)
+{
+    fake f;
+    fake_open(&f);
+    char err[300];
+    for (int64_t seq = 1; seq <= 3; seq++) {
+        zri_msg *m = user_msg(&f, seq);
+        cr_assert_eq(zri_net_send(f.user.net, m, err, sizeof err), 0, "%s", err);
+        free(m);
+    }
+    cr_assert_eq(zri_net_flush(f.user.net, err, sizeof err), 0, "%s", err);
+    uint8_t buf[512];
+    size_t n;
+    cr_assert_eq(tw_recv(&f.in, buf, sizeof buf, &n, 5), 0); /* its tag checks */
+    cr_assert(n > 3 && buf[0] == ZRI_FRAME_MAGIC && buf[2] == TW_BATCH, "kind %u", buf[2]);
+    size_t at = 3;
+    int items = 0;
+    while (at + 4 <= n) {
+        size_t k = (size_t)buf[at] << 24 | (size_t)buf[at + 1] << 16 | (size_t)buf[at + 2] << 8 |
+                   buf[at + 3];
+        cr_assert(k >= 3 && k <= n - at - 4, "item %d: length %zu", items, k);
+        cr_assert_eq(buf[at + 4 + 2], TW_USER);
+        items++;
+        at += 4 + k;
+    }
+    cr_assert_eq(at, n);
+    cr_assert_eq(items, 3);
+    zri_msg *m = user_msg(&f, 4);
+    cr_assert_eq(zri_net_send(f.user.net, m, err, sizeof err), 0, "%s", err);
+    free(m);
+    cr_assert_eq(zri_net_flush(f.user.net, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(tw_recv(&f.in, buf, sizeof buf, &n, 5), 0);
+    cr_assert_eq(buf[2], TW_USER, "a frame alone went as kind %u", buf[2]);
+    fake_close(&f);
+}
+
+/* A batch's frames arrive in their order; a heartbeat may be one. */
+Test(net, a_batch_delivers_its_frames_in_order)
+{
+    fake f;
+    fake_open(&f);
+    tbytes items[3], b;
+    ok_frame(&items[0], 1);
+    items[1].n = tw_beat_payload(items[1].d);
+    ok_frame(&items[2], 2);
+    batch_of(&b, items, 3);
+    fake_send(&f, &b);
+    ok_frame(&b, 3); /* and the frame after it, alone */
+    fake_send(&f, &b);
+    for (int64_t seq = 1; seq <= 3; seq++) {
+        zri_msg *m = sink_pop(&f.user.s, 5);
+        cr_assert_not_null(m, "message %lld missing", (long long)seq);
+        cr_assert_eq(m->seq, seq);
+        free(m);
+    }
+    cr_assert_eq(sink_fail_count(&f.user.s), 0, "%s", f.user.s.fails[0]);
+    fake_close(&f);
+}
+
+Test(net, a_batch_with_a_frame_past_its_end_is_refused)
+{
+    fake f;
+    fake_open(&f);
+    tbytes items[2], b;
+    ok_frame(&items[0], 1);
+    ok_frame(&items[1], 2);
+    batch_of(&b, items, 2);
+    b.d[3 + 4 + items[0].n + 3] += 1; /* the second frame's length, one too many */
+    fake_send(&f, &b);
+    expect_fail(&f, "malformed frame from Writer: in a batch, the frame at byte 20 has a length "
+                    "of 0 or one past the batch's end");
+    fake_close(&f);
+}
+
+Test(net, a_batch_inside_a_batch_is_refused)
+{
+    fake f;
+    fake_open(&f);
+    tbytes items[1], inner, b;
+    ok_frame(&items[0], 1);
+    batch_of(&inner, items, 1);
+    batch_of(&b, &inner, 1);
+    fake_send(&f, &b);
+    expect_fail(&f, "malformed frame from Writer: a batch inside a batch");
+    cr_assert_null(sink_pop(&f.user.s, 0.1));
+    fake_close(&f);
+}
+
 /* A fake's frame (seq) sent by a thread after delay seconds. */
 typedef struct later {
     fake *f;

@@ -20,7 +20,7 @@
 #define TW_HS_VERSION 2
 #define TW_FRAME_VERSION 4
 enum { TW_USER = 0, TW_CTL = 1, TW_BYE = 2, TW_HELLO = 3, TW_ANSWER = 4, TW_PROOF = 5 };
-enum { TW_ACCEPT = 6, TW_BEAT = 7 };
+enum { TW_ACCEPT = 6, TW_BEAT = 7, TW_BATCH = 11 };
 
 /* Who a fake lifeline says it is, and what it knows. */
 typedef struct tw_self {
