@@ -2548,8 +2548,8 @@ void zri_run_deliver(void *user, zri_msg *m)
     }
     /* the metadata must be what the plan's edge carries in this run's form
      * (the frame decoder checked the counts against the edge) */
-    int32_t form, nvc, nv, nvv;
-    zri_msg_meta(p, m->from, m->to, R->plan.full, &form, &nvc, &nv, &nvv);
+    const zri_msg *shape = &R->plan.shape[(size_t)m->from * (size_t)R->nl + (size_t)m->to];
+    int32_t form = shape->has_meta, nvc = shape->nvc, nv = shape->nviews, nvv = shape->nvarviews;
     if (m->has_meta != form ||
         (form && (!m->vc || m->nvc != nvc || m->nviews != nv || m->nvarviews != nvv ||
                   (nv && !m->views) || (nvv && !m->varviews)))) {
