@@ -143,6 +143,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,6 +192,20 @@
 /* ===================================================================== */
 /* small helpers                                                          */
 /* ===================================================================== */
+
+/* A peer's connection is read and written through these: the system calls
+ * without glibc's cancellation points, which cost two atomic
+ * read-modify-writes a call in a threaded process; no thread of the
+ * runtime is ever cancelled. */
+static ssize_t sys_send(int fd, const void *b, size_t len, int flags)
+{
+    return syscall(SYS_sendto, fd, b, len, flags, NULL, 0);
+}
+
+static ssize_t sys_recv(int fd, void *b, size_t len, int flags)
+{
+    return syscall(SYS_recvfrom, fd, b, len, flags, NULL, 0);
+}
 
 static double now_s(void)
 {
@@ -731,7 +746,8 @@ static int flush_peer(zri_net *n, int l, int block, double deadline)
     size_t off = 0;
     double progress = 0;
     while (off < pe->olen) {
-        ssize_t k = send(pe->out_fd, pe->obuf + off, pe->olen - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t k =
+            sys_send(pe->out_fd, pe->obuf + off, pe->olen - off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k > 0) {
             off += (size_t)k;
             progress = 0;
@@ -1220,7 +1236,7 @@ static int read_peer(zri_net *n, int l, double *nowp, int wait)
     const char *who = n->p->lifelines[l];
     double now = *nowp;
     for (int rounds = 0; rounds < 16; rounds++) { /* then let the others in */
-        ssize_t k = recv(pe->in_fd, n->chunk, READ_CHUNK, wait ? 0 : MSG_DONTWAIT);
+        ssize_t k = sys_recv(pe->in_fd, n->chunk, READ_CHUNK, wait ? 0 : MSG_DONTWAIT);
         if (wait) {
             /* it waited (up to ZRI_ALONE_MS): the time is now */
             wait = 0;
