@@ -430,6 +430,11 @@ typedef struct zri_observer {
     void (*wait)(void *user, int32_t lifeline, const char *what);
 } zri_observer;
 
+/* The longest wait of a lone fiber that does not watch wake_fd
+ * (zri_transport.wait): how late a run's end from another thread (its
+ * --timeout, an error) may reach it. */
+#define ZRI_ALONE_MS 50
+
 /* The transport to the lifelines of other processes (per-lifeline mode;
  * net/ and nats/ implement it).  send buffers a message for another
  * process (the core keeps m); flush writes what is buffered, and the core
@@ -453,11 +458,6 @@ typedef struct zri_observer {
  * within ZRI_ALONE_MS.
  *   wake (may be NULL): for a wait that cannot watch wake_fd; makes a wait
  * in progress return soon (any thread; cheap, never blocks long). */
-/* The longest wait of a lone fiber that does not watch wake_fd
- * (zri_transport.wait): how late a run's end from another thread (its
- * --timeout, an error) may reach it. */
-#define ZRI_ALONE_MS 50
-
 typedef struct zri_transport {
     int (*send)(void *impl, const zri_msg *m, char *err, size_t errlen);
     int (*flush)(void *impl, char *err, size_t errlen);

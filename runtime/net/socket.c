@@ -1227,12 +1227,18 @@ static void peer_done(zri_net *n, int l, const char *failure, int fatal)
     }
 }
 
+/* Reads what peer l sent (under rd_mu) and handles its frames; *nowp is
+ * the time the bytes count as heard.  wait: the first recv waits (the
+ * connection's SO_RCVTIMEO, ZRI_ALONE_MS: in_waits), and *nowp becomes
+ * the time it returned.  1 when the peer was heard from (bytes, its end or
+ * a failure), 0 when nothing was there. */
 static int read_peer(zri_net *n, int l, double *nowp, int wait)
 {
     peer *pe = &n->peers[l];
     in_ctx c = {.n = n, .l = l};
     c.msg[0] = '\0';
     int rc_bad = 0; /* a malformed length: fatal */
+    int heard = 0;
     const char *who = n->p->lifelines[l];
     double now = *nowp;
     for (int rounds = 0; rounds < 16; rounds++) { /* then let the others in */
@@ -1243,7 +1249,8 @@ static int read_peer(zri_net *n, int l, double *nowp, int wait)
             *nowp = now = coarse_s();
         }
         if (k < 0 && errno == EINTR) continue;
-        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return rounds > 0;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return heard;
+        heard = 1;
         if (k == 0) {
             snprintf(c.msg, sizeof c.msg,
                      "lifeline %s (%s) closed its connection without BYE: its process ended "
@@ -2241,9 +2248,9 @@ static int transport_flush(void *n, char *err, size_t errlen)
  * itself (rt.h: zri_transport.wait): one poll of the connections and
  * wake_fd, then what arrived is delivered on this thread, and silent
  * peers are found as the reader thread finds them.  The run's only
- * fiber (alone) polls the connections without wake_fd, for at most
- * ZRI_ALONE_MS: one wait queue less to join and leave per message (a
- * round trip between two processes on one core about 6 % shorter). */
+ * fiber (alone) waits without wake_fd, for at most ZRI_ALONE_MS: with
+ * one connection to read, in a recv on it (read_peer's wait); with
+ * more, in a poll of them. */
 static void transport_wait(void *impl, int wake_fd, int timeout_ms, int alone)
 {
     zri_net *n = impl;
