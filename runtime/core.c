@@ -1166,7 +1166,8 @@ static void check_peer(zgrt_ctx *ctx, int32_t peer, int32_t chan, int32_t loc)
 static void send_remote(zgrt_ctx *ctx, zri_msg *m, int32_t loc)
 {
     run *R = ctx->run;
-    char err[512] = "";
+    char err[512];
+    err[0] = '\0';
     if (journaled(R) && m->seq <= R->jr.taken(R->jr.impl, m->from, m->to, m->chan)) {
         /* the receiver's journal has it: a resumed receiver takes it from there */
         msg_release(R, m);
@@ -2578,6 +2579,17 @@ int64_t zri_run_received(void *user, int32_t from, int32_t chan)
     if (R->self < 0 || from < 0 || from >= R->nl || chan < 0 || chan >= p->nchans) return 0;
     queue *q = &R->lives[R->self].in.q[(size_t)from * (size_t)p->nchans + (size_t)chan];
     return __atomic_load_n(&q->got_seq, __ATOMIC_RELAXED);
+}
+
+zri_msg *zri_run_block(void *user, int32_t nvals, int32_t from, int32_t to, int32_t chan, int form)
+{
+    run *R = user;
+    if (R->self < 0 || to != R->self || from < 0 || from >= R->nl || from == to || chan < 0 ||
+        chan >= R->prog->nchans || nvals < 0 ||
+        form != R->plan.shape[(size_t)from * (size_t)R->nl + (size_t)to].has_meta)
+        return NULL;
+    /* the channel's producer here is the transport's reader */
+    return msg_alloc(R, from, to, chan, nvals);
 }
 
 void zri_run_lost(void *user, const char *msg)

@@ -744,7 +744,8 @@ int zgrt_main(const zgrt_program *prog, int argc, char **argv)
          * end, like those of the lifelines */
         net_heap = zri_heap_new();
         zri_net_callbacks cb = {zri_run_deliver, zri_run_lost,     zri_run_ended,
-                                net_note,        zri_run_received, R};
+                                net_note,        zri_run_received, R,
+                                zri_run_block};
         /* a durable run waits for a lost peer's new process (net.h: keep
          * mode); a resume does not connect to lifelines that have ended */
         ended = zri_xcalloc((size_t)prog->nlifelines, 1);

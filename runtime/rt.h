@@ -793,6 +793,13 @@ ZRI_HIDDEN void zri_run_ended(void *run, int32_t lifeline);
  * this process holds (restored from its journal or delivered); any
  * thread (the transport's SYNC frames and its copy check). */
 ZRI_HIDDEN int64_t zri_run_received(void *run, int32_t from, int32_t chan);
+/* block: a block for a message from → this lifeline on chan with nvals
+ * values and metadata of form (net.h: zri_block_fn), one of the
+ * channel's recycled blocks (a received message is then released for
+ * the next one, as messages in one process are), or NULL when form is
+ * not the run's; one caller at a time (the transport's reader). */
+ZRI_HIDDEN zri_msg *zri_run_block(void *run, int32_t nvals, int32_t from, int32_t to, int32_t chan,
+                                  int form);
 /* Records an error on the run (the first one wins) and cancels it;
  * lifeline < 0: none named. */
 ZRI_HIDDEN void zri_run_fail(zri_run *R, int32_t lifeline, const char *fmt, ...) ZRI_PRINTF(3, 4);

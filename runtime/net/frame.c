@@ -263,34 +263,39 @@ static uint8_t *w_grow(wbuf *w, size_t k)
     return r;
 }
 
-static void w_u8(wbuf *w, unsigned v)
+static inline void w_u8(wbuf *w, unsigned v)
 {
     uint8_t *d = w_room(w, 1);
     if (d) d[0] = (uint8_t)v;
 }
 
-static void w_varint(wbuf *w, uint64_t v)
+static void w_varint_long(wbuf *w, uint64_t v);
+
+/* (most varints of a frame are one byte: written here, the rest out of
+ * line) */
+static inline void w_varint(wbuf *w, uint64_t v)
 {
-    if (v < 0x80) { /* most of a frame's varints */
+    if (__builtin_expect(v < 0x80, 1))
         w_u8(w, (unsigned)v);
-        return;
-    }
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        uint8_t b = v & 0x7F;
-        v >>= 7;
-        tmp[n++] = b | (v ? 0x80 : 0);
-    } while (v);
-    uint8_t *d = w_room(w, n);
-    if (d) memcpy(d, tmp, n);
+    else
+        w_varint_long(w, v);
 }
 
-static void w_u64be(wbuf *w, uint64_t v)
+static void w_varint_long(wbuf *w, uint64_t v)
+{
+    size_t n = (size_t)(64 - __builtin_clzll(v) + 6) / 7; /* v >= 0x80 */
+    uint8_t *d = w_room(w, n);
+    if (!d) return;
+    for (size_t i = 0; i + 1 < n; i++, v >>= 7) d[i] = (uint8_t)(v | 0x80);
+    d[n - 1] = (uint8_t)v;
+}
+
+static inline void w_u64be(wbuf *w, uint64_t v)
 {
     uint8_t *d = w_room(w, 8);
     if (!d) return;
-    for (int i = 0; i < 8; i++) d[i] = (uint8_t)(v >> (56 - 8 * i));
+    v = __builtin_bswap64(v);
+    memcpy(d, &v, 8);
 }
 
 static void w_bytes(wbuf *w, const void *s, size_t n)
@@ -595,6 +600,12 @@ static inline int r_varint(rbuf *r, uint64_t *out, const char *what)
         *out = r->p[r->pos++];
         return 0;
     }
+    /* two bytes (a sequence number up to 16383), minimal */
+    if (r->n - r->pos >= 2 && (uint8_t)(r->p[r->pos + 1] - 1) < 0x7F) {
+        *out = (uint64_t)(r->p[r->pos] & 0x7F) | (uint64_t)r->p[r->pos + 1] << 7;
+        r->pos += 2;
+        return 0;
+    }
     return r_varint_long(r, out, what);
 }
 
@@ -628,15 +639,20 @@ static inline int r_fixed(rbuf *r, size_t k, const uint8_t **out, const char *wh
     return 0;
 }
 
+static int r_index_bad(rbuf *r, uint64_t v, int32_t limit, const char *what, const char *unit)
+{
+    return rfail(r, "%s index %llu out of range (the program has %d %s)", what,
+                 (unsigned long long)v, (int)limit, unit);
+}
+
 /* A varint index < limit; what: "sender lifeline", unit: "lifelines". */
-static int r_index(rbuf *r, int32_t limit, int32_t *out, const char *what, const char *unit)
+static inline int r_index(rbuf *r, int32_t limit, int32_t *out, const char *what, const char *unit)
 {
     uint64_t v;
     *out = 0;
     if (r_varint(r, &v, what) < 0) return -1;
-    if (limit <= 0 || v >= (uint64_t)limit)
-        return rfail(r, "%s index %llu out of range (the program has %d %s)", what,
-                     (unsigned long long)v, (int)limit, unit);
+    if (__builtin_expect(limit <= 0 || v >= (uint64_t)limit, 0))
+        return r_index_bad(r, v, limit, what, unit);
     *out = (int32_t)v;
     return 0;
 }
@@ -791,6 +807,12 @@ static int r_meta(rbuf *r, const zgrt_program *p, zri_heap *h, zri_msg *m)
 int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload, size_t len,
                      zri_msg **out, char *err, size_t errlen)
 {
+    return zri_frame_decode_in(p, h, NULL, NULL, payload, len, out, err, errlen);
+}
+
+int zri_frame_decode_in(const zgrt_program *p, zri_heap *h, zri_block_fn block, void *block_user,
+                        const uint8_t *payload, size_t len, zri_msg **out, char *err, size_t errlen)
+{
     rbuf r = {.p = payload, .n = payload ? len : 0, .err = err, .errlen = errlen};
     zri_msg *m = NULL;
     *out = NULL;
@@ -876,7 +898,8 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
             return rfail(&r, "metadata from %s to %s, which the monitor plan does not send",
                          p->lifelines[from], p->lifelines[to]);
     }
-    m = zri_msg_new(p, (int32_t)nvals, from, to, form);
+    m = block ? block(block_user, (int32_t)nvals, from, to, chan, form) : NULL;
+    if (!m) m = zri_msg_new(p, (int32_t)nvals, from, to, form);
     m->kind = kind;
     m->from = from;
     m->to = to;

@@ -93,6 +93,17 @@ ZRI_HIDDEN int zri_frame_encode_in(const zgrt_program *p, const zri_msg *m, uint
                                    size_t cap, uint8_t **buf, size_t *len);
 ZRI_HIDDEN int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
                                 size_t len, zri_msg **out, char *err, size_t errlen);
+/* Where a decoded message's block comes from: a block from → to on chan
+ * with room for nvals values and the metadata of form, laid out as
+ * zri_msg_new's and freed with free(), or NULL for zri_msg_new's (the
+ * run's recycled blocks: zri_run_block). */
+typedef zri_msg *(*zri_block_fn)(void *user, int32_t nvals, int32_t from, int32_t to, int32_t chan,
+                                 int form);
+/* zri_frame_decode taking a user or control message's block from block
+ * (may be NULL). */
+ZRI_HIDDEN int zri_frame_decode_in(const zgrt_program *p, zri_heap *h, zri_block_fn block,
+                                   void *block_user, const uint8_t *payload, size_t len,
+                                   zri_msg **out, char *err, size_t errlen);
 #define ZRI_FRAME_MAX (64u << 20) /* largest accepted payload */
 #define ZRI_FRAME_MAGIC 0x5Au
 #define ZRI_FRAME_VERSION 4u
@@ -223,6 +234,9 @@ typedef struct zri_net_callbacks {
      * (zri_seq_check) and the SYNC frames say it; may be NULL (no check) */
     int64_t (*received)(void *user, int32_t from, int32_t chan);
     void *user;
+    /* where decoded messages' blocks come from (zri_frame_decode_in); may
+     * be NULL */
+    zri_block_fn block;
 } zri_net_callbacks;
 
 typedef struct zri_net_config {

@@ -1114,7 +1114,7 @@ static int on_payload(in_ctx *c, const uint8_t *d, size_t plen)
     char err[400];
     if (plen >= 3 && (d[2] == ZRI_KIND_ACK || d[2] == ZRI_KIND_SYNC)) return on_counts(c, d, plen);
     zri_msg *m;
-    if (zri_frame_decode(p, n->h, d, plen, &m, err, sizeof err) < 0) {
+    if (zri_frame_decode_in(p, n->h, n->cb.block, n->cb.user, d, plen, &m, err, sizeof err) < 0) {
         snprintf(c->msg, sizeof c->msg, "malformed frame from %s: %s", who, err);
         return c->stop = 2;
     }

@@ -303,13 +303,14 @@ static int64_t sink_received(void *user, int32_t from, int32_t chan)
 
 zri_net_callbacks sink_stream_callbacks(sink *s)
 {
-    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, sink_received, s};
+    zri_net_callbacks cb = {sink_deliver,  sink_fail, sink_ended_cb, sink_note,
+                            sink_received, s,         NULL};
     return cb;
 }
 
 zri_net_callbacks sink_callbacks(sink *s)
 {
-    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, NULL, s};
+    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, NULL, s, NULL};
     return cb;
 }
 

@@ -351,6 +351,91 @@ Test(frame, round_trip_control)
     }
 }
 
+/* Sequence numbers at each varint length's ends: one byte, two (written
+ * and read on the short path), three and more. */
+Test(frame, varints_of_every_length_round_trip)
+{
+    const int64_t seqs[] = {1,     127,           128,     255,           16383,
+                            16384, (1 << 21) - 1, 1 << 21, INT64_MAX - 1, INT64_MAX};
+    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+        zri_msg *m = zri_msg_new(&t_prog3, 0, 2, 1, ZRI_META_NONE);
+        m->kind = ZRI_MSG_CTL;
+        m->chan = 0;
+        m->seq = seqs[i];
+        m->tag = 1;
+        zri_msg *d = round_trip(&t_prog3, m);
+        cr_assert_eq(d->seq, seqs[i], "seq %lld came back as %lld", (long long)seqs[i],
+                     (long long)d->seq);
+        free(m);
+        free(d);
+    }
+}
+
+/* zri_frame_decode_in: a block function's block, or zri_msg_new's when it
+ * gives none. */
+typedef struct blocks {
+    zri_msg *give;
+    int asked, nvals, from, to, chan, form;
+} blocks;
+
+static zri_msg *give_block(void *user, int32_t nvals, int32_t from, int32_t to, int32_t chan,
+                           int form)
+{
+    blocks *b = user;
+    b->asked++;
+    b->nvals = nvals, b->from = from, b->to = to, b->chan = chan, b->form = form;
+    zri_msg *m = b->give;
+    b->give = NULL;
+    return m;
+}
+
+Test(frame, decode_takes_the_block_given)
+{
+    zri_msg *m = user_msg(&t_prog3, 2, ZRI_META_EDGE);
+    m->vals[0] = tv_str(heap, "a");
+    m->vals[1] = tv_int(2);
+    fill_meta(&t_prog3, m);
+    uint8_t *buf;
+    size_t len;
+    char err[512];
+    cr_assert_eq(zri_frame_encode(&t_prog3, m, &buf, &len), 0);
+    for (int given = 0; given < 2; given++) {
+        zri_msg *block = zri_msg_new(&t_prog3, 2, m->from, m->to, ZRI_META_EDGE);
+        blocks b = {.give = given ? block : NULL};
+        zri_msg *d = NULL;
+        cr_assert_eq(zri_frame_decode_in(&t_prog3, heap, give_block, &b, buf + 4, len - 4, &d, err,
+                                         sizeof err),
+                     0, "%s", err);
+        cr_assert_eq(b.asked, 1);
+        cr_assert_eq(b.nvals, 2);
+        cr_assert_eq(b.from, m->from);
+        cr_assert_eq(b.to, m->to);
+        cr_assert_eq(b.chan, m->chan);
+        cr_assert_eq(b.form, ZRI_META_EDGE);
+        if (given)
+            cr_assert_eq(d, block, "the message is not in the block given");
+        else
+            cr_assert_neq(d, block);
+        assert_same(&t_prog3, m, d);
+        free(d);
+        if (!given) free(block);
+    }
+    /* a BYE takes no block */
+    zri_msg bye = {.kind = ZRI_MSG_BYE, .from = 0, .to = 2};
+    free(buf);
+    cr_assert_eq(zri_frame_encode(&t_prog3, &bye, &buf, &len), 0);
+    blocks b = {0};
+    zri_msg *d = NULL;
+    cr_assert_eq(
+        zri_frame_decode_in(&t_prog3, heap, give_block, &b, buf + 4, len - 4, &d, err, sizeof err),
+        0, "%s", err);
+    cr_assert_eq(b.asked, 0);
+    cr_assert_eq(d->kind, ZRI_MSG_BYE);
+    free(d);
+    free(buf);
+    free(m);
+}
+
 Test(frame, round_trip_bye)
 {
     zri_msg m;
