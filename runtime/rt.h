@@ -453,11 +453,13 @@ typedef struct zri_observer {
  * that read it, without a hand-off between threads.  The transport's own
  * thread still reads while nobody waits this way (the lifeline runs a long
  * action), so that heartbeats and failures are seen in time.  alone: the
- * caller is the run's only live fiber, which only the run's end can wake
- * from another thread: the wait may leave wake_fd out, and then returns
- * within ZRI_ALONE_MS.
+ * caller is the run's only live fiber, which no other fiber can wake
+ * (only the run's end, or a message the transport's own thread
+ * delivered before this wait began): the wait may leave wake_fd out, and
+ * then returns within ZRI_ALONE_MS.
  *   wake (may be NULL): for a wait that cannot watch wake_fd; makes a wait
- * in progress return soon (any thread; cheap, never blocks long). */
+ * in progress, or the next one when none is (a lone wait that has not
+ * begun), return soon (any thread; cheap, never blocks long). */
 typedef struct zri_transport {
     int (*send)(void *impl, const zri_msg *m, char *err, size_t errlen);
     int (*flush)(void *impl, char *err, size_t errlen);

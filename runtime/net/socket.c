@@ -611,8 +611,9 @@ struct zri_net {
     pthread_mutex_t rd_mu;
     int polling;
     int64_t poll_end;
-    int dirty;                             /* atomic: some output buffer may hold frames */
-    double peer_wait;                      /* keep mode (> 0): how long a lost peer is waited for */
+    int poked;        /* atomic: a wake (transport_wake) that no wait has seen yet */
+    int dirty;        /* atomic: some output buffer may hold frames */
+    double peer_wait; /* keep mode (> 0): how long a lost peer is waited for */
     int (*peer_ended)(void *u, int32_t l); /* zri_net_config's */
     void *peer_ended_u;
 
@@ -2266,6 +2267,12 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms, int alone)
         return;
     }
     pthread_mutex_lock(&n->rd_mu);
+    if (__atomic_exchange_n(&n->poked, 0, __ATOMIC_ACQ_REL)) {
+        /* woken before this wait began (a message the reader thread
+         * delivered while this one waited for rd_mu, say): not waiting */
+        pthread_mutex_unlock(&n->rd_mu);
+        return;
+    }
     __atomic_store_n(&n->polling, 1, __ATOMIC_RELEASE);
     double now, due = 0;
     int k = 0;
@@ -2317,6 +2324,16 @@ static void transport_wait(void *impl, int wake_fd, int timeout_ms, int alone)
     pthread_mutex_unlock(&n->rd_mu);
 }
 
+/* A lone wait leaves wake_fd out: a wake that comes before it reads
+ * (transport_wait takes rd_mu, which a reader delivering holds) ends it
+ * at once; one that comes while it reads is seen at its end, within
+ * ZRI_ALONE_MS (no other thread delivers meanwhile). */
+static void transport_wake(void *impl)
+{
+    zri_net *n = impl;
+    __atomic_store_n(&n->poked, 1, __ATOMIC_RELEASE);
+}
+
 zri_transport zri_net_transport(zri_net *n)
 {
     /* keep mode: lost peers come back through the reader thread, which
@@ -2324,6 +2341,7 @@ zri_transport zri_net_transport(zri_net *n)
     zri_transport t = {.send = transport_send,
                        .flush = transport_flush,
                        .wait = n->peer_wait > 0 ? NULL : transport_wait,
+                       .wake = n->peer_wait > 0 ? NULL : transport_wake,
                        .impl = n};
     return t;
 }

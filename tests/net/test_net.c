@@ -894,8 +894,8 @@ static void *send_later(void *arg)
 
 /* The run's only fiber waiting (alone) on its one peer: its wait returns
  * within ZRI_ALONE_MS when nothing comes (the connection's recv waits at
- * most that long), delivers what comes meanwhile, and a shorter timeout
- * is kept. */
+ * most that long), delivers what comes meanwhile, a shorter timeout is
+ * kept, and a wake that came before it ends it at once. */
 Test(net, a_lone_wait_on_one_peer_is_bounded)
 {
     fake f;
@@ -918,6 +918,16 @@ Test(net, a_lone_wait_on_one_peer_is_bounded)
     double t0 = t_now();
     t.wait(t.impl, -1, 5, 1);
     cr_assert_lt(t_now() - t0, 0.9 * ZRI_ALONE_MS / 1000.0);
+    /* a wake before the wait ends it at once (the transport's thread woke
+     * the fiber while it was on its way to wait), once */
+    cr_assert_not_null(t.wake);
+    t.wake(t.impl);
+    t0 = t_now();
+    t.wait(t.impl, -1, -1, 1);
+    cr_assert_lt(t_now() - t0, 0.5 * ZRI_ALONE_MS / 1000.0, "a woken wait still waited");
+    t0 = t_now();
+    t.wait(t.impl, -1, -1, 1);
+    cr_assert_geq(t_now() - t0, 0.9 * ZRI_ALONE_MS / 1000.0, "a wake was seen twice");
     pthread_join(th, NULL);
     /* what comes during a wait is delivered by it: the frame sent 3 s in
      * is there once the waits have taken it */
