@@ -253,6 +253,7 @@ static void sink_fail(void *user, const char *msg)
     sink *s = user;
     pthread_mutex_lock(&s->mu);
     if (s->nfails < 8) snprintf(s->fails[s->nfails], sizeof s->fails[0], "%s", msg);
+    if (!s->nfails) s->fail_thread = pthread_self();
     s->nfails++;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);

@@ -93,7 +93,8 @@ typedef struct sink {
     int nmsgs;
     int nfails;
     char fails[8][700];
-    int ended[4]; /* cb->ended calls per lifeline */
+    pthread_t fail_thread; /* the thread that reported the first failure */
+    int ended[4];          /* cb->ended calls per lifeline */
     int nnotes;
     char notes[32][1000];
     int64_t got[4][8]; /* messages delivered per (sender, channel) (atomic) */

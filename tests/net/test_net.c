@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1107,6 +1108,35 @@ Test(net, heartbeats_keep_a_quiet_peer)
     cr_assert_eq(sink_fail_count(&f.user.s), 0, "%s", f.user.s.fails[0]);
     cr_assert(got >= 12 && got <= 25, "%d heartbeats in 2 s at a limit of 0.5 s", got);
     fake_close(&f);
+}
+
+/* A silent peer is found by a worker that waits on the connections too
+ * (transport_wait, on the coarse clock; the transport's thread leaves
+ * the peers to it): in a poll with wake_fd, and alone (the recv that
+ * waits, then a poll for the last 50 ms), on the waiting thread, within
+ * the limit and a lone wait's 50 ms and the coarse clock's tick. */
+Test(net, a_waiting_worker_finds_a_silent_peer)
+{
+    for (int alone = 0; alone < 2; alone++) {
+        fake f;
+        fake_open_hb(&f, 0.5);
+        zri_transport t = zri_net_transport(f.user.net);
+        int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        cr_assert_geq(efd, 0);
+        double t0 = t_now();
+        while (!sink_fail_count(&f.user.s) && t_now() - t0 < 5)
+            t.wait(t.impl, alone ? -1 : efd, -1, alone);
+        double took = t_now() - t0;
+        cr_assert_eq(sink_fail_count(&f.user.s), 1, "a silent Writer was not noticed (alone %d)",
+                     alone);
+        cr_assert(pthread_equal(f.user.s.fail_thread, pthread_self()),
+                  "the silence was found by another thread than the waiting one (alone %d)", alone);
+        cr_assert(took >= 0.4 && took < 0.5 + 0.25, "noticed after %.3f s (limit 0.5 s, alone %d)",
+                  took, alone);
+        cr_assert(strstr(f.user.s.fails[0], "has sent nothing for 0.5 s"), "%s", f.user.s.fails[0]);
+        close(efd);
+        fake_close(&f);
+    }
 }
 
 /* The larger limit of the two applies, and 0 on either side is none. */
