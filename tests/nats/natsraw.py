@@ -14,6 +14,13 @@ the test can play an attacker that holds no secret.
   natsraw.py nkey SEED_FILE PUB_FILE
       writes a fresh NKey user seed (SU...) and its public key (U...), via
       openssl for the Ed25519 public key
+  natsraw.py unsigned PORT PORT_FILE COUNT_FILE
+      a TCP proxy to the server at PORT, listening on a port of its own
+      (written to PORT_FILE): every connection's bytes go through both
+      ways, but the first connection's CONNECT loses its "sig" (the
+      signature of the server's nonce): a login sent without its
+      signature, as the NATS C client sometimes sends one.  COUNT_FILE:
+      how many connections it took so far
 """
 import base64
 import os
@@ -102,6 +109,61 @@ def request(port, subject, payload=""):
             return
 
 
+def copy(src, dst, first_line=None):
+    try:
+        if first_line:
+            dst.sendall(first_line(src))
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def unsigned(port, port_file, count_file):
+    import json
+    import threading
+
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(16)
+    with open(port_file + ".tmp", "w") as f:
+        f.write("%d\n" % lsock.getsockname()[1])
+    os.rename(port_file + ".tmp", port_file)
+
+    def strip(src):
+        # the client's first line, its CONNECT, without "sig"
+        buf = b""
+        while b"\r\n" not in buf:
+            data = src.recv(65536)
+            if not data:
+                return buf
+            buf += data
+        line, rest = buf.split(b"\r\n", 1)
+        if line.startswith(b"CONNECT "):
+            opts = json.loads(line[8:])
+            opts.pop("sig", None)
+            line = b"CONNECT " + json.dumps(opts).encode()
+        return line + b"\r\n" + rest
+
+    n = 0
+    while True:
+        c, _ = lsock.accept()
+        s = socket.create_connection(("127.0.0.1", int(port)))
+        n += 1
+        with open(count_file, "w") as f:
+            f.write("%d\n" % n)
+        threading.Thread(target=copy, args=(s, c), daemon=True).start()
+        threading.Thread(target=copy, args=(c, s, strip if n == 1 else None), daemon=True).start()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "relay":
         relay(*sys.argv[2:6])
@@ -109,5 +171,7 @@ if __name__ == "__main__":
         request(*sys.argv[2:5])
     elif sys.argv[1] == "nkey":
         nkey(*sys.argv[2:4])
+    elif sys.argv[1] == "unsigned":
+        unsigned(*sys.argv[2:5])
     else:
         sys.exit("natsraw.py: unknown command " + sys.argv[1])

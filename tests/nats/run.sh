@@ -16,7 +16,9 @@
 #           random workflows under random schedules, every lifeline a
 #           process, every trace checked
 # security  refused with a clear error, nothing delivered: no, wrong and
-#           right user/password, token, NKey; TLS with a wrong CA, without
+#           right user/password, token, NKey (and an NKey login that
+#           reached the server without its signature, tried again:
+#           natsraw.py strips it); TLS with a wrong CA, without
 #           the client certificate the server requires, and right; a
 #           lifeline whose server account may publish only as another
 #           lifeline (subject permissions); frames of another secret, of
@@ -312,6 +314,25 @@ EOF
   pair_ok "NKey" "$tmp/n1"
   runs_auth "unknown NKey" "$url" "authorization failed" --nats-nkey "$tmp/other.nk"
   runs_auth "NKey" "$url" ok --nats-nkey "$tmp/user.nk"
+  # a login that reached the server without its signature (the C client
+  # sometimes sends one so) is tried again: through a proxy that strips
+  # the first connection's signature, the pair still runs, the server
+  # refused that login, and one more connection was made
+  rm -f "$tmp/unsigned.port" "$tmp/unsigned.n"
+  python3 "$here/natsraw.py" unsigned "$PORT" "$tmp/unsigned.port" "$tmp/unsigned.n" &
+  helpers+=($!)
+  for _ in $(seq 100); do [ -s "$tmp/unsigned.port" ] && break; sleep 0.05; done
+  local refusals
+  refusals=$(grep -c 'Authorization Violation\|Signature\|authentication error' "$tmp/nkey/log" || true)
+  run_pair "$tmp/n2" "nats://127.0.0.1:$(cat "$tmp/unsigned.port")" n2 "$k" "$k" \
+    --nats-nkey "$tmp/user.nk"
+  pair_ok "NKey, a first login without its signature" "$tmp/n2"
+  if [ "$(grep -c 'Authorization Violation\|Signature\|authentication error' "$tmp/nkey/log")" -gt "$refusals" ] &&
+    [ "$(cat "$tmp/unsigned.n")" -ge 3 ]; then
+    ok
+  else
+    failed "the unsigned login: $(cat "$tmp/unsigned.n") connections, server log: $(tail -3 "$tmp/nkey/log")"
+  fi
 
   # TLS: the server's certificate from a test CA, client certificates
   # required (verify)
