@@ -14,6 +14,9 @@ the test can play an attacker that holds no secret.
   natsraw.py nkey SEED_FILE PUB_FILE
       writes a fresh NKey user seed (SU...) and its public key (U...), via
       openssl for the Ed25519 public key
+  natsraw.py unname PORT BUCKET KEY
+      rewrites the JSON record under KEY in the key-value bucket BUCKET
+      without its "lifelines" (the names), as an earlier zgc wrote it
   natsraw.py unsigned PORT PORT_FILE COUNT_FILE
       a TCP proxy to the server at PORT, listening on a port of its own
       (written to PORT_FILE): every connection's bytes go through both
@@ -109,6 +112,43 @@ def request(port, subject, payload=""):
             return
 
 
+def ask(s, f, subject, data):
+    """One request on connection s (file f): the reply's data."""
+    s.sendall(("PUB %s _raw.reply %d\r\n" % (subject, len(data))).encode() + data + b"\r\n")
+    while True:
+        line = f.readline()
+        if not line:
+            sys.exit("natsraw.py: the server closed the connection")
+        if line.startswith(b"PING"):
+            s.sendall(b"PONG\r\n")
+        elif line.startswith(b"-ERR"):
+            sys.exit("natsraw.py: " + line.decode().strip())
+        elif line.startswith(b"MSG "):
+            size = int(line.split()[-1])
+            return f.read(size + 2)[:size]
+
+
+def unname(port, bucket, key):
+    import json
+
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+    f = s.makefile("rb")
+    f.readline()  # INFO
+    s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
+    s.sendall(b"SUB _raw.reply 1\r\n")
+    subject = "$KV.%s.%s" % (bucket, key)
+    got = json.loads(
+        ask(s, f, "$JS.API.STREAM.MSG.GET.KV_" + bucket, json.dumps({"last_by_subj": subject}).encode())
+    )
+    if "message" not in got:
+        sys.exit("natsraw.py: no %s in bucket %s: %s" % (key, bucket, got))
+    record = json.loads(base64.b64decode(got["message"]["data"]))
+    record.pop("lifelines", None)
+    ack = json.loads(ask(s, f, subject, json.dumps(record).encode()))
+    if "error" in ack:
+        sys.exit("natsraw.py: the record was not stored: %s" % ack)
+
+
 def copy(src, dst, first_line=None):
     try:
         if first_line:
@@ -171,6 +211,8 @@ if __name__ == "__main__":
         request(*sys.argv[2:5])
     elif sys.argv[1] == "nkey":
         nkey(*sys.argv[2:4])
+    elif sys.argv[1] == "unname":
+        unname(*sys.argv[2:5])
     elif sys.argv[1] == "unsigned":
         unsigned(*sys.argv[2:5])
     else:

@@ -57,7 +57,8 @@
 #           run's killed processes started again by zgc, and those of
 #           lifelines that never started, found beside the others; its
 #           result from the bucket, no completed effect repeated; the
-#           refusals) and
+#           refusals, a run record of an earlier zgc without the
+#           lifelines' names among them: natsraw.py rewrites one) and
 #           zgc runs gc --nats; human tasks of a bucket's run (zgc tasks
 #           and zgc answer --nats), also by a lifeline with exactly the
 #           documented permissions
@@ -1119,6 +1120,13 @@ resume_gc_nats() { # URL
   wait $pa 2> /dev/null
   expect_exit "runs resume --nats, B never started and not beside A" 1 \
     "lifeline B never started and its executable is not beside the others ($d/alone/relay.B)" \
+    "$zgc" runs resume kvr4 "${kvr[@]}" --secret-file "$k"
+  # … and a run record of an earlier zgc, which did not keep the
+  # lifelines' names: which executable to start is not known
+  python3 "$here/natsraw.py" unname "${url##*:}" KVG kvr4.run ||
+    failed "natsraw.py unname: could not rewrite kvr4's record"
+  expect_exit "runs resume --nats, a record without the lifelines' names" 1 \
+    "run kvr4 cannot be resumed here: 1 of its 2 lifelines never started (start them with their executables and --run kvr4)" \
     "$zgc" runs resume kvr4 "${kvr[@]}" --secret-file "$k"
 }
 
