@@ -90,26 +90,19 @@ def relay(port, src, dst, count_file):
                 c.write("%d\n" % n)
 
 
-def request(port, subject, payload=""):
+def connect(port):
+    """A connection to the server at port that receives on _raw.reply."""
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
     f = s.makefile("rb")
     f.readline()  # INFO
-    data = payload.encode()
     s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
     s.sendall(b"SUB _raw.reply 1\r\n")
-    s.sendall(("PUB %s _raw.reply %d\r\n" % (subject, len(data))).encode() + data + b"\r\n")
-    while True:
-        line = f.readline()
-        if not line:
-            sys.exit("natsraw.py: the server closed the connection")
-        if line.startswith(b"PING"):
-            s.sendall(b"PONG\r\n")
-        elif line.startswith(b"-ERR"):
-            sys.exit("natsraw.py: " + line.decode().strip())
-        elif line.startswith(b"MSG "):
-            size = int(line.split()[-1])
-            sys.stdout.write(f.read(size + 2)[:size].decode() + "\n")
-            return
+    return s, f
+
+
+def request(port, subject, payload=""):
+    s, f = connect(port)
+    sys.stdout.write(ask(s, f, subject, payload.encode()).decode() + "\n")
 
 
 def ask(s, f, subject, data):
@@ -131,11 +124,7 @@ def ask(s, f, subject, data):
 def unname(port, bucket, key):
     import json
 
-    s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
-    f = s.makefile("rb")
-    f.readline()  # INFO
-    s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
-    s.sendall(b"SUB _raw.reply 1\r\n")
+    s, f = connect(port)
     subject = "$KV.%s.%s" % (bucket, key)
     got = json.loads(
         ask(s, f, "$JS.API.STREAM.MSG.GET.KV_" + bucket, json.dumps({"last_by_subj": subject}).encode())
