@@ -259,6 +259,19 @@ static void sink_fail(void *user, const char *msg)
     pthread_mutex_unlock(&s->mu);
 }
 
+static zri_msg *sink_block(void *user, int32_t nvals, int32_t from, int32_t to, int32_t chan,
+                           int form)
+{
+    sink *s = user;
+    (void)to, (void)chan, (void)form;
+    pthread_mutex_lock(&s->mu);
+    s->blocks++;
+    s->block_nvals = nvals;
+    s->block_from = from;
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
 void sink_init(sink *s)
 {
     memset(s, 0, sizeof *s);
@@ -305,13 +318,13 @@ static int64_t sink_received(void *user, int32_t from, int32_t chan)
 zri_net_callbacks sink_stream_callbacks(sink *s)
 {
     zri_net_callbacks cb = {sink_deliver,  sink_fail, sink_ended_cb, sink_note,
-                            sink_received, s,         NULL};
+                            sink_received, s,         sink_block};
     return cb;
 }
 
 zri_net_callbacks sink_callbacks(sink *s)
 {
-    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, NULL, s, NULL};
+    zri_net_callbacks cb = {sink_deliver, sink_fail, sink_ended_cb, sink_note, NULL, s, sink_block};
     return cb;
 }
 

@@ -94,7 +94,10 @@ typedef struct sink {
     int nfails;
     char fails[8][700];
     pthread_t fail_thread; /* the thread that reported the first failure */
-    int ended[4];          /* cb->ended calls per lifeline */
+    /* cb->block calls (it gives no block: the decoder's own is used) and
+     * the last one's message size and sender */
+    int blocks, block_nvals, block_from;
+    int ended[4]; /* cb->ended calls per lifeline */
     int nnotes;
     char notes[32][1000];
     int64_t got[4][8]; /* messages delivered per (sender, channel) (atomic) */

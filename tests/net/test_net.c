@@ -819,7 +819,9 @@ Test(net, frames_written_together_are_one_batch)
     fake_close(&f);
 }
 
-/* A batch's frames arrive in their order; a heartbeat may be one. */
+/* A batch's frames arrive in their order; a heartbeat may be one.  Each
+ * message is decoded into a block asked of the callbacks (the run's
+ * recycled blocks: zri_run_block), the heartbeat into none. */
 Test(net, a_batch_delivers_its_frames_in_order)
 {
     fake f;
@@ -839,6 +841,12 @@ Test(net, a_batch_delivers_its_frames_in_order)
         free(m);
     }
     cr_assert_eq(sink_fail_count(&f.user.s), 0, "%s", f.user.s.fails[0]);
+    pthread_mutex_lock(&f.user.s.mu);
+    int blocks = f.user.s.blocks, nvals = f.user.s.block_nvals, from = f.user.s.block_from;
+    pthread_mutex_unlock(&f.user.s.mu);
+    cr_assert_eq(blocks, 3, "%d blocks asked for 3 messages", blocks);
+    cr_assert_eq(nvals, 1);
+    cr_assert_eq(from, 1);
     fake_close(&f);
 }
 

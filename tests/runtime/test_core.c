@@ -381,3 +381,45 @@ Test(modes, per_lifeline_needs_listen_and_peers, .timeout = 20)
     cr_expect(strstr(r.err, "--peer User: this executable runs lifeline User itself"), "%s", r.err);
     run_out_free(&r);
 }
+
+/* A message from another process is decoded into a block the run gives
+ * (zri_run_block): one of its channel's recycled blocks, laid out for the
+ * plan's edge; none for anything not addressed to the run's lifeline or
+ * of another metadata form (the decoder then allocates its own, and the
+ * delivery reports the wrong form). */
+Test(core, a_remote_message_takes_a_block_of_its_channel, .timeout = 20)
+{
+    zri_options o;
+    memset(&o, 0, sizeof o);
+    const zgrt_program *p = &prog_pingpong;
+    zri_run *R = zri_run_new(p, &o, 0); /* lifeline A's process */
+    int32_t form, nvc, nv, nvv;
+    zri_msg_meta(p, 1, 0, 0, &form, &nvc, &nv, &nvv);
+    zri_msg *m = zri_run_block(R, 1, 1, 0, 0, form);
+    cr_assert_not_null(m);
+    cr_assert(m->reusable, "not one of the run's blocks");
+    cr_assert_geq(m->cap, 1);
+    cr_assert_eq(m->nvals, 1);
+    cr_assert_not_null(m->vals);
+    cr_assert_eq(m->from, 1);
+    cr_assert_eq(m->to, 0);
+    cr_assert_eq(m->chan, 0);
+    cr_assert_eq(m->has_meta, form);
+    if (form) cr_assert_eq(m->nvc, nvc);
+    /* it is delivered like any message (the run frees what it holds) */
+    m->kind = ZRI_MSG_USER;
+    m->seq = 1;
+    m->vals[0] = v_int(7);
+    zri_run_deliver(R, m);
+    cr_assert_eq(zri_run_received(R, 1, 0), 1);
+    cr_assert_null(zri_run_error(R), "%s", zri_run_error(R));
+    /* none for anything else */
+    int other = form == ZRI_META_NONE ? ZRI_META_EDGE : ZRI_META_NONE;
+    cr_assert_null(zri_run_block(R, 1, 1, 0, 0, other), "another metadata form");
+    cr_assert_null(zri_run_block(R, 1, 0, 1, 0, form), "addressed to another lifeline");
+    cr_assert_null(zri_run_block(R, 1, 0, 0, 0, form), "from itself");
+    cr_assert_null(zri_run_block(R, 1, 2, 0, 0, form), "from no lifeline");
+    cr_assert_null(zri_run_block(R, 1, 1, 0, 1, form), "on no channel");
+    cr_assert_null(zri_run_block(R, -1, 1, 0, 0, form), "a negative count");
+    zri_run_free(R);
+}
