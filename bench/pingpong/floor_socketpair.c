@@ -31,7 +31,12 @@
  * with one, `perf stat -e context-switches`), so one pair is not the
  * floor.
  *
- * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] [--pair two|one] ROUNDS
+ * --split: the parent (A) runs on processor 0 and the child (B) on
+ * processor 1, each pinned there after the fork (bench/pingpong/run
+ * --split pins the two lifeline processes the same way): every hand-off
+ * then crosses between two processors, whatever the kernel would choose.
+ *
+ * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] [--pair two|one] [--split] ROUNDS
  *        prints nanoseconds per iteration */
 #define _GNU_SOURCE
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*, as runtime/net/auth.c */
@@ -41,6 +46,7 @@
 #include <string.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -126,11 +132,25 @@ typedef struct {
 } dir;
 
 static int use_tags;
+static int split; /* --split */
 
 static void die(const char *what)
 {
     fprintf(stderr, "floor_socketpair: %s\n", what);
     exit(1);
+}
+
+/* --split: this process on processor cpu alone. */
+static void pin_to(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) < 0) {
+        fprintf(stderr, "floor_socketpair: --split: cannot run on processor %d: %s\n", cpu,
+                strerror(errno));
+        exit(1);
+    }
 }
 
 static void dir_init(dir *d, const unsigned char key[32])
@@ -210,6 +230,8 @@ int main(int argc, char **argv)
                         "floor_socketpair: --wait: read, poll, poll-socket, epoll or ppoll\n");
                 return 2;
             }
+        } else if (strcmp(argv[a], "--split") == 0) {
+            split = 1;
         } else if (strcmp(argv[a], "--touch") == 0 && a + 1 < argc) {
             touch = (size_t)atoll(argv[++a]);
         } else if (strcmp(argv[a], "--pair") == 0 && a + 1 < argc) {
@@ -221,7 +243,7 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] "
-                            "[--pair two|one] ROUNDS\n");
+                            "[--pair two|one] [--split] ROUNDS\n");
             return 2;
         }
     }
@@ -253,6 +275,8 @@ int main(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid = fork();
+    if (pid < 0) die("fork");
+    if (split) pin_to(pid == 0 ? 1 : 0);
     if (pid == 0) {
         close(ab_fd[0]);
         if (pairs == 2) close(ba_fd[1]);
