@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The benchmarks' own tools, without running a benchmark:
+# - bench/pingpong/footprint_count.c on made-up lackey traces whose lines
+#   per iteration are known (and its errors);
+# - bench/pingpong/run and compare refusing two placements at once.
+#
+#   tests/bench/run.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "tests/bench: $*" >&2; exit 1; }
+
+cc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o "$tmp/count" \
+  "$root/bench/pingpong/footprint_count.c"
+
+# trace N: a start of 5 accesses, then N iterations of 6 accesses that
+# touch 3 lines of code (one fetch crosses from line 0x41 into 0x42) and
+# 3 of data (a store crosses from 0x200 into 0x201), and valgrind's own
+# lines, which are not accesses
+trace() {
+  {
+    echo "==123== Lackey, an example Valgrind tool"
+    for a in 4000 4010 4020 4030; do echo "I  0000$a,4"; done
+    echo " L 00009000,8"
+    for _ in $(seq "$1"); do
+      echo "I  00001000,4"
+      echo "I  00001040,4"
+      echo "I  0000107e,4"
+      echo " L 00008000,8"
+      echo " S 0000803c,8"
+      echo " M 00009400,4"
+    done
+    echo "==123== "
+  } > "$2"
+}
+trace 40 "$tmp/t40"
+trace 80 "$tmp/t80"
+got=$("$tmp/count" "$tmp/t40" "$tmp/t80" 40)
+[ "$got" = "accesses 6 code_lines 3 data_lines 3" ] || fail "footprint_count: got '$got'"
+
+# its errors: a usage, a missing trace, a longer run that made no more accesses
+set +e
+"$tmp/count" "$tmp/t40" > /dev/null 2>&1
+[ $? = 2 ] || fail "footprint_count without its arguments did not exit 2"
+out=$("$tmp/count" "$tmp/none" "$tmp/t80" 40 2>&1)
+[ $? = 1 ] && [[ $out == *"$tmp/none: No such file"* ]] || fail "footprint_count, missing trace: '$out'"
+out=$("$tmp/count" "$tmp/t80" "$tmp/t40" 40 2>&1)
+[ $? = 1 ] && [[ $out == *"made no more accesses"* ]] || fail "footprint_count, shorter 2N run: '$out'"
+
+# two placements at once (the build directory and the builds do not
+# exist: were the options taken, the scripts would fail at once anyway)
+for s in run compare; do
+  args=(--one-core --split "$tmp/no-build")
+  [ $s = compare ] && args=("$tmp/count" "$tmp/count" --split --one-core)
+  out=$("$root/bench/pingpong/$s" "${args[@]}" 2>&1)
+  [ $? = 2 ] && [[ $out == *"choose different placements"* ]] || fail "bench/pingpong/$s: '$out'"
+done
+set -e
+echo "tests/bench: passed"
