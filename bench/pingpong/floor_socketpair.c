@@ -31,12 +31,23 @@
  * with one, `perf stat -e context-switches`), so one pair is not the
  * floor.
  *
+ * --rcvtimeo MS: the socket each process reads has a receive timeout of
+ * MS milliseconds (SO_RCVTIMEO), as the connection a lone lifeline waits
+ * on has (runtime/net/socket.c, ZRI_ALONE_MS: 50): every read that
+ * blocks then sets a kernel timer and cancels it.  --thread: each
+ * process also runs a second thread that wakes every 20 ms until the end
+ * (as the transport's own thread looks at the connections while the
+ * lifeline reads them), so that its file table is shared, as a
+ * lifeline process's is.  With --tag, the two make the floor of what the
+ * kernel sees of the lifeline processes, for bench/pingpong/ladder.
+ *
  * --split: the parent (A) runs on processor 0 and the child (B) on
  * processor 1, each pinned there after the fork (bench/pingpong/run
  * --split pins the two lifeline processes the same way): every hand-off
  * then crosses between two processors, whatever the kernel would choose.
  *
- * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] [--pair two|one] [--split] ROUNDS
+ * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] [--pair two|one]
+ *                         [--rcvtimeo MS] [--thread] [--split] ROUNDS
  *        prints nanoseconds per iteration */
 #define _GNU_SOURCE
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*, as runtime/net/auth.c */
@@ -46,11 +57,13 @@
 #include <string.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,7 +95,17 @@ static int wake_fd = -1, ep_fd = -1; /* this process's (after the fork) */
 static sigset_t while_waiting;       /* --wait ppoll: the mask during ppoll */
 static size_t touch;
 static unsigned char *touched;
-static int pairs = 2; /* --pair */
+static int pairs = 2;    /* --pair */
+static long rcvtimeo_ms; /* --rcvtimeo */
+static int with_thread;  /* --thread */
+
+/* --thread: wakes every 20 ms, for the life of the process. */
+static void *ticker(void *arg)
+{
+    (void)arg;
+    for (;;) poll(NULL, 0, 20);
+    return NULL;
+}
 
 static void on_signal(int sig) { (void)sig; }
 
@@ -104,6 +127,18 @@ static void wait_setup(int fd)
         if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, wake_fd, &e) < 0) exit(1);
     }
     if (touch && !(touched = calloc(1, touch))) exit(1);
+    if (rcvtimeo_ms > 0) {
+        struct timeval tv = {rcvtimeo_ms / 1000, (rcvtimeo_ms % 1000) * 1000};
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
+            perror("floor_socketpair: --rcvtimeo");
+            exit(1);
+        }
+    }
+    pthread_t th;
+    if (with_thread && pthread_create(&th, NULL, ticker, NULL) != 0) {
+        fprintf(stderr, "floor_socketpair: --thread: cannot start a thread\n");
+        exit(1);
+    }
 }
 
 /* Waits for bytes as --wait says, then reads what is there. */
@@ -230,6 +265,14 @@ int main(int argc, char **argv)
                         "floor_socketpair: --wait: read, poll, poll-socket, epoll or ppoll\n");
                 return 2;
             }
+        } else if (strcmp(argv[a], "--rcvtimeo") == 0 && a + 1 < argc) {
+            rcvtimeo_ms = atol(argv[++a]);
+            if (rcvtimeo_ms <= 0) {
+                fprintf(stderr, "floor_socketpair: --rcvtimeo: a positive number of ms\n");
+                return 2;
+            }
+        } else if (strcmp(argv[a], "--thread") == 0) {
+            with_thread = 1;
         } else if (strcmp(argv[a], "--split") == 0) {
             split = 1;
         } else if (strcmp(argv[a], "--touch") == 0 && a + 1 < argc) {
@@ -243,7 +286,7 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] "
-                            "[--pair two|one] [--split] ROUNDS\n");
+                            "[--pair two|one] [--rcvtimeo MS] [--thread] [--split] ROUNDS\n");
             return 2;
         }
     }

@@ -50,11 +50,24 @@ out=$("$tmp/count" "$tmp/t80" "$tmp/t40" 40 2>&1)
 
 # two placements at once (the build directory and the builds do not
 # exist: were the options taken, the scripts would fail at once anyway)
-for s in run compare; do
+for s in run compare ladder; do
   args=(--one-core --split "$tmp/no-build")
   [ $s = compare ] && args=("$tmp/count" "$tmp/count" --split --one-core)
+  [ $s = ladder ] && args=("$tmp/count" --split --one-core)
   out=$("$root/bench/pingpong/$s" "${args[@]}" 2>&1)
   [ $? = 2 ] && [[ $out == *"choose different placements"* ]] || fail "bench/pingpong/$s: '$out'"
 done
+out=$("$root/bench/pingpong/ladder" "$tmp/count" --runs 0 2>&1)
+[ $? = 2 ] && [[ $out == *"need positive numbers"* ]] || fail "bench/pingpong/ladder --runs 0: '$out'"
+"$root/bench/pingpong/ladder" > /dev/null 2>&1
+[ $? = 2 ] || fail "bench/pingpong/ladder without a zgc did not exit 2"
+
+# the floor's rungs: a receive timeout and a second thread change no
+# result, and bad values are refused
+cc -O2 -o "$tmp/floor" "$root/bench/pingpong/floor_socketpair.c" -lcrypto
+out=$("$tmp/floor" --tag --rcvtimeo 50 --thread 2000)
+[ $? = 0 ] && [[ $out =~ ^[0-9]+\.[0-9]$ ]] || fail "floor --tag --rcvtimeo 50 --thread: '$out'"
+out=$("$tmp/floor" --rcvtimeo 0 2000 2>&1)
+[ $? = 2 ] && [[ $out == *"positive number of ms"* ]] || fail "floor --rcvtimeo 0: '$out'"
 set -e
 echo "tests/bench: passed"
