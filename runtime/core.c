@@ -194,9 +194,10 @@ typedef struct waiter {
 typedef struct inbox {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    queue *q;                       /* [from * nchans + chan] */
-    waiter *waiters;                /* under mu */
-    int nwait;                      /* atomic: registered waiters */
+    queue *q;        /* [from * nchans + chan] */
+    waiter *waiters; /* under mu */
+    int nwait;       /* atomic: registered waiters */
+    int lone;        /* atomic: the process's only fiber waits unregistered (wait_heads) */
     _Alignas(64) uint64_t arrivals; /* atomic: messages delivered */
 } inbox;
 
@@ -804,7 +805,16 @@ static void deliver_local(run *R, zri_msg *m)
     m->arrival = __atomic_add_fetch(&in->arrivals, 1, __ATOMIC_RELAXED);
     __atomic_store_n(q->tail ? &q->tail->next : &q->stub.next, m, __ATOMIC_SEQ_CST);
     q->tail = m;
-    if (__atomic_load_n(&in->nwait, __ATOMIC_SEQ_CST) == 0) return;
+    if (__atomic_load_n(&in->nwait, __ATOMIC_SEQ_CST) == 0) {
+        /* the lifeline's only fiber may be waiting unregistered
+         * (wait_heads): a message that another thread than its own
+         * delivered — the transport's, or an idle worker's — ends its
+         * wait (the transport's wake; its own poll delivers the others,
+         * and it looks at its channels when the poll returns) */
+        if (R->net.wake && __atomic_load_n(&in->lone, __ATOMIC_SEQ_CST) && !zfb_self())
+            R->net.wake(R->net.impl);
+        return;
+    }
     pthread_mutex_lock(&in->mu);
     /* the one receive that may wait for this queue (its consumer) */
     waiter *w = q->waiter;
@@ -927,6 +937,22 @@ static int32_t wait_heads(zgrt_ctx *ctx, int32_t chan, int32_t n, const int32_t 
     net_flush(ctx, -1);
     /* a fiber parks at once: its worker runs the others meanwhile */
     zfb_fiber *fib = R->fibers ? zfb_self() : NULL;
+
+    /* Per-lifeline mode, the process's only live fiber (zfb_poll_alone):
+     * no other fiber can wake it, and while it reads the transport itself
+     * only its own poll delivers, so it waits without registering and
+     * without the inbox's lock.  A message another thread delivers
+     * meanwhile (the transport's, while the fiber was on its way to
+     * poll) ends its wait through in->lone (deliver_local).  What this
+     * path does not wait for — a run cancelled, a peer ended, a fiber that
+     * may not poll alone — the registered wait below handles. */
+    if (fib && R->self >= 0 && R->net.wake && !R->accounting) {
+        __atomic_store_n(&in->lone, 1, __ATOMIC_SEQ_CST);
+        while ((k = pick_head(R, in, chan, n, peers, done_mask)) < 0 && !cancelled(R) &&
+               ended_peer(R, in, chan, n, peers, done_mask) < 0 && zfb_poll_alone()) {}
+        __atomic_store_n(&in->lone, 0, __ATOMIC_RELAXED);
+        if (k >= 0) return k;
+    }
 
     /* a message is often a few microseconds away: watch the queues for a
      * short while before sleeping */

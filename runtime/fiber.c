@@ -578,7 +578,7 @@ static void poll_end(zfb_sched *s)
     }
 }
 
-int zfb_poll_here(void)
+static int poll_here(int only_alone)
 {
     worker *w = cur_worker();
     zfb_fiber *f = w ? w->cur : NULL;
@@ -589,7 +589,8 @@ int zfb_poll_here(void)
     /* with a seed (--schedule), half of the waits at random park and go
      * through the queue, where the seed orders what runs: both ways of
      * waiting are explored */
-    if (!may_poll(s, w) || (s->seed && ((s->rng = mix(s->rng)) & 1))) {
+    if (!may_poll(s, w) || (only_alone && s->live != 1) ||
+        (s->seed && ((s->rng = mix(s->rng)) & 1))) {
         pthread_mutex_unlock(&s->mu);
         return 0;
     }
@@ -615,6 +616,10 @@ int zfb_poll_here(void)
     __atomic_compare_exchange_n(&f->state, &st, F_RUNNING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return 1;
 }
+
+int zfb_poll_here(void) { return poll_here(0); }
+
+int zfb_poll_alone(void) { return poll_here(1); }
 
 void zfb_yield(void)
 {

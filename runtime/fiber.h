@@ -109,6 +109,9 @@ void zfb_wake(zfb_fiber *f);
  * parks).  With a seed (zfb_sched_new), only in a seeded half of the
  * calls. */
 int zfb_poll_here(void);
+/* zfb_poll_here when the calling fiber is the scheduler's only live one
+ * (no other fiber can wake it then); 0 otherwise. */
+int zfb_poll_alone(void);
 /* Lets the other runnable fibers run first. */
 void zfb_yield(void);
 /* Around a call that may block the thread: returns a token for

@@ -297,6 +297,8 @@ void zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
     uint8_t block[SHA256_CBLOCK]; /* seq and len, big-endian, then the payload */
     uint64_t s = htobe64(seq);
     uint32_t l = htobe32((uint32_t)len);
+    /* SHA256_Transform reads and writes the context's state words (h)
+     * alone: only those are copied in */
     SHA256_CTX c;
     if (len <= ONE_BLOCK) {
         /* the inner hash in one compression, its block padded here */
@@ -307,7 +309,7 @@ void zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
         memset(block + 13 + len, 0, SHA256_CBLOCK - 8 - 13 - len);
         uint64_t bits = htobe64((uint64_t)(SHA256_CBLOCK + 12 + len) * 8);
         memcpy(block + SHA256_CBLOCK - 8, &bits, 8);
-        c = m->inner;
+        memcpy(c.h, m->inner.h, sizeof c.h);
         SHA256_Transform(&c, block);
     } else {
         sha_run r = {.c = m->inner, .total = SHA256_CBLOCK};
@@ -325,7 +327,7 @@ void zri_mac_tag(zri_mac *m, uint64_t seq, const uint8_t *payload, size_t len,
         memcpy(block + 4 * i, &w, 4);
     }
     memcpy(block + SHA256_DIGEST_LENGTH, outer_tail, sizeof outer_tail);
-    c = m->outer;
+    memcpy(c.h, m->outer.h, sizeof c.h);
     SHA256_Transform(&c, block);
     for (int i = 0; i < ZRI_TAG_BYTES / 4; i++) {
         uint32_t w = htobe32(c.h[i]);

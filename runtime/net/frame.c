@@ -433,11 +433,77 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
     return zri_frame_encode_in(p, m, NULL, 0, buf, len);
 }
 
+/* The frames decode_short reads, written without the general writer
+ * into room (when it has the space): the same bytes (tests/net/test_net.c,
+ * frame/short_path_encodes_as_the_general_one).  0 when it wrote the
+ * frame, -1 to leave it to the general writer. */
+static int encode_short(const zgrt_program *p, const zri_msg *m, uint8_t *room, size_t cap,
+                        uint8_t **buf, size_t *len)
+{
+    if (!room || (m->kind != ZRI_MSG_USER && m->kind != ZRI_MSG_CTL) ||
+        m->has_meta != ZRI_META_NONE)
+        return -1;
+    if (!index_ok(m->from, p->nlifelines) || !index_ok(m->to, p->nlifelines) || m->from == m->to ||
+        !index_ok(m->chan, p->nchans) || ((m->from | m->to | m->chan) & ~0x7F))
+        return -1;
+    if (m->seq < 1 || m->nvals < 0 || m->nvals >= 0x80) return -1;
+    if (cap < 24 || (size_t)m->nvals > (cap - 24) / 9) return -1;
+    uint8_t *d = room;
+    size_t at = 4;
+    d[at++] = FRAME_MAGIC;
+    d[at++] = FRAME_VERSION;
+    d[at++] = (uint8_t)m->kind;
+    d[at++] = 0; /* flags: no metadata */
+    d[at++] = (uint8_t)m->from;
+    d[at++] = (uint8_t)m->to;
+    d[at++] = (uint8_t)m->chan;
+    for (uint64_t v = (uint64_t)m->seq;; v >>= 7) { /* a varint of 1 to 9 bytes */
+        if (v < 0x80) {
+            d[at++] = (uint8_t)v;
+            break;
+        }
+        d[at++] = (uint8_t)(v | 0x80);
+    }
+    if (m->kind == ZRI_MSG_CTL) {
+        if (!index_ok(m->tag, p->ntags) || (m->tag & ~0x7F) || (m->value != 0 && m->value != 1) ||
+            m->nvals != 0)
+            return -1;
+        d[at++] = (uint8_t)m->tag;
+        d[at++] = (uint8_t)m->value;
+    } else {
+        if (m->nvals && !m->vals) return -1;
+        d[at++] = (uint8_t)m->nvals;
+        for (int32_t i = 0; i < m->nvals; i++) {
+            const zgrt_value *v = &m->vals[i];
+            if (v->tag == ZGRT_INT) {
+                uint64_t bits = __builtin_bswap64((uint64_t)v->u.i);
+                d[at] = ZGRT_INT;
+                memcpy(d + at + 1, &bits, 8);
+                at += 9;
+            } else if (v->tag == ZGRT_BOOL && (v->u.i == 0 || v->u.i == 1)) {
+                d[at++] = ZGRT_BOOL;
+                d[at++] = (uint8_t)v->u.i;
+            } else {
+                return -1;
+            }
+        }
+    }
+    size_t plen = at - 4;
+    d[0] = 0;
+    d[1] = 0;
+    d[2] = (uint8_t)(plen >> 8);
+    d[3] = (uint8_t)plen;
+    *buf = d;
+    *len = at;
+    return 0;
+}
+
 int zri_frame_encode_in(const zgrt_program *p, const zri_msg *m, uint8_t *room, size_t cap,
                         uint8_t **buf, size_t *len)
 {
     *buf = NULL;
     *len = 0;
+    if (encode_short(p, m, room, cap, buf, len) == 0) return 0;
     if (m->kind != ZRI_MSG_USER && m->kind != ZRI_MSG_CTL && m->kind != ZRI_MSG_BYE) return -1;
     if (!index_ok(m->from, p->nlifelines) || !index_ok(m->to, p->nlifelines) || m->from == m->to)
         return -1;
@@ -810,8 +876,100 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
     return zri_frame_decode_in(p, h, NULL, NULL, payload, len, out, err, errlen);
 }
 
+/* The most common frames, decoded without the general reader: a message
+ * or a control decision without metadata, its lifelines, channel, tag
+ * and value count one byte each, its values ints and bools.  It accepts only frames the general reader
+ * accepts, and decodes them to the same message (tests/net/test_net.c,
+ * frame/short_path_decodes_as_the_general_one); anything else, well-formed
+ * or not, it leaves to the general reader (NULL), which also says what is
+ * wrong. */
+static zri_msg *decode_short(const zgrt_program *p, zri_block_fn block, void *block_user,
+                             const uint8_t *d, size_t len)
+{
+    if (len < 9 || len > 255 || d[0] != FRAME_MAGIC || d[1] != FRAME_VERSION || d[3] != 0)
+        return NULL;
+    int32_t kind = d[2];
+    if (kind != ZRI_MSG_USER && kind != ZRI_MSG_CTL) return NULL;
+    if ((d[4] | d[5] | d[6]) & 0x80) return NULL; /* longer varints */
+    int32_t from = d[4], to = d[5], chan = d[6];
+    if (from >= p->nlifelines || to >= p->nlifelines || from == to || chan >= p->nchans)
+        return NULL;
+    /* the sequence number: a minimal varint of up to 9 bytes (below 2^63),
+     * not 0 */
+    size_t at = 7;
+    uint64_t seq = 0;
+    for (int i = 0;; i++) {
+        if (i == 9 || at >= len) return NULL;
+        uint8_t b = d[at++];
+        seq |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (!(b & 0x80)) {
+            if (b == 0 && i > 0) return NULL;
+            break;
+        }
+    }
+    if (seq == 0) return NULL;
+    int32_t nvals = 0, tag = 0, value = 0;
+    if (kind == ZRI_MSG_CTL) {
+        if (len - at != 2 || d[at] >= 0x80 || d[at] >= p->ntags || d[at + 1] > 1) return NULL;
+        tag = d[at];
+        value = d[at + 1];
+        at = len;
+    } else {
+        if (at >= len || d[at] >= 0x80) return NULL;
+        nvals = d[at++];
+        /* walk the values first: the block is taken only for a frame
+         * decoded whole */
+        size_t v = at;
+        for (int32_t i = 0; i < nvals; i++) {
+            if (v >= len) return NULL;
+            if (d[v] == ZGRT_INT) {
+                if (len - v < 9) return NULL;
+                v += 9;
+            } else if (d[v] == ZGRT_BOOL) {
+                if (len - v < 2 || d[v + 1] > 1) return NULL;
+                v += 2;
+            } else {
+                return NULL;
+            }
+        }
+        if (v != len) return NULL;
+    }
+    zri_msg *m = block ? block(block_user, nvals, from, to, chan, ZRI_META_NONE) : NULL;
+    if (!m) m = zri_msg_new(p, nvals, from, to, ZRI_META_NONE);
+    m->kind = kind;
+    m->from = from;
+    m->to = to;
+    m->chan = chan;
+    m->seq = (int64_t)seq;
+    m->tag = tag;
+    m->value = value;
+    for (int32_t i = 0; i < nvals; i++) {
+        zgrt_value *x = &m->vals[i];
+        x->tag = d[at];
+        if (d[at] == ZGRT_INT) {
+            uint64_t bits;
+            memcpy(&bits, d + at + 1, 8);
+            x->u.i = (int64_t)__builtin_bswap64(bits);
+            at += 9;
+        } else {
+            x->u.i = d[at + 1];
+            at += 2;
+        }
+    }
+    return m;
+}
+
 int zri_frame_decode_in(const zgrt_program *p, zri_heap *h, zri_block_fn block, void *block_user,
                         const uint8_t *payload, size_t len, zri_msg **out, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (payload && (*out = decode_short(p, block, block_user, payload, len))) return 0;
+    return zri_frame_decode_long(p, h, block, block_user, payload, len, out, err, errlen);
+}
+
+int zri_frame_decode_long(const zgrt_program *p, zri_heap *h, zri_block_fn block, void *block_user,
+                          const uint8_t *payload, size_t len, zri_msg **out, char *err,
+                          size_t errlen)
 {
     rbuf r = {.p = payload, .n = payload ? len : 0, .err = err, .errlen = errlen};
     zri_msg *m = NULL;

@@ -104,6 +104,16 @@ typedef zri_msg *(*zri_block_fn)(void *user, int32_t nvals, int32_t from, int32_
 ZRI_HIDDEN int zri_frame_decode_in(const zgrt_program *p, zri_heap *h, zri_block_fn block,
                                    void *block_user, const uint8_t *payload, size_t len,
                                    zri_msg **out, char *err, size_t errlen);
+/* The most common frames — a message or control decision without
+ * metadata, with one-byte indexes and counts and int or bool values —
+ * are read and written on a short path
+ * (frame.c: decode_short, encode_short) that accepts and produces exactly
+ * what the general code does.  zri_frame_decode_long is the general
+ * reader alone, to hold the short path to (tests); zri_frame_encode, with
+ * no room, always writes with the general writer. */
+ZRI_HIDDEN int zri_frame_decode_long(const zgrt_program *p, zri_heap *h, zri_block_fn block,
+                                     void *block_user, const uint8_t *payload, size_t len,
+                                     zri_msg **out, char *err, size_t errlen);
 #define ZRI_FRAME_MAX (64u << 20) /* largest accepted payload */
 #define ZRI_FRAME_MAGIC 0x5Au
 #define ZRI_FRAME_VERSION 4u

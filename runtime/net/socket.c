@@ -1236,7 +1236,10 @@ static void peer_done(zri_net *n, int l, const char *failure, int fatal)
 static int read_peer(zri_net *n, int l, double *nowp, int wait)
 {
     peer *pe = &n->peers[l];
-    in_ctx c = {.n = n, .l = l};
+    in_ctx c; /* (its 700-byte message not cleared: written only on a failure) */
+    c.n = n;
+    c.l = l;
+    c.stop = 0;
     c.msg[0] = '\0';
     int rc_bad = 0; /* a malformed length: fatal */
     int heard = 0;

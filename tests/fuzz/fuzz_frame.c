@@ -3,7 +3,12 @@
  * sanitizer report or hang is a bug, and so is a broken round trip: a
  * payload that decodes must encode again, the encoding must decode, and
  * without json values (whose text jansson may respell) the encoding must
- * be the input itself (the format is canonical).
+ * be the input itself (the format is canonical).  So is a disagreement
+ * between the short path for the common frames and the general code:
+ * zri_frame_decode and zri_frame_decode_long must accept the same
+ * payloads, to the same message, and refuse the others with the same
+ * words; encoding into a room (the short path's) must give the general
+ * writer's bytes.
  *
  * Sources: this file, runtime/net/frame.c and runtime/values.c (the value
  * heap and the allocation the codec uses), not the whole of libzgrt.
@@ -98,17 +103,46 @@ static int has_json(const zri_msg *m)
     return 0;
 }
 
+/* The same message (values compared bit for bit but for json's text). */
+static int same_msg(const zri_msg *a, const zri_msg *b)
+{
+    if (a->kind != b->kind || a->from != b->from || a->to != b->to) return 0;
+    if (a->kind == ZRI_MSG_BYE) return 1;
+    if (a->chan != b->chan || a->seq != b->seq || a->tag != b->tag || a->value != b->value ||
+        a->nvals != b->nvals || a->has_meta != b->has_meta)
+        return 0;
+    for (int i = 0; i < a->nvals; i++)
+        if (a->vals[i].tag != b->vals[i].tag ||
+            (a->vals[i].tag != ZGRT_JSON && a->vals[i].tag != ZGRT_STR &&
+             a->vals[i].u.i != b->vals[i].u.i))
+            return 0;
+    return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     zri_heap *h = zri_heap_new();
-    zri_msg *m;
-    char err[512];
-    if (zri_frame_decode(&prog, h, data, size, &m, err, sizeof err) == 0) {
+    zri_msg *m, *g;
+    char err[512], gerr[512];
+    int rc = zri_frame_decode(&prog, h, data, size, &m, err, sizeof err);
+    int grc = zri_frame_decode_long(&prog, h, NULL, NULL, data, size, &g, gerr, sizeof gerr);
+    if (rc != grc) abort(); /* the short path and the general code disagree */
+    if (rc != 0 && strcmp(err, gerr) != 0) abort();
+    if (rc == 0) {
+        if (!same_msg(m, g)) abort();
+        free(g);
+    }
+    if (rc == 0) {
         uint8_t *buf;
         size_t len;
         if (zri_frame_encode(&prog, m, &buf, &len) != 0) abort(); /* decoded, not encodable */
         if (!has_json(m) && (len - 4 != size || memcmp(buf + 4, data, size) != 0))
             abort(); /* not canonical */
+        uint8_t room[512], *rbuf;
+        size_t rlen;
+        if (zri_frame_encode_in(&prog, m, room, sizeof room, &rbuf, &rlen) != 0) abort();
+        if (rlen != len || (!has_json(m) && memcmp(rbuf, buf, len) != 0)) abort();
+        if (rbuf != room) free(rbuf);
         zri_msg *again;
         if (zri_frame_decode(&prog, h, buf + 4, len - 4, &again, err, sizeof err) != 0) abort();
         free(again);

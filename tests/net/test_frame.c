@@ -1219,3 +1219,172 @@ Test(frame, malformed_slot_table_is_refused)
     rejects(&p, &b, "variable view 1 of the plan's edge is malformed");
     free(m);
 }
+/* ---- the short path (frame.c: decode_short, encode_short) ----------------- */
+
+/* A program with 200 lifelines, channels and tags: indexes past one
+ * varint byte, which the short path leaves to the general code. */
+static char wide_names[200][8];
+
+static zgrt_program wide_program(const char **names)
+{
+    for (int i = 0; i < 200; i++) {
+        snprintf(wide_names[i], sizeof wide_names[i], "L%d", i);
+        names[i] = wide_names[i];
+    }
+    zgrt_program p = t_prog3_nomon;
+    p.nlifelines = p.nchans = p.ntags = 200;
+    p.lifelines = p.chans = p.tags = names;
+    return p;
+}
+
+static uint64_t mix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A random message of p without metadata: mostly of the short path's
+ * shape, sometimes past it (a large index, sequence number or value
+ * count, a value of another type). */
+static zri_msg *random_msg(const zgrt_program *p, uint64_t *s)
+{
+    int wide = mix64(s) % 4 == 0;
+    int32_t nl = wide ? p->nlifelines : 3;
+    int32_t from = (int32_t)(mix64(s) % (uint64_t)nl), to = (int32_t)(mix64(s) % (uint64_t)nl);
+    if (to == from) to = (from + 1) % nl;
+    int ctl = mix64(s) % 3 == 0;
+    int32_t nvals = ctl ? 0 : (int32_t)(mix64(s) % (mix64(s) % 8 == 0 ? 150 : 5));
+    zri_msg *m = zri_msg_new(p, nvals, from, to, ZRI_META_NONE);
+    m->kind = ctl ? ZRI_MSG_CTL : ZRI_MSG_USER;
+    m->chan = (int32_t)(mix64(s) % (uint64_t)(wide ? p->nchans : 2));
+    static const int64_t seqs[] = {
+        1, 2, 127, 128, 16383, 16384, 1 << 21, (int64_t)1 << 56, INT64_MAX - 1, INT64_MAX};
+    m->seq = mix64(s) % 2 ? seqs[mix64(s) % 10] : 1 + (int64_t)(mix64(s) % 40000);
+    if (ctl) {
+        m->tag = (int32_t)(mix64(s) % (uint64_t)(wide ? p->ntags : 3));
+        m->value = (int32_t)(mix64(s) % 2);
+    }
+    for (int32_t i = 0; i < nvals; i++) {
+        uint64_t k = mix64(s) % 10;
+        m->vals[i] = k < 6   ? tv_int((int64_t)mix64(s))
+                     : k < 9 ? tv_bool((int)(mix64(s) % 2))
+                             : tv_str(heap, "s");
+    }
+    return m;
+}
+
+/* Each decoder's answer for one payload: both accept it, to the same
+ * message in a block of the same shape, or both refuse it, with the same
+ * message. */
+static void decode_both(const zgrt_program *p, const uint8_t *d, size_t n)
+{
+    zri_msg *a = NULL, *b = NULL;
+    char ea[512] = "x", eb[512] = "y";
+    blocks ba = {0}, bb = {0};
+    int ra = zri_frame_decode_in(p, heap, give_block, &ba, d, n, &a, ea, sizeof ea);
+    int rb = zri_frame_decode_long(p, heap, give_block, &bb, d, n, &b, eb, sizeof eb);
+    cr_assert_eq(ra, rb, "short path %d, general %d (%s)", ra, rb, rb ? eb : ea);
+    if (ra == 0) {
+        assert_same(p, b, a);
+        cr_assert_eq(ba.asked, bb.asked);
+        cr_assert_eq(ba.nvals, bb.nvals);
+        cr_assert_eq(ba.chan, bb.chan);
+        cr_assert_eq(ba.form, bb.form);
+    } else {
+        cr_assert_str_eq(ea, eb);
+    }
+    free(a);
+    free(b);
+}
+
+Test(frame, short_path_decodes_as_the_general_one)
+{
+    const char *names[200];
+    zgrt_program wide = wide_program(names);
+    uint64_t s = 16;
+    int shorts = 0;
+    for (int i = 0; i < 4000; i++) {
+        const zgrt_program *p = i % 2 ? &wide : &t_prog3;
+        zri_msg *m = random_msg(p, &s);
+        uint8_t *buf;
+        size_t len;
+        if (zri_frame_encode(p, m, &buf, &len) != 0) {
+            free(m);
+            continue;
+        }
+        uint8_t *d = buf + 4;
+        size_t n = len - 4;
+        zri_msg *x = NULL;
+        char err[512];
+        cr_assert_eq(zri_frame_decode_in(p, heap, NULL, NULL, d, n, &x, err, sizeof err), 0, "%s",
+                     err);
+        assert_same(p, m, x);
+        free(x);
+        decode_both(p, d, n);
+        /* the frame damaged: a byte changed, cut short, one byte more */
+        uint8_t *bad = malloc(n + 1);
+        for (int k = 0; k < 12; k++) {
+            memcpy(bad, d, n);
+            size_t at = mix64(&s) % n;
+            bad[at] = k < 6 ? (uint8_t)mix64(&s) : (uint8_t)(bad[at] ^ (1u << (k % 8)));
+            decode_both(p, bad, n);
+        }
+        decode_both(p, d, mix64(&s) % n);
+        memcpy(bad, d, n);
+        bad[n] = (uint8_t)mix64(&s);
+        decode_both(p, bad, n + 1);
+        free(bad);
+        shorts += m->has_meta == ZRI_META_NONE && m->nvals < 128;
+        free(buf);
+        free(m);
+    }
+    cr_assert_gt(shorts, 1000, "too few frames of the short path's shape: %d", shorts);
+
+    /* sequence numbers at the varint's ends: 2^63 - 1 in 9 bytes, 2^63
+     * and a tenth byte, non-minimal forms, 0 */
+    static const uint8_t seqs[][11] = {
+        {9, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F},
+        {10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+        {10, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00},
+        {2, 0x81, 0x00},
+        {2, 0x80, 0x00},
+        {1, 0x00},
+        {9, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+    };
+    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+        uint8_t f[32] = {ZRI_FRAME_MAGIC, ZRI_FRAME_VERSION, ZRI_MSG_CTL, 0, 1, 0, 0};
+        size_t n = 7;
+        memcpy(f + n, seqs[i] + 1, seqs[i][0]);
+        n += seqs[i][0];
+        f[n++] = 2; /* tag */
+        f[n++] = 1; /* decision */
+        decode_both(&t_prog3, f, n);
+    }
+}
+
+Test(frame, short_path_encodes_as_the_general_one)
+{
+    const char *names[200];
+    zgrt_program wide = wide_program(names);
+    uint64_t s = 61;
+    for (int i = 0; i < 4000; i++) {
+        const zgrt_program *p = i % 2 ? &wide : &t_prog3;
+        zri_msg *m = random_msg(p, &s);
+        if (mix64(&s) % 16 == 0) m->seq = 0; /* refused by both */
+        if (mix64(&s) % 16 == 0 && m->nvals) m->vals[0].u.i = 7, m->vals[0].tag = ZGRT_BOOL;
+        uint8_t room[512], *a = NULL, *b = NULL;
+        size_t la = 0, lb = 0;
+        int ra = zri_frame_encode_in(p, m, room, sizeof room, &a, &la);
+        int rb = zri_frame_encode(p, m, &b, &lb);
+        cr_assert_eq(ra, rb, "message %d: into a room %d, general %d", i, ra, rb);
+        if (ra == 0) {
+            cr_assert_eq(la, lb, "message %d: %zu bytes against %zu", i, la, lb);
+            cr_assert_eq(memcmp(a, b, la), 0, "message %d: other bytes", i);
+            if (a != room) free(a);
+        }
+        free(b);
+        free(m);
+    }
+}

@@ -561,6 +561,56 @@ Test(fiber, a_waiting_fiber_polls_itself_half_the_time_with_a_seed, .timeout = 6
 }
 Test(fiber, a_polling_fiber_with_company_is_not_alone, .timeout = 60) { poll_here_run(0, 1); }
 
+/* zfb_poll_alone polls (1) only for the scheduler's only live fiber:
+ * with another fiber alive it does nothing and returns 0 (the caller
+ * then waits as any fiber does). */
+static int pa_result;
+static void pa_fiber(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&pl.receiver, zfb_self(), __ATOMIC_RELEASE);
+    char b = 1;
+    if (write(pl.pipe[1], &b, 1) != 1) abort(); /* the poll finds it at once */
+    pa_result = zfb_poll_alone();
+    __atomic_store_n(&pl.late_ran, 1, __ATOMIC_SEQ_CST);
+}
+
+static void poll_alone_run(int companion)
+{
+    memset(&pl, 0, sizeof pl);
+    pa_result = -1;
+    cr_assert_eq(pipe(pl.pipe), 0);
+    char err[128] = "";
+    zfb_sched *s = zfb_sched_new(1, 0, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    cr_assert_eq(zfb_set_poll(s, pl_poll, NULL, NULL, err, sizeof err), 0, "%s", err);
+    if (companion) {
+        cr_assert_eq(zfb_spawn(s, pl_companion, NULL, NULL), 0);
+        while (!__atomic_load_n(&pl.companion, __ATOMIC_ACQUIRE)) usleep(1000);
+    }
+    cr_assert_eq(zfb_spawn(s, pa_fiber, NULL, NULL), 0);
+    double t0 = mono();
+    while (!__atomic_load_n(&pl.late_ran, __ATOMIC_SEQ_CST) && mono() - t0 < 10) usleep(1000);
+    if (companion) {
+        __atomic_store_n(&pl.companion_go, 1, __ATOMIC_SEQ_CST);
+        zfb_wake(__atomic_load_n(&pl.companion, __ATOMIC_ACQUIRE));
+    }
+    zfb_sched_free(s);
+    close(pl.pipe[0]);
+    close(pl.pipe[1]);
+    if (companion) {
+        cr_assert_eq(pa_result, 0, "zfb_poll_alone polled beside another fiber");
+        cr_assert_eq(pl.alone + pl.not_alone, 0, "a fiber's poll ran beside another fiber");
+    } else {
+        cr_assert_eq(pa_result, 1, "zfb_poll_alone did not poll for the only fiber");
+        cr_assert_eq(pl.alone, 1, "%d polls told alone", pl.alone);
+        cr_assert_eq(pl.got, 1);
+    }
+}
+
+Test(fiber, poll_alone_polls_for_the_only_fiber, .timeout = 30) { poll_alone_run(0); }
+Test(fiber, poll_alone_leaves_a_fiber_with_company, .timeout = 30) { poll_alone_run(1); }
+
 /* Fibers announced with zfb_expect count as alive before they are
  * spawned: the first one's blocking call, made before the second exists,
  * hands the only worker over, and the second runs during the call. */
