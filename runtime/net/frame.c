@@ -876,6 +876,21 @@ int zri_frame_decode(const zgrt_program *p, zri_heap *h, const uint8_t *payload,
     return zri_frame_decode_in(p, h, NULL, NULL, payload, len, out, err, errlen);
 }
 
+/* A decoded message's block — block's, else zri_msg_new's — with room
+ * for nvals values and the metadata of form, its kind, lifelines and
+ * channel set. */
+static zri_msg *msg_begin(const zgrt_program *p, zri_block_fn block, void *block_user, int32_t kind,
+                          int32_t nvals, int32_t from, int32_t to, int32_t chan, int form)
+{
+    zri_msg *m = block ? block(block_user, nvals, from, to, chan, form) : NULL;
+    if (!m) m = zri_msg_new(p, nvals, from, to, form);
+    m->kind = kind;
+    m->from = from;
+    m->to = to;
+    m->chan = chan;
+    return m;
+}
+
 /* The most common frames, decoded without the general reader: a message
  * or a control decision without metadata, its lifelines, channel, tag
  * and value count one byte each, its values ints and bools.  It accepts only frames the general reader
@@ -934,12 +949,7 @@ static zri_msg *decode_short(const zgrt_program *p, zri_block_fn block, void *bl
         }
         if (v != len) return NULL;
     }
-    zri_msg *m = block ? block(block_user, nvals, from, to, chan, ZRI_META_NONE) : NULL;
-    if (!m) m = zri_msg_new(p, nvals, from, to, ZRI_META_NONE);
-    m->kind = kind;
-    m->from = from;
-    m->to = to;
-    m->chan = chan;
+    zri_msg *m = msg_begin(p, block, block_user, kind, nvals, from, to, chan, ZRI_META_NONE);
     m->seq = (int64_t)seq;
     m->tag = tag;
     m->value = value;
@@ -1056,12 +1066,7 @@ int zri_frame_decode_long(const zgrt_program *p, zri_heap *h, zri_block_fn block
             return rfail(&r, "metadata from %s to %s, which the monitor plan does not send",
                          p->lifelines[from], p->lifelines[to]);
     }
-    m = block ? block(block_user, (int32_t)nvals, from, to, chan, form) : NULL;
-    if (!m) m = zri_msg_new(p, (int32_t)nvals, from, to, form);
-    m->kind = kind;
-    m->from = from;
-    m->to = to;
-    m->chan = chan;
+    m = msg_begin(p, block, block_user, kind, (int32_t)nvals, from, to, chan, form);
     m->seq = (int64_t)seq;
     m->tag = tag;
     m->value = value;

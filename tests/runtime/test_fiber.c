@@ -454,6 +454,18 @@ static zfb_sched *pl_start_with(int workers, uint64_t seed, zfb_fn receiver, int
     return s;
 }
 
+/* Lets pl_companion end (if it was started), frees s, closes pl's pipe. */
+static void pl_finish(zfb_sched *s, int companion)
+{
+    if (companion) {
+        __atomic_store_n(&pl.companion_go, 1, __ATOMIC_SEQ_CST);
+        zfb_wake(__atomic_load_n(&pl.companion, __ATOMIC_ACQUIRE));
+    }
+    zfb_sched_free(s);
+    close(pl.pipe[0]);
+    close(pl.pipe[1]);
+}
+
 static zfb_sched *pl_start(int workers, uint64_t seed, zfb_fn receiver)
 {
     return pl_start_with(workers, seed, receiver, 0);
@@ -526,13 +538,7 @@ static void poll_here_run(uint64_t seed, int companion)
     pl.wake_at = mono();
     __atomic_store_n(&pl.woken, 1, __ATOMIC_SEQ_CST);
     zfb_wake(__atomic_load_n(&pl.receiver, __ATOMIC_ACQUIRE));
-    if (companion) {
-        __atomic_store_n(&pl.companion_go, 1, __ATOMIC_SEQ_CST);
-        zfb_wake(__atomic_load_n(&pl.companion, __ATOMIC_ACQUIRE));
-    }
-    zfb_sched_free(s);
-    close(pl.pipe[0]);
-    close(pl.pipe[1]);
+    pl_finish(s, companion);
     cr_assert_eq(pl.got, NPOLL_MSGS);
     cr_assert_lt(pl.woke_at - pl.wake_at, 1.0, "the wake ended the fiber's poll after %.3f s",
                  pl.woke_at - pl.wake_at);
@@ -591,13 +597,7 @@ static void poll_alone_run(int companion)
     cr_assert_eq(zfb_spawn(s, pa_fiber, NULL, NULL), 0);
     double t0 = mono();
     while (!__atomic_load_n(&pl.late_ran, __ATOMIC_SEQ_CST) && mono() - t0 < 10) usleep(1000);
-    if (companion) {
-        __atomic_store_n(&pl.companion_go, 1, __ATOMIC_SEQ_CST);
-        zfb_wake(__atomic_load_n(&pl.companion, __ATOMIC_ACQUIRE));
-    }
-    zfb_sched_free(s);
-    close(pl.pipe[0]);
-    close(pl.pipe[1]);
+    pl_finish(s, companion);
     if (companion) {
         cr_assert_eq(pa_result, 0, "zfb_poll_alone polled beside another fiber");
         cr_assert_eq(pl.alone + pl.not_alone, 0, "a fiber's poll ran beside another fiber");
