@@ -236,11 +236,10 @@ typedef struct zri_run {
     const char *stats; /* ZGRT_MONITOR_STATS: where to append the sizes */
     zri_observer obs;  /* the trace, or no functions */
     zri_transport net; /* per-lifeline mode: the other processes */
-    /* net's wake and impl for deliver_local, which the transport's own
-     * thread may run before zri_run_connect has set net: published there
-     * after net, read atomically */
-    void (*lone_wake)(void *impl);
-    void *lone_impl;
+    /* atomic: net is set (zri_run_connect).  The transport's own thread
+     * may deliver (deliver_local) before it is: it reads net only after
+     * seeing this */
+    int net_set;
     zri_action_fn run_action;
     zri_stores stores; /* stores.impl NULL: none wired (a program without stores) */
     /* a durable run (runtime/durable): its journal and human tasks */
@@ -816,9 +815,9 @@ static void deliver_local(run *R, zri_msg *m)
          * delivered — the transport's, or an idle worker's — ends its
          * wait (the transport's wake; its own poll delivers the others,
          * and it looks at its channels when the poll returns) */
-        void (*wake)(void *) = __atomic_load_n(&R->lone_wake, __ATOMIC_ACQUIRE);
-        if (wake && __atomic_load_n(&in->lone, __ATOMIC_SEQ_CST) && !zfb_self())
-            wake(__atomic_load_n(&R->lone_impl, __ATOMIC_RELAXED));
+        if (__atomic_load_n(&in->lone, __ATOMIC_SEQ_CST) && !zfb_self() &&
+            __atomic_load_n(&R->net_set, __ATOMIC_ACQUIRE) && R->net.wake)
+            R->net.wake(R->net.impl);
         return;
     }
     pthread_mutex_lock(&in->mu);
@@ -2326,8 +2325,7 @@ void zri_run_observe(zri_run *R, const zri_observer *obs)
 void zri_run_connect(zri_run *R, const zri_transport *t)
 {
     R->net = *t;
-    __atomic_store_n(&R->lone_impl, t->impl, __ATOMIC_RELAXED);
-    __atomic_store_n(&R->lone_wake, t->wake, __ATOMIC_RELEASE);
+    __atomic_store_n(&R->net_set, 1, __ATOMIC_RELEASE);
 }
 
 void zri_run_set_actions(zri_run *R, zri_action_fn run_action) { R->run_action = run_action; }

@@ -434,8 +434,8 @@ int zri_frame_encode(const zgrt_program *p, const zri_msg *m, uint8_t **buf, siz
 }
 
 /* The frames decode_short reads, written without the general writer
- * into room (when it has the space): the same bytes (tests/net/test_net.c,
- * frame/short_path_encodes_as_the_general_one).  0 when it wrote the
+ * into room (when it has the space): the same bytes
+ * (tests/net/test_frame.c, frame/short_path_encodes_as_the_general_one).  0 when it wrote the
  * frame, -1 to leave it to the general writer. */
 static int encode_short(const zgrt_program *p, const zri_msg *m, uint8_t *room, size_t cap,
                         uint8_t **buf, size_t *len)
@@ -893,8 +893,9 @@ static zri_msg *msg_begin(const zgrt_program *p, zri_block_fn block, void *block
 
 /* The most common frames, decoded without the general reader: a message
  * or a control decision without metadata, its lifelines, channel, tag
- * and value count one byte each, its values ints and bools.  It accepts only frames the general reader
- * accepts, and decodes them to the same message (tests/net/test_net.c,
+ * and value count one byte each, its values ints and bools, the whole at
+ * most 255 bytes.  It accepts only frames the general reader accepts, and
+ * decodes them to the same message (tests/net/test_frame.c,
  * frame/short_path_decodes_as_the_general_one); anything else, well-formed
  * or not, it leaves to the general reader (NULL), which also says what is
  * wrong. */

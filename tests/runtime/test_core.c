@@ -2,9 +2,11 @@
  * modes of communication (messages, control messages, parallel regions,
  * coregions), inputs, run-time errors, cancellation, timeouts. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "programs.h"
@@ -422,4 +424,105 @@ Test(core, a_remote_message_takes_a_block_of_its_channel, .timeout = 20)
     cr_assert_null(zri_run_block(R, 1, 1, 0, 1, form), "on no channel");
     cr_assert_null(zri_run_block(R, -1, 1, 0, 0, form), "a negative count");
     zri_run_free(R);
+}
+
+/* Per-lifeline mode: the process's only fiber waits for a remote message
+ * without registering (wait_heads' lone wait), in the transport's wait; a
+ * message that another thread delivers meanwhile — here, a thread
+ * started by the first wait, as the transport's own thread would — ends
+ * that wait through the transport's wake at once, not at the wait's own
+ * bound (5 s here, 50 ms in the socket transport). */
+typedef struct lone_fake {
+    zri_run *R;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int woken, waits, alone_waits, timed_out, started;
+    pthread_t th;
+} lone_fake;
+
+static void *lone_deliver(void *arg)
+{
+    lone_fake *f = arg;
+    usleep(20000); /* the fiber is in its wait by now */
+    int32_t form, nvc, nv, nvv;
+    zri_msg_meta(&prog_pingpong, 0, 1, 0, &form, &nvc, &nv, &nvv);
+    zri_msg *m = zri_run_block(f->R, 0, 0, 1, 0, form);
+    cr_assert_not_null(m);
+    m->kind = ZRI_MSG_CTL; /* A's loop decision: stop */
+    m->seq = 1;
+    m->tag = 0;
+    m->value = 0;
+    zri_run_deliver(f->R, m);
+    return NULL;
+}
+
+static int lone_send(void *impl, const zri_msg *m, char *err, size_t errlen)
+{
+    (void)impl, (void)m, (void)err, (void)errlen;
+    return 0;
+}
+
+static int lone_flush(void *impl, char *err, size_t errlen)
+{
+    (void)impl, (void)err, (void)errlen;
+    return 0;
+}
+
+static void lone_wait(void *impl, int wake_fd, int timeout_ms, int alone)
+{
+    (void)wake_fd, (void)timeout_ms;
+    lone_fake *f = impl;
+    pthread_mutex_lock(&f->mu);
+    f->waits++;
+    f->alone_waits += alone;
+    if (!f->started) {
+        f->started = 1;
+        cr_assert_eq(pthread_create(&f->th, NULL, lone_deliver, f), 0);
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    while (!f->woken)
+        if (pthread_cond_timedwait(&f->cv, &f->mu, &until) != 0) {
+            f->timed_out++;
+            break;
+        }
+    f->woken = 0;
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void lone_wake(void *impl)
+{
+    lone_fake *f = impl;
+    pthread_mutex_lock(&f->mu);
+    f->woken = 1;
+    pthread_cond_signal(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+Test(core, a_lone_wait_ends_when_another_thread_delivers, .timeout = 30)
+{
+    zri_options o;
+    memset(&o, 0, sizeof o);
+    o.workers = 1;                                   /* (no idle worker polls beside the fiber) */
+    zri_run *R = zri_run_new(&prog_pingpong, &o, 1); /* lifeline B's process */
+    cr_assert_eq(zri_run_setup(R), 0);
+    lone_fake f = {.R = R};
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    zri_transport t = {lone_send, lone_flush, lone_wait, lone_wake, &f};
+    zri_run_connect(R, &t);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    zri_run_exec(R);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (f.started) pthread_join(f.th, NULL);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cr_assert_null(zri_run_error(R), "%s", zri_run_error(R));
+    cr_assert_geq(f.alone_waits, 1, "the fiber never waited alone (%d waits)", f.waits);
+    cr_assert_eq(f.timed_out, 0, "the wait ended at its bound, not at the delivery");
+    cr_assert_lt(s, 4.0, "the run took %.2f s", s);
+    zri_run_free(R);
+    pthread_mutex_destroy(&f.mu);
+    pthread_cond_destroy(&f.cv);
 }
