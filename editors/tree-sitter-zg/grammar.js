@@ -185,9 +185,16 @@ module.exports = grammar({
     _local: $ => choice($.assignment, $.call),
 
     // A: atomic S { x = read c; … write c = e; write tools = (t); }
+    // Messages and control statements are parsed there too, as zgc's
+    // parser does, so that its checker can say why they are not allowed.
     atomic_statement: $ => seq(
       field('lifeline', $.identifier), ':', 'atomic', field('store', $.identifier),
-      '{', repeat(choice(seq($._local, ';'), $.cell_read, $.cell_write, $.registry_write)), '}',
+      '{',
+      repeat(choice(
+        seq($._local, ';'), $.cell_read, $.cell_write, $.registry_write,
+        $.message, $.if_statement, $.while_statement, $.skip_statement, $.parallel_statement,
+      )),
+      '}',
     ),
 
     cell_read: $ => seq(field('target', $.identifier), '=', 'read', field('cell', $.identifier), ';'),

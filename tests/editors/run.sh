@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The editor files (editors/): the tree-sitter grammar on every workflow
-# and its corpus (treesitter.mjs), the VS Code extension's TextMate grammar
+# and its corpus, read by tree-sitter itself (scripts/tree-sitter.sh:
+# the parser generated, its corpus tests, every workflow parsed, the
+# highlight queries run) and by an Earley reading of grammar.js that
+# also holds the queries to the lexer's keywords (treesitter.mjs), the VS Code extension's TextMate grammar
 # in VS Code's own engine (textmate.mjs) and the highlighting screenshot of
 # the documentation (screenshot.mjs, headless Chromium), its script parses, the Vim syntax
 # file in Vim (vim.sh), and the .vsix builds (scripts/build-vsix.sh) with
@@ -15,6 +18,7 @@ root=$(cd "$here/../.." && pwd)
 deps=$build/tests/editors-npm
 "$root/scripts/npm-ci.sh" editors "$here" "$deps" /usr/bin/chromium vim
 node "$here/treesitter.mjs" "$root"
+"$root/scripts/tree-sitter.sh" "$build"
 node "$here/textmate.mjs" "$root" "$deps/node_modules"
 node "$here/screenshot.mjs" "$root" "$deps/node_modules"
 node --check "$root/editors/vscode/extension.js"

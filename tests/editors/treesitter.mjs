@@ -1,7 +1,6 @@
-// treesitter.mjs — the tree-sitter grammar (editors/tree-sitter-zg) without
-// tree-sitter-cli, whose npm package downloads its program from outside
-// the package registry when it installs (not reachable from this project's
-// machines): this reads grammar.js with its own implementation of the
+// treesitter.mjs — the tree-sitter grammar (editors/tree-sitter-zg) read a
+// second way, beside tree-sitter's own (scripts/tree-sitter.sh, in the same
+// test): this reads grammar.js with its own implementation of the
 // grammar DSL, parses with an Earley parser that lexes as tree-sitter does
 // (the longest token the parse can take at each point, keywords reserved
 // from the `word` token, extras between tokens), and checks
