@@ -4,8 +4,9 @@
 # the parser generated, its corpus tests, every workflow parsed, the
 # highlight queries run) and by an Earley reading of grammar.js that
 # also holds the queries to the lexer's keywords (treesitter.mjs), the VS Code extension's TextMate grammar
-# in VS Code's own engine (textmate.mjs) and the highlighting screenshot of
-# the documentation (screenshot.mjs, headless Chromium), its script parses, the Vim syntax
+# in VS Code's own engine (textmate.mjs) and the highlighting screenshots of
+# the documentation, TextMate's and tree-sitter's (screenshot.mjs, headless
+# Chromium), its script parses, the Vim syntax
 # file in Vim (vim.sh), and the .vsix builds (scripts/build-vsix.sh) with
 # what an editor needs in it.  The npm packages come from the committed
 # lock files, installed with `npm ci` into the build directory (again only
@@ -20,7 +21,8 @@ deps=$build/tests/editors-npm
 node "$here/treesitter.mjs" "$root"
 "$root/scripts/tree-sitter.sh" "$build"
 node "$here/textmate.mjs" "$root" "$deps/node_modules"
-node "$here/screenshot.mjs" "$root" "$deps/node_modules"
+node "$here/screenshot.mjs" "$root" "$deps/node_modules" \
+  "${TREE_SITTER:-$build/tools/tree-sitter/tree-sitter}" "$build/editors"
 node --check "$root/editors/vscode/extension.js"
 "$here/vim.sh" "$root"
 "$root/scripts/build-vsix.sh" "$build" > /dev/null

@@ -1,8 +1,10 @@
 ; Highlights of ZipperGen workflows (.zg), for editors that use tree-sitter
-; (Neovim: see docs/editors.md).  Later patterns win over earlier ones in
-; Neovim, so the general ones come first.
+; (Neovim: see docs/editors.md).  No node is captured by two patterns
+; (scripts/tree-sitter.sh checks it on every workflow), so highlighters that
+; take a node's first pattern (tree-sitter's own) and those that take its
+; last (Neovim) show the same; an identifier no pattern names keeps the
+; editor's plain colour.
 
-(identifier) @variable
 (comment) @comment
 (string) @string
 (integer) @number
@@ -65,7 +67,6 @@
 (cell_write cell: (identifier) @property)
 (fragment_parameter name: (identifier) @variable.parameter)
 (use_statement fragment: (identifier) @function.macro)
-(import_declaration path: (string) @string.special.path)
 (parameter name: (identifier) @variable.parameter)
 (input name: (identifier) @variable.parameter)
 (property key: (identifier) @property)
