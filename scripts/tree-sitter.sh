@@ -7,7 +7,8 @@
 #     reference's snippets, the syntax's corners);
 #   - every .zg file of the repository parses without an ERROR or MISSING
 #     node, but the syntax errors that tests/fail/syntax_*.zg are there to
-#     show and the fuzzers' seeds (tests/fuzz);
+#     show and the fuzzers' seeds (tests/fuzz), and so do 300 random
+#     workflows from BUILD_DIR/tests/zggen (when it is built);
 #   - the highlight queries (queries/highlights.scm) compile against the
 #     generated language, capture in every example, and capture no node of
 #     any of those workflows twice.
@@ -55,6 +56,34 @@ if grep -E '\((ERROR|MISSING)' parse.log; then
 fi
 [ "$(grep -c '' parse.log)" -eq 0 ] || { cat parse.log; exit 1; }
 
+# random workflows of every shape the generator makes (tests/gen: rich
+# expressions, full CPL, actions, stores at each level), which zgc's parser
+# takes: tree-sitter must parse them whole too
+nrandom=0
+if [ -x "$build/tests/zggen" ]; then
+  mkdir -p random
+  for s in $(seq 1 300); do
+    case $((s % 6)) in
+      0) opts=(--rich) ;;
+      1) opts=(--cpl-full) ;;
+      2) opts=(--actions) ;;
+      3) opts=(--stores $((s % 5))) ;;
+      4) opts=(--rich --actions --statements 40) ;;
+      *) opts=(--stores 4 --actions --rich) ;;
+    esac
+    "$build/tests/zggen" --seed "$s" "${opts[@]}" > "random/g$s.zg"
+    echo "$work/random/g$s.zg"
+  done > random.txt
+  "$ts" parse --quiet --paths random.txt > random.log 2> random.err || true
+  if grep -E '\((ERROR|MISSING)' random.log; then
+    echo "tree-sitter: the random workflows above do not parse whole ($work/random)" >&2
+    exit 1
+  fi
+  nrandom=300
+else
+  echo "tree-sitter: no $build/tests/zggen: random workflows not checked" >&2
+fi
+
 # the highlight queries: they compile, capture in every example, and no
 # node of any workflow is captured twice (highlighters differ in which of
 # two captures they show: tree-sitter's own the first, Neovim the last)
@@ -74,4 +103,4 @@ for f in $(cat files.txt); do
     exit 1
   }
 done
-echo "tree-sitter: $("$ts" --version): generated $work/src/parser.c; $ntests corpus tests pass; $nfiles workflows parse whole; the highlight queries run on every one, no node captured twice"
+echo "tree-sitter: $("$ts" --version): generated $work/src/parser.c; $ntests corpus tests pass; $nfiles workflows and $nrandom random ones parse whole; the highlight queries run on every one, no node captured twice"
