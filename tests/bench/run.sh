@@ -2,7 +2,8 @@
 # The benchmarks' own tools, without running a benchmark:
 # - bench/pingpong/footprint_count.c on made-up lackey traces whose lines
 #   per iteration are known (and its errors);
-# - bench/pingpong/run and compare refusing two placements at once.
+# - bench/pingpong/run and compare refusing two placements at once;
+# - bench/pingpong/ladder's and placements' option errors.
 #
 #   tests/bench/run.sh
 set -euo pipefail
@@ -61,6 +62,15 @@ out=$("$root/bench/pingpong/ladder" "$tmp/count" --runs 0 2>&1)
 [ $? = 2 ] && [[ $out == *"need positive numbers"* ]] || fail "bench/pingpong/ladder --runs 0: '$out'"
 "$root/bench/pingpong/ladder" > /dev/null 2>&1
 [ $? = 2 ] || fail "bench/pingpong/ladder without a zgc did not exit 2"
+
+# placements: its option errors (no build directory, --runs 0, an unknown
+# option: exit 2 before anything runs)
+out=$("$root/bench/pingpong/placements" "$tmp/no-build" 2>&1)
+[ $? = 2 ] && [[ $out == *"no $tmp/no-build/zgc"* ]] || fail "bench/pingpong/placements, no build: '$out'"
+out=$("$root/bench/pingpong/placements" "$tmp" --runs 0 2>&1)
+[ $? = 2 ] && [[ $out == *"--runs needs a positive number"* ]] || fail "bench/pingpong/placements --runs 0: '$out'"
+out=$("$root/bench/pingpong/placements" --fast 2>&1)
+[ $? = 2 ] && [[ $out == *"unknown option --fast"* ]] || fail "bench/pingpong/placements --fast: '$out'"
 
 # the floor's rungs: a receive timeout and a second thread change no
 # result, and bad values are refused
