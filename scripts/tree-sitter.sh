@@ -30,6 +30,7 @@ if [ -z "$ts" ]; then
   "$root/scripts/tree-sitter-cli.sh" "$build/tools/tree-sitter" > /dev/null
   ts=$build/tools/tree-sitter/tree-sitter
 fi
+"$ts" --version > /dev/null 2>&1 || { echo "tree-sitter: $ts does not run (tree-sitter --version)" >&2; exit 1; }
 # the parser tree-sitter compiles to load, and its settings, stay here
 export TREE_SITTER_LIBDIR=$work/lib TREE_SITTER_DIR=$work/config
 mkdir -p "$TREE_SITTER_LIBDIR" "$TREE_SITTER_DIR"
@@ -49,12 +50,22 @@ find "$root" \( -name '.*' -o -name 'build*' -o -name node_modules \) -prune -o 
   -name '*.zg' -type f -print | grep -v -e '/tests/fail/syntax_' -e '/tests/fuzz/' | sort > files.txt
 nfiles=$(wc -l < files.txt)
 [ "$nfiles" -gt 100 ] || { echo "tree-sitter: only $nfiles workflows found under $root" >&2; exit 1; }
-"$ts" parse --quiet --paths files.txt > parse.log 2> parse.err || true
-if grep -E '\((ERROR|MISSING)' parse.log; then
-  echo "tree-sitter: the files above do not parse whole" >&2
-  exit 1
-fi
-[ "$(grep -c '' parse.log)" -eq 0 ] || { cat parse.log; exit 1; }
+# whole LIST WHAT: every file LIST names parses without an ERROR or MISSING
+# node (tree-sitter parse --quiet prints only those that do not, and exits 1)
+whole() {
+  local rc=0
+  "$ts" parse --quiet --paths "$1" > "$1.log" 2> "$1.err" || rc=$?
+  if grep -E '\((ERROR|MISSING)' "$1.log"; then
+    echo "tree-sitter: $2 above do not parse whole" >&2
+    exit 1
+  fi
+  if [ "$rc" != 0 ] || [ -s "$1.log" ]; then
+    cat "$1.log" "$1.err" >&2
+    echo "tree-sitter: tree-sitter parse failed on $2 (exit $rc)" >&2
+    exit 1
+  fi
+}
+whole files.txt "the workflows"
 
 # random workflows of every shape the generator makes (tests/gen: rich
 # expressions, full CPL, actions, stores at each level), which zgc's parser
@@ -74,11 +85,7 @@ if [ -x "$build/tests/zggen" ]; then
     "$build/tests/zggen" --seed "$s" "${opts[@]}" > "random/g$s.zg"
     echo "$work/random/g$s.zg"
   done > random.txt
-  "$ts" parse --quiet --paths random.txt > random.log 2> random.err || true
-  if grep -E '\((ERROR|MISSING)' random.log; then
-    echo "tree-sitter: the random workflows above do not parse whole ($work/random)" >&2
-    exit 1
-  fi
+  whole random.txt "the random workflows ($work/random)"
   nrandom=300
 else
   echo "tree-sitter: no $build/tests/zggen: random workflows not checked" >&2
@@ -87,8 +94,8 @@ fi
 # the highlight queries: they compile, capture in every example, and no
 # node of any workflow is captured twice (highlighters differ in which of
 # two captures they show: tree-sitter's own the first, Neovim the last)
-for f in $(cat files.txt); do
-  out=$("$ts" query queries/highlights.scm "$f" 2> query.err) || {
+while IFS= read -r f; do
+  out=$("$ts" query queries/highlights.scm "$f" 2> query.err < /dev/null) || {
     cat query.err
     echo "tree-sitter: queries/highlights.scm does not run on $f" >&2
     exit 1
@@ -102,5 +109,5 @@ for f in $(cat files.txt); do
     echo "tree-sitter: queries/highlights.scm captures a node of $f twice (above: its place and a name)" >&2
     exit 1
   }
-done
+done < files.txt
 echo "tree-sitter: $("$ts" --version): generated $work/src/parser.c; $ntests corpus tests pass; $nfiles workflows and $nrandom random ones parse whole; the highlight queries run on every one, no node captured twice"

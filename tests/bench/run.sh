@@ -3,7 +3,8 @@
 # - bench/pingpong/footprint_count.c on made-up lackey traces whose lines
 #   per iteration are known (and its errors);
 # - bench/pingpong/run and compare refusing two placements at once;
-# - bench/pingpong/ladder's and placements' option errors.
+# - bench/pingpong/ladder's and placements' option errors;
+# - a wrong result of a timed two-process run ending the script.
 #
 #   tests/bench/run.sh
 set -euo pipefail
@@ -62,6 +63,25 @@ out=$("$root/bench/pingpong/ladder" "$tmp/count" --runs 0 2>&1)
 [ $? = 2 ] && [[ $out == *"need positive numbers"* ]] || fail "bench/pingpong/ladder --runs 0: '$out'"
 "$root/bench/pingpong/ladder" > /dev/null 2>&1
 [ $? = 2 ] || fail "bench/pingpong/ladder without a zgc did not exit 2"
+
+# a two-process run whose result is wrong ends the script that timed it
+# (bench/pingpong/placement.sh: pp_run's check, inside $(...)), with A
+# and B stand-ins that answer at once
+mkdir -p "$tmp/wrong"
+printf '#!/bin/sh\necho "{\\"0\\": 7}"\n' > "$tmp/wrong/pingpong.A"
+printf '#!/bin/sh\nexit 0\n' > "$tmp/wrong/pingpong.B"
+chmod +x "$tmp/wrong/pingpong.A" "$tmp/wrong/pingpong.B"
+cat > "$tmp/timed.sh" << EOF
+set -euo pipefail
+. "$root/bench/pingpong/placement.sh"
+tmp=$tmp
+v=()
+v+=("\$(pp_per_iter timed.sh "$tmp/wrong" 10)")
+echo "went on with \${v[*]}"
+EOF
+out=$(bash "$tmp/timed.sh" 2>&1)
+[ $? != 0 ] && [[ $out == *"timed.sh: $tmp/wrong/pingpong.A returned '{\"0\": 7}'"* ]] &&
+  [[ $out != *"went on"* ]] || fail "pp_per_iter with a wrong result: '$out'"
 
 # placements: its option errors (no build directory, --runs 0, an unknown
 # option: exit 2 before anything runs)
