@@ -468,7 +468,8 @@ static void pub_error(zri_nats *n, natsStatus s, const char *subject, char *out,
  * js_publish_async (the client's thread).  A message refused or not
  * answered within JS_PUBLISH_WAIT_MS (a server restarting, a stream
  * whose leader is being elected) is published again, under the same
- * de-duplication id, until publishes have failed for JS_PUBLISH_S. */
+ * de-duplication id, until publishes have failed for JS_PUBLISH_S; so is
+ * one whose publishing again is refused at once. */
 static void on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 {
     zri_nats *n = closure;
@@ -484,9 +485,10 @@ static void on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, 
             pub_error(n, pae->Err, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
         }
         pthread_mutex_unlock(&n->lock);
-        if (!give_up) {
-            /* a timeout has waited already; an error answers at once */
-            if (pae->Err != NATS_TIMEOUT) {
+        /* a timeout has waited already; an error answers at once */
+        int pause = pae->Err != NATS_TIMEOUT;
+        while (!give_up) {
+            if (pause) {
                 struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
                 nanosleep(&ts, NULL);
             }
@@ -496,14 +498,22 @@ static void on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, 
             natsStatus s = js_PublishMsgAsync(js, &msg, &po);
             if (s == NATS_OK) {
                 done = 0; /* still in flight: the client owns msg again */
-            } else {
-                pthread_mutex_lock(&n->lock);
-                if (!n->pub_failed) {
-                    n->pub_failed = 1;
-                    pub_error(n, s, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
-                }
-                pthread_mutex_unlock(&n->lock);
+                break;
             }
+            /* refused at once (the connection broke under the publish
+             * while the server went away, say): as js_publish, tried
+             * again until publishes have failed for JS_PUBLISH_S */
+            pthread_mutex_lock(&n->lock);
+            t = now_s();
+            if (n->pub_failing == 0) n->pub_failing = t; /* (another message's ack came) */
+            give_up =
+                n->closing || n->failed_conn || n->pub_failed || t - n->pub_failing > JS_PUBLISH_S;
+            if (give_up && !n->pub_failed && !n->closing) {
+                n->pub_failed = 1;
+                pub_error(n, s, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
+            }
+            pthread_mutex_unlock(&n->lock);
+            pause = 1;
         }
     }
     if (done) {
@@ -573,7 +583,8 @@ static natsMsg *js_message(zri_nats *n, int to, const uint8_t *payload, size_t l
 
 /* Durable runs: a message into the run's stream, not waiting for the
  * stream's acknowledgement (on_pub_ack takes it; zri_nats_flush waits
- * for every one before the lifeline waits, and so before its end).  The
+ * for every one before the lifeline waits, and so before its end); a
+ * publish the client refuses at once is tried again as js_publish does.  The
  * de-duplication id ("from.to.chan.seq" of its first frame, "+count" for
  * a batch of count frames): a message published again (a resumed sender,
  * or on_pub_ack after a timeout) within the stream's window is dropped by
@@ -595,7 +606,21 @@ static int js_publish_async(zri_nats *n, int to, const uint8_t *payload, size_t 
     int failed = n->pub_failed;
     if (!failed) n->inflight++;
     pthread_mutex_unlock(&n->lock);
-    natsStatus s = failed ? NATS_ERR : js_PublishMsgAsync(n->js, &m, &po);
+    natsStatus s = NATS_ERR;
+    double deadline = now_s() + JS_PUBLISH_S;
+    while (!failed) {
+        s = js_PublishMsgAsync(n->js, &m, &po);
+        if (s == NATS_OK) break;
+        /* refused at once (the connection broke under the publish while
+         * the server went away, say): as js_publish, tried again while
+         * the client reconnects, for at most JS_PUBLISH_S */
+        pthread_mutex_lock(&n->lock);
+        int stop = n->closing || n->failed_conn || n->pub_failed;
+        pthread_mutex_unlock(&n->lock);
+        if (stop || now_s() > deadline) break;
+        struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (s != NATS_OK && !failed) {
         pthread_mutex_lock(&n->lock);
         n->inflight--;
