@@ -41,13 +41,20 @@
  * lifeline process's is.  With --tag, the two make the floor of what the
  * kernel sees of the lifeline processes, for bench/pingpong/ladder.
  *
+ * --busy NS: a busy wait of NS nanoseconds before every write and after
+ * every read (time between two waits, as the tag's, without the tag);
+ * --pad BYTES: every write carries BYTES more bytes (at most 32), zeros,
+ * unchecked (the tag's length, without the tag).  With them, whether
+ * a tag's cost comes from its time, its bytes or its instructions.
+ *
  * --split: the parent (A) runs on processor 0 and the child (B) on
  * processor 1, each pinned there after the fork (bench/pingpong/run
  * --split pins the two lifeline processes the same way): every hand-off
  * then crosses between two processors, whatever the kernel would choose.
  *
  * usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] [--pair two|one]
- *                         [--rcvtimeo MS] [--thread] [--split] ROUNDS
+ *                         [--rcvtimeo MS] [--thread] [--split] [--busy NS]
+ *                         [--pad BYTES] ROUNDS
  *        prints nanoseconds per iteration */
 #define _GNU_SOURCE
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*, as runtime/net/auth.c */
@@ -167,7 +174,19 @@ typedef struct {
 } dir;
 
 static int use_tags;
-static int split; /* --split */
+static int split;    /* --split */
+static long busy_ns; /* --busy */
+static size_t pad;   /* --pad */
+
+/* --busy: spins for busy_ns on the monotonic clock. */
+static void busy(void)
+{
+    if (busy_ns <= 0) return;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < busy_ns);
+}
 
 static void die(const char *what)
 {
@@ -227,17 +246,21 @@ static void tag_of(dir *d, const void *payload, size_t len, unsigned char tag[TA
 /* Writes len bytes (and their tag). */
 static int send_frame(int fd, dir *d, const void *payload, size_t len)
 {
-    unsigned char buf[64];
+    unsigned char buf[96];
+    busy();
     memcpy(buf, payload, len);
     if (use_tags) tag_of(d, payload, len, buf + len);
-    return full(wr, fd, buf, len + (use_tags ? TAG : 0));
+    size_t n = len + (use_tags ? TAG : 0);
+    memset(buf + n, 0, pad);
+    return full(wr, fd, buf, n + pad);
 }
 
 /* Reads len bytes (and checks their tag). */
 static int recv_frame(int fd, dir *d, void *payload, size_t len)
 {
-    unsigned char buf[64], want[TAG];
-    if (full(rd, fd, buf, len + (use_tags ? TAG : 0)) < 0) return -1;
+    unsigned char buf[96], want[TAG];
+    if (full(rd, fd, buf, len + (use_tags ? TAG : 0) + pad) < 0) return -1;
+    busy();
     if (use_tags) {
         tag_of(d, buf, len, want);
         if (CRYPTO_memcmp(want, buf + len, TAG) != 0) die("a frame's tag does not check");
@@ -273,6 +296,19 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[a], "--thread") == 0) {
             with_thread = 1;
+        } else if (strcmp(argv[a], "--busy") == 0 && a + 1 < argc) {
+            busy_ns = atol(argv[++a]);
+            if (busy_ns <= 0) {
+                fprintf(stderr, "floor_socketpair: --busy: a positive number of ns\n");
+                return 2;
+            }
+        } else if (strcmp(argv[a], "--pad") == 0 && a + 1 < argc) {
+            long b = atol(argv[++a]);
+            if (b <= 0 || b > 32) {
+                fprintf(stderr, "floor_socketpair: --pad: 1 to 32 bytes\n");
+                return 2;
+            }
+            pad = (size_t)b;
         } else if (strcmp(argv[a], "--split") == 0) {
             split = 1;
         } else if (strcmp(argv[a], "--touch") == 0 && a + 1 < argc) {
@@ -286,7 +322,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "usage: floor_socketpair [--tag] [--wait HOW] [--touch BYTES] "
-                            "[--pair two|one] [--rcvtimeo MS] [--thread] [--split] ROUNDS\n");
+                            "[--pair two|one] [--rcvtimeo MS] [--thread] [--split] [--busy NS] "
+                            "[--pad BYTES] ROUNDS\n");
             return 2;
         }
     }

@@ -99,5 +99,15 @@ out=$("$tmp/floor" --tag --rcvtimeo 50 --thread 2000)
 [ $? = 0 ] && [[ $out =~ ^[0-9]+\.[0-9]$ ]] || fail "floor --tag --rcvtimeo 50 --thread: '$out'"
 out=$("$tmp/floor" --rcvtimeo 0 2000 2>&1)
 [ $? = 2 ] && [[ $out == *"positive number of ms"* ]] || fail "floor --rcvtimeo 0: '$out'"
+# the tag's stand-ins: a busy wait and padding run (with the tag too:
+# the reader then checks the tag before the padding), bad values refused
+out=$("$tmp/floor" --busy 100 --pad 16 2000)
+[ $? = 0 ] && [[ $out =~ ^[0-9]+\.[0-9]$ ]] || fail "floor --busy 100 --pad 16: '$out'"
+out=$("$tmp/floor" --tag --pad 8 2000)
+[ $? = 0 ] && [[ $out =~ ^[0-9]+\.[0-9]$ ]] || fail "floor --tag --pad 8: '$out'"
+out=$("$tmp/floor" --pad 33 2000 2>&1)
+[ $? = 2 ] && [[ $out == *"1 to 32 bytes"* ]] || fail "floor --pad 33: '$out'"
+out=$("$tmp/floor" --busy 0 2000 2>&1)
+[ $? = 2 ] && [[ $out == *"positive number of ns"* ]] || fail "floor --busy 0: '$out'"
 set -e
 echo "tests/bench: passed"
