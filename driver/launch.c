@@ -657,6 +657,7 @@ int zx_run_processes(const ZxProcessRun *r, int argc, char **argv)
         return 1;
     }
     const char *wait_text = run_option(argc, argv, "--peer-wait", NULL);
+    if (!wait_text) wait_text = r->peer_wait; /* a resumed run's, as its lifelines have it */
     double peer_wait = wait_text ? strtod(wait_text, NULL) : 300.0;
     bool keep = (durable || resuming) && run_id && peer_wait > 0;
     char **restart = zu_xcalloc((size_t)n, sizeof *restart); /* the command restarting l */

@@ -33,6 +33,8 @@ typedef struct ZxProcessRun {
      * the one the lifelines composed in the run store. */
     const char *const *exes;
     bool trace_stored;
+    /* its stored --peer-wait (NULL: none was given; argv's wins) */
+    const char *peer_wait;
     char *(*stored_result)(void *u); /* malloc'd, or NULL after saying why */
     void *u;
 } ZxProcessRun;

@@ -1038,6 +1038,9 @@ int zo_resume(const char *path, const char *id, const char *exe_dir, bool exit_w
                     rc = 1;
                 }
             char *trace = stored_option(nl ? lives[0].options : r.options, "--trace");
+            /* the launcher waits for a lost lifeline as long as the
+             * resumed lifelines do (they take it from the store too) */
+            char *peer_wait = stored_option(nl ? lives[0].options : r.options, "--peer-wait");
             if (trace && trace[0] != '/' && r.cwd) {
                 /* the lifelines work in the run's directory */
                 char *abs;
@@ -1063,6 +1066,7 @@ int zo_resume(const char *path, const char *id, const char *exe_dir, bool exit_w
                                    .exes = exes,
                                    .trace = trace,
                                    .trace_stored = true,
+                                   .peer_wait = peer_wait,
                                    .stored_result = stored_result,
                                    .u = &st};
                 rc = zx_run_processes(&pr, nargs, args);
@@ -1070,6 +1074,7 @@ int zo_resume(const char *path, const char *id, const char *exe_dir, bool exit_w
             }
             free(dir);
             free(trace);
+            free(peer_wait);
             free(names);
             free(exes);
         }

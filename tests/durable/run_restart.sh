@@ -22,7 +22,10 @@
 # --durable --processes` (handoff.zg): the Editor's process, waiting for a
 # human task, is killed; zgc prints the command that restarts it and keeps
 # waiting; the task is answered, the printed command restarts it, and zgc
-# ends with the run's result.
+# ends with the run's result; every lifeline process of such a run killed
+# (zgc stops at once, exit 5); and `zgc runs resume` of a run started with
+# --peer-wait 0 (tail.zg), whose launcher waits for a lost lifeline no
+# longer than its lifelines do.
 #
 #   run_restart.sh --zgc ZGC --zggen ZGGEN [--cases N] [--seed S] [--keep DIR] [-v]
 #                  [--nats URL [--journal-nats]]
@@ -425,8 +428,51 @@ launcher_all_case() {
   [ -z "$keep" ] && rm -rf "$d"
 }
 
+# zgc runs resume of a run started with --peer-wait 0: the launcher waits
+# for a lost lifeline as long as the resumed lifelines do — not at all.
+# In tail.zg, B kills itself at its event 4 (ZGRT_KILL_AT_EVENT; A has
+# one event), most often after A has ended well: before, the launcher
+# then waited its own default of 300 s for a restart nobody had been
+# asked to make (in 5 of 8 tries; four runs here, so that the old
+# launcher fails the case but about once in 40).
+resume_peer_wait_case() {
+  ncases=$((ncases + 1))
+  local d=$tmp/resumewait id st out k t0
+  case_dir=$d
+  mkdir -p "$d"
+  cp "$here/tail.zg" "$d/"
+  for k in 1 2 3 4; do
+    id=l$ncases-$k
+    (cd "$d" && ZGRT_KILL_AT_EVENT=3 exec "$zgc" run --durable="$d/runs.db" --processes tail.zg \
+      --run-id "$id" --peer-wait 0 < /dev/null > "$d/out" 2> "$d/err")
+    st=$?
+    if [ "$st" = 0 ]; then
+      failed "$id: the first attempt was not killed: $(tail -2 "$d/err")"
+      return
+    fi
+    t0=$SECONDS
+    (cd "$d" && ZGRT_KILL_AT_EVENT=4 exec timeout 30 "$zgc" runs resume "$id" --store "$d/runs.db" \
+      < /dev/null > "$d/out" 2> "$d/err.resume")
+    st=$?
+    if [ "$st" = 0 ] || [ "$st" = 124 ] || [ $((SECONDS - t0)) -gt 20 ] ||
+      grep -q "the others wait for it" "$d/err.resume"; then
+      failed "$id: zgc runs resume exited $st after $((SECONDS - t0)) s: $(tail -3 "$d/err.resume")"
+      return
+    fi
+    out=$("$zgc" runs resume "$id" --store "$d/runs.db" 2> "$d/err.resume" < /dev/null)
+    if [ "$out" != 3 ]; then
+      failed "$id: the resumed run printed $out: $(tail -2 "$d/err.resume")"
+      return
+    fi
+  done
+  [ "$verbose" = 1 ] && echo "ok l$ncases (zgc runs resume keeps the run's --peer-wait 0, 4 runs)"
+  pass=$((pass + 1))
+  [ -z "$keep" ] && rm -rf "$d"
+}
+
 [ "$kvj" = 1 ] || launcher_case
 [ "$kvj" = 1 ] || launcher_all_case
+[ "$kvj" = 1 ] || resume_peer_wait_case
 per=8
 w=0
 while [ "$ncases" -lt "$cases" ]; do
