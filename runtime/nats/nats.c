@@ -464,27 +464,59 @@ static void pub_error(zri_nats *n, natsStatus s, const char *subject, char *out,
              txt && *txt ? ": " : "", txt && *txt ? txt : "");
 }
 
+/* After a publish the client refused at once (its connection broken
+ * under the write while the server went away, say) or the stream did not
+ * acknowledge: whether to publish it again — not when the connection has
+ * failed for good, nor (async: the lifeline's asynchronous publishes
+ * share one fate) when the lifeline is closing or another publish has
+ * failed for good, nor once *since (the first refusal's time, set here
+ * when 0) is JS_PUBLISH_S ago; else after RECONNECT_WAIT_MS, the client's
+ * reconnection pace. */
+static int publish_again(zri_nats *n, double *since, int async)
+{
+    double t = now_s();
+    if (*since == 0) *since = t;
+    pthread_mutex_lock(&n->lock);
+    int stop = n->failed_conn || (async && (n->closing || n->pub_failed));
+    pthread_mutex_unlock(&n->lock);
+    if (stop || t - *since > JS_PUBLISH_S) return 0;
+    struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+/* on_pub_ack: whether to give msg up after status s — when the lifeline
+ * is closing, its connection has failed, another publish has failed for
+ * good, or publishes have failed for JS_PUBLISH_S (counted across the
+ * lifeline's messages: an acknowledged one restarts it); giving up fails
+ * the lifeline's publishing, with s's message. */
+static int ack_give_up(zri_nats *n, natsStatus s, natsMsg *msg)
+{
+    pthread_mutex_lock(&n->lock);
+    double t = now_s();
+    if (n->pub_failing == 0) n->pub_failing = t;
+    int give_up =
+        n->closing || n->failed_conn || n->pub_failed || t - n->pub_failing > JS_PUBLISH_S;
+    if (give_up && !n->pub_failed && !n->closing) {
+        n->pub_failed = 1;
+        pub_error(n, s, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
+    }
+    pthread_mutex_unlock(&n->lock);
+    return give_up;
+}
+
 /* Durable runs: the stream's answer to a message published with
  * js_publish_async (the client's thread).  A message refused or not
  * answered within JS_PUBLISH_WAIT_MS (a server restarting, a stream
  * whose leader is being elected) is published again, under the same
  * de-duplication id, until publishes have failed for JS_PUBLISH_S; so is
- * one whose publishing again is refused at once. */
+ * one whose publishing again the client refuses at once. */
 static void on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 {
     zri_nats *n = closure;
     int done = 1;
     if (pae) {
-        pthread_mutex_lock(&n->lock);
-        double t = now_s();
-        if (n->pub_failing == 0) n->pub_failing = t;
-        int give_up =
-            n->closing || n->failed_conn || n->pub_failed || t - n->pub_failing > JS_PUBLISH_S;
-        if (give_up && !n->pub_failed && !n->closing) {
-            n->pub_failed = 1;
-            pub_error(n, pae->Err, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
-        }
-        pthread_mutex_unlock(&n->lock);
+        int give_up = ack_give_up(n, pae->Err, msg);
         /* a timeout has waited already; an error answers at once */
         int pause = pae->Err != NATS_TIMEOUT;
         while (!give_up) {
@@ -500,19 +532,7 @@ static void on_pub_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, 
                 done = 0; /* still in flight: the client owns msg again */
                 break;
             }
-            /* refused at once (the connection broke under the publish
-             * while the server went away, say): as js_publish, tried
-             * again until publishes have failed for JS_PUBLISH_S */
-            pthread_mutex_lock(&n->lock);
-            t = now_s();
-            if (n->pub_failing == 0) n->pub_failing = t; /* (another message's ack came) */
-            give_up =
-                n->closing || n->failed_conn || n->pub_failed || t - n->pub_failing > JS_PUBLISH_S;
-            if (give_up && !n->pub_failed && !n->closing) {
-                n->pub_failed = 1;
-                pub_error(n, s, natsMsg_GetSubject(msg), n->pub_why, sizeof n->pub_why);
-            }
-            pthread_mutex_unlock(&n->lock);
+            give_up = ack_give_up(n, s, msg);
             pause = 1;
         }
     }
@@ -607,19 +627,10 @@ static int js_publish_async(zri_nats *n, int to, const uint8_t *payload, size_t 
     if (!failed) n->inflight++;
     pthread_mutex_unlock(&n->lock);
     natsStatus s = NATS_ERR;
-    double deadline = now_s() + JS_PUBLISH_S;
+    double since = 0;
     while (!failed) {
         s = js_PublishMsgAsync(n->js, &m, &po);
-        if (s == NATS_OK) break;
-        /* refused at once (the connection broke under the publish while
-         * the server went away, say): as js_publish, tried again while
-         * the client reconnects, for at most JS_PUBLISH_S */
-        pthread_mutex_lock(&n->lock);
-        int stop = n->closing || n->failed_conn || n->pub_failed;
-        pthread_mutex_unlock(&n->lock);
-        if (stop || now_s() > deadline) break;
-        struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
-        nanosleep(&ts, NULL);
+        if (s == NATS_OK || !publish_again(n, &since, 1)) break;
     }
     if (s != NATS_OK && !failed) {
         pthread_mutex_lock(&n->lock);
@@ -705,22 +716,16 @@ static int js_publish(zri_nats *n, int to, const uint8_t *payload, size_t len, c
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MaxWait = JS_PUBLISH_WAIT_MS;
-    double deadline = now_s() + JS_PUBLISH_S;
+    double since = 0;
     jsErrCode jerr = 0;
-    while (s == NATS_OK) {
+    for (;;) {
         jsPubAck *pa = NULL;
         s = js_PublishMsg(&pa, n->js, m, &po, &jerr);
         jsPubAck_Destroy(pa);
-        if (s == NATS_OK) break;
-        pthread_mutex_lock(&n->lock);
-        int stop = n->failed_conn;
-        pthread_mutex_unlock(&n->lock);
-        /* anything else may pass: a server restarting, a stream whose
-         * leader is being elected again (no responders) */
-        if (stop || now_s() > deadline) break;
-        struct timespec ts = {0, RECONNECT_WAIT_MS * 1000000L};
-        nanosleep(&ts, NULL);
-        s = NATS_OK;
+        /* but for a failed connection, anything may pass: a server
+         * restarting, a stream whose leader is being elected again (no
+         * responders) */
+        if (s == NATS_OK || !publish_again(n, &since, 0)) break;
     }
     natsMsg_Destroy(m);
     if (s != NATS_OK) {
